@@ -1,0 +1,58 @@
+"""Shared fixtures: a real redis-server per session, a key prefix per test, a network guard."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from tests.redis_servers import Server, start_server
+
+
+@pytest.fixture(autouse=True)
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail any test that opens a connection to a host that is not on this machine."""
+    original = socket.socket.connect
+
+    def guarded(self: socket.socket, address: object) -> object:
+        if isinstance(address, tuple) and self.family in (socket.AF_INET, socket.AF_INET6):
+            host = str(address[0])
+            if host != "localhost" and not ipaddress.ip_address(host).is_loopback:
+                raise AssertionError(f"test tried to reach non-loopback host {host}")
+        return original(self, address)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    server = start_server(tmp_path_factory.mktemp("redis"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: Server) -> str:
+    return redis_server.url
+
+
+@pytest.fixture
+def prefix() -> str:
+    return f"t{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def client(redis_server: Server) -> Iterator[redis.Redis]:
+    c = redis.Redis(port=redis_server.port)
+    yield c
+    c.close()
+
+
+@pytest.fixture(scope="session")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("work")

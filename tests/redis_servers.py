@@ -1,0 +1,88 @@
+"""Start and stop real redis-server processes for the tests (single node or cluster)."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import redis
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def redis_binary() -> str:
+    found = shutil.which("redis-server")
+    if not found:
+        raise RuntimeError("redis-server is not installed; run the README's test command")
+    return found
+
+
+@dataclass
+class Server:
+    port: int
+    process: subprocess.Popen[bytes]
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+def start_server(workdir: Path, *extra: str, binary: str | None = None) -> Server:
+    port = free_port()
+    workdir.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen(
+        [binary or redis_binary(), "--port", str(port), "--bind", "127.0.0.1",
+         "--save", "", "--appendonly", "no", "--dir", str(workdir), *extra],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    client = redis.Redis(port=port)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            client.ping()
+            break
+        except redis.ConnectionError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                raise RuntimeError(f"redis-server did not start on port {port}") from None
+            time.sleep(0.02)
+    client.close()
+    return Server(port, proc)
+
+
+def start_cluster(workdir: Path, masters: int = 3) -> list[Server]:
+    """Start cluster-enabled servers, split the 16384 slots between them, wait for ok."""
+    servers = [
+        start_server(workdir / f"node{i}", "--cluster-enabled", "yes",
+                     "--cluster-config-file", "nodes.conf")
+        for i in range(masters)
+    ]
+    clients = [redis.Redis(port=s.port) for s in servers]
+    step = 16384 // masters
+    for i, client in enumerate(clients):
+        last = 16383 if i == masters - 1 else (i + 1) * step - 1
+        client.execute_command("CLUSTER", "ADDSLOTSRANGE", i * step, last)
+    for client in clients[1:]:
+        client.execute_command("CLUSTER", "MEET", "127.0.0.1", servers[0].port)
+    deadline = time.monotonic() + 20
+    while any(c.execute_command("CLUSTER", "INFO").decode().find("cluster_state:ok") < 0
+              or len(c.execute_command("CLUSTER", "NODES").decode().strip().splitlines()) < masters
+              for c in clients):
+        if time.monotonic() > deadline:
+            raise RuntimeError("the test cluster did not reach cluster_state:ok")
+        time.sleep(0.1)
+    for c in clients:
+        c.close()
+    return servers
