@@ -142,8 +142,11 @@ def decode_writes(raw: dict[bytes, bytes], *, key: str) -> list[StoredWrite]:
             task_id, channel, type_, data, task_path = ormsgpack.unpackb(value)
             out.append(
                 StoredWrite(
-                    task_id=task_id, channel=channel, typed=(type_, data),
-                    task_path=task_path, idx=idx,
+                    task_id=task_id,
+                    channel=channel,
+                    typed=(type_, data),
+                    task_path=task_path,
+                    idx=idx,
                 )
             )
     except (ormsgpack.MsgpackDecodeError, ValueError, TypeError) as exc:

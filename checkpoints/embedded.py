@@ -81,10 +81,25 @@ class EmbeddedRedis:
     def _launch(self, timeout_s: float) -> None:
         self.socket_path.unlink(missing_ok=True)
         args = [
-            _binary(), "--port", "0", "--unixsocket", str(self.socket_path),
-            "--unixsocketperm", "700", "--dir", str(self.home), "--appendonly", "yes",
-            "--save", "", "--daemonize", "yes", "--pidfile", str(self.home / "redis.pid"),
-            "--logfile", str(self.home / "redis.log"),
+            _binary(),
+            "--port",
+            "0",
+            "--unixsocket",
+            str(self.socket_path),
+            "--unixsocketperm",
+            "700",
+            "--dir",
+            str(self.home),
+            "--appendonly",
+            "yes",
+            "--save",
+            "",
+            "--daemonize",
+            "yes",
+            "--pidfile",
+            str(self.home / "redis.pid"),
+            "--logfile",
+            str(self.home / "redis.log"),
         ]
         done = subprocess.run(args, capture_output=True, text=True, check=False)
         if done.returncode != 0:
@@ -94,7 +109,7 @@ class EmbeddedRedis:
         deadline = time.monotonic() + timeout_s
         while not self.is_running():
             if time.monotonic() > deadline:
-                log = (self.home / "redis.log")
+                log = self.home / "redis.log"
                 tail = log.read_text()[-500:] if log.exists() else ""
                 raise InfrastructureError(
                     f"the embedded Redis in {self.home} did not answer within {timeout_s}s: {tail}"

@@ -113,8 +113,13 @@ def put(
     for channel, version in new_versions.items():
         typed = ctx.serde.dumps_typed(values[channel]) if channel in values else (codec.EMPTY, b"")
         blobs += [codec.blob_field(channel, version), codec.encode_typed(typed)]
-    own = [k.head(thread_id, ns), k.checkpoints(thread_id, ns), k.index(thread_id, ns),
-           k.blobs(thread_id, ns), k.namespaces(thread_id)]
+    own = [
+        k.head(thread_id, ns),
+        k.checkpoints(thread_id, ns),
+        k.index(thread_id, ns),
+        k.blobs(thread_id, ns),
+        k.namespaces(thread_id),
+    ]
     cmds: list[Command] = [("HSET", k.blobs(thread_id, ns), *blobs)] if blobs else []
     cmds += [
         ("HSET", k.checkpoints(thread_id, ns), cid, doc),
@@ -152,7 +157,9 @@ def put_writes(
         payload = codec.encode_write(ctx.serde, task_id, channel, value, task_path)
         # Regular writes are idempotent per (task_id, idx): the first one stays.
         # Special channels (error, interrupt, resume) are replaced, as LangGraph expects.
-        cmds.append(("HSET" if widx < 0 else "HSETNX", key, codec.write_field(task_id, widx), payload))
+        cmds.append(
+            ("HSET" if widx < 0 else "HSETNX", key, codec.write_field(task_id, widx), payload)
+        )
     if not cmds:
         return None
     cmds.append(("SADD", ctx.keys.registry(thread_id), key))
@@ -229,8 +236,10 @@ def get_tuple(ctx: Ctx, config: RunnableConfig) -> Op[CheckpointTuple | None]:
         (raw,) = yield Batch([("HGET", k.checkpoints(thread_id, ns), cid)])
     else:
         raw, newest = yield Batch(
-            [("GET", k.head(thread_id, ns)),
-             ("ZREVRANGEBYLEX", k.index(thread_id, ns), "+", "-", "LIMIT", 0, 1)]
+            [
+                ("GET", k.head(thread_id, ns)),
+                ("ZREVRANGEBYLEX", k.index(thread_id, ns), "+", "-", "LIMIT", 0, 1),
+            ]
         )
         if not newest:
             return None
@@ -279,10 +288,7 @@ def list_page(
     docs = [_decode(ctx, r, thread_id, ns) for r in raws if r is not None]
     if filter:
         key = k.checkpoints(thread_id, ns)
-        docs = [
-            d for d in docs
-            if _matches(codec.load_metadata(ctx.serde, d, key=key), filter)
-        ]
+        docs = [d for d in docs if _matches(codec.load_metadata(ctx.serde, d, key=key), filter)]
     tuples = yield from _load_many(ctx, thread_id, ns, docs)
     return Page(tuples, ids[-1], exhausted)
 
@@ -372,15 +378,20 @@ def prune_keep_latest(ctx: Ctx, thread_id: str) -> Op[None]:
     if not nss:
         return None
     replies = yield Batch(
-        [c for ns in nss for c in (("ZRANGE", k.index(thread_id, ns), 0, -1),
-                                   ("HKEYS", k.blobs(thread_id, ns)))]
+        [
+            c
+            for ns in nss
+            for c in (("ZRANGE", k.index(thread_id, ns), 0, -1), ("HKEYS", k.blobs(thread_id, ns)))
+        ]
     )
     plans = []
     for i, ns in enumerate(nss):
         ids = [_text(x) for x in replies[2 * i]]
         if ids:
             plans.append((ns, ids[-1], ids[:-1], [_text(f) for f in replies[2 * i + 1]]))
-    raws = yield Batch([("HGET", k.checkpoints(thread_id, ns), latest) for ns, latest, _, _ in plans])
+    raws = yield Batch(
+        [("HGET", k.checkpoints(thread_id, ns), latest) for ns, latest, _, _ in plans]
+    )
     cmds: list[Command] = []
     for (ns, _, old, fields), raw in zip(plans, raws, strict=True):
         cmds += _drop_checkpoints(ctx, thread_id, ns, old)
@@ -404,8 +415,11 @@ def copy_thread(ctx: Ctx, source: str, target: str, now_ms: int) -> Op[None]:
     if not nss:
         return None
     replies = yield Batch(
-        [c for ns in nss for c in (("HGETALL", k.checkpoints(source, ns)),
-                                   ("HGETALL", k.blobs(source, ns)))]
+        [
+            c
+            for ns in nss
+            for c in (("HGETALL", k.checkpoints(source, ns)), ("HGETALL", k.blobs(source, ns)))
+        ]
     )
     cmds: list[Command] = []
     extra: list[Command] = [("ZADD", k.threads(), now_ms, escape(target))]
@@ -426,8 +440,12 @@ def copy_thread(ctx: Ctx, source: str, target: str, now_ms: int) -> Op[None]:
         ]
         if blobs:
             cmds.append(("HSET", k.blobs(target, ns), *[x for kv in blobs.items() for x in kv]))
-        own += [k.head(target, ns), k.checkpoints(target, ns), k.index(target, ns),
-                k.blobs(target, ns)]
+        own += [
+            k.head(target, ns),
+            k.checkpoints(target, ns),
+            k.index(target, ns),
+            k.blobs(target, ns),
+        ]
         for raw in docs.values():
             doc = _decode(ctx, raw, source, ns)
             meta = codec.load_metadata(ctx.serde, doc, key=k.checkpoints(source, ns))
@@ -473,11 +491,13 @@ def delta_channel_history(
     while cursor is not None and cursor in docs:
         chain.append(docs[cursor])
         cursor = docs[cursor].parent_id
-    versions = [
-        codec.load_checkpoint(ctx.serde, d, key=ckey)["channel_versions"] for d in chain
+    versions = [codec.load_checkpoint(ctx.serde, d, key=ckey)["channel_versions"] for d in chain]
+    wanted = [
+        (i, ch, codec.blob_field(ch, v[ch]))
+        for i, v in enumerate(versions)
+        for ch in channels
+        if ch in v
     ]
-    wanted = [(i, ch, codec.blob_field(ch, v[ch]))
-              for i, v in enumerate(versions) for ch in channels if ch in v]
     blob_raw: list[bytes | None] = []
     if wanted:
         (blob_raw,) = yield Batch([("HMGET", k.blobs(thread_id, ns), *[w[2] for w in wanted])])

@@ -7,6 +7,7 @@ with a blocking client, ``AsyncRedisSaver`` with an asyncio client.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import os
 import random
 import time
@@ -63,7 +64,9 @@ def describe_client(client: SyncClient | AsyncClient) -> str:
     kwargs = client.connection_pool.connection_kwargs
     if "path" in kwargs:
         return f"unix://{kwargs['path']}"
-    scheme = "rediss" if client.connection_pool.connection_class.__name__.startswith("SSL") else "redis"
+    scheme = (
+        "rediss" if client.connection_pool.connection_class.__name__.startswith("SSL") else "redis"
+    )
     return f"{scheme}://{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}/{kwargs.get('db', 0)}"
 
 
@@ -161,10 +164,10 @@ class RedisSaver(_SaverBase):
         saver.where = redact_url(url)
         return saver
 
-    def _send(self, batch: ops.Batch) -> list[Any]:
+    def _send(self, batch: ops.Batch) -> builtins.list[Any]:
         first, second = _batch_commands(batch, self.cluster)
         try:
-            replies: list[Any] = []
+            replies: builtins.list[Any] = []
             for cmds, atomic in ((first, batch.atomic), (second, False)):
                 if not cmds:
                     continue
@@ -212,11 +215,14 @@ class RedisSaver(_SaverBase):
                         if remaining is not None:
                             remaining -= 1
 
-    def _scopes(self, config: RunnableConfig | None) -> Iterator[tuple[str, list[str]]]:
+    def _scopes(self, config: RunnableConfig | None) -> Iterator[tuple[str, builtins.list[str]]]:
         if config is not None:
             thread_id = str(config["configurable"]["thread_id"])
             ns = config["configurable"].get("checkpoint_ns")
-            yield thread_id, [ns] if ns is not None else self.run(ops.namespaces(self.ctx, thread_id))
+            yield (
+                thread_id,
+                [ns] if ns is not None else self.run(ops.namespaces(self.ctx, thread_id)),
+            )
             return
         start = 0
         while threads := self.run(ops.thread_page(self.ctx, start, PAGE)):
@@ -232,14 +238,22 @@ class RedisSaver(_SaverBase):
         filter: dict[str, Any] | None,
         before: RunnableConfig | None,
         limit: int | None,
-    ) -> Iterator[list[CheckpointTuple]]:
+    ) -> Iterator[builtins.list[CheckpointTuple]]:
         cursor = get_checkpoint_id(before) if before else None
         only = get_checkpoint_id(config) if config else None
         size = min(limit, PAGE) if limit else PAGE
         while True:
-            page = self.run(ops.list_page(
-                self.ctx, thread_id, ns, before_id=cursor, size=size, only_id=only, filter=filter
-            ))
+            page = self.run(
+                ops.list_page(
+                    self.ctx,
+                    thread_id,
+                    ns,
+                    before_id=cursor,
+                    size=size,
+                    only_id=only,
+                    filter=filter,
+                )
+            )
             yield page.tuples
             if page.exhausted:
                 return
@@ -290,9 +304,9 @@ class RedisSaver(_SaverBase):
     ) -> Mapping[str, DeltaChannelHistory]:
         return self.run(ops.delta_channel_history(self.ctx, config, channels))
 
-    def threads(self) -> list[tuple[str, float]]:
+    def threads(self) -> builtins.list[tuple[str, float]]:
         """Every thread id with its last write time in epoch milliseconds, newest first."""
-        out: list[tuple[str, float]] = []
+        out: builtins.list[tuple[str, float]] = []
         while page := self.run(ops.thread_page(self.ctx, len(out), PAGE)):
             out += page
         return out
@@ -311,7 +325,7 @@ class RedisSaver(_SaverBase):
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
         items = await asyncio.to_thread(
-            lambda: list(self.list(config, filter=filter, before=before, limit=limit))
+            lambda: builtins.list(self.list(config, filter=filter, before=before, limit=limit))
         )
         for item in items:
             yield item
@@ -382,10 +396,10 @@ class AsyncRedisSaver(_SaverBase):
         saver.where = redact_url(url)
         return saver
 
-    async def _send(self, batch: ops.Batch) -> list[Any]:
+    async def _send(self, batch: ops.Batch) -> builtins.list[Any]:
         first, second = _batch_commands(batch, self.cluster)
         try:
-            replies: list[Any] = []
+            replies: builtins.list[Any] = []
             for cmds, atomic in ((first, batch.atomic), (second, False)):
                 if not cmds:
                     continue
@@ -426,10 +440,17 @@ class AsyncRedisSaver(_SaverBase):
             only = get_checkpoint_id(config) if config else None
             while remaining is None or remaining > 0:
                 size = min(remaining, PAGE) if remaining else PAGE
-                page = await self.run(ops.list_page(
-                    self.ctx, thread_id, ns, before_id=cursor, size=size, only_id=only,
-                    filter=filter,
-                ))
+                page = await self.run(
+                    ops.list_page(
+                        self.ctx,
+                        thread_id,
+                        ns,
+                        before_id=cursor,
+                        size=size,
+                        only_id=only,
+                        filter=filter,
+                    )
+                )
                 for tup in page.tuples:
                     if remaining is not None and remaining <= 0:
                         return
@@ -444,7 +465,9 @@ class AsyncRedisSaver(_SaverBase):
         if config is not None:
             thread_id = str(config["configurable"]["thread_id"])
             ns = config["configurable"].get("checkpoint_ns")
-            for one in [ns] if ns is not None else await self.run(ops.namespaces(self.ctx, thread_id)):
+            for one in (
+                [ns] if ns is not None else await self.run(ops.namespaces(self.ctx, thread_id))
+            ):
                 yield thread_id, one
             return
         start = 0
@@ -499,9 +522,9 @@ class AsyncRedisSaver(_SaverBase):
     ) -> Mapping[str, DeltaChannelHistory]:
         return await self.run(ops.delta_channel_history(self.ctx, config, channels))
 
-    async def athreads(self) -> list[tuple[str, float]]:
+    async def athreads(self) -> builtins.list[tuple[str, float]]:
         """Every thread id with its last write time in epoch milliseconds, newest first."""
-        out: list[tuple[str, float]] = []
+        out: builtins.list[tuple[str, float]] = []
         while page := await self.run(ops.thread_page(self.ctx, len(out), PAGE)):
             out += page
         return out

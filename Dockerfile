@@ -1,0 +1,13 @@
+FROM python:3.11-slim
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY graphwright ./graphwright
+COPY graphs ./graphs
+COPY nodes ./nodes
+COPY tools ./tools
+COPY checkpoints ./checkpoints
+RUN pip install --no-cache-dir .
+ENV GRAPHWRIGHT_HOME=/data
+VOLUME ["/data"]
+ENTRYPOINT ["graphwright"]
+CMD ["demo"]
