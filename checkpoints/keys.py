@@ -9,11 +9,13 @@ break the key grammar or the hash tag.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import quote, unquote
 
 DEFAULT_PREFIX = "gw"
 
 
+@lru_cache(maxsize=4096)
 def escape(value: str) -> str:
     """Percent-encode an id so it is a safe, reversible key segment."""
     return quote(value, safe="")

@@ -31,13 +31,8 @@ from checkpoints.keys import Keys, escape, unescape
 Command = tuple[Any, ...]
 T = TypeVar("T")
 
-# Refreshes the expiry of every key listed in a thread's registry (same slot).
-TTL_SCRIPT = """
-local members = redis.call('SMEMBERS', KEYS[1])
-for i = 1, #members do redis.call('EXPIRE', members[i], ARGV[1]) end
-redis.call('EXPIRE', KEYS[1], ARGV[1])
-return #members
-"""
+# Pseudo-command: refresh the expiry of a thread's registry and every key it lists.
+TTL = "GW.TTL"
 
 
 @dataclass(frozen=True)
@@ -75,7 +70,7 @@ def _cfg(config: RunnableConfig) -> tuple[str, str, str | None]:
 def _ttl(ctx: Ctx, thread_id: str) -> list[Command]:
     if not ctx.ttl_s:
         return []
-    return [("EVAL", TTL_SCRIPT, 1, ctx.keys.registry(thread_id), ctx.ttl_s)]
+    return [(TTL, ctx.keys.registry(thread_id), ctx.ttl_s)]
 
 
 def _config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:

@@ -33,6 +33,8 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 
 from checkpoints import ops
+from checkpoints.atomic import RUN_SCRIPT, RUN_SHA, first_key, for_transaction
+from checkpoints.atomic import script_args as atomic_args
 from checkpoints.errors import ConfigurationError, InfrastructureError, RedisUnavailableError
 from checkpoints.keys import DEFAULT_PREFIX, Keys
 
@@ -115,6 +117,7 @@ class _SaverBase(BaseCheckpointSaver[str]):
         super().__init__(serde=serde or make_serde(encrypt=encrypt))
         self.keys = Keys(prefix=prefix)
         self.ttl_s = ttl_s
+        self._script_sent = False
 
     @property
     def ctx(self) -> ops.Ctx:
@@ -132,7 +135,11 @@ class _SaverBase(BaseCheckpointSaver[str]):
 
 
 def _batch_commands(batch: ops.Batch, cluster: bool) -> tuple[list[ops.Command], list[ops.Command]]:
-    """Split a batch into the transaction and the (cluster-only) follow-up pipeline."""
+    """Split a batch into the atomic part and the (cluster-only) follow-up pipeline.
+
+    Atomic parts run as one script call (see :mod:`checkpoints.atomic`) and give
+    back no per-command replies: operations read nothing from their atomic batches.
+    """
     if cluster:
         return batch.commands, batch.extra
     return batch.commands + batch.extra, []
@@ -169,17 +176,31 @@ class RedisSaver(_SaverBase):
         try:
             replies: builtins.list[Any] = []
             for cmds, atomic in ((first, batch.atomic), (second, False)):
-                if not cmds:
-                    continue
-                pipe = self.client.pipeline(transaction=atomic and len(cmds) > 1)
-                for cmd in cmds:
-                    pipe.execute_command(*cmd)
-                replies += pipe.execute()
+                flat = atomic_args(cmds) if atomic else None
+                if flat is not None:
+                    replies += [None] * len(cmds)
+                    self._script(flat, first_key(cmds))
+                elif cmds:
+                    pipe = self.client.pipeline(transaction=atomic and len(cmds) > 1)
+                    for cmd in cmds:
+                        pipe.execute_command(*for_transaction(cmd))
+                    replies += pipe.execute()
             return replies
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             raise _unavailable(self.where, exc) from exc
         except redis.RedisError as exc:
             raise InfrastructureError(f"Redis at {self.where} refused a command: {exc}") from exc
+
+    def _script(self, flat: builtins.list[Any], key: str) -> None:
+        # The first call sends the body (caching it server-side); later ones its digest.
+        if not self._script_sent:
+            self.client.execute_command("EVAL", RUN_SCRIPT, 1, key, *flat)
+            self._script_sent = True
+            return
+        try:
+            self.client.execute_command("EVALSHA", RUN_SHA, 1, key, *flat)
+        except redis.exceptions.NoScriptError:
+            self.client.execute_command("EVAL", RUN_SCRIPT, 1, key, *flat)
 
     def run(self, op: ops.Op[T]) -> T:
         """Drive an operation to completion, one round trip per batch."""
@@ -401,17 +422,31 @@ class AsyncRedisSaver(_SaverBase):
         try:
             replies: builtins.list[Any] = []
             for cmds, atomic in ((first, batch.atomic), (second, False)):
-                if not cmds:
-                    continue
-                pipe = self.client.pipeline(transaction=atomic and len(cmds) > 1)
-                for cmd in cmds:
-                    pipe.execute_command(*cmd)
-                replies += await pipe.execute()
+                flat = atomic_args(cmds) if atomic else None
+                if flat is not None:
+                    replies += [None] * len(cmds)
+                    await self._script(flat, first_key(cmds))
+                elif cmds:
+                    pipe = self.client.pipeline(transaction=atomic and len(cmds) > 1)
+                    for cmd in cmds:
+                        pipe.execute_command(*for_transaction(cmd))
+                    replies += await pipe.execute()
             return replies
         except (redis.ConnectionError, redis.TimeoutError) as exc:
             raise _unavailable(self.where, exc) from exc
         except redis.RedisError as exc:
             raise InfrastructureError(f"Redis at {self.where} refused a command: {exc}") from exc
+
+    async def _script(self, flat: builtins.list[Any], key: str) -> None:
+        # The first call sends the body (caching it server-side); later ones its digest.
+        if not self._script_sent:
+            await self.client.execute_command("EVAL", RUN_SCRIPT, 1, key, *flat)
+            self._script_sent = True
+            return
+        try:
+            await self.client.execute_command("EVALSHA", RUN_SHA, 1, key, *flat)
+        except redis.exceptions.NoScriptError:
+            await self.client.execute_command("EVAL", RUN_SCRIPT, 1, key, *flat)
 
     async def run(self, op: ops.Op[T]) -> T:
         """Drive an operation to completion, one round trip per batch."""

@@ -57,6 +57,8 @@ async def test_sync_saver_passes_the_full_conformance_suite(
     kind: str, redis_server: Server, embedded: EmbeddedRedis
 ) -> None:
     url = _url(kind, redis_server, embedded)
+    version = redis.Redis.from_url(url).info("server")["redis_version"]
+    assert int(version.split(".")[0]) >= (7 if kind == "debian" else 6), version
 
     async def make() -> AsyncIterator[BaseCheckpointSaver[str]]:
         client = redis.Redis.from_url(url)
