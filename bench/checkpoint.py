@@ -25,17 +25,17 @@ from typing import Annotated, Any, TypedDict
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import redis  # noqa: E402
-import redis.asyncio as aredis  # noqa: E402
-from langchain_core.messages import AIMessage, AnyMessage, ToolMessage  # noqa: E402
-from langgraph.channels.delta import DeltaChannel  # noqa: E402
-from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
-from langgraph.checkpoint.sqlite import SqliteSaver  # noqa: E402
-from langgraph.graph import END, START, StateGraph  # noqa: E402
-from langgraph.graph.message import add_messages  # noqa: E402
+import redis
+import redis.asyncio as aredis
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+from langgraph.channels.delta import DeltaChannel
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
 
-from checkpoints.redis import AsyncRedisSaver, RedisSaver  # noqa: E402
-from tests.redis_servers import start_server  # noqa: E402
+from checkpoints.redis import AsyncRedisSaver, RedisSaver
+from tests.redis_servers import start_server
 
 TOOL_RESULT = ("order A1001 shipped, tracking SF1001, status in transit. " * 18)[:1000]
 

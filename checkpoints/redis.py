@@ -194,13 +194,13 @@ class RedisSaver(_SaverBase):
     def _script(self, flat: builtins.list[Any], key: str) -> None:
         # The first call sends the body (caching it server-side); later ones its digest.
         if not self._script_sent:
-            self.client.execute_command("EVAL", RUN_SCRIPT, 1, key, *flat)
+            self.client.execute_command("EVAL", RUN_SCRIPT, 1, key, *flat)  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
             self._script_sent = True
             return
         try:
-            self.client.execute_command("EVALSHA", RUN_SHA, 1, key, *flat)
+            self.client.execute_command("EVALSHA", RUN_SHA, 1, key, *flat)  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
         except redis.exceptions.NoScriptError:
-            self.client.execute_command("EVAL", RUN_SCRIPT, 1, key, *flat)
+            self.client.execute_command("EVAL", RUN_SCRIPT, 1, key, *flat)  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
 
     def run(self, op: ops.Op[T]) -> T:
         """Drive an operation to completion, one round trip per batch."""
