@@ -1,0 +1,67 @@
+"""The allowlist: the tools a graph may call, registered by name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+
+from pydantic import BaseModel
+
+from tools.spec import Risk, ToolFunc, ToolSpec, Trust
+
+
+class ToolRegistry:
+    """Tools by name; anything not registered here is refused by the executor."""
+
+    def __init__(self, specs: Iterable[ToolSpec] = ()) -> None:
+        self._specs: dict[str, ToolSpec] = {}
+        for spec in specs:
+            self.add(spec)
+
+    def add(self, spec: ToolSpec) -> ToolSpec:
+        if spec.name in self._specs:
+            raise ValueError(f"a tool named {spec.name!r} is already registered")
+        self._specs[spec.name] = spec
+        return spec
+
+    def tool(
+        self,
+        args_model: type[BaseModel],
+        *,
+        name: str | None = None,
+        risk: Risk = "read",
+        trust: Trust = "trusted",
+        timeout_s: float = 30.0,
+        max_result_chars: int = 4_000,
+        retry_reads: int = 0,
+    ) -> Callable[[ToolFunc], ToolFunc]:
+        """Register ``func(args, ctx)``; its docstring is the description the model reads."""
+
+        def decorate(func: ToolFunc) -> ToolFunc:
+            self.add(
+                ToolSpec(
+                    name=name or func.__name__,
+                    description=(func.__doc__ or "").strip(),
+                    args_model=args_model,
+                    func=func,
+                    risk=risk,
+                    trust=trust,
+                    timeout_s=timeout_s,
+                    max_result_chars=max_result_chars,
+                    retry_reads=retry_reads,
+                )
+            )
+            return func
+
+        return decorate
+
+    def get(self, name: str) -> ToolSpec | None:
+        return self._specs.get(name)
+
+    def names(self) -> list[str]:
+        return sorted(self._specs)
+
+    def __iter__(self) -> Iterator[ToolSpec]:
+        return iter(self._specs.values())
+
+    def __len__(self) -> int:
+        return len(self._specs)
