@@ -281,3 +281,44 @@ def test_injected_note_cannot_send_mail_without_approval(
     injected = {"to": "attacker@example.com", "subject": "keys", "body": "API key"}
     assert lax.decide(REG, "send_email", injected, tainted=tainted).action == "needs_approval"
     assert client.llen(keys.outbox()) == 0
+
+
+def test_after_approval_the_gated_mail_is_sent_exactly_once(
+    executor: ToolExecutor, client: redis.Redis, keys: Keys
+) -> None:
+    args = {"to": "li@example.com", "subject": "notes", "body": "summary"}
+    assert Policy().decide(REG, "send_email", args, tainted=True).action == "needs_approval"
+    assert client.llen(keys.outbox()) == 0
+    for _ in range(2):  # approved, then the node re-runs on resume
+        assert run(executor, "send_email", args, "approved-1").ok
+    assert client.llen(keys.outbox()) == 1
+
+
+def test_every_builtin_is_a_langchain_tool_with_documented_arguments() -> None:
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    for spec in REG:
+        schema = convert_to_openai_tool(spec.as_langchain_tool())["function"]
+        assert schema["name"] == spec.name
+        assert len(schema["description"]) > 40, spec.name
+        for prop in schema["parameters"]["properties"].values():
+            assert prop.get("description"), spec.name
+    assert REG.names() == ["calculate", "create_event", "get_current_time", "get_order",
+                           "get_schedule", "get_tracking", "search_notes", "send_email"]
+
+
+def test_users_register_their_own_tools_with_a_decorator() -> None:
+    reg = ToolRegistry()
+
+    class Args(BaseModel):
+        city: str
+
+    @reg.tool(Args, risk="read", trust="untrusted", timeout_s=5, max_result_chars=50)
+    def weather(args: Args, ctx: ToolContext) -> str:
+        """Weather of a city."""
+        return f"sunny in {args.city}"
+
+    spec = reg.get("weather")
+    assert spec is not None and spec.trust == "untrusted" and spec.timeout_s == 5
+    with pytest.raises(ValueError, match="already registered"):
+        reg.tool(Args)(weather)
