@@ -1,0 +1,52 @@
+"""Typed state of the agent graph (plan, act, observe, compact, human gate)."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, Literal, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+
+StopReason = Literal[
+    "answered", "max_steps", "tool_errors", "repeated_call", "deadline", "token_budget", "rejected"
+]
+Action = Literal["run", "needs_approval", "refuse"]
+
+
+class ProposedCall(TypedDict):
+    """A tool call the model proposed, with the policy's verdict on it."""
+
+    id: str  # the model's tool_call_id
+    name: str  # tool name
+    args: dict[str, Any]  # arguments as proposed (validated again in act)
+    action: Action  # what the policy decided
+    reason: str  # why, in words shown at the gate
+
+
+class CallRecord(TypedDict):
+    """One executed call, for repeat detection and the compaction handoff."""
+
+    name: str  # tool name
+    canonical_args: str  # arguments as sorted-key JSON
+    ok: bool  # whether the observation was a success
+
+
+class AgentState(TypedDict, total=False):
+    """What a run carries from step to step; everything here lands in Redis."""
+
+    messages: Annotated[list[AnyMessage], add_messages]  # the working context
+    goal: str  # the user's goal, repeated to the model on every call
+    constraints: list[str]  # hard constraints, never summarised away
+    plan_notes: str  # the model's own notes between steps
+    proposed: list[ProposedCall]  # calls of the latest plan step awaiting act or the gate
+    model_calls: int  # plan steps taken
+    tool_errors: int  # failed tool observations, malformed calls included
+    tokens: int  # model tokens used so far
+    tainted: bool  # the run has read untrusted tool output
+    call_log: Annotated[list[CallRecord], operator.add]  # executed calls, in order
+    summary: str | None  # compaction handoff record
+    needs_compaction: bool  # observe found the context past the trigger
+    stop_reason: StopReason | None  # set once a stop condition holds
+    answer: str | None  # final or partial answer
+    started_at: float  # wall-clock start of the run, epoch seconds

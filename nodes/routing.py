@@ -1,0 +1,37 @@
+"""The agent graph's conditional edges: small pure functions of state.
+
+Each returns a ``Literal`` of node names, so the graph can be validated and drawn;
+``"__end__"`` is LangGraph's ``END`` spelled as a literal for the type checker.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from graphs.state import AgentState
+
+
+def after_plan(state: AgentState) -> Literal["act", "human_gate", "__end__"]:
+    """Stop, answer, ask a human, or run the proposed calls."""
+    proposed = state.get("proposed") or []
+    if state.get("stop_reason") or not proposed:
+        return "__end__"  # LangGraph's END
+    if any(call["action"] == "needs_approval" for call in proposed):
+        return "human_gate"
+    return "act"
+
+
+def after_gate(state: AgentState) -> Literal["act", "plan"]:
+    """Run what was approved; with nothing approved, let the model read the rejections."""
+    if any(call["action"] == "run" for call in state.get("proposed") or []):
+        return "act"
+    return "plan"
+
+
+def after_observe(state: AgentState) -> Literal["plan", "compact", "__end__"]:
+    """Stop on a stop condition; compact when the context is past its trigger."""
+    if state.get("stop_reason"):
+        return "__end__"  # LangGraph's END
+    if state.get("needs_compaction"):
+        return "compact"
+    return "plan"
