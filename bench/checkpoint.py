@@ -189,7 +189,7 @@ def run(url: str, tmp: Path, steps: int, repeat: int) -> None:
         print(f"{name:<22}{ms:>15.3f}{ms / base:>12.2f}")
     print(f"{'floor: 1 SET in MULTI':<22}{floor_ms:>15.3f}{floor_ms / base:>12.2f}")
     print()
-    print(f"Redis commands per super-step (a script counts once): {commands / (2 * steps):.2f}")
+    print(f"commands the server ran per super-step (calls inside scripts included): {commands / (2 * steps):.2f}")
     print(f"atomic writes (script or MULTI/EXEC) per super-step: {transactions / (2 * steps):.2f}")
     print()
     print(f"{'bytes stored per thread':<28}{'20 steps':>12}{'60 steps':>12}{'60/20':>8}")
