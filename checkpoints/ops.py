@@ -366,6 +366,19 @@ def delete_for_runs(ctx: Ctx, run_ids: Sequence[str]) -> Op[None]:
     return None
 
 
+PRUNE_STRATEGIES = ("keep_latest", "delete")
+
+
+def prune(ctx: Ctx, thread_ids: Sequence[str], strategy: str) -> Op[None]:
+    """Prune each thread by one of ``PRUNE_STRATEGIES`` (the saver checks which)."""
+    for thread_id in thread_ids:
+        if strategy == "delete":
+            yield from delete_thread(ctx, thread_id)
+        else:
+            yield from prune_keep_latest(ctx, thread_id)
+    return None
+
+
 def prune_keep_latest(ctx: Ctx, thread_id: str) -> Op[None]:
     """Keep the newest checkpoint of each namespace, its writes and the blobs it uses."""
     k = ctx.keys

@@ -134,6 +134,15 @@ class _SaverBase(BaseCheckpointSaver[str]):
         return f"{number + 1:032}.{random.random():016}"
 
 
+def _checked_prune(ctx: ops.Ctx, thread_ids: Sequence[str], strategy: str) -> ops.Op[None]:
+    """The prune operation, with a bad strategy reported as the caller's mistake."""
+    if strategy not in ops.PRUNE_STRATEGIES:
+        raise ConfigurationError(
+            f"unknown prune strategy {strategy!r}; use 'keep_latest' or 'delete'"
+        )
+    return ops.prune(ctx, thread_ids, strategy)
+
+
 def _batch_commands(batch: ops.Batch, cluster: bool) -> tuple[list[ops.Command], list[ops.Command]]:
     """Split a batch into the atomic part and the (cluster-only) follow-up pipeline.
 
@@ -310,15 +319,7 @@ class RedisSaver(_SaverBase):
         self.run(ops.copy_thread(self.ctx, source_thread_id, target_thread_id, now))
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        for thread_id in thread_ids:
-            if strategy == "delete":
-                self.delete_thread(thread_id)
-            elif strategy == "keep_latest":
-                self.run(ops.prune_keep_latest(self.ctx, thread_id))
-            else:
-                raise ConfigurationError(
-                    f"unknown prune strategy {strategy!r}; use 'keep_latest' or 'delete'"
-                )
+        self.run(_checked_prune(self.ctx, thread_ids, strategy))
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
@@ -542,15 +543,7 @@ class AsyncRedisSaver(_SaverBase):
         await self.run(ops.copy_thread(self.ctx, source_thread_id, target_thread_id, now))
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        for thread_id in thread_ids:
-            if strategy == "delete":
-                await self.adelete_thread(thread_id)
-            elif strategy == "keep_latest":
-                await self.run(ops.prune_keep_latest(self.ctx, thread_id))
-            else:
-                raise ConfigurationError(
-                    f"unknown prune strategy {strategy!r}; use 'keep_latest' or 'delete'"
-                )
+        await self.run(_checked_prune(self.ctx, thread_ids, strategy))
 
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]

@@ -290,3 +290,10 @@ def test_a_graph_stops_and_resumes_from_redis_in_a_new_saver(
     assert second.invoke(None, config) == {"items": ["one", "two"], "n": 2}
     history = list(second.get_state_history(config))
     assert [h.metadata["step"] for h in history] == [2, 1, 0, -1]
+
+
+def test_unknown_prune_strategy_is_refused_before_any_write(saver: RedisSaver) -> None:
+    stored = saver.put(_cfg("prune"), _cp(a=1), generate_metadata(), {"a": 1})
+    with pytest.raises(ConfigurationError, match="keep_latest"):
+        saver.prune(["prune"], strategy="everything")
+    assert saver.get_tuple(stored) is not None

@@ -191,7 +191,13 @@ class ToolExecutor:
         )
         obs = self._attempt(spec, call, args, ctx)
         # Record before returning: a resumed run or a retried node gets this result back.
-        self.redis.set(key, obs.model_dump_json(), ex=self.record_ttl_s)
+        try:
+            self.redis.set(key, obs.model_dump_json(), ex=self.record_ttl_s)
+        except redis.RedisError as exc:
+            raise RedisUnavailableError(
+                f"{spec.name} ran (call {call.id}) but its result could not be recorded ({exc}); "
+                "its pending claim expires, so check the effect before running it again"
+            ) from exc
         return obs
 
     # --- reads: bounded retries on retryable failures ---
