@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import operator
 from typing import Annotated, Any, Literal, TypedDict
 
@@ -12,6 +13,7 @@ StopReason = Literal[
     "answered", "max_steps", "tool_errors", "repeated_call", "deadline", "token_budget", "rejected"
 ]
 Action = Literal["run", "needs_approval", "refuse"]
+Outcome = Literal["ok", "error", "repeat", "rejected"]
 
 
 class ProposedCall(TypedDict):
@@ -19,17 +21,18 @@ class ProposedCall(TypedDict):
 
     id: str  # the model's tool_call_id
     name: str  # tool name
-    args: dict[str, Any]  # arguments as proposed (validated again in act)
+    args: dict[str, Any] | str  # arguments as proposed; a string is JSON the model broke
     action: Action  # what the policy decided
     reason: str  # why, in words shown at the gate
 
 
 class CallRecord(TypedDict):
-    """One executed call, for repeat detection and the compaction handoff."""
+    """One call that reached act or the gate, for repeat detection and the handoff check."""
 
+    call_id: str  # the model's tool_call_id
     name: str  # tool name
     canonical_args: str  # arguments as sorted-key JSON
-    ok: bool  # whether the observation was a success
+    outcome: Outcome  # ran ok, failed, blocked as a repeat, or rejected by a human
 
 
 class AgentState(TypedDict, total=False):
@@ -38,15 +41,23 @@ class AgentState(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]  # the working context
     goal: str  # the user's goal, repeated to the model on every call
     constraints: list[str]  # hard constraints, never summarised away
-    plan_notes: str  # the model's own notes between steps
+    plan_notes: str  # the model's text that came with its latest tool calls
     proposed: list[ProposedCall]  # calls of the latest plan step awaiting act or the gate
     model_calls: int  # plan steps taken
     tool_errors: int  # failed tool observations, malformed calls included
     tokens: int  # model tokens used so far
     tainted: bool  # the run has read untrusted tool output
-    call_log: Annotated[list[CallRecord], operator.add]  # executed calls, in order
-    summary: str | None  # compaction handoff record
+    call_log: Annotated[list[CallRecord], operator.add]  # calls in order, with outcomes
+    summary: str | None  # compaction handoff record (JSON of nodes.handoff.Handoff)
     needs_compaction: bool  # observe found the context past the trigger
+    end_requested: str | None  # a reviewer's reason to end the run at the gate
     stop_reason: StopReason | None  # set once a stop condition holds
     answer: str | None  # final or partial answer
-    started_at: float  # wall-clock start of the run, epoch seconds
+    started_at: float  # wall-clock start of the active run, epoch seconds
+
+
+def canonical(args: dict[str, Any] | str) -> str:
+    """Arguments as sorted-key JSON, so equal calls compare equal."""
+    if isinstance(args, str):
+        return args
+    return json.dumps(args, sort_keys=True, ensure_ascii=False, separators=(",", ":"))

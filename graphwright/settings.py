@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -19,3 +19,8 @@ class Settings(BaseSettings):
         default=None, validation_alias="GRAPHWRIGHT_CHECKPOINT_TTL"
     )
     encrypt: bool = Field(default=False, validation_alias="GRAPHWRIGHT_ENCRYPT")
+    openai_api_key: SecretStr | None = Field(default=None, validation_alias="OPENAI_API_KEY")
+    openai_base_url: str | None = Field(default=None, validation_alias="OPENAI_BASE_URL")
+    openai_model: str = Field(default="gpt-4o-mini", validation_alias="OPENAI_MODEL")
+    openai_timeout_s: float = Field(default=60.0, validation_alias="OPENAI_TIMEOUT")
+    openai_max_retries: int = Field(default=2, validation_alias="OPENAI_MAX_RETRIES")

@@ -21,9 +21,14 @@ def after_plan(state: AgentState) -> Literal["act", "human_gate", "__end__"]:
     return "act"
 
 
-def after_gate(state: AgentState) -> Literal["act", "plan"]:
-    """Run what was approved; with nothing approved, let the model read the rejections."""
-    if any(call["action"] == "run" for call in state.get("proposed") or []):
+def after_gate(state: AgentState) -> Literal["act", "plan", "observe"]:
+    """Run what was approved; with every call rejected, let the model read the rejections.
+
+    A reviewer who ended the run goes to observe, which records the stop.
+    """
+    if state.get("end_requested"):
+        return "observe"
+    if state.get("proposed"):  # approved calls, and refusals act turns into observations
         return "act"
     return "plan"
 

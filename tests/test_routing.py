@@ -35,8 +35,9 @@ def test_after_plan(state: dict[str, Any], expected: str) -> None:
     [
         ({"proposed": [_call("run")]}, "act"),
         ({"proposed": [_call("refuse"), _call("run")]}, "act"),
-        ({"proposed": [_call("refuse")]}, "plan"),
+        ({"proposed": [_call("refuse")]}, "act"),
         ({}, "plan"),
+        ({"proposed": [_call("run")], "end_requested": "reviewer ended it"}, "observe"),
     ],
 )
 def test_after_gate(state: dict[str, Any], expected: str) -> None:

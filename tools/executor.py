@@ -35,6 +35,7 @@ ErrorType = Literal[
     "in_progress",
     "tool_error",
     "internal_error",
+    "rejected",
 ]
 TRUNCATION_MARKER = "\n…[truncated by graphwright: {dropped} of {total} characters omitted]"
 PENDING = b"__pending__"

@@ -1,0 +1,60 @@
+"""The trace of a thread: one Redis stream of redacted events, appended as steps happen."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import redis
+
+from checkpoints.errors import RedisUnavailableError
+from checkpoints.keys import Keys
+from checkpoints.redact import redact
+
+MAX_EVENTS = 10_000  # per thread; older events are trimmed (approximately) beyond this
+
+
+class TraceWriter:
+    """Appends and reads trace events; every event is redacted before it leaves the process."""
+
+    def __init__(self, client: redis.Redis, keys: Keys, *, ttl_s: int | None = None) -> None:
+        self.redis = client
+        self.keys = keys
+        self.ttl_s = ttl_s
+
+    def emit(self, thread_id: str, kind: str, **fields: Any) -> None:
+        event = redact({"kind": kind, "ts": time.time(), **fields})
+        key = self.keys.events(thread_id)
+        try:
+            with self.redis.pipeline(transaction=False) as pipe:
+                pipe.xadd(
+                    key,
+                    {"e": json.dumps(event, ensure_ascii=False, default=str)},
+                    maxlen=MAX_EVENTS,
+                    approximate=True,
+                )
+                # The thread registry lets delete and TTL refresh find the stream.
+                pipe.sadd(self.keys.registry(thread_id), key)
+                if self.ttl_s:
+                    pipe.expire(key, self.ttl_s)
+                pipe.execute()
+        except redis.RedisError as exc:
+            raise RedisUnavailableError(
+                f"cannot append to the trace of thread {thread_id!r}: {exc}"
+            ) from exc
+
+    def read(self, thread_id: str) -> list[dict[str, Any]]:
+        """Every recorded event of the thread, oldest first."""
+        try:
+            entries = self.redis.xrange(self.keys.events(thread_id))
+        except redis.RedisError as exc:
+            raise RedisUnavailableError(
+                f"cannot read the trace of thread {thread_id!r}: {exc}"
+            ) from exc
+        out = []
+        for entry_id, data in entries:
+            event = json.loads(data[b"e"])
+            event["id"] = entry_id.decode()
+            out.append(event)
+        return out

@@ -1,0 +1,85 @@
+"""The agent graph: plan, act, observe, compact and human_gate, wired with fixed and routed edges."""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+from typing import Any
+
+import redis
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from checkpoints.keys import Keys
+from checkpoints.trace import TraceWriter
+from graphs.state import AgentState
+from nodes.act import act
+from nodes.compact import compact
+from nodes.deps import AgentDeps, Limits
+from nodes.human_gate import human_gate
+from nodes.observe import observe
+from nodes.plan import plan
+from nodes.routing import after_gate, after_observe, after_plan
+from tools.executor import ToolExecutor
+from tools.policy import Policy
+from tools.registry import ToolRegistry
+
+AgentGraph = CompiledStateGraph[Any, Any, Any, Any]
+
+
+def build_agent_graph(
+    *,
+    tools: ToolRegistry,
+    model: BaseChatModel,
+    redis_client: redis.Redis,
+    policy: Policy | None = None,
+    limits: Limits | None = None,
+    keys: Keys | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    name: str = "agent",
+) -> AgentGraph:
+    """Compile the agent. ``redis_client`` holds tool idempotency records and the trace."""
+    keys = keys or Keys()
+    deps = AgentDeps(
+        model=model,
+        registry=tools,
+        executor=ToolExecutor(tools, redis_client, keys=keys),
+        policy=policy or Policy(),
+        limits=limits or Limits(),
+        trace=TraceWriter(redis_client, keys),
+    )
+    builder = StateGraph(AgentState)
+    builder.add_node("plan", partial(plan, deps=deps))
+    builder.add_node("act", partial(act, deps=deps))
+    builder.add_node("observe", partial(observe, deps=deps))
+    builder.add_node("compact", partial(compact, deps=deps))
+    builder.add_node("human_gate", partial(human_gate, deps=deps))
+    builder.add_edge(START, "plan")
+    builder.add_conditional_edges("plan", after_plan)
+    builder.add_conditional_edges("human_gate", after_gate)
+    builder.add_edge("act", "observe")
+    builder.add_conditional_edges("observe", after_observe)
+    builder.add_edge("compact", "plan")
+    return builder.compile(checkpointer=checkpointer, name=name)
+
+
+def start_input(goal: str, constraints: list[str] | None = None) -> dict[str, Any]:
+    """The input of a new run on a thread: the goal as a user turn, per-run counters reset."""
+    return {
+        "messages": [HumanMessage(goal)],
+        "goal": goal,
+        "constraints": list(constraints or []),
+        "proposed": [],
+        "model_calls": 0,
+        "tool_errors": 0,
+        "tokens": 0,
+        "needs_compaction": False,
+        "end_requested": None,
+        "stop_reason": None,
+        "answer": None,
+        "plan_notes": "",
+        "started_at": time.time(),
+    }

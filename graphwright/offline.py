@@ -1,0 +1,140 @@
+"""The offline model: a deterministic, rule-based chat model with tool binding.
+
+It lets the demo and the tests run with no network and no key. It reads the goal
+and constraints from the system prompt and the tool results from the conversation,
+and handles a few task shapes: order inquiries, notes search with a budget sum,
+scheduling one event, plain arithmetic and reading a range of pages. Anything else
+gets an answer that says so. It never follows instructions found in tool output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from graphwright import offline_rules as rules
+from nodes.handoff import Handoff, fallback
+from nodes.prompt import CONSTRAINTS_HEADER, GOAL_HEADER, HANDOFF_HEADER
+
+HANDOFF_MARKER = "Write the handoff record"
+
+
+@dataclass
+class Conversation:
+    """What the rules see: the goal, constraints, tools, and every call with its result."""
+
+    goal: str
+    constraints: list[str]
+    tools: dict[str, dict[str, Any]]
+    done: list[rules.Done] = field(default_factory=list)
+
+
+def _section(system: str, header: str) -> str:
+    if header not in system:
+        return ""
+    return system.split(header, 1)[1].strip().split("\n\n", 1)[0].strip()
+
+
+def read_conversation(messages: Sequence[BaseMessage], tools: list[dict[str, Any]]) -> Conversation:
+    system = next((str(m.content) for m in messages if isinstance(m, SystemMessage)), "")
+    goal = _section(system, GOAL_HEADER) or next(
+        (str(m.content) for m in messages if m.type == "human"), ""
+    )
+    constraints = [
+        line.removeprefix("- ") for line in _section(system, CONSTRAINTS_HEADER).splitlines() if line
+    ]
+    conv = Conversation(
+        goal=goal,
+        constraints=constraints,
+        tools={t["function"]["name"]: t["function"] for t in tools},
+    )
+    record = _section(system, HANDOFF_HEADER)
+    if record:
+        for action in Handoff.model_validate_json(record).actions:
+            conv.done.append(rules.Done.from_result_text(action.tool, action.args, action.result))
+    results = {m.tool_call_id: str(m.content) for m in messages if isinstance(m, ToolMessage)}
+    for m in messages:
+        if isinstance(m, AIMessage):
+            for call in m.tool_calls:
+                if call["id"] in results:
+                    conv.done.append(
+                        rules.Done.from_result_text(call["name"], call["args"], results[call["id"]])
+                    )
+    return conv
+
+
+def handoff_reply(messages: Sequence[BaseMessage]) -> str:
+    """Summary mode: the record code would write, since this model cannot do better."""
+    payload = json.loads(str(messages[-1].content))
+    previous = Handoff.model_validate(payload["previous_record"]) if payload["previous_record"] else None
+    folded: list[BaseMessage] = []
+    for m in payload["folded_messages"]:
+        if m["type"] == "ai":
+            folded.append(AIMessage(m["content"], id=m["id"], tool_calls=m["tool_calls"] or []))
+        elif m["type"] == "tool":
+            folded.append(ToolMessage(m["content"], id=m["id"], tool_call_id=m["tool_call_id"]))
+    return fallback(folded, previous).model_dump_json()
+
+
+class OfflineChatModel(BaseChatModel):
+    """Deterministic replies from rules; ``bind_tools`` works as with any chat model."""
+
+    model_name: str = "graphwright-offline"
+
+    @property
+    def _llm_type(self) -> str:
+        return "graphwright-offline"
+
+    def bind_tools(
+        self,
+        tools: Sequence[dict[str, Any] | type | Callable[..., Any] | Any],
+        *,
+        tool_choice: str | None = None,
+        **kwargs: Any,
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        system = next((str(m.content) for m in messages if isinstance(m, SystemMessage)), "")
+        if system.startswith(HANDOFF_MARKER):
+            message = AIMessage(handoff_reply(messages))
+        else:
+            conv = read_conversation(messages, kwargs.get("tools") or [])
+            step = rules.decide(conv.goal, conv.constraints, conv.done, conv.tools)
+            if isinstance(step, str):
+                message = AIMessage(step)
+            else:
+                seed = hashlib.sha256(
+                    json.dumps([str(m.content) for m in messages], ensure_ascii=False).encode()
+                ).hexdigest()
+                message = AIMessage(
+                    "",
+                    tool_calls=[
+                        {"name": name, "args": args, "id": f"call_{seed[:10]}_{i}", "type": "tool_call"}
+                        for i, (name, args) in enumerate(step)
+                    ],
+                )
+        prompt = count_tokens_approximately(messages)
+        output = count_tokens_approximately([message])
+        message.usage_metadata = {
+            "input_tokens": prompt, "output_tokens": output, "total_tokens": prompt + output
+        }
+        message.response_metadata = {"model_name": self.model_name}
+        return ChatResult(generations=[ChatGeneration(message=message)])

@@ -1,0 +1,120 @@
+"""act: run the approved calls through the tools executor; reads in parallel, writes in order."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from langchain_core.messages import ToolMessage
+from langchain_core.runnables import RunnableConfig
+
+from graphs.state import AgentState, CallRecord, ProposedCall, canonical
+from nodes.deps import AgentDeps
+from nodes.finish import run_of, thread_of
+from nodes.stops import repeat_run
+from tools.executor import Observation, ToolCall, ToolError
+
+
+def repeat_warning(call: ProposedCall) -> Observation:
+    """What the model hears instead of a second identical call in a row."""
+    return Observation(
+        ok=False, tool=call["name"], call_id=call["id"],
+        error=ToolError(
+            type="tool_error",
+            message=(
+                f"repeated_call: you already called {call['name']} with these exact arguments "
+                "and the result is above; it will not change. Change strategy or answer. "
+                "A third identical call ends the run."
+            ),
+            retryable=False,
+        ),
+    )
+
+
+def refused(call: ProposedCall) -> Observation:
+    return Observation(
+        ok=False, tool=call["name"], call_id=call["id"],
+        error=ToolError(type="tool_error", message=f"refused by policy: {call['reason']}",
+                        retryable=False),
+    )
+
+
+def to_message(obs: Observation) -> ToolMessage:
+    """The observation as the model reads it; the artifact keeps what observe needs."""
+    return ToolMessage(
+        content=obs.for_model(),
+        tool_call_id=obs.call_id,
+        name=obs.tool,
+        status="success" if obs.ok else "error",
+        artifact={"ok": obs.ok, "trust": obs.trust, "replayed": obs.replayed,
+                  "error_type": obs.error.type if obs.error else None},
+    )
+
+
+def act(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[str, Any]:
+    """Execute ``proposed``; every outcome becomes a ToolMessage, none raises."""
+    thread_id = thread_of(config)
+    calls = list(state.get("proposed") or [])
+    log = list(state.get("call_log") or [])
+    plan: list[tuple[ProposedCall, Observation | None]] = []
+    for call in calls:
+        key = canonical(call["args"])
+        repeats = repeat_run(log, call["name"], key)
+        blocked = repeat_warning(call) if repeats >= 1 else (
+            refused(call) if call["action"] == "refuse" and deps.registry.get(call["name"])
+            else None
+        )
+        outcome = "repeat" if repeats >= 1 else "ok"
+        log.append(CallRecord(call_id=call["id"], name=call["name"], canonical_args=key,
+                              outcome=outcome))
+        plan.append((call, blocked))
+    observations = run_all(state, deps, thread_id, run_of(config), plan)
+    records = log[len(state.get("call_log") or []):]
+    for record, obs in zip(records, observations, strict=True):
+        if record["outcome"] == "ok" and not obs.ok:
+            record["outcome"] = "error"
+    return {"messages": [to_message(o) for o in observations], "call_log": records,
+            "proposed": []}
+
+
+def run_all(
+    state: AgentState,
+    deps: AgentDeps,
+    thread_id: str,
+    run_id: str,
+    plan: Sequence[tuple[ProposedCall, Observation | None]],
+) -> list[Observation]:
+    """Independent reads run in parallel; as soon as a write is among them, all run in order."""
+    step = state.get("model_calls") or 0
+
+    def one(item: tuple[ProposedCall, Observation | None]) -> Observation:
+        call, blocked = item
+        started = time.time()
+        obs = blocked or deps.executor.execute(
+            ToolCall(name=call["name"], args=call["args"], id=call["id"]), thread_id=thread_id
+        )
+        deps.trace.emit(
+            thread_id, "tool_call", run_id=run_id, step=step, node="act", tool=call["name"],
+            call_id=call["id"], args=call["args"], start=started, end=time.time(), ok=obs.ok,
+            replayed=obs.replayed, result=summarize(obs.result) if obs.ok else None,
+            error=obs.error.model_dump() if obs.error else None,
+        )
+        return obs
+
+    writes = any(
+        (spec := deps.registry.get(call["name"])) is not None and spec.risk == "write"
+        for call, _ in plan
+    )
+    if writes or len(plan) < 2:
+        return [one(item) for item in plan]
+    with ThreadPoolExecutor(max_workers=min(8, len(plan)), thread_name_prefix="gw-act") as pool:
+        return list(pool.map(one, plan))
+
+
+def summarize(result: Any, limit: int = 300) -> str:
+    """A short form of a result for the trace."""
+    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[:limit] + "…"

@@ -1,0 +1,39 @@
+"""What the agent's nodes are given: limits (pydantic, user-facing) and injected services."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from langchain_core.language_models import BaseChatModel
+from pydantic import BaseModel, ConfigDict, Field
+
+from checkpoints.trace import TraceWriter
+from tools.executor import ToolExecutor
+from tools.policy import Policy
+from tools.registry import ToolRegistry
+
+
+class Limits(BaseModel):
+    """Budgets that end a run with a stop reason instead of letting it run away."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_model_calls: int = Field(default=8, ge=1, description="plan steps per run")
+    max_tool_errors: int = Field(default=3, ge=1, description="failed tool observations per run")
+    deadline_s: float = Field(default=300.0, gt=0, description="wall-clock seconds per active run")
+    token_budget: int = Field(default=200_000, ge=1, description="model tokens per run")
+    input_budget_tokens: int = Field(default=16_000, ge=256, description="context size limit")
+    compact_trigger: float = Field(default=0.80, gt=0, le=1, description="share that triggers compaction")
+    compact_target: float = Field(default=0.55, gt=0, le=1, description="share compaction aims for")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentDeps:
+    """Services the nodes use; kept out of state because they cannot be serialized."""
+
+    model: BaseChatModel
+    registry: ToolRegistry
+    executor: ToolExecutor
+    policy: Policy
+    limits: Limits
+    trace: TraceWriter

@@ -1,0 +1,133 @@
+"""The human gate's boundary: what a reviewer is shown, and the decisions they may send."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from checkpoints.errors import UserError
+from graphs.state import ProposedCall, canonical
+from tools.registry import ToolRegistry
+
+
+class GateDecisionError(UserError):
+    """A decision that does not fit the pending gate; nothing was changed."""
+
+
+def digest(name: str, args: dict[str, Any] | str) -> str:
+    """Short hash binding a decision to the exact arguments it was made for."""
+    return hashlib.sha256(f"{name}\n{canonical(args)}".encode()).hexdigest()[:16]
+
+
+class PendingCall(BaseModel):
+    """One call waiting for a reviewer."""
+
+    id: str
+    tool: str
+    args: dict[str, Any] | str
+    risk: str
+    reason: str
+    digest: str
+
+
+class GateRequest(BaseModel):
+    """The interrupt payload: every call of the step that needs approval."""
+
+    kind: Literal["approval"] = "approval"
+    calls: list[PendingCall]
+    error: str | None = None  # why the previous answer was refused, when re-asked
+
+
+class _Decision(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Approve(_Decision):
+    action: Literal["approve"] = "approve"
+    digest: str = Field(description="digest of the pending call being approved")
+
+
+class Edit(_Decision):
+    action: Literal["edit"] = "edit"
+    digest: str = Field(description="digest of the pending call being replaced")
+    args: dict[str, Any] = Field(description="new arguments; validated against the tool's schema")
+
+
+class Reject(_Decision):
+    action: Literal["reject"] = "reject"
+    reason: str = Field(min_length=1, description="told to the model as the call's result")
+    digest: str | None = None
+    end_run: bool = Field(default=False, description="stop the run instead of letting it re-plan")
+
+
+Decision = Annotated[Approve | Edit | Reject, Field(discriminator="action")]
+_decision = TypeAdapter(Decision)
+_decision_map = TypeAdapter(dict[str, Decision])
+
+
+def gate_request(calls: list[ProposedCall], registry: ToolRegistry) -> GateRequest:
+    pending = []
+    for call in calls:
+        if call["action"] != "needs_approval":
+            continue
+        spec = registry.get(call["name"])
+        pending.append(PendingCall(
+            id=call["id"], tool=call["name"], args=call["args"],
+            risk=spec.risk if spec else "unknown", reason=call["reason"],
+            digest=digest(call["name"], call["args"]),
+        ))
+    return GateRequest(calls=pending)
+
+
+def parse_decisions(
+    request: GateRequest, answer: Any, registry: ToolRegistry
+) -> dict[str, Approve | Edit | Reject]:
+    """Validate a reviewer's answer against the pending calls, or raise GateDecisionError.
+
+    One decision answers a gate with one pending call; several calls take a map of
+    call id to decision, with every pending call answered.
+    """
+    try:
+        if isinstance(answer, dict) and "action" not in answer:
+            decisions = _decision_map.validate_python(answer)
+        elif len(request.calls) == 1:
+            decisions = {request.calls[0].id: _decision.validate_python(answer)}
+        else:
+            raise GateDecisionError(
+                f"{len(request.calls)} calls are pending "
+                f"({', '.join(c.id for c in request.calls)}); answer with a map of call id to decision"
+            )
+    except ValidationError as exc:
+        raise GateDecisionError(f"the decision is malformed: {exc.errors()[0]['msg']} "
+                                f"at {'.'.join(map(str, exc.errors()[0]['loc']))}") from exc
+    pending = {c.id: c for c in request.calls}
+    unknown = sorted(set(decisions) - set(pending))
+    missing = sorted(set(pending) - set(decisions))
+    if unknown:
+        raise GateDecisionError(f"no pending call has id {', '.join(unknown)}; pending: "
+                                f"{', '.join(pending)}")
+    if missing:
+        raise GateDecisionError(f"every pending call needs a decision; missing: {', '.join(missing)}")
+    for call_id, decision in decisions.items():
+        call = pending[call_id]
+        if decision.digest is not None and decision.digest != call.digest:
+            raise GateDecisionError(
+                f"the decision for {call_id} was made for other arguments (digest "
+                f"{decision.digest}, pending {call.digest}: {call.tool} "
+                f"{json.dumps(call.args, ensure_ascii=False)}); review the pending call again"
+            )
+        if isinstance(decision, Edit):
+            spec = registry.get(call.tool)
+            if spec is None:
+                raise GateDecisionError(f"{call.tool!r} is not an allowed tool")
+            try:
+                spec.args_model.model_validate(decision.args)
+            except ValidationError as exc:
+                raise GateDecisionError(
+                    f"the edited arguments for {call.tool} are invalid: "
+                    + "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+                ) from exc
+    return decisions

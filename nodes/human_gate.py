@@ -1,0 +1,111 @@
+"""human_gate: stop for a reviewer with the exact pending calls; apply approve, edit or reject.
+
+Nothing here has a side effect before ``interrupt()``: LangGraph re-runs this node
+from its start when the run resumes.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from langchain_core.messages import AIMessage, AnyMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import interrupt
+
+from graphs.state import AgentState, CallRecord, ProposedCall, canonical
+from nodes.act import to_message
+from nodes.deps import AgentDeps
+from nodes.finish import run_of, thread_of
+from nodes.gate_models import (
+    Approve,
+    Edit,
+    GateDecisionError,
+    Reject,
+    gate_request,
+    parse_decisions,
+)
+from tools.executor import Observation, ToolError
+
+
+def rejection(call: ProposedCall, reason: str) -> Observation:
+    return Observation(
+        ok=False, tool=call["name"], call_id=call["id"],
+        error=ToolError(type="rejected", message=f"rejected by the reviewer: {reason}",
+                        retryable=False),
+    )
+
+
+def with_edited_args(messages: list[AnyMessage], edits: dict[str, dict[str, Any]]) -> AIMessage | None:
+    """The newest AI message with edited arguments, same id, so add_messages replaces it."""
+    for message in reversed(messages):
+        if isinstance(message, AIMessage) and message.tool_calls:
+            calls = [{**c, "args": edits.get(c["id"] or "", c["args"])} for c in message.tool_calls]
+            return message.model_copy(update={"tool_calls": calls})
+    return None
+
+
+def human_gate(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[str, Any]:
+    """Interrupt until a valid decision arrives; a refused decision re-asks and changes nothing."""
+    request = gate_request(list(state.get("proposed") or []), deps.registry)
+    answer = interrupt(request.model_dump())
+    while True:
+        try:
+            decisions = parse_decisions(request, answer, deps.registry)
+            break
+        except GateDecisionError as exc:
+            # A second interrupt in the same node is a fresh question; the state is untouched.
+            answer = interrupt(request.model_copy(update={"error": str(exc)}).model_dump())
+    thread_id = thread_of(config)
+    deps.trace.emit(thread_id, "gate_decision", run_id=run_of(config),
+                    step=state.get("model_calls") or 0, node="human_gate",
+                    decisions={k: v.model_dump() for k, v in decisions.items()})
+    return apply(state, decisions)
+
+
+def apply(state: AgentState, decisions: dict[str, Approve | Edit | Reject]) -> dict[str, Any]:
+    """Approved and edited calls become runnable; rejected ones become observations."""
+    runnable: list[ProposedCall] = []
+    rejected: list[Observation] = []
+    log: list[CallRecord] = []
+    edits: dict[str, dict[str, Any]] = {}
+    end_reason: str | None = None
+    for call in state.get("proposed") or []:
+        decision = decisions.get(call["id"])
+        if decision is None:
+            runnable.append(call)
+        elif isinstance(decision, Reject):
+            rejected.append(rejection(call, decision.reason))
+            log.append(CallRecord(call_id=call["id"], name=call["name"],
+                                  canonical_args=canonical(call["args"]), outcome="rejected"))
+            if decision.end_run:
+                end_reason = f"{call['name']} rejected: {decision.reason}"
+        else:
+            args = decision.args if isinstance(decision, Edit) else call["args"]
+            if isinstance(decision, Edit):
+                edits[call["id"]] = decision.args
+            runnable.append({**call, "args": args, "action": "run",
+                             "reason": f"approved by the reviewer ({decision.action})"})
+    messages: list[AnyMessage] = []
+    if edits:
+        edited = with_edited_args(list(state.get("messages") or []), edits)
+        if edited is not None:
+            messages.append(edited)
+    messages.extend(to_message(o) for o in rejected)
+    update: dict[str, Any] = {
+        "proposed": runnable, "messages": messages, "call_log": log,
+        # Waiting for a person is not the agent's time: the deadline clock restarts.
+        "started_at": time.time(), "end_requested": end_reason,
+    }
+    if end_reason:
+        update["proposed"] = []  # observe ends the run with stop reason "rejected"
+    return update
+
+
+def describe(request: dict[str, Any]) -> str:
+    """One line per pending call, for logs and the CLI."""
+    return "\n".join(
+        f"{c['id']}: {c['tool']} {json.dumps(c['args'], ensure_ascii=False)} ({c['reason']})"
+        for c in request.get("calls", [])
+    )

@@ -1,0 +1,60 @@
+"""observe: deterministic bookkeeping after act: errors, taint, budgets, stop reason, compaction."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AnyMessage, ToolMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.runnables import RunnableConfig
+
+from graphs.state import AgentState
+from nodes.deps import AgentDeps, Limits
+from nodes.finish import finish
+from nodes.prompt import plan_messages
+from nodes.stops import budget_stop, outcome_stop
+
+
+def latest_observations(messages: Sequence[AnyMessage]) -> list[ToolMessage]:
+    """The tool messages that answer the newest tool-calling AI message."""
+    out: list[ToolMessage] = []
+    for message in reversed(messages):
+        if not isinstance(message, ToolMessage):
+            break
+        out.append(message)
+    return out[::-1]
+
+
+def counts_as_error(message: ToolMessage) -> bool:
+    """Failed tool observations count; a reviewer's rejection does not."""
+    artifact = message.artifact if isinstance(message.artifact, dict) else {}
+    return message.status == "error" and artifact.get("error_type") != "rejected"
+
+
+def context_tokens(state: AgentState) -> int:
+    """Approximate size of the next plan request (langchain-core's counter)."""
+    return count_tokens_approximately(plan_messages(state))
+
+
+def over_trigger(state: AgentState, limits: Limits) -> bool:
+    return context_tokens(state) > limits.compact_trigger * limits.input_budget_tokens
+
+
+def observe(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[str, Any]:
+    """Count, mark taint, and decide: stop, compact or plan again."""
+    fresh = latest_observations(state.get("messages") or [])
+    errors = (state.get("tool_errors") or 0) + sum(counts_as_error(m) for m in fresh)
+    tainted = bool(state.get("tainted")) or any(
+        isinstance(m.artifact, dict) and m.artifact.get("ok") and m.artifact.get("trust") == "untrusted"
+        for m in fresh
+    )
+    update: dict[str, Any] = {"tool_errors": errors, "tainted": tainted}
+    merged: AgentState = {**state, **update}  # type: ignore[typeddict-item]  # partial update merged for the checks
+    reason = outcome_stop(merged, deps.limits) or budget_stop(merged, deps.limits, time.time())
+    if reason:
+        detail = merged.get("end_requested") or ""
+        return {**update, **finish(merged, deps, config, reason, detail=detail)}
+    update["needs_compaction"] = over_trigger(merged, deps.limits)
+    return update

@@ -1,0 +1,103 @@
+"""plan: the only node where the model decides. It answers, or proposes tool calls for policy."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.runnables import RunnableConfig
+
+from graphs.state import AgentState, ProposedCall, canonical
+from nodes.deps import AgentDeps
+from nodes.prompt import plan_messages
+from nodes.finish import finish, run_of, thread_of
+from nodes.stops import budget_stop
+
+
+def text_of(message: AIMessage) -> str:
+    """The plain text of a model reply (content may be a list of parts)."""
+    if isinstance(message.content, str):
+        return message.content
+    return "".join(
+        p.get("text", "") if isinstance(p, dict) else str(p) for p in message.content
+    )
+
+
+def propose(state: AgentState, deps: AgentDeps, reply: AIMessage) -> list[ProposedCall]:
+    """The policy's verdict on every call; broken calls go to act so the model hears why."""
+    tainted = bool(state.get("tainted"))
+    proposed: list[ProposedCall] = []
+    for call in reply.tool_calls:
+        decision = deps.policy.decide(deps.registry, call["name"], call["args"], tainted=tainted)
+        proposed.append(
+            ProposedCall(
+                id=call["id"] or f"call_{uuid.uuid4().hex[:12]}",
+                name=call["name"],
+                args=call["args"],
+                action=decision.action,
+                reason=decision.reason,
+            )
+        )
+    for bad in reply.invalid_tool_calls:
+        proposed.append(
+            ProposedCall(
+                id=bad.get("id") or f"call_{uuid.uuid4().hex[:12]}",
+                name=bad.get("name") or "",
+                args=bad.get("args") or "",
+                action="run",  # the executor rejects it at validation; nothing runs
+                reason=f"malformed tool call: {bad.get('error') or 'arguments are not valid JSON'}",
+            )
+        )
+    return proposed
+
+
+def retried_rejection(state: AgentState, proposed: list[ProposedCall]) -> ProposedCall | None:
+    """A call a reviewer already rejected, proposed again: the run stops instead of asking twice."""
+    rejected = {
+        (r["name"], r["canonical_args"])
+        for r in state.get("call_log") or []
+        if r["outcome"] == "rejected"
+    }
+    for call in proposed:
+        if (call["name"], canonical(call["args"])) in rejected:
+            return call
+    return None
+
+
+def plan(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[str, Any]:
+    """Call the model once with the tools bound; stop first if a budget is spent."""
+    now = time.time()
+    reason = budget_stop(state, deps.limits, now)
+    if reason:
+        return finish(state, deps, config, reason)
+    step = (state.get("model_calls") or 0) + 1
+    messages = plan_messages(state)
+    bound = deps.model.bind_tools([spec.as_langchain_tool() for spec in deps.registry])
+    started = time.time()
+    reply = bound.invoke(messages, config)
+    if not isinstance(reply, AIMessage):
+        raise TypeError(f"the chat model returned {type(reply).__name__}, not an AIMessage")
+    usage = reply.usage_metadata or {}
+    used = usage.get("total_tokens") or count_tokens_approximately([*messages, reply])
+    deps.trace.emit(
+        thread_of(config), "model_call", run_id=run_of(config), step=step, node="plan",
+        model=reply.response_metadata.get("model_name") or type(deps.model).__name__,
+        request_id=reply.response_metadata.get("id") or reply.id,
+        input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
+        start=started, end=time.time(),
+        tool_calls=[{"name": c["name"], "args": c["args"]} for c in reply.tool_calls],
+        invalid_tool_calls=len(reply.invalid_tool_calls),
+    )
+    update: dict[str, Any] = {"model_calls": step, "tokens": (state.get("tokens") or 0) + used}
+    proposed = propose(state, deps, reply)
+    if not proposed:
+        done = finish({**state, **update}, deps, config, "answered", answer=text_of(reply))
+        return {**update, **done, "messages": [reply]}
+    again = retried_rejection(state, proposed)
+    if again:
+        detail = f"the model proposed the rejected call {again['name']} again"
+        return {**update, **finish({**state, **update}, deps, config, "rejected", detail=detail)}
+    return {**update, "messages": [reply], "proposed": proposed, "plan_notes": text_of(reply)}
