@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 import redis
 
+from checkpoints.keys import Keys
+from tests.agent_rig import AgentRig
+from tests.openai_server import ScriptedOpenAI
 from tests.redis_servers import Server, start_server
 
 
@@ -56,3 +59,30 @@ def client(redis_server: Server) -> Iterator[redis.Redis]:
 @pytest.fixture(scope="session")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("work")
+
+
+@pytest.fixture
+def scripted() -> Iterator[ScriptedOpenAI]:
+    server = ScriptedOpenAI()
+    yield server
+    server.close()
+
+
+@pytest.fixture(params=["offline", "openai"])
+def rig(request: pytest.FixtureRequest, client: redis.Redis, prefix: str) -> Iterator[AgentRig]:
+    """The agent with the offline model, then with ChatOpenAI against the scripted server."""
+    server = ScriptedOpenAI() if request.param == "openai" else None
+    rig = AgentRig(kind=request.param, client=client, keys=Keys(prefix=prefix), server=server)
+    yield rig
+    if server is not None:
+        server.close()
+        server.assert_done()
+
+
+@pytest.fixture
+def scripted_rig(client: redis.Redis, prefix: str) -> Iterator[AgentRig]:
+    """The agent with ChatOpenAI only, for behaviour the offline model never shows."""
+    server = ScriptedOpenAI()
+    yield AgentRig(kind="openai", client=client, keys=Keys(prefix=prefix), server=server)
+    server.close()
+    server.assert_done()

@@ -13,6 +13,7 @@ import threading
 import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from typing import Any
 
 
@@ -64,6 +65,10 @@ class ScriptedOpenAI:
 
     def __init__(self) -> None:
         self.script: list[Reply] = []
+        # (marker, responder): a request whose system message contains the marker is
+        # answered by the responder instead of the script (e.g. compaction summaries).
+        self.responders: list[tuple[str, Callable[[dict[str, Any]], Reply]]] = []
+        self.side_requests: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []
         self.unexpected: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -94,8 +99,17 @@ class ScriptedOpenAI:
     def load(self, *replies: Reply) -> None:
         self.script.extend(replies)
 
+    def respond(self, marker: str, responder: Callable[[dict[str, Any]], Reply]) -> None:
+        self.responders.append((marker, responder))
+
     def _answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         with self._lock:
+            system = next((str(m.get("content")) for m in body.get("messages", [])
+                           if m.get("role") == "system"), "")
+            for marker, responder in self.responders:
+                if marker in system:
+                    self.side_requests.append(body)
+                    return 200, responder(body).to_json(body.get("model", "scripted"))
             if not path.endswith("/chat/completions") or not self.script:
                 self.unexpected.append(body)
                 return 500, {"error": {"message": "unexpected request: the script is used up",

@@ -1,0 +1,102 @@
+"""Run the agent graph with either model: the offline one, or the real ChatOpenAI client
+against the scripted OpenAI-compatible server. Scripts are ignored by the offline model."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID, uuid4
+
+import redis
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_openai import ChatOpenAI
+from pydantic import SecretStr
+
+from checkpoints.keys import Keys
+from checkpoints.redis import RedisSaver
+from checkpoints.trace import TraceWriter
+from graphs.agent import AgentGraph, build_agent_graph, start_input
+from graphwright.offline import OfflineChatModel
+from nodes.deps import Limits
+from tests.openai_server import Reply, ScriptedOpenAI
+from tools.builtin import build_registry
+from tools.policy import Policy
+from tools.registry import ToolRegistry
+
+
+class RequestRecorder(BaseCallbackHandler):
+    """Every prompt sent to a chat model, as LangChain messages (works for both models)."""
+
+    def __init__(self) -> None:
+        self.prompts: list[list[BaseMessage]] = []
+
+    def on_chat_model_start(
+        self, serialized: dict[str, Any], messages: list[list[BaseMessage]], *, run_id: UUID,
+        **kwargs: Any,
+    ) -> None:
+        self.prompts.extend(messages)
+
+
+@dataclass
+class AgentRig:
+    kind: str  # "offline" or "openai"
+    client: redis.Redis
+    keys: Keys
+    server: ScriptedOpenAI | None
+    recorder: RequestRecorder = field(default_factory=RequestRecorder)
+
+    @property
+    def scripted(self) -> bool:
+        return self.server is not None
+
+    def model(self) -> BaseChatModel:
+        if self.server is None:
+            return OfflineChatModel()
+        return ChatOpenAI(model="scripted", base_url=self.server.base_url,
+                          api_key=SecretStr("test-key"), max_retries=0, timeout=10)
+
+    def build(
+        self, *, tools: ToolRegistry | None = None, limits: Limits | None = None,
+        policy: Policy | None = None,
+    ) -> AgentGraph:
+        return build_agent_graph(
+            tools=tools or build_registry(), model=self.model(), redis_client=self.client,
+            policy=policy, limits=limits, keys=self.keys,
+            checkpointer=RedisSaver(self.client, prefix=self.keys.prefix),
+        )
+
+    def script(self, *replies: Reply) -> None:
+        if self.server is not None:
+            self.server.load(*replies)
+
+    def config(self, thread_id: str | None = None) -> RunnableConfig:
+        return {"configurable": {"thread_id": thread_id or uuid4().hex},
+                "callbacks": [self.recorder]}
+
+    def run(self, graph: AgentGraph, goal: str, constraints: list[str] | None = None,
+            config: RunnableConfig | None = None) -> tuple[dict[str, Any], RunnableConfig]:
+        config = config or self.config()
+        return graph.invoke(start_input(goal, constraints), config), config
+
+    def trace(self, config: RunnableConfig) -> list[dict[str, Any]]:
+        return TraceWriter(self.client, self.keys).read(config["configurable"]["thread_id"])
+
+    def tool_events(self, config: RunnableConfig) -> list[dict[str, Any]]:
+        """The trace's tool executions, in order."""
+        return [e for e in self.trace(config) if e["kind"] == "tool_call"]
+
+    def tools_called(self, config: RunnableConfig) -> list[str]:
+        return [e["tool"] for e in self.tool_events(config)]
+
+    def effects(self) -> dict[str, int]:
+        return {k.decode(): int(v) for k, v in self.client.hgetall(self.keys.effects()).items()}
+
+    def outbox(self) -> list[dict[str, Any]]:
+        return [json.loads(m) for m in self.client.lrange(self.keys.outbox(), 0, -1)]
+
+    def calendar(self) -> list[dict[str, Any]]:
+        return [json.loads(v) for v in self.client.hvals(self.keys.calendar())]
