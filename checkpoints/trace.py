@@ -47,7 +47,9 @@ class TraceWriter:
     def read(self, thread_id: str) -> list[dict[str, Any]]:
         """Every recorded event of the thread, oldest first."""
         try:
-            entries = self.redis.xrange(self.keys.events(thread_id))
+            entries: list[tuple[bytes, dict[bytes, bytes]]] = self.redis.xrange(  # type: ignore[assignment]  # redis-py types bytes|str
+            self.keys.events(thread_id)
+        )
         except redis.RedisError as exc:
             raise RedisUnavailableError(
                 f"cannot read the trace of thread {thread_id!r}: {exc}"

@@ -17,7 +17,7 @@ from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
@@ -78,7 +78,7 @@ def handoff_reply(messages: Sequence[BaseMessage]) -> str:
     """Summary mode: the record code would write, since this model cannot do better."""
     payload = json.loads(str(messages[-1].content))
     previous = Handoff.model_validate(payload["previous_record"]) if payload["previous_record"] else None
-    folded: list[BaseMessage] = []
+    folded: list[AnyMessage] = []
     for m in payload["folded_messages"]:
         if m["type"] == "ai":
             folded.append(AIMessage(m["content"], id=m["id"], tool_calls=m["tool_calls"] or []))

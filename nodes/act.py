@@ -11,7 +11,7 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 
-from graphs.state import AgentState, CallRecord, ProposedCall, canonical
+from graphs.state import AgentState, CallRecord, Outcome, ProposedCall, canonical
 from nodes.deps import AgentDeps
 from nodes.finish import run_of, thread_of
 from nodes.stops import repeat_run
@@ -67,7 +67,7 @@ def act(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[s
             refused(call) if call["action"] == "refuse" and deps.registry.get(call["name"])
             else None
         )
-        outcome = "repeat" if repeats >= 1 else "ok"
+        outcome: Outcome = "repeat" if repeats >= 1 else "ok"
         log.append(CallRecord(call_id=call["id"], name=call["name"], canonical_args=key,
                               outcome=outcome))
         plan.append((call, blocked))

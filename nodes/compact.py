@@ -6,7 +6,13 @@ import json
 import time
 from typing import Any
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage, SystemMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    HumanMessage,
+    RemoveMessage,
+    SystemMessage,
+)
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig
 from pydantic import ValidationError
@@ -43,7 +49,8 @@ def compact(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> di
     """Ask the model for the summary, check it against program state, fall back if it fails."""
     limits = deps.limits
     messages = list(state.get("messages") or [])
-    previous = Handoff.model_validate_json(state["summary"]) if state.get("summary") else None
+    summary = state.get("summary")
+    previous = Handoff.model_validate_json(summary) if summary else None
     overhead = count_tokens_approximately([SystemMessage(system_prompt(state))])
     keep = int(limits.compact_target * limits.input_budget_tokens) - overhead
     cut = cut_index(messages, max(keep // 2, 0))  # half the room for turns, half for the record
@@ -63,7 +70,7 @@ def compact(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> di
     if missing:
         # The model's record lost something the program knows happened: code writes it.
         handoff = fallback(folded, previous)
-    usage = reply.usage_metadata or {}
+    usage: dict[str, Any] = dict(reply.usage_metadata or {})
     deps.trace.emit(
         thread_of(config), "compaction", run_id=run_of(config), step=state.get("model_calls") or 0,
         node="compact", folded=len(folded), kept=len(messages) - cut, start=started,

@@ -95,9 +95,12 @@ def problems(handoff: Handoff, call_ids: set[str], entity_ids: set[str]) -> list
 def fallback(folded: Sequence[AnyMessage], previous: Handoff | None) -> Handoff:
     """A record built by code when the model's summary fails the check."""
     actions = (previous.actions if previous else []) + folded_actions(folded)
-    facts = (previous.facts if previous else []) + [
-        Fact(fact=f"{a.tool} returned {a.result}", source=a.call_id) for a in actions[-3:]
-    ]
+    facts = list(previous.facts if previous else [])
+    for message in folded:
+        if isinstance(message, ToolMessage):
+            ids = sorted(set(ID_PATTERN.findall(str(message.content))))
+            if ids:
+                facts.append(Fact(fact=f"ids seen: {', '.join(ids)}", source=message.tool_call_id))
     return Handoff(
         facts=facts,
         actions=actions,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import AnyMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
@@ -51,7 +51,7 @@ def observe(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> di
         for m in fresh
     )
     update: dict[str, Any] = {"tool_errors": errors, "tainted": tainted}
-    merged: AgentState = {**state, **update}  # type: ignore[typeddict-item]  # partial update merged for the checks
+    merged = cast(AgentState, {**state, **update})
     reason = outcome_stop(merged, deps.limits) or budget_stop(merged, deps.limits, time.time())
     if reason:
         detail = merged.get("end_requested") or ""

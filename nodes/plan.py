@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage
 from langchain_core.messages.utils import count_tokens_approximately
@@ -12,8 +12,8 @@ from langchain_core.runnables import RunnableConfig
 
 from graphs.state import AgentState, ProposedCall, canonical
 from nodes.deps import AgentDeps
-from nodes.prompt import plan_messages
 from nodes.finish import finish, run_of, thread_of
+from nodes.prompt import plan_messages
 from nodes.stops import budget_stop
 
 
@@ -80,7 +80,7 @@ def plan(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[
     reply = bound.invoke(messages, config)
     if not isinstance(reply, AIMessage):
         raise TypeError(f"the chat model returned {type(reply).__name__}, not an AIMessage")
-    usage = reply.usage_metadata or {}
+    usage: dict[str, Any] = dict(reply.usage_metadata or {})
     used = usage.get("total_tokens") or count_tokens_approximately([*messages, reply])
     deps.trace.emit(
         thread_of(config), "model_call", run_id=run_of(config), step=step, node="plan",
@@ -94,10 +94,12 @@ def plan(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[
     update: dict[str, Any] = {"model_calls": step, "tokens": (state.get("tokens") or 0) + used}
     proposed = propose(state, deps, reply)
     if not proposed:
-        done = finish({**state, **update}, deps, config, "answered", answer=text_of(reply))
+        merged = cast(AgentState, {**state, **update})
+        done = finish(merged, deps, config, "answered", answer=text_of(reply))
         return {**update, **done, "messages": [reply]}
     again = retried_rejection(state, proposed)
     if again:
         detail = f"the model proposed the rejected call {again['name']} again"
-        return {**update, **finish({**state, **update}, deps, config, "rejected", detail=detail)}
+        merged = cast(AgentState, {**state, **update})
+        return {**update, **finish(merged, deps, config, "rejected", detail=detail)}
     return {**update, "messages": [reply], "proposed": proposed, "plan_notes": text_of(reply)}

@@ -1,0 +1,27 @@
+"""Every graph compiles, and its drawing shows its nodes and edges."""
+
+from __future__ import annotations
+
+import redis
+
+from graphs.agent import build_agent_graph
+from graphwright.offline import OfflineChatModel
+from tools.builtin import build_registry
+
+AGENT_EDGES = {
+    ("__start__", "plan"), ("plan", "act"), ("plan", "human_gate"), ("plan", "__end__"),
+    ("human_gate", "act"), ("human_gate", "plan"), ("human_gate", "observe"),
+    ("act", "observe"), ("observe", "plan"), ("observe", "compact"), ("observe", "__end__"),
+    ("compact", "plan"),
+}
+
+
+def test_agent_graph_draws_its_five_nodes_and_every_edge(client: redis.Redis) -> None:
+    graph = build_agent_graph(tools=build_registry(), model=OfflineChatModel(), redis_client=client)
+    drawn = graph.get_graph()
+    assert set(drawn.nodes) == {"__start__", "plan", "act", "observe", "compact", "human_gate", "__end__"}
+    assert {(e.source, e.target) for e in drawn.edges} == AGENT_EDGES
+    mermaid = drawn.draw_mermaid()
+    for node in ("plan", "act", "observe", "compact", "human_gate"):
+        assert node in mermaid
+    assert "observe -.-> compact" in mermaid and "act --> observe" in mermaid
