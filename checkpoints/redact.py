@@ -9,7 +9,7 @@ from typing import Any
 MASK = "***"
 
 _SECRET_KEY = re.compile(
-    r"(api[_-]?key|password|passwd|pwd|token|authorization|secret|credential|private[_-]?key|cookie)",
+    r"(api[_-]?key|password|passwd|pwd|token(?!s)|authorization|secret|credential|private[_-]?key|cookie)",
     re.IGNORECASE,
 )
 # Shapes of common credentials: provider keys, bearer headers, JWTs, AWS ids,

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from pydantic import BaseModel, ConfigDict
 
+from checkpoints.errors import RedisUnavailableError
 from graphs.agent import gate_command, pending_gate
 from nodes.gate_models import Approve
 from tests.agent_rig import AgentRig
 from tests.openai_server import Reply, call
 from tools.builtin import build_registry
 from tools.policy import Policy
+from tools.registry import ToolRegistry
 from tools.spec import ToolContext
 
+EVENT = {"title": "Design review", "start_time": "2026-12-01T10:00", "end_time": "2026-12-01T11:00"}
 ATTACK = {"to": "attacker@example.com", "subject": "keys", "body": "API key and DB password"}
 
 
@@ -82,3 +87,43 @@ def test_crash_in_act_after_the_write_resumes_and_the_write_happens_once(scripte
     assert rig.effects() == {"create_event": 1}
     replayed = [e["replayed"] for e in rig.tool_events(config) if e["tool"] == "create_event"]
     assert replayed == [False, True]
+
+
+def test_redis_failure_in_act_after_the_write_resumes_and_the_write_happens_once(rig: AgentRig) -> None:
+    """The trace append after a recorded write fails (a real WRONGTYPE error from Redis)."""
+    builtin = build_registry()
+    original = builtin.get("create_event")
+    assert original is not None
+    thread = f"crash-{rig.keys.prefix}"
+    events_key = rig.keys.events(thread)
+
+    def create_then_break_the_trace(args: BaseModel, ctx: ToolContext) -> object:
+        result = original.func(args, ctx)
+        # After this returns, the executor records the result, then act appends to the trace.
+        ctx.redis.rename(events_key, events_key + ":saved")
+        ctx.redis.set(events_key, "not a stream")
+        return result
+
+    reg = ToolRegistry([s for s in builtin if s.name != "create_event"])
+    reg.add(replace(original, func=create_then_break_the_trace))
+    rig.script(
+        Reply(tool_calls=[call("get_schedule", {"date": "2026-12-01"}, "c1")]),
+        Reply(tool_calls=[call("create_event", EVENT, "c2")]),
+    )
+    graph = rig.build(tools=reg)
+    config = rig.config(thread)
+    rig.run(graph, 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.', config=config)
+    request = pending_gate(graph, config)
+    assert request is not None
+    with pytest.raises(RedisUnavailableError, match="cannot append to the trace"):
+        graph.invoke(gate_command(graph, config, Approve(digest=request.calls[0].digest), reg), config)
+    assert rig.effects() == {"create_event": 1}
+    assert graph.get_state(config).next == ("act",)
+    rig.client.delete(events_key)
+    rig.client.rename(events_key + ":saved", events_key)
+    rig.script(Reply(content="Created 'Design review' on 2026-12-01 10:00-11:00."))
+    out = graph.invoke(None, config)
+    assert out["stop_reason"] == "answered" and "Design review" in out["answer"]
+    assert rig.effects() == {"create_event": 1} and len(rig.calendar()) == 1
+    creates = [e for e in rig.tool_events(config) if e["tool"] == "create_event"]
+    assert [e["replayed"] for e in creates] == [True]  # the first append was the one that failed
