@@ -77,6 +77,10 @@ class Keys:
         """Run lock of the thread (SET NX with expiry)."""
         return f"{self.thread_tag(thread_id)}:lock"
 
+    def meta(self, thread_id: str) -> str:
+        """Hash: the thread's graph, status and times, kept by the Orchestrator."""
+        return f"{self.thread_tag(thread_id)}:meta"
+
     def idempotency(self, thread_id: str, tool_call_id: str) -> str:
         """Recorded result of one side-effecting tool call."""
         return f"{self.thread_tag(thread_id)}:idem:{escape(tool_call_id)}"

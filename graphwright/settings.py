@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from pydantic import Field, SecretStr
+
+from nodes.deps import Limits
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -24,3 +26,19 @@ class Settings(BaseSettings):
     openai_model: str = Field(default="gpt-4o-mini", validation_alias="OPENAI_MODEL")
     openai_timeout_s: float = Field(default=60.0, validation_alias="OPENAI_TIMEOUT")
     openai_max_retries: int = Field(default=2, validation_alias="OPENAI_MAX_RETRIES")
+    graphs: str | None = Field(
+        default=None, validation_alias="GRAPHWRIGHT_GRAPHS",
+        description="comma-separated module:function entries that register user graphs",
+    )
+    max_model_calls: int = Field(default=8, validation_alias="GRAPHWRIGHT_MAX_MODEL_CALLS")
+    max_tool_errors: int = Field(default=3, validation_alias="GRAPHWRIGHT_MAX_TOOL_ERRORS")
+    deadline_s: float = Field(default=300.0, validation_alias="GRAPHWRIGHT_DEADLINE_S")
+    token_budget: int = Field(default=200_000, validation_alias="GRAPHWRIGHT_TOKEN_BUDGET")
+    input_budget_tokens: int = Field(default=16_000, validation_alias="GRAPHWRIGHT_INPUT_BUDGET")
+
+    def limits(self) -> Limits:
+        return Limits(
+            max_model_calls=self.max_model_calls, max_tool_errors=self.max_tool_errors,
+            deadline_s=self.deadline_s, token_budget=self.token_budget,
+            input_budget_tokens=self.input_budget_tokens,
+        )

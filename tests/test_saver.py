@@ -75,6 +75,7 @@ def test_key_templates_are_pinned() -> None:
     assert k.thread_run("t1", "r1") == "gw:{t1}:run:r1"
     assert k.events("t1") == "gw:{t1}:events"
     assert k.lock("t1") == "gw:{t1}:lock"
+    assert k.meta("t1") == "gw:{t1}:meta"
     assert k.idempotency("t1", "call_1") == "gw:{t1}:idem:call_1"
     assert k.threads() == "gw:threads"
     assert k.run("r1") == "gw:run:r1"

@@ -168,6 +168,8 @@ class ToolExecutor:
         claim_ttl = int(spec.timeout_s) + 60
         try:
             claimed = self.redis.set(key, PENDING, nx=True, ex=claim_ttl)
+            # Listed in the thread's registry, so deleting the thread deletes the record.
+            self.redis.sadd(self.keys.registry(thread_id), key)
             if not claimed:
                 recorded = self.redis.get(key)
                 if recorded is not None and recorded != PENDING:

@@ -1,0 +1,157 @@
+"""Draw a graph for review: Mermaid, ASCII, SVG (Graphviz) or one self-contained HTML page.
+
+Nothing here touches the network: LangGraph's PNG helper calls a remote renderer by
+default, so it is never used. The HTML page inlines the Mermaid library shipped in
+``graphwright/assets``. With a thread, the visited nodes, the current node and a
+pending gate are marked.
+"""
+
+from __future__ import annotations
+
+import html
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from functools import cache
+from importlib.resources import files
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.graph import Graph as DrawableGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from checkpoints.errors import ConfigurationError, UserError
+
+Format = Literal["mermaid", "ascii", "svg", "html"]
+FORMATS: tuple[Format, ...] = ("mermaid", "ascii", "svg", "html")
+
+STYLES = {
+    "visited": "fill:#dbeafe,stroke:#1d4ed8",
+    "current": "fill:#fde68a,stroke:#b45309,stroke-width:3px",
+    "gate": "fill:#fecaca,stroke:#b91c1c,stroke-width:3px",
+}
+
+
+@dataclass(frozen=True)
+class Path:
+    """Where a thread has been and where it stands."""
+
+    visited: list[str] = field(default_factory=list)
+    current: list[str] = field(default_factory=list)
+    gate: bool = False
+
+    def legend(self) -> str:
+        parts = [f"visited: {', '.join(self.visited) or '-'}",
+                 f"current: {', '.join(self.current) or 'finished'}"]
+        if self.gate:
+            parts.append("pending gate: waiting for a decision")
+        return "; ".join(parts)
+
+
+def path_of(graph: CompiledStateGraph[Any, Any, Any, Any], config: RunnableConfig) -> Path:
+    """The nodes a thread ran (from its checkpoints), the next ones, and whether a gate waits."""
+    snapshots = list(graph.get_state_history(config))  # newest first
+    if not snapshots:
+        return Path()
+    visited: list[str] = []
+    for snap in reversed(snapshots[1:]):
+        visited += [n for n in snap.next if n not in visited]
+    latest = snapshots[0]
+    return Path(visited=visited, current=list(latest.next), gate=bool(latest.interrupts))
+
+
+def drawable(graph: CompiledStateGraph[Any, Any, Any, Any]) -> DrawableGraph:
+    return graph.get_graph(xray=True)
+
+
+def mermaid(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None) -> str:
+    text = drawable(graph).draw_mermaid()
+    if path is None:
+        return text
+    lines = [text.rstrip()]
+    lines += [f"\tclassDef {name} {style};" for name, style in STYLES.items()]
+    marks = {
+        "visited": [n for n in path.visited if n not in path.current],
+        "current": [] if path.gate else path.current,
+        "gate": path.current if path.gate else [],
+    }
+    lines += [f"\tclass {','.join(nodes)} {name};" for name, nodes in marks.items() if nodes]
+    return "\n".join(lines) + "\n"
+
+
+def ascii_art(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None) -> str:
+    text = drawable(graph).draw_ascii()
+    return text + (f"\n{path.legend()}\n" if path else "")
+
+
+def dot(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None) -> str:
+    """Graphviz DOT text: solid fixed edges, dashed conditional ones, colours for the path."""
+    g = drawable(graph)
+    fills = {"visited": "#dbeafe", "current": "#fde68a", "gate": "#fecaca"}
+    lines = ["digraph G {", '  rankdir=TB; node [shape=box, style="rounded,filled", fillcolor=white];']
+    for node_id in g.nodes:
+        colour = "white"
+        if path and node_id in path.current:
+            colour = fills["gate" if path.gate else "current"]
+        elif path and node_id in path.visited:
+            colour = fills["visited"]
+        lines.append(f'  "{node_id}" [label="{node_id}", fillcolor="{colour}"];')
+    for edge in g.edges:
+        style = "dashed" if edge.conditional else "solid"
+        lines.append(f'  "{edge.source}" -> "{edge.target}" [style={style}];')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def svg(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None) -> str:
+    binary = shutil.which("dot")
+    if binary is None:
+        raise ConfigurationError(
+            "SVG needs Graphviz's `dot`, which is not installed; install the graphviz package "
+            "(apt-get install graphviz, or brew install graphviz), or use --format html"
+        )
+    done = subprocess.run([binary, "-Tsvg"], input=dot(graph, path), capture_output=True,
+                          text=True, check=False, timeout=60)
+    if done.returncode != 0:
+        raise ConfigurationError(f"Graphviz failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+@cache
+def mermaid_library() -> str:
+    return (files("graphwright") / "assets" / "mermaid.min.js").read_text(encoding="utf-8")
+
+
+def page(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None, title: str) -> str:
+    """One HTML file that renders offline: the Mermaid library is inlined."""
+    legend = f"<p class=legend>{html.escape(path.legend())}</p>" if path else ""
+    # "</script" inside the inlined library would end the tag early.
+    library = mermaid_library().replace("</script", "<\\/script")
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)} · graphwright</title>
+<style>body{{font-family:system-ui,sans-serif;margin:2rem}}.legend{{color:#444}}</style>
+</head><body>
+<h1>{html.escape(title)}</h1>
+{legend}
+<pre class="mermaid">
+{html.escape(mermaid(graph, path))}
+</pre>
+<script>{library}</script>
+<script>mermaid.initialize({{startOnLoad: true, securityLevel: "strict"}});</script>
+</body></html>
+"""
+
+
+def render(
+    graph: CompiledStateGraph[Any, Any, Any, Any], format: str, path: Path | None = None,
+    *, title: str = "graph",
+) -> str:
+    if format == "mermaid":
+        return mermaid(graph, path)
+    if format == "ascii":
+        return ascii_art(graph, path)
+    if format == "svg":
+        return svg(graph, path)
+    if format == "html":
+        return page(graph, path, title)
+    raise UserError(f"unknown drawing format {format!r}; choose one of {', '.join(FORMATS)}")

@@ -1,0 +1,445 @@
+"""``Orchestrator``: invoke named graphs, resume them from Redis, inspect and draw them.
+
+The CLI and the HTTP service are thin layers over this class.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import redis
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
+from pydantic import ValidationError
+from redis.cluster import RedisCluster
+
+from checkpoints.errors import (
+    ConfigurationError,
+    GraphwrightError,
+    InfrastructureError,
+    RedisUnavailableError,
+    UserError,
+)
+from checkpoints.keys import Keys
+from checkpoints.redis import RedisSaver
+from checkpoints.trace import TraceWriter
+from graphs.agent import gate_command, pending_gate
+from graphs.registry import Graph, GraphContext, GraphRegistry, GraphSpec, RunInput, default_registry
+from graphwright import drawing
+from graphwright.locking import thread_lock
+from graphwright.models import make_model
+from graphwright.results import (
+    CheckpointInfo,
+    RunResult,
+    RunStatus,
+    StepEvent,
+    ThreadInfo,
+    ThreadState,
+    Usage,
+)
+from graphwright.serialize import jsonable
+from graphwright.settings import Settings
+from graphwright.store import redis_url
+from nodes.deps import Limits
+from nodes.gate_models import GateRequest
+from tools.policy import Policy
+
+log = logging.getLogger(__name__)
+
+
+class Orchestrator:
+    """The one entry point: every run, resume, inspection and drawing goes through here."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings | None = None,
+        model: BaseChatModel | None = None,
+        client: redis.Redis | None = None,
+        graphs: GraphRegistry | None = None,
+        limits: Limits | None = None,
+        policy: Policy | None = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        if client is None:
+            url = redis_url(self.settings)
+            client = (
+                RedisCluster.from_url(url) if self.settings.redis_cluster  # type: ignore[assignment]
+                else redis.Redis.from_url(url)
+            )
+        self.client: redis.Redis = client
+        self.keys = Keys(prefix=self.settings.key_prefix)
+        self.saver = RedisSaver(
+            client, prefix=self.settings.key_prefix, ttl_s=self.settings.checkpoint_ttl_s,
+            encrypt=self.settings.encrypt,
+        )
+        self.model = model or make_model(self.settings)
+        self.graphs = graphs or default_registry()
+        self.limits = limits or self.settings.limits()
+        self.policy = policy
+        self.tracer = TraceWriter(client, self.keys, ttl_s=self.settings.checkpoint_ttl_s)
+        self._compiled: dict[tuple[str, str], Graph] = {}
+        for target in filter(None, (self.settings.graphs or "").split(",")):
+            load_plugin(target.strip(), self.graphs)
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> Orchestrator:
+        """Settings from the environment and ``.env``; embedded Redis and offline model by default."""
+        return cls(settings=Settings(), **overrides)
+
+    # --- running -------------------------------------------------------------
+
+    def invoke(
+        self, graph: str, input: str | dict[str, Any] | RunInput, *,
+        thread_id: str | None = None, limits: Limits | None = None,
+    ) -> RunResult:
+        """Start a run on a new thread (or a finished one) and run it until it ends or waits."""
+        return _last(self.stream(graph, input, thread_id=thread_id, limits=limits))
+
+    def resume(
+        self, thread_id: str, decision: Any = None, *, limits: Limits | None = None
+    ) -> RunResult:
+        """Answer the pending gate, or continue a run whose process died, from its checkpoint."""
+        return _last(self.stream_resume(thread_id, decision, limits=limits))
+
+    def stream(
+        self, graph: str, input: str | dict[str, Any] | RunInput, *,
+        thread_id: str | None = None, limits: Limits | None = None,
+    ) -> Iterator[StepEvent]:
+        """Like ``invoke``, yielding each step as it happens and the result last."""
+        spec = self.graphs.get(graph)
+        run_input = parse_input(input)
+        thread_id = thread_id or f"{graph}-{uuid.uuid4().hex[:12]}"
+        with thread_lock(self.client, self.keys, thread_id):
+            meta = self._meta(thread_id)
+            if meta.get("graph") and meta["graph"] != graph:
+                raise UserError(f"thread {thread_id!r} belongs to graph {meta['graph']!r}, not {graph!r}")
+            compiled = self._graph(spec, limits)
+            if meta:
+                snapshot = compiled.get_state(self._config(thread_id))
+                if snapshot.interrupts:
+                    raise UserError(f"thread {thread_id!r} is waiting at a gate; answer it with "
+                                    "resume, or start the new run on another thread")
+                if snapshot.next:
+                    raise UserError(f"thread {thread_id!r} has an unfinished run (its process "
+                                    "stopped mid-step); resume it first")
+            yield from self._run(spec, compiled, thread_id, spec.make_input(run_input), run_input)
+
+    def stream_resume(
+        self, thread_id: str, decision: Any = None, *, limits: Limits | None = None
+    ) -> Iterator[StepEvent]:
+        """Like ``resume``, yielding each step as it happens and the result last."""
+        meta = self._meta(thread_id)
+        if not meta.get("graph"):
+            raise UserError(f"no thread {thread_id!r}; `threads` lists the known ones")
+        spec = self.graphs.get(meta["graph"])
+        with thread_lock(self.client, self.keys, thread_id):
+            compiled = self._graph(spec, limits)
+            config = self._config(thread_id)
+            snapshot = compiled.get_state(config)
+            payload: Any
+            if pending_gate(compiled, config) is not None:
+                if decision is None:
+                    raise UserError(f"thread {thread_id!r} is waiting at a gate; give a decision "
+                                    "(approve, edit or reject)")
+                payload = gate_command(compiled, config, decision, spec.tools())
+            elif snapshot.interrupts:
+                payload = Command(resume=decision)  # a user graph's own interrupt
+            elif snapshot.next:
+                if decision is not None:
+                    raise UserError(f"thread {thread_id!r} is not waiting at a gate; resume it "
+                                    "without a decision")
+                payload = None
+            else:
+                status = self._status(meta)
+                raise UserError(f"thread {thread_id!r} has already finished ({status}); there is "
+                                "nothing to resume; start a new run with invoke")
+            yield from self._run(spec, compiled, thread_id, payload, None)
+
+    async def ainvoke(self, graph: str, input: str | dict[str, Any] | RunInput, *,
+                      thread_id: str | None = None, limits: Limits | None = None) -> RunResult:
+        return await asyncio.to_thread(self.invoke, graph, input, thread_id=thread_id, limits=limits)
+
+    async def aresume(self, thread_id: str, decision: Any = None, *,
+                      limits: Limits | None = None) -> RunResult:
+        return await asyncio.to_thread(self.resume, thread_id, decision, limits=limits)
+
+    async def astream(self, graph: str, input: str | dict[str, Any] | RunInput, *,
+                      thread_id: str | None = None, limits: Limits | None = None,
+                      ) -> AsyncIterator[StepEvent]:
+        async for event in _in_thread(lambda: self.stream(graph, input, thread_id=thread_id,
+                                                         limits=limits)):
+            yield event
+
+    async def astream_resume(self, thread_id: str, decision: Any = None, *,
+                             limits: Limits | None = None) -> AsyncIterator[StepEvent]:
+        async for event in _in_thread(lambda: self.stream_resume(thread_id, decision, limits=limits)):
+            yield event
+
+    # --- inspecting ----------------------------------------------------------
+
+    def state(self, thread_id: str) -> ThreadState:
+        spec, compiled, config = self._thread(thread_id)
+        snapshot = compiled.get_state(config)
+        return ThreadState(
+            thread_id=thread_id, graph=spec.name, status=self._status(self._meta(thread_id)),
+            values=jsonable(snapshot.values), next=list(snapshot.next),
+            pending=pending_gate(compiled, config),
+            checkpoint_id=(snapshot.config.get("configurable") or {}).get("checkpoint_id"),
+        )
+
+    def history(self, thread_id: str) -> list[CheckpointInfo]:
+        """Checkpoints, newest first, each with the node(s) that produced it and its step."""
+        _, compiled, config = self._thread(thread_id)
+        snapshots = list(compiled.get_state_history(config))
+        out = []
+        for i, snap in enumerate(snapshots):
+            older = snapshots[i + 1] if i + 1 < len(snapshots) else None
+            meta = snap.metadata or {}
+            out.append(CheckpointInfo(
+                checkpoint_id=str((snap.config.get("configurable") or {}).get("checkpoint_id")),
+                step=int(meta.get("step", -1)),
+                node=list(older.next) if older else [],
+                next=list(snap.next),
+                source=meta.get("source"),
+                created_at=snap.created_at,
+            ))
+        return out
+
+    def trace(self, thread_id: str) -> list[dict[str, Any]]:
+        self._thread(thread_id)
+        return self.tracer.read(thread_id)
+
+    def threads(self) -> list[ThreadInfo]:
+        out = []
+        for thread_id, updated_ms in self.saver.threads():
+            meta = self._meta(thread_id)
+            out.append(ThreadInfo(thread_id=thread_id, graph=meta.get("graph"),
+                                  status=self._status(meta), updated_at=updated_ms / 1000))
+        return out
+
+    def delete(self, thread_id: str) -> None:
+        """Remove every key of the thread: checkpoints, trace, metadata, idempotency records."""
+        self._thread(thread_id)
+        with thread_lock(self.client, self.keys, thread_id):
+            self.saver.delete_thread(thread_id)
+            self.client.delete(self.keys.meta(thread_id))
+
+    def draw(self, graph: str, format: drawing.Format = "mermaid", thread_id: str | None = None) -> str:
+        """The graph as Mermaid, ASCII, SVG or a self-contained HTML page; never uses the network."""
+        spec = self.graphs.get(graph)
+        compiled = self._graph(spec, None)
+        path = None
+        if thread_id is not None:
+            meta = self._meta(thread_id)
+            if meta.get("graph") != graph:
+                raise UserError(f"no thread {thread_id!r} of graph {graph!r}")
+            path = drawing.path_of(compiled, self._config(thread_id))
+        return drawing.render(compiled, format, path, title=graph)
+
+    async def astate(self, thread_id: str) -> ThreadState:
+        return await asyncio.to_thread(self.state, thread_id)
+
+    async def ahistory(self, thread_id: str) -> list[CheckpointInfo]:
+        return await asyncio.to_thread(self.history, thread_id)
+
+    async def atrace(self, thread_id: str) -> list[dict[str, Any]]:
+        return await asyncio.to_thread(self.trace, thread_id)
+
+    async def athreads(self) -> list[ThreadInfo]:
+        return await asyncio.to_thread(self.threads)
+
+    async def adelete(self, thread_id: str) -> None:
+        await asyncio.to_thread(self.delete, thread_id)
+
+    async def adraw(self, graph: str, format: drawing.Format = "mermaid",
+                    thread_id: str | None = None) -> str:
+        return await asyncio.to_thread(self.draw, graph, format, thread_id)
+
+    # --- internals -----------------------------------------------------------
+
+    def _graph(self, spec: GraphSpec, limits: Limits | None) -> Graph:
+        limits = limits or self.limits
+        key = (spec.name, limits.model_dump_json())
+        if key not in self._compiled:
+            self._compiled[key] = spec.build(GraphContext(
+                model=self.model, redis_client=self.client, keys=self.keys,
+                checkpointer=self.saver, limits=limits, policy=self.policy,
+            ))
+        return self._compiled[key]
+
+    def _config(self, thread_id: str, run_id: str | None = None) -> RunnableConfig:
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+        if run_id:
+            config["run_id"] = uuid.UUID(run_id)
+            config["recursion_limit"] = 10_000  # budgets in Limits end runs, not this counter
+        return config
+
+    def _thread(self, thread_id: str) -> tuple[GraphSpec, Graph, RunnableConfig]:
+        meta = self._meta(thread_id)
+        if not meta.get("graph"):
+            raise UserError(f"no thread {thread_id!r}; `threads` lists the known ones")
+        spec = self.graphs.get(meta["graph"])
+        return spec, self._graph(spec, None), self._config(thread_id)
+
+    def _meta(self, thread_id: str) -> dict[str, str]:
+        try:
+            raw = self.client.hgetall(self.keys.meta(thread_id))
+        except redis.RedisError as exc:
+            raise _unavailable(exc) from exc
+        return {k.decode(): v.decode() for k, v in raw.items()}
+
+    def _set_meta(self, thread_id: str, /, **fields: str) -> None:
+        key = self.keys.meta(thread_id)
+        try:
+            with self.client.pipeline(transaction=True) as pipe:
+                pipe.hset(key, mapping={**fields, "updated_at": str(time.time())})
+                pipe.sadd(self.keys.registry(thread_id), key)
+                pipe.execute()
+        except redis.RedisError as exc:
+            raise _unavailable(exc) from exc
+
+    def _status(self, meta: dict[str, str]) -> Any:
+        status = meta.get("status")
+        if status == "running" and meta.get("thread_id"):
+            if not self.client.exists(self.keys.lock(meta["thread_id"])):
+                return "failed"  # its process died mid-step; resume continues it
+        return status
+
+    def _run(
+        self, spec: GraphSpec, compiled: Graph, thread_id: str, payload: Any,
+        run_input: RunInput | None,
+    ) -> Iterator[StepEvent]:
+        run_id = str(uuid.uuid4())
+        config = self._config(thread_id, run_id)
+        self._set_meta(thread_id, graph=spec.name, status="running", thread_id=thread_id)
+        self.tracer.emit(thread_id, "run_start", run_id=run_id, graph=spec.name,
+                         input=run_input.model_dump() if run_input else None,
+                         resumed=run_input is None)
+        error = None
+        try:
+            for chunk in compiled.stream(payload, config, stream_mode="updates"):
+                for node, update in chunk.items():
+                    kind = "interrupt" if node == "__interrupt__" else "step"
+                    yield StepEvent(thread_id=thread_id, kind=kind, node=node,
+                                    update=jsonable(update if isinstance(update, dict) else
+                                                    {"interrupts": update}))
+        except GraphwrightError:
+            self._set_meta(thread_id, status="failed")
+            raise
+        except Exception as exc:  # a model API or tool-stack failure: the run fails, resumable
+            log.exception("run %s on thread %s failed", run_id, thread_id)
+            error = f"{type(exc).__name__}: {exc}"
+        result = self._result(spec, compiled, thread_id, run_id, error)
+        self._set_meta(thread_id, status=result.status)
+        yield StepEvent(thread_id=thread_id, kind="result", result=result)
+
+    def _result(
+        self, spec: GraphSpec, compiled: Graph, thread_id: str, run_id: str, error: str | None
+    ) -> RunResult:
+        config = self._config(thread_id)
+        snapshot = compiled.get_state(config)
+        values = snapshot.values or {}
+        pending = pending_gate(compiled, config)
+        status: RunStatus
+        if error:
+            status = "failed"
+        elif snapshot.interrupts:
+            status = "interrupted"
+        elif snapshot.next:
+            status, error = "failed", f"the run stopped before {list(snapshot.next)}"
+        elif values.get("stop_reason") in (None, "answered"):
+            status = "completed"
+        else:
+            status = "stopped"
+        events = self.tracer.read(thread_id)
+        starts = [i for i, e in enumerate(events) if e["kind"] == "run_start" and not e.get("resumed")]
+        since = events[starts[-1]:] if starts else events
+        return RunResult(
+            thread_id=thread_id, graph=spec.name, run_id=run_id, status=status,
+            answer=values.get("answer"), stop_reason=values.get("stop_reason"),
+            pending=pending if status == "interrupted" else None,
+            steps=int((snapshot.metadata or {}).get("step", 0)),
+            usage=Usage(
+                tokens=int(values.get("tokens") or 0),
+                model_calls=sum(e["kind"] == "model_call" for e in since),
+                tool_calls=sum(e["kind"] == "tool_call" for e in since),
+            ),
+            error=error,
+        )
+
+
+def parse_input(value: str | dict[str, Any] | RunInput) -> RunInput:
+    if isinstance(value, RunInput):
+        return value
+    try:
+        if isinstance(value, str):
+            return RunInput(goal=value)
+        return RunInput.model_validate(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(map(str, first["loc"])) or "input"
+        raise UserError(f"bad input: {where}: {first['msg']}") from exc
+
+
+def load_plugin(target: str, graphs: GraphRegistry) -> None:
+    """Call ``module:function(registry)`` so a user's graphs are registered by name."""
+    module_name, _, func_name = target.partition(":")
+    try:
+        func = getattr(importlib.import_module(module_name), func_name or "register")
+    except (ImportError, AttributeError) as exc:
+        raise ConfigurationError(
+            f"GRAPHWRIGHT_GRAPHS entry {target!r} cannot be loaded ({exc}); "
+            "write it as module:function, importable from the working directory"
+        ) from exc
+    func(graphs)
+
+
+def _unavailable(exc: Exception) -> InfrastructureError:
+    return RedisUnavailableError(f"Redis is not reachable ({exc}); check REDIS_URL or the embedded server")
+
+
+def _last(events: Iterator[StepEvent]) -> RunResult:
+    result = None
+    for event in events:
+        result = event.result or result
+    if result is None:  # every path of _run ends with a result event
+        raise RuntimeError("the run produced no result")
+    return result
+
+
+async def _in_thread(make: Any) -> AsyncIterator[StepEvent]:
+    """Drive a blocking iterator in a worker thread and hand its items to the event loop."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+
+    def pump() -> None:
+        try:
+            for item in make():
+                loop.call_soon_threadsafe(queue.put_nowait, ("item", item))
+        except BaseException as exc:
+            loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
+        else:
+            loop.call_soon_threadsafe(queue.put_nowait, ("done", None))
+
+    task = loop.run_in_executor(None, pump)
+    while True:
+        kind, value = await queue.get()
+        if kind == "item":
+            yield value
+        elif kind == "error":
+            await task
+            raise value
+        else:
+            await task
+            return
+
+
+__all__ = ["GateRequest", "Orchestrator", "parse_input"]

@@ -1,0 +1,69 @@
+"""What the API returns: pydantic models, so the CLI and HTTP service print them as JSON."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from nodes.gate_models import GateRequest
+
+RunStatus = Literal["completed", "interrupted", "stopped", "failed"]
+ThreadStatus = Literal["running", "completed", "interrupted", "stopped", "failed"]
+
+
+class Usage(BaseModel):
+    tokens: int = 0
+    model_calls: int = 0
+    tool_calls: int = 0
+
+
+class RunResult(BaseModel):
+    """The outcome of one invoke or resume."""
+
+    thread_id: str
+    graph: str
+    run_id: str
+    status: RunStatus
+    answer: str | None = None
+    stop_reason: str | None = None
+    pending: GateRequest | None = Field(default=None, description="the gate waiting for a decision")
+    steps: int = Field(default=0, description="LangGraph super-steps on the thread so far")
+    usage: Usage = Field(default_factory=Usage)
+    error: str | None = None
+
+
+class StepEvent(BaseModel):
+    """One step of a streamed run, as it happens."""
+
+    thread_id: str
+    kind: Literal["step", "interrupt", "result"]
+    node: str | None = None
+    update: dict[str, Any] = Field(default_factory=dict)
+    result: RunResult | None = None
+
+
+class ThreadInfo(BaseModel):
+    thread_id: str
+    graph: str | None
+    status: ThreadStatus | None
+    updated_at: float | None
+
+
+class CheckpointInfo(BaseModel):
+    checkpoint_id: str
+    step: int
+    node: list[str] = Field(description="the node(s) whose writes produced this checkpoint")
+    next: list[str]
+    source: str | None
+    created_at: str | None
+
+
+class ThreadState(BaseModel):
+    thread_id: str
+    graph: str | None
+    status: ThreadStatus | None
+    values: dict[str, Any]
+    next: list[str]
+    pending: GateRequest | None
+    checkpoint_id: str | None
