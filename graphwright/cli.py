@@ -1,72 +1,302 @@
-"""The ``graphwright`` command line (Typer + Rich)."""
+"""The ``graphwright`` command line (Typer + Rich), a thin layer over ``Orchestrator``.
+
+User errors print one line and exit 2; infrastructure errors print one line and exit 1;
+``--json`` prints machine-readable output for every command.
+"""
 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-import uuid
+from collections.abc import Callable, Iterator
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
 
 import typer
-from langchain_core.runnables import RunnableConfig
 from rich.console import Console
+from rich.table import Table
 
 from checkpoints.embedded import EmbeddedRedis
-from checkpoints.errors import GraphwrightError
-from graphs.demo import build_demo_graph
+from checkpoints.errors import GraphwrightError, UserError
+from graphwright.drawing import FORMATS
+from graphwright.orchestrator import Orchestrator
+from graphwright.results import RunResult, StepEvent
 from graphwright.settings import Settings
-from graphwright.store import open_saver
+from nodes.gate_models import GateRequest, decide_all
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="graphwright orchestrator")
+app = typer.Typer(no_args_is_help=True, add_completion=False,
+                  help="graphwright: run, resume, inspect and draw agent graphs.")
 embedded_app = typer.Typer(help="The embedded Redis that holds state when REDIS_URL is unset.")
 app.add_typer(embedded_app, name="embedded")
 console = Console()
+errors = Console(stderr=True, soft_wrap=True)  # one line, never wrapped
+
+F = TypeVar("F", bound=Callable[..., Any])
+JSON = typer.Option(False, "--json", help="Machine-readable output.")
 
 
-def _fail(exc: GraphwrightError) -> None:
-    console.print(f"[red]error:[/red] {exc}")
-    raise typer.Exit(1)
+def friendly(func: F) -> F:
+    """One clear line instead of a traceback: exit 2 for the user's mistakes, 1 otherwise."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except UserError as exc:
+            errors.print(f"[red]error:[/red] {exc}", highlight=False)
+            raise typer.Exit(2) from None
+        except GraphwrightError as exc:
+            errors.print(f"[red]error:[/red] {exc}", highlight=False)
+            raise typer.Exit(1) from None
+
+    return wrapper  # type: ignore[return-value]  # same signature as func
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def describe_step(event: StepEvent) -> str | None:
+    """One line per step: what the node decided or did."""
+    update = event.update
+    if event.node == "plan":
+        calls = [c for m in update.get("messages", []) for c in m.get("tool_calls", [])]
+        if calls:
+            return "plan → " + ", ".join(
+                f"{c['name']}({json.dumps(c['args'], ensure_ascii=False)})" for c in calls)
+        return "plan → answer" if update.get("stop_reason") else "plan"
+    if event.node == "act":
+        outcomes = [f"{m.get('name')} {'ok' if m.get('status') != 'error' else 'failed'}"
+                    for m in update.get("messages", [])]
+        return "act → " + ", ".join(outcomes)
+    if event.node == "observe" and update.get("stop_reason"):
+        return f"observe → stop: {update['stop_reason']}"
+    if event.node in ("compact", "human_gate"):
+        return event.node
+    return None
+
+
+def show_result(result: RunResult) -> None:
+    if result.status == "interrupted" and result.pending:
+        show_gate(result.thread_id, result.pending)
+    elif result.status == "failed":
+        console.print(f"[red]failed[/red]: {result.error}", highlight=False)
+        console.print(f"continue it from its last checkpoint: graphwright resume {result.thread_id}")
+    else:
+        colour = "green" if result.status == "completed" else "yellow"
+        console.print(f"[{colour}]{result.status}[/{colour}] ({result.stop_reason}) "
+                      f"thread {result.thread_id}", highlight=False)
+        console.print(result.answer or "", highlight=False)
+    u = result.usage
+    console.print(f"[dim]model calls {u.model_calls} · tool calls {u.tool_calls} · "
+                  f"tokens {u.tokens} · steps {result.steps}[/dim]")
+
+
+def show_gate(thread_id: str, pending: GateRequest) -> None:
+    table = Table(title=f"thread {thread_id} is waiting for approval", show_lines=True)
+    table.add_column("call id", overflow="fold")
+    for column in ("tool", "arguments", "risk", "why"):
+        table.add_column(column)
+    for c in pending.calls:
+        table.add_row(c.id, c.tool, json.dumps(c.args, ensure_ascii=False, indent=1), c.risk, c.reason)
+    console.print(table)
+    console.print("answer it with one of:")
+    console.print(f"  graphwright resume {thread_id} --approve", highlight=False)
+    console.print(f"  graphwright resume {thread_id} --edit '<new arguments as JSON>'", highlight=False)
+    console.print(f"  graphwright resume {thread_id} --reject '<reason>'", highlight=False)
+
+
+def follow(events: Iterator[StepEvent], as_json: bool) -> RunResult:
+    """Print steps as they happen, with a spinner while the next one runs."""
+    result: RunResult | None = None
+    with console.status("running…", spinner="dots") as status:
+        for event in events:
+            if event.result is not None:
+                result = event.result
+                continue
+            line = describe_step(event)
+            if line and not as_json:
+                console.print(f"• {line}", highlight=False)
+            status.update("plan: calling the model…" if event.node in ("observe", "human_gate",
+                                                                      "compact") else "running…")
+    if result is None:  # the orchestrator always ends a stream with its result
+        raise GraphwrightError("the run ended without a result")
+    if as_json:
+        emit_json(result.model_dump(mode="json"))
+    else:
+        show_result(result)
+    if result.status == "failed":
+        raise typer.Exit(1)
+    return result
 
 
 @app.command()
-def demo(
-    thread: str = typer.Option(None, help="Thread id; a new one by default."),
-    resume: bool = typer.Option(False, help="Only resume THREAD (used by the second process)."),
+@friendly
+def run(
+    graph: str = typer.Argument(..., help="Registered graph name, e.g. agent."),
+    goal: str = typer.Argument(..., help="What the run should do."),
+    thread: str | None = typer.Option(None, "--thread", help="Thread id; a new one by default."),
+    constraint: list[str] = typer.Option([], "--constraint", "-c", help="A hard constraint; repeatable."),
+    replace: bool = typer.Option(False, "--replace", help="Delete THREAD first if it exists."),
+    as_json: bool = JSON,
 ) -> None:
-    """Checkpoint a run, stop it before its last step, resume it in a second process."""
-    try:
-        saver = open_saver(Settings())
-        graph = build_demo_graph(saver)
-        if resume:
-            resume_config: RunnableConfig = {"configurable": {"thread_id": thread}}
-            result = graph.invoke(None, resume_config)
-            console.print(json.dumps(result))
-            return
-        thread = thread or f"demo-{uuid.uuid4().hex[:8]}"
-        config: RunnableConfig = {"configurable": {"thread_id": thread}}
-        graph.invoke({"log": [], "pid": []}, config)
-        state = graph.get_state(config)
-        console.print(
-            f"thread [bold]{thread}[/bold] stopped before {list(state.next)}; "
-            f"checkpoints so far: {len(list(graph.get_state_history(config)))}"
-        )
-    except GraphwrightError as exc:
-        _fail(exc)
-    second = subprocess.run(
-        [sys.executable, "-m", "graphwright", "demo", "--resume", "--thread", thread],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if second.returncode != 0:
-        console.print(second.stdout + second.stderr)
-        raise typer.Exit(1)
-    final = json.loads(second.stdout)
-    console.print(f"resumed in a second process: {final['log']}")
-    console.print(f"processes that ran the steps: {final['pid']}")
+    """Run GRAPH on GOAL, streaming steps; stops at a gate with the command to answer it."""
+    orch = Orchestrator.from_env()
+    if replace and thread and thread in {t.thread_id for t in orch.threads()}:
+        orch.delete(thread)
+    follow(orch.stream(graph, {"goal": goal, "constraints": constraint}, thread_id=thread), as_json)
+
+
+@app.command()
+@friendly
+def resume(
+    thread: str = typer.Argument(..., help="Thread id."),
+    approve: bool = typer.Option(False, "--approve", help="Approve every pending call."),
+    edit: str | None = typer.Option(None, "--edit", help="New arguments (JSON) for the pending call."),
+    reject: str | None = typer.Option(None, "--reject", help="Reject the pending calls with this reason."),
+    end: bool = typer.Option(False, "--end", help="With --reject: end the run instead of re-planning."),
+    as_json: bool = JSON,
+) -> None:
+    """Answer the pending gate of THREAD, or continue a run whose process died."""
+    chosen = [name for name, on in (("approve", approve), ("edit", edit is not None),
+                                     ("reject", reject is not None)) if on]
+    if len(chosen) > 1:
+        raise UserError("choose one of --approve, --edit and --reject")
+    orch = Orchestrator.from_env()
+    decision = None
+    if chosen:
+        pending = orch.state(thread).pending
+        if pending is None:
+            raise UserError(f"thread {thread!r} is not waiting at a gate; resume it without a decision")
+        args = None
+        if edit is not None:
+            try:
+                args = json.loads(edit)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"--edit is not valid JSON: {exc.msg} at position {exc.pos}") from exc
+        decision = decide_all(pending, chosen[0], args=args, reason=reject, end_run=end)
+    follow(orch.stream_resume(thread, decision), as_json)
+
+
+@app.command()
+@friendly
+def show(thread: str, as_json: bool = JSON) -> None:
+    """Status, answer, next step and pending gate of THREAD."""
+    state = Orchestrator.from_env().state(thread)
+    if as_json:
+        emit_json(state.model_dump(mode="json"))
+        return
+    values = state.values
+    console.print(f"thread {thread} · graph {state.graph} · status {state.status}", highlight=False)
+    console.print(f"next: {', '.join(state.next) or '-'} · stop reason: {values.get('stop_reason') or '-'}",
+                  highlight=False)
+    if values.get("answer"):
+        console.print(values["answer"], highlight=False)
+    if state.pending:
+        show_gate(thread, state.pending)
+
+
+@app.command()
+@friendly
+def history(thread: str, as_json: bool = JSON) -> None:
+    """Checkpoints of THREAD, newest first."""
+    items = Orchestrator.from_env().history(thread)
+    if as_json:
+        emit_json([i.model_dump(mode="json") for i in items])
+        return
+    table = Table(title=f"checkpoints of {thread}")
+    for column in ("step", "after", "next", "checkpoint", "created"):
+        table.add_column(column)
+    for i in items:
+        table.add_row(str(i.step), ", ".join(i.node) or i.source or "", ", ".join(i.next),
+                      i.checkpoint_id, i.created_at or "")
+    console.print(table)
+
+
+@app.command()
+@friendly
+def trace(thread: str, as_json: bool = JSON) -> None:
+    """The recorded events of THREAD (secrets redacted)."""
+    events = Orchestrator.from_env().trace(thread)
+    if as_json:
+        emit_json(events)
+        return
+    table = Table(title=f"trace of {thread}")
+    for column in ("kind", "step", "what", "outcome"):
+        table.add_column(column)
+    for e in events:
+        table.add_row(e["kind"], str(e.get("step", "")), _what(e), _outcome(e))
+    console.print(table)
+
+
+def _what(e: dict[str, Any]) -> str:
+    if e["kind"] == "tool_call":
+        return f"{e['tool']} {json.dumps(e.get('args'), ensure_ascii=False)}"
+    if e["kind"] == "model_call":
+        calls = ", ".join(c["name"] for c in e.get("tool_calls") or []) or "answer"
+        return f"{e.get('model')} → {calls}"
+    if e["kind"] == "run_start":
+        return f"{e.get('graph')} {'(resumed)' if e.get('resumed') else ''}"
+    return str(e.get("stop_reason") or e.get("decisions") or "")
+
+
+def _outcome(e: dict[str, Any]) -> str:
+    if e["kind"] == "tool_call":
+        return "ok" if e.get("ok") else str((e.get("error") or {}).get("message", ""))
+    if e["kind"] == "model_call":
+        return f"{e.get('input_tokens')}+{e.get('output_tokens')} tokens"
+    return str(e.get("answer") or "")
+
+
+@app.command()
+@friendly
+def threads(as_json: bool = JSON) -> None:
+    """Known threads, newest first."""
+    items = Orchestrator.from_env().threads()
+    if as_json:
+        emit_json([i.model_dump(mode="json") for i in items])
+        return
+    table = Table(title="threads")
+    for column in ("thread", "graph", "status", "updated"):
+        table.add_column(column)
+    for i in items:
+        table.add_row(i.thread_id, i.graph or "", i.status or "", f"{i.updated_at or 0:.0f}")
+    console.print(table)
+
+
+@app.command()
+@friendly
+def delete(thread: str, as_json: bool = JSON) -> None:
+    """Delete THREAD: checkpoints, trace and records."""
+    Orchestrator.from_env().delete(thread)
+    emit_json({"deleted": thread}) if as_json else console.print(f"deleted {thread}")
+
+
+@app.command()
+@friendly
+def draw(
+    graph: str = typer.Argument(..., help="Registered graph name."),
+    thread: str | None = typer.Option(None, "--thread", help="Mark the path this thread took."),
+    format: str = typer.Option("mermaid", "--format", "-f", help=f"One of {', '.join(FORMATS)}."),
+    output: Path | None = typer.Option(None, "-o", "--output", help="Write to FILE instead of stdout."),
+    as_json: bool = JSON,
+) -> None:
+    """Draw GRAPH offline (Mermaid, ASCII, SVG or HTML), optionally with a thread's path."""
+    text = Orchestrator.from_env().draw(graph, format, thread)  # type: ignore[arg-type]
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
+    if as_json:
+        emit_json({"graph": graph, "format": format, "thread": thread,
+                   "output": str(output) if output else None, **({} if output else {"text": text})})
+    elif output is not None:
+        console.print(f"wrote {output}", highlight=False)
+    else:
+        sys.stdout.write(text)
 
 
 @embedded_app.command("stop")
+@friendly
 def embedded_stop() -> None:
     """Shut the embedded Redis down cleanly (its data stays on disk)."""
     EmbeddedRedis(Settings().home).stop()

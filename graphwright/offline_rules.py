@@ -25,6 +25,7 @@ INSTRUCTION_LIKE = re.compile(
     re.IGNORECASE,
 )
 CJK = re.compile(r"[\u4e00-\u9fff]")
+ADDRESS = re.compile(r"[^@\s，。:：]+@[^@\s，。]+\.[A-Za-z]{2,}")
 STOPWORDS = {
     "which", "plan", "project", "notes", "note", "the", "in", "mentions", "mention", "find",
     "its", "budget", "expression", "and", "compute", "total", "sum", "of", "what", "does",
@@ -85,15 +86,15 @@ def decide(
     goal: str, constraints: list[str], done: list[Done], tools: dict[str, dict[str, Any]]
 ) -> Step:
     zh = chinese(goal, constraints)
-    for rule in (pages, orders, schedule, notes, arithmetic):
+    for rule in (pages, orders, schedule, email, notes, arithmetic):
         step = rule(goal, zh, done, tools)
         if step is not None:
             return step
     if zh:
-        return "离线模型只会处理订单查询、笔记检索与预算计算、安排日程和算术。设置 OPENAI_API_KEY 或 OPENAI_BASE_URL 可使用真实模型。"
+        return "离线模型只会处理订单查询、笔记检索与预算计算、安排日程、发送一封邮件和算术。设置 OPENAI_API_KEY 或 OPENAI_BASE_URL 可使用真实模型。"
     return (
         "The offline model only handles order inquiries, notes search with budget sums, "
-        "scheduling one event and arithmetic. Set OPENAI_API_KEY or OPENAI_BASE_URL to use a real model."
+        "scheduling one event, sending one e-mail and arithmetic. Set OPENAI_API_KEY or OPENAI_BASE_URL to use a real model."
     )
 
 
@@ -199,6 +200,28 @@ def _event_outcome(created: Done, title: str, zh: bool) -> str:
         return (f"没有创建日程「{title}」：审批人拒绝了这个操作（{reason}）。" if zh
                 else f"I did not create '{title}': the reviewer rejected it ({reason}).")
     return f"没有创建日程「{title}」：{created.error}" if zh else f"I did not create '{title}': {created.error}"
+
+
+def email(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]) -> Step | None:
+    address = ADDRESS.search(goal)
+    if "send_email" not in tools or address is None or not re.search(r"邮件|e-?mail|mail", goal, re.I):
+        return None
+    quoted = QUOTED.search(goal)
+    subject = quoted.group(1) if quoted else ("（无主题）" if zh else "(no subject)")
+    said = re.search(r"(?:内容[:：]|saying|that says|body[:：])\s*(.+)$", goal, re.I)
+    body = said.group(1).strip() if said else goal
+    sent = find(done, "send_email")
+    if sent is None:
+        return [("send_email", {"to": address.group(0), "subject": subject, "body": body})]
+    if sent.ok:
+        to = sent.result.get("to", address.group(0))
+        return (f"已把邮件「{subject}」发给 {to}（已进入发件箱）。" if zh
+                else f"Sent '{subject}' to {to} (queued in the outbox).")
+    if sent.error_type == "rejected":
+        reason = sent.error.removeprefix("rejected by the reviewer: ")
+        return (f"没有发送邮件：审批人拒绝了（{reason}）。" if zh
+                else f"I did not send the e-mail: the reviewer rejected it ({reason}).")
+    return f"没有发送邮件：{sent.error}" if zh else f"I did not send the e-mail: {sent.error}"
 
 
 def _keyword(goal: str) -> str | None:

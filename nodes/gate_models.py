@@ -131,3 +131,43 @@ def parse_decisions(
                     + "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
                 ) from exc
     return decisions
+
+
+def decide_all(
+    request: GateRequest,
+    action: str,
+    *,
+    args: dict[str, Any] | None = None,
+    reason: str | None = None,
+    end_run: bool = False,
+) -> dict[str, Approve | Edit | Reject]:
+    """One action for the pending calls, bound to their digests (what a reviewer's button sends).
+
+    ``edit`` takes the new arguments of the single pending call, or a map of call id to
+    arguments when several wait; pending calls the map does not name are approved.
+    """
+    if action == "approve":
+        return {c.id: Approve(digest=c.digest) for c in request.calls}
+    if action == "reject":
+        if not reason:
+            raise GateDecisionError("a rejection needs a reason; it is told to the model")
+        return {c.id: Reject(reason=reason, digest=c.digest, end_run=end_run) for c in request.calls}
+    if action == "edit":
+        if not isinstance(args, dict):
+            raise GateDecisionError("an edit needs the new arguments as a JSON object")
+        ids = {c.id for c in request.calls}
+        if args and set(args) <= ids and all(isinstance(v, dict) for v in args.values()):
+            per_call: dict[str, dict[str, Any]] = args
+        elif len(request.calls) == 1:
+            per_call = {request.calls[0].id: args}
+        else:
+            raise GateDecisionError(
+                f"{len(request.calls)} calls are pending; give the edit as "
+                f'{{"<call id>": {{...arguments...}}}} for {", ".join(sorted(ids))}'
+            )
+        return {
+            c.id: Edit(digest=c.digest, args=per_call[c.id]) if c.id in per_call
+            else Approve(digest=c.digest)
+            for c in request.calls
+        }
+    raise GateDecisionError(f"unknown action {action!r}; use approve, edit or reject")

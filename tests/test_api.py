@@ -1,0 +1,139 @@
+"""graphwright.Orchestrator: runs, resumes, inspection, errors that change nothing, the thread lock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from checkpoints.errors import RedisUnavailableError, UserError
+from graphwright import Orchestrator, RunResult
+from graphwright.locking import ThreadBusyError, thread_lock
+from graphwright.offline import OfflineChatModel
+from graphwright.settings import Settings
+from nodes.gate_models import Approve, Edit, GateDecisionError, Reject, decide_all
+
+EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'
+
+
+@pytest.fixture
+def orch(redis_url: str, prefix: str) -> Iterator[Orchestrator]:
+    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix)  # type: ignore[call-arg]
+    o = Orchestrator(settings=settings, model=OfflineChatModel())
+    yield o
+    o.client.close()
+
+
+def outbox(o: Orchestrator) -> list[bytes]:
+    return o.client.lrange(o.keys.outbox(), 0, -1)
+
+
+def test_invoke_completes_with_answer_usage_and_steps(orch: Orchestrator) -> None:
+    result = orch.invoke("agent", "订单 A1001 到哪了？")
+    assert isinstance(result, RunResult)
+    assert (result.status, result.stop_reason) == ("completed", "answered")
+    assert "派送中" in (result.answer or "")
+    assert result.usage.model_calls == 3 and result.usage.tool_calls == 2 and result.usage.tokens > 0
+    assert result.steps > 0 and result.pending is None and result.error is None
+
+
+def test_invoke_stops_at_the_gate_and_resume_approves_once(orch: Orchestrator) -> None:
+    result = orch.invoke("agent", EMAIL, thread_id="mail-1")
+    assert result.status == "interrupted" and result.pending is not None
+    call = result.pending.calls[0]
+    assert call.tool == "send_email" and call.args["to"] == "li@example.com"
+    assert outbox(orch) == []
+    done = orch.resume("mail-1", {call.id: Approve(digest=call.digest)})
+    assert done.status == "completed" and "Weekly report" in (done.answer or "")
+    assert len(outbox(orch)) == 1
+
+
+def test_resume_errors_are_clear_and_change_nothing(orch: Orchestrator) -> None:
+    with pytest.raises(UserError, match="no thread 'nope'"):
+        orch.resume("nope")
+    result = orch.invoke("agent", EMAIL, thread_id="mail-2")
+    before = orch.state("mail-2")
+    with pytest.raises(UserError, match="waiting at a gate; give a decision"):
+        orch.resume("mail-2")
+    with pytest.raises(GateDecisionError, match="made for other arguments"):
+        orch.resume("mail-2", Approve(digest="ffffffffffffffff"))
+    pending = result.pending
+    assert pending is not None
+    with pytest.raises(GateDecisionError, match="to: String should match pattern"):
+        orch.resume("mail-2", Edit(digest=pending.calls[0].digest, args={**pending.calls[0].args, "to": "nobody"}))  # type: ignore[dict-item]
+    after = orch.state("mail-2")
+    assert after.checkpoint_id == before.checkpoint_id and after.pending == before.pending
+    assert outbox(orch) == [] and orch.threads()[0].status == "interrupted"
+    done = orch.resume("mail-2", decide_all(pending, "reject", reason="not now"))
+    assert done.status == "completed" and "not now" in (done.answer or "")
+    with pytest.raises(UserError, match="already finished"):
+        orch.resume("mail-2", Reject(reason="again"))
+    assert outbox(orch) == []
+
+
+def test_bad_input_and_unknown_graph_are_user_errors(orch: Orchestrator) -> None:
+    with pytest.raises(UserError, match="no graph named 'nope'; registered graphs: agent"):
+        orch.invoke("nope", "hi")
+    with pytest.raises(UserError, match="bad input: goal"):
+        orch.invoke("agent", {"goal": ""})
+    with pytest.raises(UserError, match="bad input: colour"):
+        orch.invoke("agent", {"goal": "x", "colour": "red"})
+
+
+def test_state_history_trace_threads_and_delete(orch: Orchestrator) -> None:
+    orch.invoke("agent", "订单 A1002 发货了吗？", thread_id="o-1")
+    state = orch.state("o-1")
+    assert state.status == "completed" and state.next == []
+    assert state.values["stop_reason"] == "answered"
+    assert state.values["messages"][0]["type"] == "human"
+    history = orch.history("o-1")
+    assert [h.step for h in history] == sorted((h.step for h in history), reverse=True)
+    assert history[0].node == ["plan"] and history[-1].source == "input"
+    kinds = [e["kind"] for e in orch.trace("o-1")]
+    assert kinds == ["run_start", "model_call", "tool_call", "model_call", "stop"]
+    assert [(t.thread_id, t.graph, t.status) for t in orch.threads()] == [("o-1", "agent", "completed")]
+    orch.delete("o-1")
+    assert orch.threads() == []
+    assert orch.client.keys(f"{orch.keys.prefix}:{{o-1}}*") == []
+    with pytest.raises(UserError, match="no thread 'o-1'"):
+        orch.state("o-1")
+
+
+def test_a_second_run_on_a_busy_thread_is_refused(orch: Orchestrator) -> None:
+    with thread_lock(orch.client, orch.keys, "busy"):
+        with pytest.raises(ThreadBusyError, match="already running in another process"):
+            orch.invoke("agent", "订单 A1001 到哪了？", thread_id="busy")
+    assert orch.invoke("agent", "订单 A1001 到哪了？", thread_id="busy").status == "completed"
+
+
+def test_a_new_run_on_a_thread_waiting_at_a_gate_is_refused(orch: Orchestrator) -> None:
+    orch.invoke("agent", EMAIL, thread_id="g")
+    with pytest.raises(UserError, match="waiting at a gate"):
+        orch.invoke("agent", "订单 A1001 到哪了？", thread_id="g")
+
+
+def test_stream_yields_steps_in_order_then_the_result(orch: Orchestrator) -> None:
+    events = list(orch.stream("agent", "订单 A1001 到哪了？", thread_id="s"))
+    assert [e.node for e in events if e.kind == "step"] == [
+        "plan", "act", "observe", "plan", "act", "observe", "plan"]
+    assert events[-1].kind == "result" and events[-1].result is not None
+    assert events[-1].result.status == "completed"
+
+
+async def test_async_twins_match_the_sync_api(orch: Orchestrator) -> None:
+    result = await orch.ainvoke("agent", EMAIL, thread_id="a")
+    assert result.status == "interrupted" and result.pending is not None
+    streamed = [e async for e in orch.astream_resume("a", decide_all(result.pending, "approve"))]
+    assert streamed[-1].result is not None and streamed[-1].result.status == "completed"
+    assert (await orch.astate("a")).status == "completed"
+    assert len(await orch.ahistory("a")) == len(orch.history("a"))
+    assert [t.thread_id for t in await orch.athreads()] == ["a"]
+    assert "human_gate" in await orch.adraw("agent", "mermaid", "a")
+
+
+def test_unreachable_redis_is_a_clear_infrastructure_error(prefix: str) -> None:
+    settings = Settings(_env_file=None, REDIS_URL="redis://:hunter2@127.0.0.1:1/0", GRAPHWRIGHT_KEY_PREFIX=prefix)  # type: ignore[call-arg]
+    o = Orchestrator(settings=settings, model=OfflineChatModel())
+    with pytest.raises(RedisUnavailableError) as caught:
+        o.invoke("agent", "hi")
+    assert "hunter2" not in str(caught.value)
