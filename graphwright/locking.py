@@ -48,6 +48,11 @@ def _stale(raw: bytes | None) -> bool:
     return bool(owner.get("host") == socket.gethostname() and not _alive(int(owner.get("pid", 0))))
 
 
+def held(client: redis.Redis, keys: Keys, thread_id: str) -> bool:
+    """Whether a live process holds the thread's lock."""
+    return not _stale(client.get(keys.lock(thread_id)))
+
+
 @contextmanager
 def thread_lock(client: redis.Redis, keys: Keys, thread_id: str) -> Iterator[None]:
     """Hold the thread's lock for the duration, renewing it every third of its TTL."""

@@ -33,7 +33,7 @@ from checkpoints.trace import TraceWriter
 from graphs.agent import gate_command, pending_gate
 from graphs.registry import Graph, GraphContext, GraphRegistry, GraphSpec, RunInput, default_registry
 from graphwright import drawing
-from graphwright.locking import thread_lock
+from graphwright.locking import held, thread_lock
 from graphwright.models import make_model
 from graphwright.results import (
     CheckpointInfo,
@@ -309,7 +309,7 @@ class Orchestrator:
     def _status(self, meta: dict[str, str]) -> Any:
         status = meta.get("status")
         if status == "running" and meta.get("thread_id"):
-            if not self.client.exists(self.keys.lock(meta["thread_id"])):
+            if not held(self.client, self.keys, meta["thread_id"]):
                 return "failed"  # its process died mid-step; resume continues it
         return status
 

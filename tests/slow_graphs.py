@@ -1,0 +1,48 @@
+"""A user's graph plugin for the crash tests: the agent whose get_schedule is slow.
+
+Loaded with ``GRAPHWRIGHT_GRAPHS=tests.slow_graphs:register``. The slow tool counts its
+starts in Redis so a test knows when to kill the process mid-step.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from graphs.agent import build_agent_graph
+from graphs.registry import Graph, GraphContext, GraphRegistry
+from tools.builtin import ScheduleArgs, build_registry
+from tools.policy import Policy
+from tools.registry import ToolRegistry
+from tools.spec import ToolContext
+
+DELAY_S = 2.0
+
+
+def slow_tools() -> ToolRegistry:
+    builtin = build_registry()
+    original = builtin.get("get_schedule")
+    assert original is not None
+
+    def slow_schedule(args: ScheduleArgs, ctx: ToolContext) -> object:
+        ctx.redis.incr(f"{ctx.keys.prefix}:slow:started")
+        time.sleep(DELAY_S)
+        return original.func(args, ctx)
+
+    reg = ToolRegistry([s for s in builtin if s.name != "get_schedule"])
+    reg.add(replace(original, func=slow_schedule))
+    return reg
+
+
+def build(ctx: GraphContext, policy: Policy | None) -> Graph:
+    return build_agent_graph(tools=slow_tools(), model=ctx.model, redis_client=ctx.redis_client,
+                             policy=policy, limits=ctx.limits, keys=ctx.keys,
+                             checkpointer=ctx.checkpointer)
+
+
+def register(graphs: GraphRegistry) -> None:
+    graphs.register("slow_agent", lambda ctx: build(ctx, Policy(per_tool={"create_event": "never"})),
+                    description="agent with a slow get_schedule; create_event runs ungated",
+                    tools=slow_tools)
+    graphs.register("slow_agent_gated", lambda ctx: build(ctx, None),
+                    description="agent with a slow get_schedule; writes are gated", tools=slow_tools)
