@@ -12,7 +12,7 @@ import socket
 import threading
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 import redis
 from redis.exceptions import LockError
@@ -37,7 +37,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _stale(raw: bytes | None) -> bool:
+def _stale(raw: bytes | str | None) -> bool:
     """True when the holder ran on this host and its process is gone."""
     if raw is None:
         return True
@@ -94,7 +94,5 @@ def thread_lock(client: redis.Redis, keys: Keys, thread_id: str) -> Iterator[Non
         yield
     finally:
         stop.set()
-        try:
+        with suppress(LockError, redis.RedisError):  # expired or taken over: nothing to release
             lock.release()
-        except (LockError, redis.RedisError):
-            pass  # expired or taken over: nothing of ours to release

@@ -31,7 +31,14 @@ from checkpoints.keys import Keys
 from checkpoints.redis import RedisSaver
 from checkpoints.trace import TraceWriter
 from graphs.agent import gate_command, pending_gate
-from graphs.registry import Graph, GraphContext, GraphRegistry, GraphSpec, RunInput, default_registry
+from graphs.registry import (
+    Graph,
+    GraphContext,
+    GraphRegistry,
+    GraphSpec,
+    RunInput,
+    default_registry,
+)
 from graphwright import drawing
 from graphwright.locking import held, thread_lock
 from graphwright.models import make_model
@@ -68,13 +75,8 @@ class Orchestrator:
         policy: Policy | None = None,
     ) -> None:
         self.settings = settings or Settings()
-        if client is None:
-            url = redis_url(self.settings)
-            client = (
-                RedisCluster.from_url(url) if self.settings.redis_cluster  # type: ignore[assignment]
-                else redis.Redis.from_url(url)
-            )
-        self.client: redis.Redis = client
+        self.client: redis.Redis = client if client is not None else self._connect()
+        client = self.client
         self.keys = Keys(prefix=self.settings.key_prefix)
         self.saver = RedisSaver(
             client, prefix=self.settings.key_prefix, ttl_s=self.settings.checkpoint_ttl_s,
@@ -88,6 +90,12 @@ class Orchestrator:
         self._compiled: dict[tuple[str, str], Graph] = {}
         for target in filter(None, (self.settings.graphs or "").split(",")):
             load_plugin(target.strip(), self.graphs)
+
+    def _connect(self) -> redis.Redis:
+        url = redis_url(self.settings)
+        if self.settings.redis_cluster:
+            return RedisCluster.from_url(url)  # type: ignore[return-value]  # same command API
+        return redis.Redis.from_url(url)
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Orchestrator:
@@ -294,13 +302,14 @@ class Orchestrator:
             raw = self.client.hgetall(self.keys.meta(thread_id))
         except redis.RedisError as exc:
             raise _unavailable(exc) from exc
-        return {k.decode(): v.decode() for k, v in raw.items()}
+        return {_text(k): _text(v) for k, v in raw.items()}
 
     def _set_meta(self, thread_id: str, /, **fields: str) -> None:
         key = self.keys.meta(thread_id)
         try:
             with self.client.pipeline(transaction=True) as pipe:
-                pipe.hset(key, mapping={**fields, "updated_at": str(time.time())})
+                mapping = {**fields, "updated_at": str(time.time())}
+                pipe.hset(key, mapping=mapping)  # type: ignore[arg-type]  # redis-py's mapping type is invariant
                 pipe.sadd(self.keys.registry(thread_id), key)
                 pipe.execute()
         except redis.RedisError as exc:
@@ -308,9 +317,8 @@ class Orchestrator:
 
     def _status(self, meta: dict[str, str]) -> Any:
         status = meta.get("status")
-        if status == "running" and meta.get("thread_id"):
-            if not held(self.client, self.keys, meta["thread_id"]):
-                return "failed"  # its process died mid-step; resume continues it
+        if status == "running" and not held(self.client, self.keys, meta.get("thread_id", "")):
+            return "failed"  # its process died mid-step; resume continues it
         return status
 
     def _run(
@@ -327,8 +335,8 @@ class Orchestrator:
         try:
             for chunk in compiled.stream(payload, config, stream_mode="updates"):
                 for node, update in chunk.items():
-                    kind = "interrupt" if node == "__interrupt__" else "step"
-                    yield StepEvent(thread_id=thread_id, kind=kind, node=node,
+                    yield StepEvent(thread_id=thread_id,
+                                    kind="interrupt" if node == "__interrupt__" else "step", node=node,
                                     update=jsonable(update if isinstance(update, dict) else
                                                     {"interrupts": update}))
         except GraphwrightError:
@@ -374,6 +382,10 @@ class Orchestrator:
             ),
             error=error,
         )
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 def parse_input(value: str | dict[str, Any] | RunInput) -> RunInput:

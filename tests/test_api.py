@@ -100,9 +100,10 @@ def test_state_history_trace_threads_and_delete(orch: Orchestrator) -> None:
 
 
 def test_a_second_run_on_a_busy_thread_is_refused(orch: Orchestrator) -> None:
-    with thread_lock(orch.client, orch.keys, "busy"):
-        with pytest.raises(ThreadBusyError, match="already running in another process"):
-            orch.invoke("agent", "订单 A1001 到哪了？", thread_id="busy")
+    with thread_lock(orch.client, orch.keys, "busy"), pytest.raises(
+        ThreadBusyError, match="already running in another process"
+    ):
+        orch.invoke("agent", "订单 A1001 到哪了？", thread_id="busy")
     assert orch.invoke("agent", "订单 A1001 到哪了？", thread_id="busy").status == "completed"
 
 

@@ -72,7 +72,7 @@ def test_inspection_commands_in_text_and_json(cli: CliRunner) -> None:
     assert hist[0]["node"] == ["plan"]
     code, out, _ = run(cli, "trace", "o")
     assert code == 0 and "get_tracking" in out
-    assert [e["kind"] for e in json.loads(run(cli, "trace", "o", "--json")[1])][0] == "run_start"
+    assert json.loads(run(cli, "trace", "o", "--json")[1])[0]["kind"] == "run_start"
     code, out, _ = run(cli, "threads")
     assert code == 0 and "o" in out and "completed" in out
     assert json.loads(run(cli, "threads", "--json")[1])[0]["thread_id"] == "o"
@@ -109,5 +109,5 @@ def test_every_user_error_is_one_line_and_exit_2(cli: CliRunner) -> None:
 
 def test_unreachable_redis_is_one_line_and_exit_1(cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REDIS_URL", "redis://:s3cret@127.0.0.1:1/0")
-    code, out, err = run(cli, "threads")
+    code, _, err = run(cli, "threads")
     assert code == 1 and err.startswith("error: ") and "s3cret" not in err and "Traceback" not in err
