@@ -9,12 +9,9 @@ from typing import Any
 import redis
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
-from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command
-from pydantic import BaseModel
 
 from checkpoints.keys import Keys
 from checkpoints.trace import TraceWriter
@@ -22,7 +19,6 @@ from graphs.state import AgentState
 from nodes.act import act
 from nodes.compact import compact
 from nodes.deps import AgentDeps, Limits
-from nodes.gate_models import GateDecisionError, GateRequest, parse_decisions
 from nodes.human_gate import human_gate
 from nodes.observe import observe
 from nodes.plan import plan
@@ -44,6 +40,7 @@ def build_agent_graph(
     keys: Keys | None = None,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     name: str = "agent",
+    role: str = "",
 ) -> AgentGraph:
     """Compile the agent. ``redis_client`` holds tool idempotency records and the trace."""
     keys = keys or Keys()
@@ -54,6 +51,7 @@ def build_agent_graph(
         policy=policy or Policy(),
         limits=limits or Limits(),
         trace=TraceWriter(redis_client, keys),
+        role=role,
     )
     builder = StateGraph(AgentState)
     builder.add_node("plan", partial(plan, deps=deps))
@@ -87,36 +85,3 @@ def start_input(goal: str, constraints: list[str] | None = None) -> dict[str, An
         "plan_notes": "",
         "started_at": time.time(),
     }
-
-
-def pending_gate(graph: AgentGraph, config: RunnableConfig) -> GateRequest | None:
-    """The approval request the thread is waiting on, if any."""
-    for item in graph.get_state(config).interrupts:
-        if isinstance(item.value, dict) and item.value.get("kind") == "approval":
-            return GateRequest.model_validate(item.value)
-    return None
-
-
-def gate_command(
-    graph: AgentGraph, config: RunnableConfig, decision: Any, registry: ToolRegistry
-) -> Command[Any]:
-    """A resume command for the pending gate, checked first so a bad decision changes nothing.
-
-    Raises:
-        GateDecisionError: no gate is pending, or the decision does not fit it.
-    """
-    request = pending_gate(graph, config)
-    if request is None:
-        thread = (config.get("configurable") or {}).get("thread_id")
-        raise GateDecisionError(f"thread {thread!r} is not waiting at a gate")
-    decisions = parse_decisions(request, _plain(decision), registry)
-    return Command(resume={call_id: d.model_dump() for call_id, d in decisions.items()})
-
-
-def _plain(decision: Any) -> Any:
-    """Pydantic decisions (or a map of them) as plain data, the form stored in a checkpoint."""
-    if isinstance(decision, BaseModel):
-        return decision.model_dump()
-    if isinstance(decision, dict):
-        return {k: v.model_dump() if isinstance(v, BaseModel) else v for k, v in decision.items()}
-    return decision

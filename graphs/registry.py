@@ -6,42 +6,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import redis
-from langchain_core.language_models import BaseChatModel
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph.state import CompiledStateGraph
-from pydantic import BaseModel, ConfigDict, Field
-
 from checkpoints.errors import UserError
-from checkpoints.keys import Keys
 from graphs.agent import build_agent_graph, start_input
-from nodes.deps import Limits
+from graphs.context import Graph, GraphContext, RunInput
+from graphs.orchestrator import build_orchestrator_graph, orchestrator_input
+from graphs.order_support import build_order_support_graph, order_input
 from tools.builtin import build_registry
-from tools.policy import Policy
 from tools.registry import ToolRegistry
 
-Graph = CompiledStateGraph[Any, Any, Any, Any]
-
-
-class RunInput(BaseModel):
-    """What a run is asked to do: a goal, and constraints no step may drop."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    goal: str = Field(min_length=1, max_length=20_000)
-    constraints: list[str] = Field(default_factory=list)
-
-
-@dataclass(frozen=True, kw_only=True)
-class GraphContext:
-    """Services a builder compiles a graph with."""
-
-    model: BaseChatModel
-    redis_client: redis.Redis
-    keys: Keys
-    checkpointer: BaseCheckpointSaver[Any]
-    limits: Limits
-    policy: Policy | None = None
+__all__ = ["Graph", "GraphContext", "GraphRegistry", "GraphSpec", "RunInput", "default_registry"]
 
 
 Builder = Callable[[GraphContext], Graph]
@@ -99,4 +72,8 @@ def default_registry() -> GraphRegistry:
     reg = GraphRegistry()
     reg.register("agent", build_agent,
                  description="plan/act/observe/compact/human_gate agent with the built-in tools")
+    reg.register("orchestrator", build_orchestrator_graph, make_input=orchestrator_input,
+                 description="splits the task across worker agents (notes, orders, calendar)")
+    reg.register("order_support", build_order_support_graph, make_input=order_input,
+                 description="order inquiry workflow: code routes on status, the model phrases")
     return reg

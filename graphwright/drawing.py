@@ -65,9 +65,13 @@ def drawable(graph: CompiledStateGraph[Any, Any, Any, Any]) -> DrawableGraph:
 
 
 def mermaid(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None) -> str:
-    text = drawable(graph).draw_mermaid()
+    g = drawable(graph)
+    text = g.draw_mermaid()
     if path is None:
         return text
+    drawn = set(g.nodes)  # workers drawn as expanded subgraphs are not nodes: not marked
+    path = Path(visited=[n for n in path.visited if n in drawn],
+                current=[n for n in path.current if n in drawn], gate=path.gate)
     lines = [text.rstrip()]
     lines += [f"\tclassDef {name} {style};" for name, style in STYLES.items()]
     marks = {

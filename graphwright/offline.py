@@ -28,6 +28,10 @@ from nodes.handoff import Handoff, fallback
 from nodes.prompt import CONSTRAINTS_HEADER, GOAL_HEADER, HANDOFF_HEADER
 
 HANDOFF_MARKER = "Write the handoff record"
+SPLIT_MARKER = "Split the task"
+SYNTH_MARKER = "Write the final answer to the user's task"
+EXTRACT_MARKER = "Extract the order id"
+PHRASE_MARKER = "Phrase the answer"
 
 
 @dataclass
@@ -115,6 +119,14 @@ class OfflineChatModel(BaseChatModel):
         system = next((str(m.content) for m in messages if isinstance(m, SystemMessage)), "")
         if system.startswith(HANDOFF_MARKER):
             message = AIMessage(handoff_reply(messages))
+        elif system.startswith(SPLIT_MARKER):
+            message = AIMessage(rules.split_reply(str(messages[-1].content), system))
+        elif system.startswith(EXTRACT_MARKER):
+            message = AIMessage(rules.extract_reply(str(messages[-1].content)))
+        elif system.startswith(PHRASE_MARKER):
+            message = AIMessage(rules.phrase_reply(str(messages[-1].content)))
+        elif system.startswith(SYNTH_MARKER):
+            message = AIMessage(rules.synth_reply(str(messages[-1].content)))
         else:
             conv = read_conversation(messages, kwargs.get("tools") or [])
             step = rules.decide(conv.goal, conv.constraints, conv.done, conv.tools)

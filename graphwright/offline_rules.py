@@ -12,7 +12,8 @@ from typing import Any
 
 Step = list[tuple[str, dict[str, Any]]] | str
 
-ORDER_ID = re.compile(r"(?<![A-Za-z0-9])[A-Z]\d{4,10}(?![A-Za-z0-9])")
+# Loose on purpose, as a language model would be: "a 1001" and "A-1001" are A1001.
+ORDER_ID = re.compile(r"(?<![A-Za-z0-9])([A-Za-z])[\s-]?(\d{4,10})(?![0-9])")
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 TIME_RANGE = re.compile(r"(\d{1,2}:\d{2})\s*(?:-|–|~|到|至|to)\s*(\d{1,2}:\d{2})")
 QUOTED = re.compile(r"[“\"「『'‘](.+?)[”\"」』'’]")
@@ -125,7 +126,7 @@ def pages(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]
 def orders(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]) -> Step | None:
     if "get_order" not in tools:
         return None
-    ids = ORDER_ID.findall(goal)
+    ids = [(letter + digits).upper() for letter, digits in ORDER_ID.findall(goal)]
     if not ids and not re.search(r"订单|快递|物流|包裹|发货|order|shipping|deliver|tracking", goal, re.I):
         return None
     if not ids:
@@ -286,3 +287,55 @@ def arithmetic(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str,
     if not calc.ok:
         return f"无法计算 {expr}：{calc.error}" if zh else f"I could not compute {expr}: {calc.error}"
     return f"{expr} = {calc.result}"
+
+
+WORKER_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("order_desk", re.compile(r"(?<![A-Za-z0-9])[A-Z]\d{4,10}(?![A-Za-z0-9])|订单|快递|物流|order", re.I)),
+    ("scheduler", re.compile(r"安排|日程|会议|预约|schedule|meeting|calendar|book", re.I)),
+    ("notes_researcher", re.compile(r"笔记|方案|notes?\b|预算|budget", re.I)),
+)
+
+
+def split_reply(task: str, system: str) -> str:
+    """Assign each sentence of the task to the first worker whose rule matches it."""
+    goal = task.split("\nConstraint:")[0]
+    available = set(re.findall(r"^- (\w+):", system, re.M))
+    sentences = [s.strip() for s in re.split(r"(?<=[。；;！？!?])|\n|(?<=\.)\s+", goal) if s.strip()]
+    parts: dict[str, list[str]] = {}
+    for sentence in sentences:
+        for worker, pattern in WORKER_RULES:
+            if worker in available and pattern.search(sentence):
+                parts.setdefault(worker, []).append(sentence)
+                break
+    subtasks = [{"worker": w, "instructions": " ".join(s)} for w, s in parts.items()]
+    return json.dumps({"subtasks": subtasks[:3]}, ensure_ascii=False)
+
+
+def synth_reply(payload: str) -> str:
+    data = json.loads(payload)
+    n = len(data.get("results") or [])
+    return f"已完成 {n} 个子任务，结果如下。" if CJK.search(data.get("task") or "") else f"Completed {n} subtasks."
+
+
+def extract_reply(message: str) -> str:
+    """Order-id extraction for the order-support workflow."""
+    match = ORDER_ID.search(message)
+    return json.dumps({"order_id": (match.group(1) + match.group(2)).upper() if match else None})
+
+
+def phrase_reply(facts_json: str) -> str:
+    """Phrase an order answer from the workflow's facts, with the same words as the agent rule."""
+    facts = json.loads(facts_json)
+    question = facts.get("question") or ""
+    order = facts.get("order") or {}
+    done = [Done("get_order", {"order_id": order.get("order_id")}, True, order, None, "")]
+    if facts.get("tracking"):
+        done.append(Done("get_tracking", {"tracking_no": order.get("tracking_no")}, True,
+                         facts["tracking"], None, ""))
+    elif facts.get("tracking_error"):
+        done.append(Done("get_tracking", {"tracking_no": order.get("tracking_no")}, False, None,
+                         "unavailable", facts["tracking_error"]))
+    goal = f"{question} {order.get('order_id', '')}"
+    step = orders(goal, chinese(question, facts.get("constraints") or []), done,
+                  {"get_order": {}, "get_tracking": {}})
+    return step if isinstance(step, str) else json.dumps(order, ensure_ascii=False)

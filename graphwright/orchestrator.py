@@ -30,7 +30,7 @@ from checkpoints.errors import (
 from checkpoints.keys import Keys
 from checkpoints.redis import RedisSaver
 from checkpoints.trace import TraceWriter
-from graphs.agent import gate_command, pending_gate
+from graphs.gates import gate_command, pending_gate
 from graphs.registry import (
     Graph,
     GraphContext,

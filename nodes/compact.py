@@ -51,7 +51,7 @@ def compact(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> di
     messages = list(state.get("messages") or [])
     summary = state.get("summary")
     previous = Handoff.model_validate_json(summary) if summary else None
-    overhead = count_tokens_approximately([SystemMessage(system_prompt(state))])
+    overhead = count_tokens_approximately([SystemMessage(system_prompt(state, deps.role))])
     keep = int(limits.compact_target * limits.input_budget_tokens) - overhead
     cut = cut_index(messages, max(keep // 2, 0))  # half the room for turns, half for the record
     if cut == 0:

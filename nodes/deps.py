@@ -37,3 +37,4 @@ class AgentDeps:
     policy: Policy
     limits: Limits
     trace: TraceWriter
+    role: str = ""  # a worker's own instructions, added to the system prompt

@@ -31,6 +31,8 @@ class PendingCall(BaseModel):
     risk: str
     reason: str
     digest: str
+    worker: str | None = None  # the worker subgraph waiting, in an orchestrator run
+    interrupt_id: str | None = None  # LangGraph's id of the interrupt holding this call
 
 
 class GateRequest(BaseModel):

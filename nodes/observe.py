@@ -33,13 +33,13 @@ def counts_as_error(message: ToolMessage) -> bool:
     return message.status == "error" and artifact.get("error_type") != "rejected"
 
 
-def context_tokens(state: AgentState) -> int:
+def context_tokens(state: AgentState, role: str = "") -> int:
     """Approximate size of the next plan request (langchain-core's counter)."""
-    return count_tokens_approximately(plan_messages(state))
+    return count_tokens_approximately(plan_messages(state, role))
 
 
-def over_trigger(state: AgentState, limits: Limits) -> bool:
-    return context_tokens(state) > limits.compact_trigger * limits.input_budget_tokens
+def over_trigger(state: AgentState, limits: Limits, role: str = "") -> bool:
+    return context_tokens(state, role) > limits.compact_trigger * limits.input_budget_tokens
 
 
 def observe(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[str, Any]:
@@ -56,5 +56,5 @@ def observe(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> di
     if reason:
         detail = merged.get("end_requested") or ""
         return {**update, **finish(merged, deps, config, reason, detail=detail)}
-    update["needs_compaction"] = over_trigger(merged, deps.limits)
+    update["needs_compaction"] = over_trigger(merged, deps.limits, deps.role)
     return update

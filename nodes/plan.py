@@ -74,7 +74,7 @@ def plan(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[
     if reason:
         return finish(state, deps, config, reason)
     step = (state.get("model_calls") or 0) + 1
-    messages = plan_messages(state)
+    messages = plan_messages(state, deps.role)
     bound = deps.model.bind_tools([spec.as_langchain_tool() for spec in deps.registry])
     started = time.time()
     reply = bound.invoke(messages, config)

@@ -21,9 +21,13 @@ CONSTRAINTS_HEADER = "Hard constraints (always honour them):"
 HANDOFF_HEADER = "Handoff record of earlier steps (folded to save context; treat as confirmed history):"
 
 
-def system_prompt(state: AgentState) -> str:
-    """The system message: rules, then goal and constraints read from state every time."""
-    parts = [RULES, f"{GOAL_HEADER}\n{state.get('goal', '')}"]
+ROLE_HEADER = "Your role:"
+
+
+def system_prompt(state: AgentState, role: str = "") -> str:
+    """The system message: rules, role, then goal and constraints read from state every time."""
+    parts = [RULES] + ([f"{ROLE_HEADER} {role}"] if role else [])
+    parts.append(f"{GOAL_HEADER}\n{state.get('goal', '')}")
     constraints = state.get("constraints") or []
     if constraints:
         parts.append(CONSTRAINTS_HEADER + "\n" + "\n".join(f"- {c}" for c in constraints))
@@ -32,10 +36,10 @@ def system_prompt(state: AgentState) -> str:
     return "\n\n".join(parts)
 
 
-def plan_messages(state: AgentState) -> list[BaseMessage]:
+def plan_messages(state: AgentState, role: str = "") -> list[BaseMessage]:
     """System prompt, the goal as the first user turn if compaction folded it, then the context."""
     history: Sequence[AnyMessage] = state.get("messages") or []
-    head: list[BaseMessage] = [SystemMessage(system_prompt(state))]
+    head: list[BaseMessage] = [SystemMessage(system_prompt(state, role))]
     if not history or not isinstance(history[0], HumanMessage):
         # Chat APIs expect a user turn first; the goal itself lives in state.
         head.append(HumanMessage(state.get("goal", "")))

@@ -69,6 +69,10 @@ class ScriptedOpenAI:
         # answered by the responder instead of the script (e.g. compaction summaries).
         self.responders: list[tuple[str, Callable[[dict[str, Any]], Reply]]] = []
         self.side_requests: list[dict[str, Any]] = []
+        # marker -> replies for requests whose system message contains the marker, so
+        # parallel workers each get their own script whatever order they ask in.
+        self.lanes: dict[str, list[Reply]] = {}
+        self.lane_requests: dict[str, list[dict[str, Any]]] = {}
         self.requests: list[dict[str, Any]] = []
         self.unexpected: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -99,6 +103,10 @@ class ScriptedOpenAI:
     def load(self, *replies: Reply) -> None:
         self.script.extend(replies)
 
+    def load_for(self, marker: str, *replies: Reply) -> None:
+        self.lanes.setdefault(marker, []).extend(replies)
+        self.lane_requests.setdefault(marker, [])
+
     def respond(self, marker: str, responder: Callable[[dict[str, Any]], Reply]) -> None:
         self.responders.append((marker, responder))
 
@@ -106,6 +114,14 @@ class ScriptedOpenAI:
         with self._lock:
             system = next((str(m.get("content")) for m in body.get("messages", [])
                            if m.get("role") == "system"), "")
+            for marker, lane in self.lanes.items():
+                if marker in system:
+                    if not lane:
+                        self.unexpected.append(body)
+                        return 500, {"error": {"message": f"lane {marker!r} is used up",
+                                               "type": "server_error"}}
+                    self.lane_requests[marker].append(body)
+                    return 200, lane.pop(0).to_json(body.get("model", "scripted"))
             for marker, responder in self.responders:
                 if marker in system:
                     self.side_requests.append(body)
@@ -120,6 +136,8 @@ class ScriptedOpenAI:
     def assert_done(self) -> None:
         assert not self.unexpected, f"{len(self.unexpected)} unexpected model request(s)"
         assert not self.script, f"{len(self.script)} scripted reply(ies) were never requested"
+        unused = {m: len(r) for m, r in self.lanes.items() if r}
+        assert not unused, f"scripted replies never requested, by lane: {unused}"
 
     def close(self) -> None:
         self._http.shutdown()

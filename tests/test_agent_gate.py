@@ -6,7 +6,7 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Command
 
-from graphs.agent import gate_command, pending_gate
+from graphs.gates import gate_command, pending_gate
 from nodes.gate_models import Approve, Edit, GateDecisionError, Reject
 from tests.agent_rig import AgentRig
 from tests.openai_server import Reply, call

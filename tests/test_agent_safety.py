@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from checkpoints.errors import RedisUnavailableError
-from graphs.agent import gate_command, pending_gate
+from graphs.gates import gate_command, pending_gate
 from nodes.gate_models import Approve
 from tests.agent_rig import AgentRig
 from tests.openai_server import Reply, call

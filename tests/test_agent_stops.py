@@ -109,7 +109,7 @@ def test_token_budget_stops_the_run(rig: AgentRig) -> None:
 
 
 def test_retrying_a_rejected_call_stops_rejected(scripted_rig: AgentRig) -> None:
-    from graphs.agent import gate_command
+    from graphs.gates import gate_command
     from nodes.gate_models import Reject
 
     rig = scripted_rig

@@ -1,0 +1,83 @@
+"""The pending gate of a thread, gathered across workers, and resume commands checked first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
+from pydantic import BaseModel
+
+from graphs.context import Graph
+from nodes.gate_models import GateDecisionError, GateRequest, PendingCall, parse_decisions
+from tools.registry import ToolRegistry
+
+
+def pending_gate(graph: Graph, config: RunnableConfig) -> GateRequest | None:
+    """Every call waiting for approval on the thread, each naming its worker and interrupt."""
+    calls: list[PendingCall] = []
+    errors: list[str] = []
+    for task in graph.get_state(config).tasks:
+        for item in task.interrupts:
+            if not (isinstance(item.value, dict) and item.value.get("kind") == "approval"):
+                continue
+            request = GateRequest.model_validate(item.value)
+            worker = None if task.name == "human_gate" else task.name
+            calls += [c.model_copy(update={"worker": worker, "interrupt_id": item.id})
+                      for c in request.calls]
+            if request.error:
+                errors.append(request.error)
+    if not calls:
+        return None
+    return GateRequest(calls=calls, error="; ".join(errors) or None)
+
+
+def gate_command(
+    graph: Graph, config: RunnableConfig, decision: Any, registry: ToolRegistry
+) -> Command[Any]:
+    """A resume command for the pending gate(s), checked first so a bad decision changes nothing.
+
+    With several workers waiting, a map of call id to decision answers any of them; each
+    interrupt it touches must have all of its calls answered.
+
+    Raises:
+        GateDecisionError: no gate is pending, or the decision does not fit it.
+    """
+    request = pending_gate(graph, config)
+    if request is None:
+        thread = (config.get("configurable") or {}).get("thread_id")
+        raise GateDecisionError(f"thread {thread!r} is not waiting at a gate")
+    answer = _plain(decision)
+    groups: dict[str, list[PendingCall]] = {}
+    for call in request.calls:
+        groups.setdefault(call.interrupt_id or "", []).append(call)
+    if len(groups) == 1:
+        ((interrupt_id, calls),) = groups.items()
+        decisions = parse_decisions(GateRequest(calls=calls), answer, registry)
+        return Command(resume={interrupt_id: {k: d.model_dump() for k, d in decisions.items()}})
+    if not (isinstance(answer, dict) and "action" not in answer):
+        raise GateDecisionError(
+            f"{len(request.calls)} calls wait in {len(groups)} workers; answer with a map of "
+            f"call id to decision ({', '.join(c.id for c in request.calls)})"
+        )
+    known = {c.id for c in request.calls}
+    unknown = sorted(set(answer) - known)
+    if unknown:
+        raise GateDecisionError(f"no pending call has id {', '.join(unknown)}; pending: "
+                                f"{', '.join(sorted(known))}")
+    resume: dict[str, Any] = {}
+    for interrupt_id, calls in groups.items():
+        part = {c.id: answer[c.id] for c in calls if c.id in answer}
+        if part:
+            decisions = parse_decisions(GateRequest(calls=calls), part, registry)
+            resume[interrupt_id] = {k: d.model_dump() for k, d in decisions.items()}
+    return Command(resume=resume)
+
+
+def _plain(decision: Any) -> Any:
+    """Pydantic decisions (or a map of them) as plain data, the form stored in a checkpoint."""
+    if isinstance(decision, BaseModel):
+        return decision.model_dump()
+    if isinstance(decision, dict):
+        return {k: v.model_dump() if isinstance(v, BaseModel) else v for k, v in decision.items()}
+    return decision

@@ -1,0 +1,149 @@
+"""The order-support workflow's steps: code looks things up, the model only extracts and phrases.
+
+Each step is a small function of state plus injected services; routing lives in
+``nodes.order_routing``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
+
+from checkpoints.trace import TraceWriter
+from nodes.finish import run_of, thread_of
+from nodes.plan import text_of
+from tools.executor import ToolCall, ToolExecutor
+
+STRICT_ID = re.compile(r"(?<![A-Za-z0-9])[A-Z]\d{4,10}(?![A-Za-z0-9])")
+CJK = re.compile(r"[\u4e00-\u9fff]")
+EXTRACT_PROMPT = """Extract the order id from the customer's message.
+Order ids are one letter and 4 to 10 digits, like A1001; customers may write them in
+lower case or with spaces. Reply with JSON only: {"order_id": "A1001"} or {"order_id": null}."""
+PHRASE_PROMPT = """Phrase the answer to the customer's question from these facts only.
+Do not add any status, date or number that the facts do not contain. Answer in the
+customer's language, in one or two sentences."""
+
+
+class OrderState(TypedDict, total=False):
+    """State of one order inquiry."""
+
+    goal: str  # the customer's message
+    constraints: list[str]  # hard constraints (passed to the phrasing step)
+    order_id: str | None  # extracted id, upper case
+    order: dict[str, Any] | None  # get_order result
+    tracking: dict[str, Any] | None  # get_tracking result
+    error: dict[str, Any] | None  # the failing tool's error, if any
+    answer: str | None  # the reply
+    stop_reason: str | None  # "answered" once a reply exists
+    model_calls: int  # model calls so far (extraction, phrasing)
+    tokens: int  # tokens used
+    started_at: float  # wall-clock start
+
+
+@dataclass(frozen=True, kw_only=True)
+class OrderDeps:
+    model: BaseChatModel
+    executor: ToolExecutor
+    trace: TraceWriter
+
+
+def _model(state: OrderState, deps: OrderDeps, config: RunnableConfig, node: str,
+           system: str, human: str) -> tuple[str, dict[str, Any]]:
+    started = time.time()
+    reply = deps.model.invoke([SystemMessage(system), HumanMessage(human)], config)
+    if not isinstance(reply, AIMessage):
+        raise TypeError(f"the chat model returned {type(reply).__name__}, not an AIMessage")
+    usage = dict(reply.usage_metadata or {})
+    calls = (state.get("model_calls") or 0) + 1
+    deps.trace.emit(thread_of(config), "model_call", run_id=run_of(config), step=calls, node=node,
+                    model=reply.response_metadata.get("model_name"),
+                    request_id=reply.response_metadata.get("id"), start=started, end=time.time(),
+                    input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
+                    tool_calls=[])
+    return text_of(reply), {"model_calls": calls,
+                            "tokens": (state.get("tokens") or 0) + int(usage.get("total_tokens") or 0)}
+
+
+def extract(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict[str, Any]:
+    """A regular expression first; the model only for free-form text that has digits in it."""
+    goal = state.get("goal", "")
+    strict = STRICT_ID.search(goal)
+    if strict:
+        return {"order_id": strict.group(0)}
+    if not re.search(r"\d", goal):
+        return {"order_id": None}
+    text, counters = _model(state, deps, config, "extract", EXTRACT_PROMPT, goal)
+    try:
+        found = json.loads(text.strip().strip("`").removeprefix("json").strip()).get("order_id")
+    except (ValueError, AttributeError):
+        found = None
+    candidate = re.sub(r"[\s-]", "", str(found or "")).upper()
+    return {"order_id": candidate if STRICT_ID.fullmatch(candidate) else None, **counters}
+
+
+def _tool(state: OrderState, deps: OrderDeps, config: RunnableConfig, name: str,
+          args: dict[str, Any]) -> dict[str, Any]:
+    thread_id = thread_of(config)
+    call_id = f"{name}-{state.get('started_at', 0):.6f}"
+    started = time.time()
+    obs = deps.executor.execute(ToolCall(name=name, args=args, id=call_id), thread_id=thread_id)
+    deps.trace.emit(thread_id, "tool_call", run_id=run_of(config), step=state.get("model_calls") or 0,
+                    node=name, tool=name, call_id=call_id, args=args, start=started, end=time.time(),
+                    ok=obs.ok, replayed=obs.replayed, result=None if not obs.ok else obs.result,
+                    error=obs.error.model_dump() if obs.error else None)
+    if obs.ok:
+        return {"result": obs.result}
+    return {"error": {"tool": name, **(obs.error.model_dump() if obs.error else {})}}
+
+
+def lookup(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict[str, Any]:
+    out = _tool(state, deps, config, "get_order", {"order_id": state.get("order_id")})
+    return {"order": out.get("result"), "error": out.get("error")}
+
+
+def track(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict[str, Any]:
+    order = state.get("order") or {}
+    out = _tool(state, deps, config, "get_tracking", {"tracking_no": order.get("tracking_no")})
+    return {"tracking": out.get("result"), "error": out.get("error")}
+
+
+def phrase(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict[str, Any]:
+    """The one place the model writes: the facts, in words."""
+    facts = {"question": state.get("goal"), "order": state.get("order"),
+             "tracking": state.get("tracking"), "tracking_error": (state.get("error") or {}).get("message"),
+             "constraints": state.get("constraints") or []}
+    text, counters = _model(state, deps, config, "phrase", PHRASE_PROMPT,
+                            json.dumps(facts, ensure_ascii=False))
+    return _answer(text, deps, config, counters)
+
+
+def _answer(text: str, deps: OrderDeps, config: RunnableConfig,
+            extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    deps.trace.emit(thread_of(config), "stop", run_id=run_of(config), step=0,
+                    stop_reason="answered", answer=text)
+    return {"answer": text, "stop_reason": "answered", **(extra or {})}
+
+
+def ask(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict[str, Any]:
+    zh = bool(CJK.search(state.get("goal", "")))
+    return _answer("请提供订单号（例如 A1001），我再帮你查询。" if zh else
+                   "Please tell me the order id (for example A1001) and I will look it up.", deps, config)
+
+
+def not_found(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict[str, Any]:
+    zh, order_id = bool(CJK.search(state.get("goal", ""))), state.get("order_id")
+    return _answer(f"没有找到订单 {order_id}，请核对订单号。" if zh else
+                   f"I could not find order {order_id}; please check the id.", deps, config)
+
+
+def failed(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict[str, Any]:
+    zh, err = bool(CJK.search(state.get("goal", ""))), state.get("error") or {}
+    return _answer(f"查询失败（{err.get('tool')}）：{err.get('message')}" if zh else
+                   f"The lookup failed ({err.get('tool')}): {err.get('message')}", deps, config)
