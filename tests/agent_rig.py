@@ -20,6 +20,7 @@ from checkpoints.keys import Keys
 from checkpoints.redis import RedisSaver
 from checkpoints.trace import TraceWriter
 from graphs.agent import AgentGraph, build_agent_graph, start_input
+from graphs.context import GraphContext
 from graphwright.offline import OfflineChatModel
 from nodes.deps import Limits
 from tests.openai_server import Reply, ScriptedOpenAI
@@ -68,6 +69,17 @@ class AgentRig:
             policy=policy, limits=limits, keys=self.keys,
             checkpointer=RedisSaver(self.client, prefix=self.keys.prefix),
         )
+
+    def context(self, limits: Limits | None = None) -> GraphContext:
+        """What a registered graph builder gets, on this rig's Redis and model."""
+        return GraphContext(model=self.model(), redis_client=self.client, keys=self.keys,
+                            checkpointer=RedisSaver(self.client, prefix=self.keys.prefix),
+                            limits=limits or Limits())
+
+    def lane(self, marker: str, *replies: Reply) -> None:
+        """Replies for requests whose system prompt contains ``marker`` (parallel workers)."""
+        if self.server is not None:
+            self.server.load_for(marker, *replies)
 
     def script(self, *replies: Reply) -> None:
         if self.server is not None:

@@ -138,3 +138,13 @@ def test_unreachable_redis_is_a_clear_infrastructure_error(prefix: str) -> None:
     with pytest.raises(RedisUnavailableError) as caught:
         o.invoke("agent", "hi")
     assert "hunter2" not in str(caught.value)
+
+
+def test_a_worker_gate_surfaces_as_the_run_gate_naming_the_worker(orch: Orchestrator) -> None:
+    goal = "订单 A1001 到哪了？帮我安排“设计评审”，2026-12-01 10:00-11:00。"
+    result = orch.invoke("orchestrator", goal, thread_id="w")
+    assert result.status == "interrupted" and result.pending is not None
+    assert [(c.worker, c.tool) for c in result.pending.calls] == [("scheduler", "create_event")]
+    done = orch.resume("w", decide_all(result.pending, "approve"))
+    assert done.status == "completed"
+    assert "[order_desk]" in (done.answer or "") and "[scheduler]" in (done.answer or "")
