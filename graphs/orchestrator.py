@@ -177,8 +177,8 @@ def run_worker(task: WorkerTask, config: RunnableConfig, *, graph: AgentGraph) -
 def worker_node(graph: AgentGraph) -> Callable[[WorkerTask, RunnableConfig], dict[str, Any]]:
     """A node that runs ``graph``; a closure, so LangGraph's ``xray`` drawing finds the subgraph."""
 
-    def node(task: WorkerTask, config: RunnableConfig) -> dict[str, Any]:
-        return run_worker(task, config, graph=graph)
+    def node(state: WorkerTask, config: RunnableConfig) -> dict[str, Any]:
+        return run_worker(state, config, graph=graph)
 
     return node
 
@@ -211,7 +211,7 @@ def build_orchestrator_graph(ctx: GraphContext, workers: tuple[Worker, ...] = EX
         sub = build_agent_graph(tools=w.tools(), model=ctx.model, redis_client=ctx.redis_client,
                                 policy=ctx.policy, limits=ctx.limits, keys=ctx.keys,
                                 name=w.name, role=w.role)
-        builder.add_node(w.name, worker_node(sub))
+        builder.add_node(w.name, worker_node(sub), input_schema=WorkerTask)
         builder.add_edge(w.name, "synthesize")
     builder.add_node("synthesize", partial(synthesize, model=ctx.model, trace=trace))
     builder.add_edge(START, "split")

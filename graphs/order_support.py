@@ -11,7 +11,17 @@ from langgraph.graph import END, START, StateGraph
 from checkpoints.trace import TraceWriter
 from graphs.context import Graph, GraphContext, RunInput
 from nodes.order_routing import after_extract, after_lookup
-from nodes.order_steps import OrderDeps, OrderState, ask, extract, failed, lookup, not_found, phrase, track
+from nodes.order_steps import (
+    OrderDeps,
+    OrderState,
+    ask,
+    extract,
+    failed,
+    lookup,
+    not_found,
+    phrase,
+    track,
+)
 from tools.builtin import build_registry
 from tools.executor import ToolExecutor
 

@@ -295,6 +295,41 @@ def draw(
         sys.stdout.write(text)
 
 
+@app.command("eval")
+@friendly
+def evaluate(
+    suite: str = typer.Argument(..., help="Suite file (YAML or JSON), or 'seed' for the shipped one."),
+    runs: int | None = typer.Option(None, "--runs", "-n", min=1, help="Runs per case (default: the suite's)."),
+    as_json: bool = JSON,
+) -> None:
+    """Run every case of SUITE N times: success rate, model and tool calls, tokens, time, stability.
+
+    Exits 1 when a case failed in any run.
+    """
+    from graphwright.evals import load_suite, run_suite, summary_rows
+
+    loaded = load_suite(suite)
+    with console.status(f"running {len(loaded.cases)} cases…", spinner="dots"):
+        report = run_suite(Orchestrator.from_env(), loaded, runs)
+    if as_json:
+        emit_json(report.model_dump(mode="json"))
+    else:
+        rows = summary_rows(report)
+        table = Table(title=f"suite {report.suite}: {report.runs_per_case} run(s) per case")
+        for column in rows[0]:
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(*row.values())
+        console.print(table)
+        console.print(
+            f"success {report.success_rate:.0%} · stability {report.stability:.0%} · model calls "
+            f"mean {report.mean_model_calls:.2f} max {report.max_model_calls} · tool calls mean "
+            f"{report.mean_tool_calls:.2f} · tokens mean {report.mean_tokens:.0f} · wall mean "
+            f"{report.mean_wall_s * 1000:.0f} ms max {report.max_wall_s * 1000:.0f} ms", highlight=False)
+    if report.success_rate < 1:
+        raise typer.Exit(1)
+
+
 @embedded_app.command("stop")
 @friendly
 def embedded_stop() -> None:

@@ -17,7 +17,7 @@ ORDER_ID = re.compile(r"(?<![A-Za-z0-9])([A-Za-z])[\s-]?(\d{4,10})(?![0-9])")
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 TIME_RANGE = re.compile(r"(\d{1,2}:\d{2})\s*(?:-|–|~|到|至|to)\s*(\d{1,2}:\d{2})")
 QUOTED = re.compile(r"[“\"「『'‘](.+?)[”\"」』'’]")
-EXPRESSION = re.compile(r"\d[\d\s.()]*[+\-*/][\d\s+\-*/.()]*\d\)?")
+EXPRESSION = re.compile(r"[(\d][\d\s.()]*[+\-*/][\d\s+\-*/.()]*[\d)]")
 PAGES = re.compile(
     r"(?:pages?|第)\s*(\d+)\s*(?:-|–|to|到|至)\s*(?:第\s*)?(\d+)\s*(?:页)?", re.IGNORECASE
 )

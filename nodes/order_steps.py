@@ -60,7 +60,7 @@ def _model(state: OrderState, deps: OrderDeps, config: RunnableConfig, node: str
     reply = deps.model.invoke([SystemMessage(system), HumanMessage(human)], config)
     if not isinstance(reply, AIMessage):
         raise TypeError(f"the chat model returned {type(reply).__name__}, not an AIMessage")
-    usage = dict(reply.usage_metadata or {})
+    usage: dict[str, Any] = dict(reply.usage_metadata or {})
     calls = (state.get("model_calls") or 0) + 1
     deps.trace.emit(thread_of(config), "model_call", run_id=run_of(config), step=calls, node=node,
                     model=reply.response_metadata.get("model_name"),

@@ -25,3 +25,21 @@ def test_agent_graph_draws_its_five_nodes_and_every_edge(client: redis.Redis) ->
     for node in ("plan", "act", "observe", "compact", "human_gate"):
         assert node in mermaid
     assert "observe -.-> compact" in mermaid and "act --> observe" in mermaid
+
+
+def test_every_registered_graph_compiles_and_draws(client: redis.Redis) -> None:
+    from checkpoints.keys import Keys
+    from checkpoints.redis import RedisSaver
+    from graphs.registry import GraphContext, default_registry
+    from nodes.deps import Limits
+
+    ctx = GraphContext(model=OfflineChatModel(), redis_client=client, keys=Keys(),
+                       checkpointer=RedisSaver(client), limits=Limits())
+    expected = {"agent": {"plan", "act", "observe", "compact", "human_gate"},
+                "order_support": {"extract", "lookup", "track", "phrase", "ask", "not_found", "failed"},
+                "orchestrator": {"split", "synthesize", "notes_researcher:plan", "order_desk:act",
+                                 "scheduler:human_gate"}}
+    for spec in default_registry():
+        drawn = spec.build(ctx).get_graph(xray=True)
+        assert expected[spec.name] <= set(drawn.nodes), spec.name
+        assert drawn.draw_mermaid().count("-->") + drawn.draw_mermaid().count("-.->") == len(drawn.edges)

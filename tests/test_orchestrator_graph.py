@@ -9,7 +9,12 @@ import pytest
 from langgraph.types import Command
 
 from graphs.gates import gate_command, pending_gate
-from graphs.orchestrator import EXAMPLE_WORKERS, Worker, build_orchestrator_graph, orchestrator_input
+from graphs.orchestrator import (
+    EXAMPLE_WORKERS,
+    Worker,
+    build_orchestrator_graph,
+    orchestrator_input,
+)
 from graphs.registry import RunInput
 from nodes.gate_models import Approve, GateDecisionError, Reject
 from tests.agent_rig import AgentRig
