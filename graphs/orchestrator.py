@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, Protocol, TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
@@ -174,7 +174,11 @@ def run_worker(task: WorkerTask, config: RunnableConfig, *, graph: AgentGraph) -
     )]}
 
 
-def worker_node(graph: AgentGraph) -> Callable[[WorkerTask, RunnableConfig], dict[str, Any]]:
+class WorkerNode(Protocol):
+    def __call__(self, state: WorkerTask, config: RunnableConfig) -> dict[str, Any]: ...
+
+
+def worker_node(graph: AgentGraph) -> WorkerNode:
     """A node that runs ``graph``; a closure, so LangGraph's ``xray`` drawing finds the subgraph."""
 
     def node(state: WorkerTask, config: RunnableConfig) -> dict[str, Any]:
