@@ -15,6 +15,10 @@ class UserError(GraphwrightError):
     """The caller did something wrong: bad configuration, a bad decision, a bad id."""
 
 
+class NotFoundError(UserError):
+    """The caller named a thread, graph or run that does not exist."""
+
+
 class ConfigurationError(UserError):
     """A setting or an injected client cannot work as given."""
 

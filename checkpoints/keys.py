@@ -81,6 +81,14 @@ class Keys:
         """Hash: the thread's graph, status and times, kept by the Orchestrator."""
         return f"{self.thread_tag(thread_id)}:meta"
 
+    def run_record(self, thread_id: str, run_id: str) -> str:
+        """Hash: one HTTP run's status, kind, payload and times."""
+        return f"{self.thread_tag(thread_id)}:runrec:{escape(run_id)}"
+
+    def thread_runs(self, thread_id: str) -> str:
+        """Sorted set: run ids of the thread by creation time."""
+        return f"{self.thread_tag(thread_id)}:runs"
+
     def idempotency(self, thread_id: str, tool_call_id: str) -> str:
         """Recorded result of one side-effecting tool call."""
         return f"{self.thread_tag(thread_id)}:idem:{escape(tool_call_id)}"
@@ -94,6 +102,10 @@ class Keys:
     def run(self, run_id: str) -> str:
         """Set of escaped thread ids a run wrote checkpoints in."""
         return f"{self.prefix}:run:{escape(run_id)}"
+
+    def queue(self) -> str:
+        """Stream of background runs, read by the worker consumer group."""
+        return f"{self.prefix}:queue"
 
     def outbox(self) -> str:
         """List of messages the built-in ``send_email`` tool queued."""

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from checkpoints.errors import UserError
+from checkpoints.errors import NotFoundError
 from graphs.agent import build_agent_graph, start_input
 from graphs.context import Graph, GraphContext, RunInput
 from graphs.orchestrator import build_orchestrator_graph, orchestrator_input
@@ -50,7 +50,7 @@ class GraphRegistry:
     def get(self, name: str) -> GraphSpec:
         spec = self._specs.get(name)
         if spec is None:
-            raise UserError(f"no graph named {name!r}; registered graphs: {', '.join(self.names())}")
+            raise NotFoundError(f"no graph named {name!r}; registered graphs: {', '.join(self.names())}")
         return spec
 
     def names(self) -> list[str]:

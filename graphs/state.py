@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import operator
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict  # pydantic builds JSON schemas from it on 3.11
 
 StopReason = Literal[
     "answered", "max_steps", "tool_errors", "repeated_call", "deadline", "token_budget", "rejected"

@@ -295,6 +295,44 @@ def draw(
         sys.stdout.write(text)
 
 
+@app.command()
+@friendly
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
+    port: int = typer.Option(8123, help="Port to listen on."),
+    queue: bool = typer.Option(False, "--queue", help="Run runs.wait on the workers too."),
+) -> None:
+    """Serve the LangGraph-compatible HTTP API and the /review pages."""
+    import uvicorn
+
+    from graphwright.server.app import create_app
+
+    orch = Orchestrator.from_env()
+    key = orch.settings.api_key.get_secret_value() if orch.settings.api_key else None
+    uvicorn.run(create_app(orch, api_key=key, queue_waits=queue), host=host, port=port,
+                log_level="warning")
+
+
+@app.command()
+@friendly
+def worker(
+    name: str | None = typer.Option(None, help="Consumer name; host and pid by default."),
+) -> None:
+    """Take background runs from the Redis queue until stopped (SIGTERM or Ctrl-C)."""
+    import signal
+
+    from graphwright.server.worker import Worker
+
+    orch = Orchestrator.from_env()
+    consumer = Worker(orch, name=name, claim_idle_ms=orch.settings.claim_idle_ms)
+    signal.signal(signal.SIGTERM, lambda *_: consumer.stop.set())
+    console.print(f"worker {consumer.name} reading {consumer.queue}", highlight=False)
+    try:
+        consumer.run_forever()
+    except KeyboardInterrupt:
+        consumer.stop.set()
+
+
 @app.command("eval")
 @friendly
 def evaluate(

@@ -60,8 +60,9 @@ def path_of(graph: CompiledStateGraph[Any, Any, Any, Any], config: RunnableConfi
     return Path(visited=visited, current=list(latest.next), gate=bool(latest.interrupts))
 
 
-def drawable(graph: CompiledStateGraph[Any, Any, Any, Any]) -> DrawableGraph:
-    return graph.get_graph(xray=True)
+def drawable(graph: CompiledStateGraph[Any, Any, Any, Any], *, xray: bool = True) -> DrawableGraph:
+    """LangGraph's drawable graph; ``xray`` expands subgraphs (workers)."""
+    return graph.get_graph(xray=xray)
 
 
 def mermaid(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import json
 import logging
 import time
 import uuid
@@ -24,10 +25,11 @@ from checkpoints.errors import (
     ConfigurationError,
     GraphwrightError,
     InfrastructureError,
+    NotFoundError,
     RedisUnavailableError,
     UserError,
 )
-from checkpoints.keys import Keys
+from checkpoints.keys import Keys, escape
 from checkpoints.redis import RedisSaver
 from checkpoints.trace import TraceWriter
 from graphs.gates import gate_command, pending_gate
@@ -106,20 +108,21 @@ class Orchestrator:
 
     def invoke(
         self, graph: str, input: str | dict[str, Any] | RunInput, *,
-        thread_id: str | None = None, limits: Limits | None = None,
+        thread_id: str | None = None, limits: Limits | None = None, run_id: str | None = None,
     ) -> RunResult:
         """Start a run on a new thread (or a finished one) and run it until it ends or waits."""
-        return _last(self.stream(graph, input, thread_id=thread_id, limits=limits))
+        return _last(self.stream(graph, input, thread_id=thread_id, limits=limits, run_id=run_id))
 
     def resume(
-        self, thread_id: str, decision: Any = None, *, limits: Limits | None = None
+        self, thread_id: str, decision: Any = None, *, limits: Limits | None = None,
+        run_id: str | None = None,
     ) -> RunResult:
         """Answer the pending gate, or continue a run whose process died, from its checkpoint."""
-        return _last(self.stream_resume(thread_id, decision, limits=limits))
+        return _last(self.stream_resume(thread_id, decision, limits=limits, run_id=run_id))
 
     def stream(
         self, graph: str, input: str | dict[str, Any] | RunInput, *,
-        thread_id: str | None = None, limits: Limits | None = None,
+        thread_id: str | None = None, limits: Limits | None = None, run_id: str | None = None,
     ) -> Iterator[StepEvent]:
         """Like ``invoke``, yielding each step as it happens and the result last."""
         spec = self.graphs.get(graph)
@@ -138,15 +141,17 @@ class Orchestrator:
                 if snapshot.next:
                     raise UserError(f"thread {thread_id!r} has an unfinished run (its process "
                                     "stopped mid-step); resume it first")
-            yield from self._run(spec, compiled, thread_id, spec.make_input(run_input), run_input)
+            yield from self._run(spec, compiled, thread_id, spec.make_input(run_input), run_input,
+                                 run_id)
 
     def stream_resume(
-        self, thread_id: str, decision: Any = None, *, limits: Limits | None = None
+        self, thread_id: str, decision: Any = None, *, limits: Limits | None = None,
+        run_id: str | None = None,
     ) -> Iterator[StepEvent]:
         """Like ``resume``, yielding each step as it happens and the result last."""
         meta = self._meta(thread_id)
         if not meta.get("graph"):
-            raise UserError(f"no thread {thread_id!r}; `threads` lists the known ones")
+            raise NotFoundError(f"no thread {thread_id!r}; `threads` lists the known ones")
         spec = self.graphs.get(meta["graph"])
         with thread_lock(self.client, self.keys, thread_id):
             compiled = self._graph(spec, limits)
@@ -166,10 +171,10 @@ class Orchestrator:
                                     "without a decision")
                 payload = None
             else:
-                status = self._status(meta)
+                status = self.status_of(meta)
                 raise UserError(f"thread {thread_id!r} has already finished ({status}); there is "
                                 "nothing to resume; start a new run with invoke")
-            yield from self._run(spec, compiled, thread_id, payload, None)
+            yield from self._run(spec, compiled, thread_id, payload, None, run_id)
 
     async def ainvoke(self, graph: str, input: str | dict[str, Any] | RunInput, *,
                       thread_id: str | None = None, limits: Limits | None = None) -> RunResult:
@@ -191,13 +196,26 @@ class Orchestrator:
         async for event in _in_thread(lambda: self.stream_resume(thread_id, decision, limits=limits)):
             yield event
 
+    def create_thread(self, thread_id: str | None = None, metadata: dict[str, Any] | None = None) -> str:
+        """Register an empty thread (the HTTP service's ``threads.create``); runs pick its graph."""
+        thread_id = thread_id or str(uuid.uuid4())
+        if self._meta(thread_id):
+            raise UserError(f"thread {thread_id!r} already exists")
+        self._set_meta(thread_id, thread_id=thread_id, created_at=str(time.time()),
+                       metadata=json.dumps(metadata or {}))
+        return thread_id
+
+    def meta(self, thread_id: str) -> dict[str, str]:
+        """The thread's stored metadata (graph, status, times); empty for an unknown thread."""
+        return self._meta(thread_id)
+
     # --- inspecting ----------------------------------------------------------
 
     def state(self, thread_id: str) -> ThreadState:
         spec, compiled, config = self._thread(thread_id)
         snapshot = compiled.get_state(config)
         return ThreadState(
-            thread_id=thread_id, graph=spec.name, status=self._status(self._meta(thread_id)),
+            thread_id=thread_id, graph=spec.name, status=self.status_of(self._meta(thread_id)),
             values=jsonable(snapshot.values), next=list(snapshot.next),
             pending=pending_gate(compiled, config),
             checkpoint_id=(snapshot.config.get("configurable") or {}).get("checkpoint_id"),
@@ -221,6 +239,16 @@ class Orchestrator:
             ))
         return out
 
+    def snapshots(self, thread_id: str, limit: int | None = None) -> list[Any]:
+        """LangGraph's own ``StateSnapshot`` objects, newest first (the HTTP service's history)."""
+        _, compiled, config = self._thread(thread_id)
+        return list(compiled.get_state_history(config, limit=limit))
+
+    def snapshot(self, thread_id: str) -> Any:
+        """LangGraph's ``StateSnapshot`` of the thread now."""
+        _, compiled, config = self._thread(thread_id)
+        return compiled.get_state(config)
+
     def trace(self, thread_id: str) -> list[dict[str, Any]]:
         self._thread(thread_id)
         return self.tracer.read(thread_id)
@@ -230,7 +258,7 @@ class Orchestrator:
         for thread_id, updated_ms in self.saver.threads():
             meta = self._meta(thread_id)
             out.append(ThreadInfo(thread_id=thread_id, graph=meta.get("graph"),
-                                  status=self._status(meta), updated_at=updated_ms / 1000))
+                                  status=self.status_of(meta), updated_at=updated_ms / 1000))
         return out
 
     def delete(self, thread_id: str) -> None:
@@ -248,7 +276,7 @@ class Orchestrator:
         if thread_id is not None:
             meta = self._meta(thread_id)
             if meta.get("graph") != graph:
-                raise UserError(f"no thread {thread_id!r} of graph {graph!r}")
+                raise NotFoundError(f"no thread {thread_id!r} of graph {graph!r}")
             path = drawing.path_of(compiled, self._config(thread_id))
         return drawing.render(compiled, format, path, title=graph)
 
@@ -273,6 +301,10 @@ class Orchestrator:
 
     # --- internals -----------------------------------------------------------
 
+    def compiled(self, graph: str) -> Graph:
+        """The compiled graph registered as ``graph`` (default limits)."""
+        return self._graph(self.graphs.get(graph), None)
+
     def _graph(self, spec: GraphSpec, limits: Limits | None) -> Graph:
         limits = limits or self.limits
         key = (spec.name, limits.model_dump_json())
@@ -293,7 +325,7 @@ class Orchestrator:
     def _thread(self, thread_id: str) -> tuple[GraphSpec, Graph, RunnableConfig]:
         meta = self._meta(thread_id)
         if not meta.get("graph"):
-            raise UserError(f"no thread {thread_id!r}; `threads` lists the known ones")
+            raise NotFoundError(f"no thread {thread_id!r}; `threads` lists the known ones")
         spec = self.graphs.get(meta["graph"])
         return spec, self._graph(spec, None), self._config(thread_id)
 
@@ -311,11 +343,14 @@ class Orchestrator:
                 mapping = {**fields, "updated_at": str(time.time())}
                 pipe.hset(key, mapping=mapping)  # type: ignore[arg-type]  # redis-py's mapping type is invariant
                 pipe.sadd(self.keys.registry(thread_id), key)
+                # The threads index the saver keeps, so threads with no checkpoint yet are listed.
+                pipe.zadd(self.keys.threads(), {escape(thread_id): int(time.time() * 1000)})
                 pipe.execute()
         except redis.RedisError as exc:
             raise _unavailable(exc) from exc
 
-    def _status(self, meta: dict[str, str]) -> Any:
+    def status_of(self, meta: dict[str, str]) -> Any:
+        """The thread's status; a run whose process died reads as failed."""
         status = meta.get("status")
         if status == "running" and not held(self.client, self.keys, meta.get("thread_id", "")):
             return "failed"  # its process died mid-step; resume continues it
@@ -323,9 +358,9 @@ class Orchestrator:
 
     def _run(
         self, spec: GraphSpec, compiled: Graph, thread_id: str, payload: Any,
-        run_input: RunInput | None,
+        run_input: RunInput | None, run_id: str | None = None,
     ) -> Iterator[StepEvent]:
-        run_id = str(uuid.uuid4())
+        run_id = run_id or str(uuid.uuid4())
         config = self._config(thread_id, run_id)
         self._set_meta(thread_id, graph=spec.name, status="running", thread_id=thread_id)
         self.tracer.emit(thread_id, "run_start", run_id=run_id, graph=spec.name,

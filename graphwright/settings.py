@@ -36,6 +36,9 @@ class Settings(BaseSettings):
     token_budget: int = Field(default=200_000, validation_alias="GRAPHWRIGHT_TOKEN_BUDGET")
     input_budget_tokens: int = Field(default=16_000, validation_alias="GRAPHWRIGHT_INPUT_BUDGET")
 
+    api_key: SecretStr | None = Field(default=None, validation_alias="GRAPHWRIGHT_API_KEY")
+    claim_idle_ms: int = Field(default=60_000, validation_alias="GRAPHWRIGHT_CLAIM_IDLE_MS")
+
     def limits(self) -> Limits:
         return Limits(
             max_model_calls=self.max_model_calls, max_tool_errors=self.max_tool_errors,

@@ -10,11 +10,12 @@ import json
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
+from typing_extensions import TypedDict  # pydantic builds JSON schemas from it on 3.11
 
 from checkpoints.trace import TraceWriter
 from nodes.finish import run_of, thread_of

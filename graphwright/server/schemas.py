@@ -1,0 +1,112 @@
+"""Request and response bodies of the HTTP service, shaped like the LangGraph API that
+``langgraph-sdk`` speaks. Unknown request fields the SDK may send are ignored; a field
+of the wrong type is a 422 naming it."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
+RunStatus = Literal["pending", "running", "success", "error", "interrupted", "timeout"]
+StreamMode = Literal["values", "updates", "events", "messages", "debug", "custom", "tasks",
+                     "checkpoints", "messages-tuple"]
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class ThreadCreate(_Request):
+    thread_id: str | None = None
+    metadata: dict[str, Any] | None = None
+    if_exists: Literal["raise", "do_nothing"] | None = None
+
+
+class ThreadSearch(_Request):
+    metadata: dict[str, Any] | None = None
+    status: ThreadStatus | None = None
+    limit: int = Field(default=10, ge=1, le=1000)
+    offset: int = Field(default=0, ge=0)
+
+
+class HistoryRequest(_Request):
+    limit: int = Field(default=10, ge=1, le=1000)
+    before: dict[str, Any] | str | None = None
+
+
+class AssistantSearch(_Request):
+    graph_id: str | None = None
+    limit: int = Field(default=10, ge=1, le=1000)
+    offset: int = Field(default=0, ge=0)
+
+
+class CommandBody(_Request):
+    resume: Any = None
+
+
+class RunCreate(_Request):
+    assistant_id: str = Field(min_length=1, description="a registered graph name")
+    input: dict[str, Any] | None = None
+    command: CommandBody | None = None
+    metadata: dict[str, Any] | None = None
+    stream_mode: StreamMode | list[StreamMode] = "values"
+    multitask_strategy: Literal["reject", "interrupt", "rollback", "enqueue"] | None = None
+
+
+class Assistant(BaseModel):
+    assistant_id: str
+    graph_id: str
+    name: str
+    description: str | None
+    config: dict[str, Any] = Field(default_factory=dict)
+    context: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    version: int = 1
+    created_at: str
+    updated_at: str
+
+
+class Thread(BaseModel):
+    thread_id: str
+    created_at: str
+    updated_at: str
+    metadata: dict[str, Any]
+    status: ThreadStatus
+    values: dict[str, Any] | None = None
+    interrupts: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+
+
+class Checkpoint(BaseModel):
+    thread_id: str
+    checkpoint_ns: str = ""
+    checkpoint_id: str | None
+
+
+class ThreadStateBody(BaseModel):
+    values: dict[str, Any]
+    next: list[str]
+    checkpoint: Checkpoint
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_at: str | None
+    parent_checkpoint: Checkpoint | None = None
+    tasks: list[dict[str, Any]] = Field(default_factory=list)
+    interrupts: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class Run(BaseModel):
+    run_id: str
+    thread_id: str
+    assistant_id: str
+    created_at: str
+    updated_at: str
+    status: RunStatus
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    multitask_strategy: str = "reject"
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+
+
+class Health(BaseModel):
+    ok: bool = True

@@ -1,0 +1,54 @@
+"""The HTTP service on a free loopback port in this process, with an optional in-process worker."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import uvicorn
+
+from graphwright import Orchestrator
+from graphwright.server.app import create_app
+from graphwright.server.worker import Worker
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Service:
+    url: str
+    orch: Orchestrator
+
+
+@contextmanager
+def running(orch: Orchestrator, *, api_key: str | None = None, worker: bool = True,
+            queue_waits: bool = False) -> Iterator[Service]:
+    port = free_port()
+    app = create_app(orch, api_key=api_key, queue_waits=queue_waits)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    serving = threading.Thread(target=server.run, daemon=True)
+    serving.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and serving.is_alive(), "the server did not start"
+        time.sleep(0.01)
+    consumer = Worker(orch, name="in-test", claim_idle_ms=60_000, block_ms=100) if worker else None
+    working = threading.Thread(target=consumer.run_forever, daemon=True) if consumer else None
+    if working:
+        working.start()
+    try:
+        yield Service(url=f"http://127.0.0.1:{port}", orch=orch)
+    finally:
+        if consumer and working:
+            consumer.stop.set()
+            working.join(timeout=10)
+        server.should_exit = True
+        serving.join(timeout=10)
