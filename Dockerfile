@@ -10,4 +10,4 @@ RUN pip install --no-cache-dir .
 ENV GRAPHWRIGHT_HOME=/data
 VOLUME ["/data"]
 ENTRYPOINT ["graphwright"]
-CMD ["demo"]
+CMD ["serve", "--host", "0.0.0.0"]

@@ -1,6 +1,6 @@
 """A user's graph plugin for the crash tests: the agent whose get_schedule is slow.
 
-Loaded with ``GRAPHWRIGHT_GRAPHS=tests.slow_graphs:register``. The slow tool counts its
+Loaded with ``GRAPHWRIGHT_GRAPHS=tests.slow_graphs:register`` (or ``:register_all``). The slow tool counts its
 starts in Redis so a test knows when to kill the process mid-step.
 """
 
@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatResult
 
 from graphs.agent import build_agent_graph
 from graphs.registry import Graph, GraphContext, GraphRegistry
+from graphwright.offline import OfflineChatModel
 from tools.builtin import ScheduleArgs, build_registry
 from tools.policy import Policy
 from tools.registry import ToolRegistry
@@ -46,3 +51,32 @@ def register(graphs: GraphRegistry) -> None:
                     tools=slow_tools)
     graphs.register("slow_agent_gated", lambda ctx: build(ctx, None),
                     description="agent with a slow get_schedule; writes are gated", tools=slow_tools)
+
+
+class SlowAnswerModel(OfflineChatModel):
+    """The offline model, slow when it writes a final answer (counted in Redis first)."""
+
+    client: Any = None
+    marker: str = ""
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        result = super()._generate(messages, stop, run_manager, **kwargs)
+        message = result.generations[0].message
+        if isinstance(message, AIMessage) and not message.tool_calls:
+            self.client.incr(self.marker)
+            time.sleep(DELAY_S)
+        return result
+
+
+def build_slow_answer(ctx: GraphContext) -> Graph:
+    model = SlowAnswerModel(client=ctx.redis_client, marker=f"{ctx.keys.prefix}:slow:answering")
+    return build_agent_graph(tools=build_registry(), model=model, redis_client=ctx.redis_client,
+                             policy=Policy(per_tool={"create_event": "never"}), limits=ctx.limits,
+                             keys=ctx.keys, checkpointer=ctx.checkpointer)
+
+
+def register_all(graphs: GraphRegistry) -> None:
+    register(graphs)
+    graphs.register("slow_answer", build_slow_answer,
+                    description="agent whose final answer is slow; create_event runs ungated")

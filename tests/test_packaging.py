@@ -32,6 +32,11 @@ def test_docker_compose_file_is_valid_and_wires_redis() -> None:
     api = config["services"]["api"]
     assert api["environment"]["REDIS_URL"] == "redis://redis:6379/0"
     assert api["depends_on"]["redis"]["condition"] == "service_healthy"
+    assert api["command"][0] == "serve" and "--queue" in api["command"]
+    worker = config["services"]["worker"]
+    assert worker["command"] == ["worker"]
+    assert worker["environment"]["REDIS_URL"] == "redis://redis:6379/0"
+    assert worker["depends_on"]["redis"]["condition"] == "service_healthy"
 
 
 def readme_commands() -> tuple[str, list[str]]:

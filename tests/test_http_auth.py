@@ -1,0 +1,102 @@
+"""Auth and validation for every endpoint family of the HTTP service."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from graphwright import Orchestrator
+from graphwright.offline import OfflineChatModel
+from graphwright.settings import Settings
+from tests.http_service import Service, running
+
+KEY = "test-key-7f3a9c"
+ENDPOINTS = [  # one or more per family: assistants, threads, runs, review, schema
+    ("POST", "/assistants/search", {}),
+    ("GET", "/assistants/agent", None),
+    ("GET", "/assistants/agent/graph", None),
+    ("GET", "/assistants/agent/schemas", None),
+    ("POST", "/threads", {}),
+    ("POST", "/threads/search", {}),
+    ("GET", "/threads/t1", None),
+    ("GET", "/threads/t1/state", None),
+    ("POST", "/threads/t1/history", {}),
+    ("DELETE", "/threads/t1", None),
+    ("POST", "/threads/t1/runs", {"assistant_id": "agent", "input": {"goal": "x"}}),
+    ("POST", "/threads/t1/runs/wait", {"assistant_id": "agent", "input": {"goal": "x"}}),
+    ("POST", "/threads/t1/runs/stream", {"assistant_id": "agent", "input": {"goal": "x"}}),
+    ("GET", "/threads/t1/runs", None),
+    ("GET", "/threads/t1/runs/r1", None),
+    ("GET", "/threads/t1/runs/r1/join", None),
+    ("POST", "/threads/t1/runs/r1/cancel", None),
+    ("GET", "/review", None),
+    ("GET", "/review/t1", None),
+    ("GET", "/review/assets/mermaid.min.js", None),
+]
+
+
+@pytest.fixture
+def service(redis_url: str, prefix: str) -> Iterator[Service]:
+    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix)  # type: ignore[call-arg]
+    with running(Orchestrator(settings=settings, model=OfflineChatModel()), api_key=KEY,
+                 worker=False) as svc:
+        yield svc
+
+
+@pytest.mark.parametrize(("method", "path", "body"), ENDPOINTS)
+def test_every_endpoint_needs_the_key_and_reveals_nothing(
+    service: Service, method: str, path: str, body: dict | None
+) -> None:
+    with httpx.Client(base_url=service.url) as http:
+        for headers in ({}, {"x-api-key": "wrong"}, {"x-api-key": KEY[:-1]}):
+            r = http.request(method, path, json=body, headers=headers)
+            assert r.status_code == 401, (path, headers, r.text)
+            assert r.json() == {"detail": "missing or wrong API key"}
+        r = http.request(method, path, json=body, headers={"x-api-key": KEY})
+        assert r.status_code != 401
+
+
+def test_health_needs_no_key_and_the_api_is_documented(service: Service) -> None:
+    with httpx.Client(base_url=service.url) as http:
+        assert http.get("/ok").json() == {"ok": True}
+        assert http.get("/health").status_code == 200
+        spec = http.get("/openapi.json").json()
+    assert {"/threads/{thread_id}/runs/wait", "/assistants/search", "/review/{thread_id}"} <= set(spec["paths"])
+    assert "RunCreate" in spec["components"]["schemas"]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "field"), [
+    ("POST", "/assistants/search", {"limit": 0}, "limit"),
+    ("POST", "/threads", {"metadata": "not an object"}, "metadata"),
+    ("POST", "/threads/search", {"limit": "many"}, "limit"),
+    ("POST", "/threads/search", {"status": "sleeping"}, "status"),
+    ("POST", "/threads/t1/history", {"limit": -1}, "limit"),
+    ("POST", "/threads/t1/runs/wait", {"input": {"goal": "x"}}, "assistant_id"),
+    ("POST", "/threads/t1/runs/wait", {"assistant_id": 5}, "assistant_id"),
+    ("POST", "/threads/t1/runs", {"assistant_id": "agent", "stream_mode": "loud"}, "stream_mode"),
+    ("POST", "/threads/t1/runs/stream", {"assistant_id": "agent", "multitask_strategy": "shout"}, "multitask_strategy"),
+])
+def test_bad_payloads_get_422_naming_the_field(
+    service: Service, method: str, path: str, body: dict, field: str
+) -> None:
+    with httpx.Client(base_url=service.url, headers={"x-api-key": KEY}) as http:
+        r = http.request(method, path, json=body)
+    assert r.status_code == 422, r.text
+    assert field in [str(part) for err in r.json()["detail"] for part in err["loc"]]
+
+
+def test_unknown_things_are_404_and_user_errors_400(service: Service) -> None:
+    with httpx.Client(base_url=service.url, headers={"x-api-key": KEY}) as http:
+        assert http.get("/assistants/nope").status_code == 404
+        assert http.get("/threads/nope").status_code == 404
+        assert http.post("/threads/nope/runs/wait", json={"assistant_id": "agent", "input": {"goal": "x"}}).status_code == 404
+        tid = http.post("/threads", json={}).json()["thread_id"]
+        assert http.post("/threads", json={"thread_id": tid}).status_code == 400
+        assert http.post("/threads", json={"thread_id": tid, "if_exists": "do_nothing"}).status_code == 200
+        r = http.post(f"/threads/{tid}/runs/wait", json={"assistant_id": "nope", "input": {"goal": "x"}})
+        assert r.status_code == 404 and "registered graphs" in r.json()["detail"]
+        r = http.post(f"/threads/{tid}/runs/wait", json={"assistant_id": "agent", "command": {"resume": {}}})
+        assert r.status_code == 404 and "no thread" in r.json()["detail"]
+        assert http.get(f"/threads/{tid}/runs/nope").status_code == 404
