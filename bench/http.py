@@ -1,0 +1,128 @@
+"""100 concurrent ``runs.wait`` through one API process and two workers, against the same runs
+through the Python API directly, measured in one run.
+
+    python bench/http.py [--runs 100]
+
+Starts its own redis-server, `graphwright serve --queue` and two `graphwright worker`
+processes on free ports, all on the offline model. Prints p50 and p99 latency and runs
+per second for both paths, and their ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# This file is named like the standard library's `http`; drop its folder from the path
+# so `import http` (inside httpx) finds the real one.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import httpx
+from langgraph_sdk import get_client
+
+from graphwright import Orchestrator, Settings
+from graphwright.offline import OfflineChatModel
+from tests.redis_servers import start_server
+
+GOAL = "订单 A1001 到哪了？"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+async def through_http(url: str, n: int) -> tuple[list[float], float]:
+    client = get_client(url=url, api_key=None)
+    threads = [(await client.threads.create())["thread_id"] for _ in range(n)]
+
+    async def one(tid: str) -> float:
+        started = time.perf_counter()
+        values = await client.runs.wait(tid, "agent", input={"goal": GOAL})
+        if "派送中" not in values.get("answer", ""):
+            raise RuntimeError(f"run on {tid} did not complete: {values}")
+        return time.perf_counter() - started
+
+    started = time.perf_counter()
+    latencies = await asyncio.gather(*(one(t) for t in threads))
+    return list(latencies), time.perf_counter() - started
+
+
+async def through_python(orch: Orchestrator, n: int) -> tuple[list[float], float]:
+    async def one(i: int) -> float:
+        started = time.perf_counter()
+        result = await orch.ainvoke("agent", GOAL, thread_id=f"direct-{i}")
+        if result.status != "completed":
+            raise RuntimeError(f"direct run {i} ended {result.status}")
+        return time.perf_counter() - started
+
+    started = time.perf_counter()
+    latencies = await asyncio.gather(*(one(i) for i in range(n)))
+    return list(latencies), time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=100)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        server = start_server(Path(tmp))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+        env.update(REDIS_URL=server.url, GRAPHWRIGHT_KEY_PREFIX="benchhttp")
+        port = free_port()
+        cli = [sys.executable, "-m", "graphwright"]
+        procs = [subprocess.Popen([*cli, "serve", "--queue", "--port", str(port)], env=env)]
+        procs += [subprocess.Popen([*cli, "worker", "--name", f"w{i}"], env=env,
+                                   stdout=subprocess.DEVNULL) for i in range(2)]
+        try:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    if httpx.get(f"{url}/ok").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass  # not listening yet
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the API did not start")
+                time.sleep(0.1)
+            http_lat, http_wall = asyncio.run(through_http(url, args.runs))
+            settings = Settings(_env_file=None, REDIS_URL=server.url,  # type: ignore[call-arg]
+                                GRAPHWRIGHT_KEY_PREFIX="benchdirect")
+            orch = Orchestrator(settings=settings, model=OfflineChatModel())
+            direct_lat, direct_wall = asyncio.run(through_python(orch, args.runs))
+        finally:
+            for proc in procs:
+                proc.terminate()
+                proc.wait(timeout=15)
+            server.stop()
+    rows = {"HTTP (1 API + 2 workers)": (http_lat, http_wall), "Python API (ainvoke)": (direct_lat, direct_wall)}
+    print(f"{args.runs} concurrent runs of the agent on the offline model; all completed")
+    print(f"{'path':<28}{'p50 ms':>10}{'p99 ms':>10}{'runs/s':>10}")
+    for name, (lat, wall) in rows.items():
+        print(f"{name:<28}{percentile(lat, 0.5) * 1000:>10.0f}{percentile(lat, 0.99) * 1000:>10.0f}"
+              f"{len(lat) / wall:>10.1f}")
+    print(f"HTTP / direct: p50 {percentile(http_lat, 0.5) / percentile(direct_lat, 0.5):.2f}x, "
+          f"p99 {percentile(http_lat, 0.99) / percentile(direct_lat, 0.99):.2f}x, throughput "
+          f"{(len(http_lat) / http_wall) / (len(direct_lat) / direct_wall):.2f}x "
+          f"(median of one run each: {statistics.median(http_lat) * 1000:.0f} vs "
+          f"{statistics.median(direct_lat) * 1000:.0f} ms)")
+
+
+if __name__ == "__main__":
+    main()
