@@ -13,7 +13,7 @@ import asyncio
 import json
 import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,7 +37,7 @@ from langgraph.store.base.embed import ensure_embeddings, get_text_at_path
 from checkpoints.errors import RedisUnavailableError
 from checkpoints.keys import DEFAULT_PREFIX, escape, unescape
 
-OPERATORS = {
+OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
     "$eq": lambda a, b: a == b, "$ne": lambda a, b: a != b,
     "$gt": lambda a, b: float(a) > float(b), "$gte": lambda a, b: float(a) >= float(b),
     "$lt": lambda a, b: float(a) < float(b), "$lte": lambda a, b: float(a) <= float(b),
@@ -63,6 +63,10 @@ def ns_match(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
     pairs = zip(namespace, path, strict=False) if condition.match_type == "prefix" else \
         zip(reversed(namespace), reversed(path), strict=False)
     return all(p == "*" or n == p for n, p in pairs)
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -142,11 +146,11 @@ class RedisStore(BaseStore):
 
     # --- operations ------------------------------------------------------------
 
-    def _load(self, raw: bytes | None, namespace: tuple[str, ...], key: str) -> dict[str, Any] | None:
+    def _load(self, raw: bytes | str | None, namespace: tuple[str, ...], key: str) -> dict[str, Any] | None:
         return None if raw is None else {**json.loads(raw), "namespace": namespace, "key": key}
 
     def _get(self, op: GetOp) -> Item | None:
-        data = self._load(self.redis.get(self._item_key(op.namespace, op.key)), op.namespace, op.key)  # type: ignore[arg-type]  # bytes client
+        data = self._load(self.redis.get(self._item_key(op.namespace, op.key)), op.namespace, op.key)
         if data is None:
             return None
         refresh = self.ttl_config.get("refresh_on_read", True) if self.ttl_config else True
@@ -173,7 +177,7 @@ class RedisStore(BaseStore):
             return
         now = time.time()
         previous = self.redis.get(item_key)
-        created = json.loads(previous)["created_at"] if previous else now  # type: ignore[arg-type]  # bytes client
+        created = json.loads(previous)["created_at"] if previous else now
         doc = {"value": dict(op.value), "created_at": created, "updated_at": now, "ttl": op.ttl,
                "vectors": self._vectors(op)}
         with self.redis.pipeline(transaction=False) as pipe:
@@ -196,17 +200,17 @@ class RedisStore(BaseStore):
 
     def _namespaces(self) -> list[tuple[str, ...]]:
         members = self.redis.zrange(self._namespaces_key, 0, -1)
-        return [tuple(unescape(part) for part in m.decode().split(".")) for m in members]  # type: ignore[union-attr]  # bytes client
+        return [tuple(unescape(part) for part in _text(m).split(".")) for m in members]
 
     def _items_of(self, namespace: tuple[str, ...]) -> list[dict[str, Any]]:
-        keys = [unescape(k.decode()) for k in self.redis.zrange(self._keys_key(namespace), 0, -1)]  # type: ignore[union-attr]  # bytes client
+        keys = [unescape(_text(k)) for k in self.redis.zrange(self._keys_key(namespace), 0, -1)]
         if not keys:
             return []
         raws = self.redis.mget([self._item_key(namespace, k) for k in keys])
-        expired = [k for k, raw in zip(keys, raws, strict=True) if raw is None]  # type: ignore[arg-type]  # bytes client
+        expired = [k for k, raw in zip(keys, raws, strict=True) if raw is None]
         if expired:  # items gone by TTL: drop them from the index too
             self.redis.zrem(self._keys_key(namespace), *(escape(k) for k in expired))
-        return [d for k, raw in zip(keys, raws, strict=True)  # type: ignore[arg-type]  # bytes client
+        return [d for k, raw in zip(keys, raws, strict=True)
                 if (d := self._load(raw, namespace, k)) is not None]
 
     def _search(self, op: SearchOp) -> list[SearchItem]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import uuid
 from functools import partial
 from typing import Any
 
@@ -12,6 +13,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
 
 from checkpoints.keys import Keys
 from checkpoints.trace import TraceWriter
@@ -41,6 +43,7 @@ def build_agent_graph(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     name: str = "agent",
     role: str = "",
+    store: BaseStore | None = None,
 ) -> AgentGraph:
     """Compile the agent. ``redis_client`` holds tool idempotency records and the trace."""
     keys = keys or Keys()
@@ -65,15 +68,18 @@ def build_agent_graph(
     builder.add_edge("act", "observe")
     builder.add_conditional_edges("observe", after_observe)
     builder.add_edge("compact", "plan")
-    return builder.compile(checkpointer=checkpointer, name=name)
+    return builder.compile(checkpointer=checkpointer, name=name, store=store)
 
 
-def start_input(goal: str, constraints: list[str] | None = None) -> dict[str, Any]:
+def start_input(
+    goal: str, constraints: list[str] | None = None, memories: list[str] | None = None
+) -> dict[str, Any]:
     """The input of a new run on a thread: the goal as a user turn, per-run counters reset."""
     return {
-        "messages": [HumanMessage(goal)],
+        "messages": [HumanMessage(goal, id=f"user-{uuid.uuid4().hex}")],
         "goal": goal,
         "constraints": list(constraints or []),
+        "memories": list(memories or []),
         "proposed": [],
         "model_calls": 0,
         "tool_errors": 0,

@@ -9,6 +9,7 @@ import redis
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
 from pydantic import BaseModel, ConfigDict, Field
 
 from checkpoints.keys import Keys
@@ -37,3 +38,4 @@ class GraphContext:
     checkpointer: BaseCheckpointSaver[Any]
     limits: Limits
     policy: Policy | None = None
+    store: BaseStore | None = None  # long-term memory, handed to nodes as LangGraph's store

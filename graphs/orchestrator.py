@@ -222,7 +222,7 @@ def build_orchestrator_graph(ctx: GraphContext, workers: tuple[Worker, ...] = EX
     builder.add_edge(START, "split")
     builder.add_conditional_edges("split", fan_out, [*by_name, END])
     builder.add_edge("synthesize", END)
-    return builder.compile(checkpointer=ctx.checkpointer, name="orchestrator")
+    return builder.compile(checkpointer=ctx.checkpointer, name="orchestrator", store=ctx.store)
 
 
 def _ai(message: Any) -> AIMessage:

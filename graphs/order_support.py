@@ -46,4 +46,4 @@ def build_order_support_graph(ctx: GraphContext) -> Graph:
     builder.add_edge("track", "phrase")
     for last in ("phrase", "ask", "not_found", "failed"):
         builder.add_edge(last, END)
-    return builder.compile(checkpointer=ctx.checkpointer, name="order_support")
+    return builder.compile(checkpointer=ctx.checkpointer, name="order_support", store=ctx.store)

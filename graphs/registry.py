@@ -32,6 +32,7 @@ class GraphSpec:
     build: Builder
     make_input: InputAdapter = agent_input
     tools: Callable[[], ToolRegistry] = build_registry  # validates edited arguments at a gate
+    uses_memory: bool = False  # its input takes the recalled long-term memories
 
 
 class GraphRegistry:
@@ -43,9 +44,10 @@ class GraphRegistry:
     def register(
         self, name: str, build: Builder, *, description: str = "",
         make_input: InputAdapter = agent_input, tools: Callable[[], ToolRegistry] = build_registry,
+        uses_memory: bool = False,
     ) -> None:
         self._specs[name] = GraphSpec(name=name, description=description, build=build,
-                                      make_input=make_input, tools=tools)
+                                      make_input=make_input, tools=tools, uses_memory=uses_memory)
 
     def get(self, name: str) -> GraphSpec:
         spec = self._specs.get(name)
@@ -64,6 +66,7 @@ def build_agent(ctx: GraphContext) -> Graph:
     return build_agent_graph(
         tools=build_registry(), model=ctx.model, redis_client=ctx.redis_client,
         policy=ctx.policy, limits=ctx.limits, keys=ctx.keys, checkpointer=ctx.checkpointer,
+        store=ctx.store,
     )
 
 
@@ -71,7 +74,8 @@ def default_registry() -> GraphRegistry:
     """The graphs graphwright ships."""
     reg = GraphRegistry()
     reg.register("agent", build_agent,
-                 description="plan/act/observe/compact/human_gate agent with the built-in tools")
+                 description="plan/act/observe/compact/human_gate agent with the built-in tools",
+                 uses_memory=True)
     reg.register("orchestrator", build_orchestrator_graph, make_input=orchestrator_input,
                  description="splits the task across worker agents (notes, orders, calendar)")
     reg.register("order_support", build_order_support_graph, make_input=order_input,

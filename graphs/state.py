@@ -42,6 +42,7 @@ class AgentState(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]  # the working context
     goal: str  # the user's goal, repeated to the model on every call
     constraints: list[str]  # hard constraints, never summarised away
+    memories: list[str]  # long-term records recalled for this user at the start (data)
     plan_notes: str  # the model's text that came with its latest tool calls
     proposed: list[ProposedCall]  # calls of the latest plan step awaiting act or the gate
     model_calls: int  # plan steps taken

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from checkpoints.embedded import EmbeddedRedis
-from checkpoints.errors import GraphwrightError, UserError
+from checkpoints.errors import GraphwrightError, NotFoundError, UserError
 from graphwright.drawing import FORMATS
 from graphwright.orchestrator import Orchestrator
 from graphwright.results import RunResult, StepEvent
@@ -29,6 +29,8 @@ app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="graphwright: run, resume, inspect and draw agent graphs.")
 embedded_app = typer.Typer(help="The embedded Redis that holds state when REDIS_URL is unset.")
 app.add_typer(embedded_app, name="embedded")
+memory_app = typer.Typer(help="Long-term memory: what users asked to be remembered.")
+app.add_typer(memory_app, name="memory")
 console = Console()
 errors = Console(stderr=True, soft_wrap=True)  # one line, never wrapped
 
@@ -139,13 +141,15 @@ def run(
     thread: str | None = typer.Option(None, "--thread", help="Thread id; a new one by default."),
     constraint: list[str] = typer.Option([], "--constraint", "-c", help="A hard constraint; repeatable."),
     replace: bool = typer.Option(False, "--replace", help="Delete THREAD first if it exists."),
+    user: str | None = typer.Option(None, "--user", help="Recall and remember for this user id."),
     as_json: bool = JSON,
 ) -> None:
     """Run GRAPH on GOAL, streaming steps; stops at a gate with the command to answer it."""
     orch = Orchestrator.from_env()
     if replace and thread and thread in {t.thread_id for t in orch.threads()}:
         orch.delete(thread)
-    follow(orch.stream(graph, {"goal": goal, "constraints": constraint}, thread_id=thread), as_json)
+    follow(orch.stream(graph, {"goal": goal, "constraints": constraint}, thread_id=thread,
+                       user_id=user), as_json)
 
 
 @app.command()
@@ -366,6 +370,34 @@ def evaluate(
             f"{report.mean_wall_s * 1000:.0f} ms max {report.max_wall_s * 1000:.0f} ms", highlight=False)
     if report.success_rate < 1:
         raise typer.Exit(1)
+
+
+@memory_app.command("list")
+@friendly
+def memory_list(user: str = typer.Argument(..., help="User id."), as_json: bool = JSON) -> None:
+    """The user's records and the project's, with their sources."""
+    records = Orchestrator.from_env().memories(user)
+    if as_json:
+        emit_json([r.model_dump(mode="json") for r in records])
+        return
+    table = Table(title=f"memories of {user}")
+    for column in ("scope", "kind", "key", "value", "source thread", "replaced values"):
+        table.add_column(column, overflow="fold")
+    for r in records:
+        table.add_row(r.scope, r.kind, r.key, r.value, r.source.thread_id,
+                      ", ".join(h.value for h in r.history))
+    console.print(table)
+
+
+@memory_app.command("forget")
+@friendly
+def memory_forget(user: str = typer.Argument(..., help="User id."),
+                  key: str = typer.Argument(..., help="Record key, e.g. language."),
+                  as_json: bool = JSON) -> None:
+    """Remove the user's record KEY from every later recall."""
+    if not Orchestrator.from_env().forget(user, key):
+        raise NotFoundError(f"user {user!r} has no memory {key!r}")
+    emit_json({"forgot": key, "user": user}) if as_json else console.print(f"forgot {key} for {user}")
 
 
 @embedded_app.command("stop")

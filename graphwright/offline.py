@@ -25,12 +25,13 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from graphwright import offline_rules as rules
 from nodes.handoff import Handoff, fallback
-from nodes.prompt import CONSTRAINTS_HEADER, GOAL_HEADER, HANDOFF_HEADER
+from nodes.prompt import CONSTRAINTS_HEADER, GOAL_HEADER, HANDOFF_HEADER, MEMORY_HEADER
 
 HANDOFF_MARKER = "Write the handoff record"
 SPLIT_MARKER = "Split the task"
 SYNTH_MARKER = "Write the final answer to the user's task"
 EXTRACT_MARKER = "Extract the order id"
+REMEMBER_MARKER = "Extract what the user explicitly asked"
 PHRASE_MARKER = "Phrase the answer"
 
 
@@ -57,6 +58,10 @@ def read_conversation(messages: Sequence[BaseMessage], tools: list[dict[str, Any
     )
     constraints = [
         line.removeprefix("- ") for line in _section(system, CONSTRAINTS_HEADER).splitlines() if line
+    ]
+    # Remembered preferences count like constraints for the language of the answer.
+    constraints += [
+        line.removeprefix("- ") for line in _section(system, MEMORY_HEADER).splitlines() if line
     ]
     conv = Conversation(
         goal=goal,
@@ -125,6 +130,8 @@ class OfflineChatModel(BaseChatModel):
             message = AIMessage(rules.extract_reply(str(messages[-1].content)))
         elif system.startswith(PHRASE_MARKER):
             message = AIMessage(rules.phrase_reply(str(messages[-1].content)))
+        elif system.startswith(REMEMBER_MARKER):
+            message = AIMessage(rules.remember_reply(str(messages[-1].content)))
         elif system.startswith(SYNTH_MARKER):
             message = AIMessage(rules.synth_reply(str(messages[-1].content)))
         else:

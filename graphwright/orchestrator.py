@@ -16,6 +16,7 @@ from typing import Any
 
 import redis
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 from pydantic import ValidationError
@@ -30,7 +31,9 @@ from checkpoints.errors import (
     UserError,
 )
 from checkpoints.keys import Keys, escape
+from checkpoints.memory import MemoryBook, MemoryRecord, Source, effective, scope_of
 from checkpoints.redis import RedisSaver
+from checkpoints.store import RedisStore
 from checkpoints.trace import TraceWriter
 from graphs.gates import gate_command, pending_gate
 from graphs.registry import (
@@ -44,6 +47,7 @@ from graphs.registry import (
 from graphwright import drawing
 from graphwright.locking import held, thread_lock
 from graphwright.models import make_model
+from graphwright.remember import extract
 from graphwright.results import (
     CheckpointInfo,
     RunResult,
@@ -89,6 +93,8 @@ class Orchestrator:
         self.limits = limits or self.settings.limits()
         self.policy = policy
         self.tracer = TraceWriter(client, self.keys, ttl_s=self.settings.checkpoint_ttl_s)
+        self.store = RedisStore(client, prefix=self.settings.key_prefix)
+        self.memory = MemoryBook(self.store)
         self._compiled: dict[tuple[str, str], Graph] = {}
         for target in filter(None, (self.settings.graphs or "").split(",")):
             load_plugin(target.strip(), self.graphs)
@@ -109,9 +115,15 @@ class Orchestrator:
     def invoke(
         self, graph: str, input: str | dict[str, Any] | RunInput, *,
         thread_id: str | None = None, limits: Limits | None = None, run_id: str | None = None,
+        user_id: str | None = None,
     ) -> RunResult:
-        """Start a run on a new thread (or a finished one) and run it until it ends or waits."""
-        return _last(self.stream(graph, input, thread_id=thread_id, limits=limits, run_id=run_id))
+        """Start a run on a new thread (or a finished one) and run it until it ends or waits.
+
+        With ``user_id``, the user's long-term memories are recalled for the run, and
+        what the user explicitly asks to be remembered is stored when it ends.
+        """
+        return _last(self.stream(graph, input, thread_id=thread_id, limits=limits, run_id=run_id,
+                                 user_id=user_id))
 
     def resume(
         self, thread_id: str, decision: Any = None, *, limits: Limits | None = None,
@@ -123,10 +135,12 @@ class Orchestrator:
     def stream(
         self, graph: str, input: str | dict[str, Any] | RunInput, *,
         thread_id: str | None = None, limits: Limits | None = None, run_id: str | None = None,
+        user_id: str | None = None,
     ) -> Iterator[StepEvent]:
         """Like ``invoke``, yielding each step as it happens and the result last."""
         spec = self.graphs.get(graph)
         run_input = parse_input(input)
+        scopes = self._scopes(user_id) if user_id is not None else []  # checked before any read
         thread_id = thread_id or f"{graph}-{uuid.uuid4().hex[:12]}"
         with thread_lock(self.client, self.keys, thread_id):
             meta = self._meta(thread_id)
@@ -141,8 +155,16 @@ class Orchestrator:
                 if snapshot.next:
                     raise UserError(f"thread {thread_id!r} has an unfinished run (its process "
                                     "stopped mid-step); resume it first")
-            yield from self._run(spec, compiled, thread_id, spec.make_input(run_input), run_input,
-                                 run_id)
+            payload = spec.make_input(run_input)
+            if scopes:
+                self._set_meta(thread_id, user_id=str(user_id),
+                               remember=json.dumps(user_messages(payload, run_input)))
+                if spec.uses_memory:
+                    payload["memories"] = [
+                        f"{r.kind} {r.key}: {r.value}"
+                        for r in effective(self.memory.recall(scopes))
+                    ]
+            yield from self._run(spec, compiled, thread_id, payload, run_input, run_id)
 
     def stream_resume(
         self, thread_id: str, decision: Any = None, *, limits: Limits | None = None,
@@ -204,6 +226,37 @@ class Orchestrator:
         self._set_meta(thread_id, thread_id=thread_id, created_at=str(time.time()),
                        metadata=json.dumps(metadata or {}))
         return thread_id
+
+    def memories(self, user_id: str) -> list[MemoryRecord]:
+        """The user's records and the project's, oldest update first."""
+        return self.memory.recall(self._scopes(user_id))
+
+    def forget(self, user_id: str, key: str) -> bool:
+        """Remove the user's record under ``key`` from every later recall."""
+        return self.memory.forget(scope_of("user", user_id), key)
+
+    def _scopes(self, user_id: str) -> list[str]:
+        return [scope_of("user", user_id), scope_of("project", self.settings.project)]
+
+    def _remember(self, thread_id: str, run_id: str) -> None:
+        """Store what the user's own messages of this run asked to be remembered."""
+        meta = self._meta(thread_id)
+        if not meta.get("user_id") or not meta.get("remember"):
+            return
+        messages = json.loads(meta["remember"])
+        self._set_meta(thread_id, remember="")
+        try:
+            found = extract(self.model, messages)
+        except ValueError as exc:
+            self.tracer.emit(thread_id, "remember", run_id=run_id, stored=[], error=str(exc))
+            return
+        known = {m.get("id") for m in messages}
+        stored = []
+        for c in found.memories:
+            source = Source(thread_id=thread_id, message_id=c.message_id if c.message_id in known else None)
+            record = self.memory.remember(scope_of("user", meta["user_id"]), c.kind, c.key, c.value, source)
+            stored.append({"key": record.key, "value": record.value, "scope": record.scope})
+        self.tracer.emit(thread_id, "remember", run_id=run_id, stored=stored)
 
     def meta(self, thread_id: str) -> dict[str, str]:
         """The thread's stored metadata (graph, status, times); empty for an unknown thread."""
@@ -311,7 +364,7 @@ class Orchestrator:
         if key not in self._compiled:
             self._compiled[key] = spec.build(GraphContext(
                 model=self.model, redis_client=self.client, keys=self.keys,
-                checkpointer=self.saver, limits=limits, policy=self.policy,
+                checkpointer=self.saver, limits=limits, policy=self.policy, store=self.store,
             ))
         return self._compiled[key]
 
@@ -382,6 +435,8 @@ class Orchestrator:
             error = f"{type(exc).__name__}: {exc}"
         result = self._result(spec, compiled, thread_id, run_id, error)
         self._set_meta(thread_id, status=result.status)
+        if result.status in ("completed", "stopped"):
+            self._remember(thread_id, run_id)
         yield StepEvent(thread_id=thread_id, kind="result", result=result)
 
     def _result(
@@ -421,6 +476,16 @@ class Orchestrator:
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
+
+
+def user_messages(payload: dict[str, Any], run: RunInput) -> list[dict[str, str | None]]:
+    """The user's own words in this run: its human messages, or the goal and constraints."""
+    found = [{"id": m.id, "content": str(m.content)}
+             for m in payload.get("messages") or [] if isinstance(m, HumanMessage)]
+    if not found:
+        found = [{"id": None, "content": run.goal}]
+    found += [{"id": None, "content": c} for c in run.constraints]
+    return found
 
 
 def parse_input(value: str | dict[str, Any] | RunInput) -> RunInput:

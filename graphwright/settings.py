@@ -36,6 +36,7 @@ class Settings(BaseSettings):
     token_budget: int = Field(default=200_000, validation_alias="GRAPHWRIGHT_TOKEN_BUDGET")
     input_budget_tokens: int = Field(default=16_000, validation_alias="GRAPHWRIGHT_INPUT_BUDGET")
 
+    project: str = Field(default="default", validation_alias="GRAPHWRIGHT_PROJECT")
     api_key: SecretStr | None = Field(default=None, validation_alias="GRAPHWRIGHT_API_KEY")
     claim_idle_ms: int = Field(default=60_000, validation_alias="GRAPHWRIGHT_CLAIM_IDLE_MS")
 

@@ -122,10 +122,9 @@ def test_store_on_a_dead_redis_is_a_clear_error(prefix: str) -> None:
 
 
 def test_a_graph_compiled_with_the_store_reads_and_writes_it(client: redis.Redis, prefix: str) -> None:
-    from typing_extensions import TypedDict
-
     from langgraph.graph import START, StateGraph
     from langgraph.runtime import Runtime
+    from typing_extensions import TypedDict
 
     class S(TypedDict, total=False):
         seen: int

@@ -1,0 +1,99 @@
+"""Long-term memory records over any LangGraph store: scoped, sourced, replaceable, forgettable.
+
+A record lives at namespace ``("memories", scope)`` under its key, so reading one
+scope can never return another's records. A new value for the same scope and key
+replaces the old one, which moves into a short history.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Literal
+
+from langgraph.store.base import BaseStore
+from pydantic import BaseModel, Field
+
+from checkpoints.errors import UserError
+
+Kind = Literal["preference", "fact", "procedure"]
+ROOT = "memories"
+HISTORY = 5
+SCOPE = re.compile(r"^(user|project):[^\s.]{1,128}$")
+
+
+class Source(BaseModel):
+    """Where a record came from: the thread and the user's message."""
+
+    thread_id: str
+    message_id: str | None = None
+
+
+class PastValue(BaseModel):
+    value: str
+    source: Source
+    updated_at: float
+
+
+class MemoryRecord(BaseModel):
+    scope: str = Field(description="user:<id> or project:<id>")
+    kind: Kind
+    key: str = Field(min_length=1, max_length=128)
+    value: str = Field(min_length=1, max_length=2000)
+    source: Source
+    updated_at: float
+    history: list[PastValue] = Field(default_factory=list, description="replaced values, newest first")
+
+
+def scope_of(kind: Literal["user", "project"], ident: str) -> str:
+    """``user:<id>`` or ``project:<id>``, refusing ids that could reach another scope."""
+    scope = f"{kind}:{ident}"
+    if not SCOPE.match(scope):
+        raise UserError(f"{kind} id {ident!r} is not valid: 1 to 128 characters, no spaces or periods")
+    return scope
+
+
+class MemoryBook:
+    """Records on a store; every read names its scope."""
+
+    def __init__(self, store: BaseStore) -> None:
+        self.store = store
+
+    def remember(self, scope: str, kind: Kind, key: str, value: str, source: Source) -> MemoryRecord:
+        namespace = (ROOT, scope)
+        old = self.store.get(namespace, key)
+        history: list[PastValue] = []
+        if old is not None:
+            prior = MemoryRecord.model_validate(old.value)
+            if prior.value == value:
+                return prior
+            history = [PastValue(value=prior.value, source=prior.source, updated_at=prior.updated_at),
+                       *prior.history][:HISTORY]
+        record = MemoryRecord(scope=scope, kind=kind, key=key, value=value, source=source,
+                              updated_at=time.time(), history=history)
+        self.store.put(namespace, key, record.model_dump(mode="json"), index=False)
+        return record
+
+    def recall(self, scopes: list[str]) -> list[MemoryRecord]:
+        """The records of exactly these scopes, oldest update first."""
+        records = [
+            MemoryRecord.model_validate(item.value)
+            for scope in scopes
+            for item in self.store.search((ROOT, scope), limit=1000)
+            if item.namespace == (ROOT, scope)  # a prefix search must not reach a longer namespace
+        ]
+        return sorted(records, key=lambda r: r.updated_at)
+
+    def forget(self, scope: str, key: str) -> bool:
+        if self.store.get((ROOT, scope), key) is None:
+            return False
+        self.store.delete((ROOT, scope), key)
+        return True
+
+
+def effective(records: list[MemoryRecord]) -> list[MemoryRecord]:
+    """One record per key: the most recently updated, whichever scope it is in."""
+    latest: dict[str, MemoryRecord] = {}
+    for record in sorted(records, key=lambda r: r.updated_at):
+        latest[record.key] = record
+    return list(latest.values())
