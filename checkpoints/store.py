@@ -202,8 +202,8 @@ class RedisStore(BaseStore):
         members = self.redis.zrange(self._namespaces_key, 0, -1)
         return [tuple(unescape(part) for part in _text(m).split(".")) for m in members]
 
-    def _items_of(self, namespace: tuple[str, ...]) -> list[dict[str, Any]]:
-        keys = [unescape(_text(k)) for k in self.redis.zrange(self._keys_key(namespace), 0, -1)]
+    def _items_of(self, namespace: tuple[str, ...], start: int = 0, stop: int = -1) -> list[dict[str, Any]]:
+        keys = [unescape(_text(k)) for k in self.redis.zrange(self._keys_key(namespace), start, stop)]
         if not keys:
             return []
         raws = self.redis.mget([self._item_key(namespace, k) for k in keys])
@@ -213,8 +213,25 @@ class RedisStore(BaseStore):
         return [d for k, raw in zip(keys, raws, strict=True)
                 if (d := self._load(raw, namespace, k)) is not None]
 
+    def _page(self, namespaces: list[tuple[str, ...]], offset: int, limit: int) -> list[dict[str, Any]]:
+        """Without filter or query, read only the items of the requested page."""
+        out: list[dict[str, Any]] = []
+        for ns in namespaces:
+            if len(out) >= limit:
+                break
+            size = int(self.redis.zcard(self._keys_key(ns)))
+            if offset >= size:
+                offset -= size
+                continue
+            out += self._items_of(ns, offset, offset + (limit - len(out)) - 1)
+            offset = 0
+        return out
+
     def _search(self, op: SearchOp) -> list[SearchItem]:
         n = len(op.namespace_prefix)
+        if not op.query and not op.filter:
+            under = [ns for ns in self._namespaces() if ns[:n] == op.namespace_prefix]
+            return [self._item(d, search=True) for d in self._page(under, op.offset, op.limit)]  # type: ignore[misc]  # SearchItem
         candidates = [
             d for ns in self._namespaces() if ns[:n] == op.namespace_prefix
             for d in self._items_of(ns)

@@ -1,7 +1,7 @@
 """100 concurrent ``runs.wait`` through one API process and two workers, against the same runs
 through the Python API directly, measured in one run.
 
-    python bench/http.py [--runs 100]
+    python bench/http_bench.py [--runs 100]
 
 Starts its own redis-server, `graphwright serve --queue` and two `graphwright worker`
 processes on free ports, all on the offline model. Prints p50 and p99 latency and runs
@@ -21,9 +21,6 @@ import tempfile
 import time
 from pathlib import Path
 
-# This file is named like the standard library's `http`; drop its folder from the path
-# so `import http` (inside httpx) finds the real one.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import httpx
