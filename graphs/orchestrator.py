@@ -27,6 +27,7 @@ from checkpoints.trace import TraceWriter
 from graphs.agent import AgentGraph, build_agent_graph, start_input
 from graphs.context import Graph, GraphContext, RunInput
 from nodes.finish import run_of, thread_of
+from nodes.jsonreply import parse_json_reply
 from nodes.plan import text_of
 from tools.builtin import build_registry
 from tools.registry import ToolRegistry
@@ -152,7 +153,7 @@ def split(state: OrchestratorState, config: RunnableConfig, *, model: BaseChatMo
         tokens += _tokens(reply)
         _trace_call(trace, config, "split", calls, reply)
         try:
-            plan = Split.model_validate(json.loads(_strip(text_of(_ai(reply)))))
+            plan = Split.model_validate(parse_json_reply(text_of(_ai(reply))))
             unknown = [t.worker for t in plan.subtasks if t.worker not in workers]
             if not unknown:
                 return {"subtasks": [t.model_dump() for t in plan.subtasks], "model_calls": calls,
@@ -229,13 +230,6 @@ def _ai(message: Any) -> AIMessage:
     if not isinstance(message, AIMessage):
         raise TypeError(f"the chat model returned {type(message).__name__}, not an AIMessage")
     return message
-
-
-def _strip(text: str) -> str:
-    body = text.strip()
-    if body.startswith("```"):
-        body = body.strip("`").removeprefix("json").strip()
-    return body
 
 
 def _tokens(message: Any) -> int:

@@ -13,6 +13,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
 
+from nodes.jsonreply import parse_json_reply
+
 REMEMBER_PROMPT = """Extract what the user explicitly asked to be remembered about them.
 Only explicit, lasting preferences ("from now on answer in Chinese") and facts about
 themselves ("my name is Li"); nothing inferred, nothing about this one task.
@@ -39,8 +41,7 @@ def extract(model: BaseChatModel, user_messages: list[dict[str, str | None]]) ->
     if not isinstance(reply, AIMessage):
         raise TypeError(f"the chat model returned {type(reply).__name__}, not an AIMessage")
     text = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
-    body = text.strip().strip("`").removeprefix("json").strip()
     try:
-        return Extraction.model_validate(json.loads(body))
-    except (json.JSONDecodeError, ValidationError) as exc:
+        return Extraction.model_validate(parse_json_reply(text))
+    except (ValueError, ValidationError) as exc:
         raise ValueError(f"the remember step's reply was not a valid extraction: {exc}") from exc

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -10,6 +9,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from pydantic import BaseModel, Field
+
+from nodes.jsonreply import parse_json_reply
 
 # Ids worth keeping: order numbers, tracking numbers, ticket keys and the like.
 ID_PATTERN = re.compile(r"\b[A-Z]{1,4}-?\d{3,}\b")
@@ -111,7 +112,4 @@ def fallback(folded: Sequence[AnyMessage], previous: Handoff | None) -> Handoff:
 
 def parse(text: str) -> Handoff:
     """The model's JSON summary (code fences tolerated); raises ValueError when it is not one."""
-    body = text.strip()
-    if body.startswith("```"):
-        body = body.strip("`").removeprefix("json").strip()
-    return Handoff.model_validate(json.loads(body))
+    return Handoff.model_validate(parse_json_reply(text))

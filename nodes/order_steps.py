@@ -19,6 +19,7 @@ from typing_extensions import TypedDict  # pydantic builds JSON schemas from it 
 
 from checkpoints.trace import TraceWriter
 from nodes.finish import run_of, thread_of
+from nodes.jsonreply import parse_json_reply
 from nodes.plan import text_of
 from tools.executor import ToolCall, ToolExecutor
 
@@ -82,7 +83,7 @@ def extract(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> di
         return {"order_id": None}
     text, counters = _model(state, deps, config, "extract", EXTRACT_PROMPT, goal)
     try:
-        found = json.loads(text.strip().strip("`").removeprefix("json").strip()).get("order_id")
+        found = parse_json_reply(text).get("order_id")
     except (ValueError, AttributeError):
         found = None
     candidate = re.sub(r"[\s-]", "", str(found or "")).upper()

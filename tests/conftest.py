@@ -12,6 +12,9 @@ import pytest
 import redis
 
 from checkpoints.keys import Keys
+from graphwright import Orchestrator
+from graphwright.offline import OfflineChatModel
+from graphwright.settings import Settings
 from tests.agent_rig import AgentRig
 from tests.openai_server import ScriptedOpenAI
 from tests.redis_servers import Server, start_server
@@ -86,3 +89,17 @@ def scripted_rig(client: redis.Redis, prefix: str) -> Iterator[AgentRig]:
     yield AgentRig(kind="openai", client=client, keys=Keys(prefix=prefix), server=server)
     server.close()
     server.assert_done()
+
+
+@pytest.fixture
+def settings(redis_url: str, prefix: str) -> Settings:
+    """Settings on the test Redis under this test's prefix, ignoring any .env file."""
+    return Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix)  # type: ignore[call-arg]
+
+
+@pytest.fixture
+def orch(settings: Settings) -> Iterator[Orchestrator]:
+    """The Orchestrator on the test Redis with the offline model."""
+    o = Orchestrator(settings=settings, model=OfflineChatModel())
+    yield o
+    o.client.close()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from checkpoints.errors import RedisUnavailableError, UserError
@@ -14,14 +12,6 @@ from graphwright.settings import Settings
 from nodes.gate_models import Approve, Edit, GateDecisionError, Reject, decide_all
 
 EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'
-
-
-@pytest.fixture
-def orch(redis_url: str, prefix: str) -> Iterator[Orchestrator]:
-    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix)  # type: ignore[call-arg]
-    o = Orchestrator(settings=settings, model=OfflineChatModel())
-    yield o
-    o.client.close()
 
 
 def outbox(o: Orchestrator) -> list[bytes]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ipaddress
 import shutil
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,19 +12,9 @@ import pytest
 from checkpoints.errors import ConfigurationError, UserError
 from graphwright import Orchestrator
 from graphwright.drawing import FORMATS
-from graphwright.offline import OfflineChatModel
-from graphwright.settings import Settings
 
 NODES = ("plan", "act", "observe", "compact", "human_gate")
 EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'
-
-
-@pytest.fixture
-def orch(redis_url: str, prefix: str) -> Iterator[Orchestrator]:
-    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix)  # type: ignore[call-arg]
-    o = Orchestrator(settings=settings, model=OfflineChatModel())
-    yield o
-    o.client.close()
 
 
 def test_every_format_draws_with_loopback_sockets_only(

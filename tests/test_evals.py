@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,16 +13,6 @@ from checkpoints.errors import UserError
 from graphwright import Orchestrator
 from graphwright.cli import app
 from graphwright.evals import load_suite, run_suite
-from graphwright.offline import OfflineChatModel
-from graphwright.settings import Settings
-
-
-@pytest.fixture
-def orch(redis_url: str, prefix: str) -> Iterator[Orchestrator]:
-    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix)  # type: ignore[call-arg]
-    o = Orchestrator(settings=settings, model=OfflineChatModel())
-    yield o
-    o.client.close()
 
 
 def test_seed_suite_covers_the_three_kinds_with_at_least_20_cases() -> None:

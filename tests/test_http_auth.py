@@ -38,8 +38,7 @@ ENDPOINTS = [  # one or more per family: assistants, threads, runs, review, sche
 
 
 @pytest.fixture
-def service(redis_url: str, prefix: str) -> Iterator[Service]:
-    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix)  # type: ignore[call-arg]
+def service(settings: Settings) -> Iterator[Service]:
     with running(Orchestrator(settings=settings, model=OfflineChatModel()), api_key=KEY,
                  worker=False) as svc:
         yield svc

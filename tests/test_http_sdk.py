@@ -18,8 +18,7 @@ EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report
 
 
 @pytest.fixture
-def service(redis_url: str, prefix: str) -> Iterator[Service]:
-    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix)  # type: ignore[call-arg]
+def service(settings: Settings) -> Iterator[Service]:
     with running(Orchestrator(settings=settings, model=OfflineChatModel())) as svc:
         yield svc
 
@@ -131,3 +130,10 @@ async def test_the_async_client_runs_the_same_flow(service: Service) -> None:
     assert "已付款" in joined["answer"]
     parts = [p async for p in client.runs.stream(tid, "agent", input={"goal": "订单 A9999 呢？"}, stream_mode="updates")]
     assert parts[-1].event == "end"
+
+
+def test_a_run_with_a_user_id_in_metadata_remembers_for_that_user(service: Service) -> None:
+    client = get_sync_client(url=service.url, api_key=None)
+    tid = client.threads.create()["thread_id"]
+    client.runs.wait(tid, "agent", input={"goal": "以后用中文回答"}, metadata={"user_id": "erin"})
+    assert [(r.key, r.value) for r in service.orch.memories("erin")] == [("language", "中文")]

@@ -17,8 +17,7 @@ EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report
 
 
 @pytest.fixture
-def service(redis_url: str, prefix: str) -> Iterator[Service]:
-    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix)  # type: ignore[call-arg]
+def service(settings: Settings) -> Iterator[Service]:
     with running(Orchestrator(settings=settings, model=OfflineChatModel()), worker=False) as svc:
         yield svc
 

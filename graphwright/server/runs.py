@@ -113,8 +113,9 @@ def execute(orch: Orchestrator, store: RunStore, run: Run, body: RunCreate) -> I
         if body.command is not None:
             events = orch.stream_resume(thread, body.command.resume, run_id=run.run_id)
         else:
+            user = (body.metadata or {}).get("user_id")  # recall and remember for this user
             events = orch.stream(body.assistant_id, goal_of(body.input), thread_id=thread,
-                                 run_id=run.run_id)
+                                 run_id=run.run_id, user_id=str(user) if user is not None else None)
         for event in events:
             result = event.result or result
             yield event
