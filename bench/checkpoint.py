@@ -1,6 +1,6 @@
 """Checkpoint savers on an agent-shaped graph, measured side by side in one run.
 
-    python bench/checkpoint.py [--steps 40] [--repeat 5]
+    python -m bench.checkpoint [--steps 40] [--repeat 5]
 
 Prints milliseconds per super-step for RedisSaver, AsyncRedisSaver, LangGraph's
 InMemorySaver and SqliteSaver, each as a ratio to InMemorySaver measured in the same

@@ -1,7 +1,7 @@
 """Model calls and tokens of the order-support workflow and the agent graph against
 LangGraph's prebuilt ReAct agent, same model and tools, on the seed document's order cases.
 
-    python bench/model_calls.py
+    python -m bench.model_calls
 
 Uses the offline model unless OPENAI_API_KEY or OPENAI_BASE_URL is set. Starts its own
 redis-server on a free port. Prints, per case and in total, success, model calls and

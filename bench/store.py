@@ -1,6 +1,6 @@
 """RedisStore against LangGraph's InMemoryStore: put, get and search latency at 1k and 10k records.
 
-    python bench/store.py
+    python -m bench.store
 
 Starts its own redis-server. Records are spread over 100 user namespaces, as memories
 are. Prints microseconds per operation (median of the batch) and RedisStore's ratio to

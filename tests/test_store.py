@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 import redis
+import redis.asyncio as aredis
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
-from checkpoints.errors import RedisUnavailableError
-from checkpoints.store import RedisStore
+from checkpoints.errors import ConfigurationError, RedisUnavailableError
+from checkpoints.store import AsyncRedisStore, RedisStore
 
 
 @pytest.fixture(params=["redis", "memory"])
@@ -85,13 +87,45 @@ def test_ttl_expires_items_where_supported(store: BaseStore) -> None:
     assert [i.key for i in store.search(("t",))] == ["long"]
 
 
-async def test_async_methods_match(store: BaseStore) -> None:
-    await store.aput(("as",), "k", {"v": 1})
-    item = await store.aget(("as",), "k")
-    assert item is not None and item.value == {"v": 1}
-    assert [i.key for i in await store.asearch(("as",))] == ["k"]
-    await store.adelete(("as",), "k")
-    assert await store.aget(("as",), "k") is None
+@pytest.fixture(params=["redis-sync", "redis-async", "memory"])
+async def astore(request: pytest.FixtureRequest, redis_url: str, prefix: str) -> AsyncIterator[BaseStore]:
+    if request.param == "memory":
+        yield InMemoryStore()
+        return
+    if request.param == "redis-sync":
+        yield RedisStore(redis.Redis.from_url(redis_url), prefix=prefix)
+        return
+    client = aredis.Redis.from_url(redis_url)
+    yield AsyncRedisStore(client, prefix=prefix)
+    await client.aclose()
+
+
+async def test_async_methods_behave_the_same(astore: BaseStore) -> None:
+    await astore.aput(("as", "u1"), "k", {"v": 1, "tag": "x"})
+    await astore.aput(("as", "u1"), "j", {"v": 2, "tag": "y"})
+    await astore.aput(("as", "u2"), "k", {"v": 3, "tag": "x"})
+    item = await astore.aget(("as", "u1"), "k")
+    assert item is not None and item.value == {"v": 1, "tag": "x"}
+    assert [i.key for i in await astore.asearch(("as", "u1"))] == ["k", "j"]
+    found = await astore.asearch(("as",), filter={"tag": "x"}, limit=10)
+    assert sorted((i.namespace[1], i.key) for i in found) == [("u1", "k"), ("u2", "k")]
+    assert await astore.alist_namespaces(prefix=("as",)) == [("as", "u1"), ("as", "u2")]
+    await astore.adelete(("as", "u1"), "k")
+    assert await astore.aget(("as", "u1"), "k") is None
+    assert [i.key for i in await astore.asearch(("as", "u1"))] == ["j"]
+    if astore.supports_ttl:
+        await astore.aput(("as",), "short", {"v": 0}, ttl=1 / 60)
+        deadline = time.monotonic() + 10
+        while await astore.aget(("as",), "short", refresh_ttl=False) is not None:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.1)
+
+
+async def test_the_async_store_refuses_blocking_calls(redis_url: str, prefix: str) -> None:
+    client = aredis.Redis.from_url(redis_url)
+    with pytest.raises(ConfigurationError, match="asyncio-only"):
+        AsyncRedisStore(client, prefix=prefix).get(("a",), "b")
+    await client.aclose()
 
 
 def test_semantic_search_with_an_embedding_function(client: redis.Redis, prefix: str) -> None:

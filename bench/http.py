@@ -1,7 +1,7 @@
 """100 concurrent ``runs.wait`` through one API process and two workers, against the same runs
 through the Python API directly, measured in one run.
 
-    python bench/http_bench.py [--runs 100]
+    python -m bench.http [--runs 100]     (as a module: a script named http.py would shadow the stdlib)
 
 Starts its own redis-server, `graphwright serve --queue` and two `graphwright worker`
 processes on free ports, all on the offline model. Prints p50 and p99 latency and runs
