@@ -6,7 +6,6 @@ The CLI and the HTTP service are thin layers over this class.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import logging
 import time
@@ -16,14 +15,11 @@ from typing import Any
 
 import redis
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
-from pydantic import ValidationError
 from redis.cluster import RedisCluster
 
 from checkpoints.errors import (
-    ConfigurationError,
     GraphwrightError,
     InfrastructureError,
     NotFoundError,
@@ -45,6 +41,7 @@ from graphs.registry import (
     default_registry,
 )
 from graphwright import drawing
+from graphwright.inputs import load_plugin, parse_input, user_messages
 from graphwright.locking import held, thread_lock
 from graphwright.models import make_model
 from graphwright.remember import extract
@@ -60,6 +57,7 @@ from graphwright.results import (
 from graphwright.serialize import jsonable
 from graphwright.settings import Settings
 from graphwright.store import redis_url
+from graphwright.streaming import in_thread, last_result
 from nodes.deps import Limits
 from nodes.gate_models import GateRequest
 from tools.policy import Policy
@@ -122,7 +120,7 @@ class Orchestrator:
         With ``user_id``, the user's long-term memories are recalled for the run, and
         what the user explicitly asks to be remembered is stored when it ends.
         """
-        return _last(self.stream(graph, input, thread_id=thread_id, limits=limits, run_id=run_id,
+        return last_result(self.stream(graph, input, thread_id=thread_id, limits=limits, run_id=run_id,
                                  user_id=user_id))
 
     def resume(
@@ -130,7 +128,7 @@ class Orchestrator:
         run_id: str | None = None,
     ) -> RunResult:
         """Answer the pending gate, or continue a run whose process died, from its checkpoint."""
-        return _last(self.stream_resume(thread_id, decision, limits=limits, run_id=run_id))
+        return last_result(self.stream_resume(thread_id, decision, limits=limits, run_id=run_id))
 
     def stream(
         self, graph: str, input: str | dict[str, Any] | RunInput, *,
@@ -209,13 +207,13 @@ class Orchestrator:
     async def astream(self, graph: str, input: str | dict[str, Any] | RunInput, *,
                       thread_id: str | None = None, limits: Limits | None = None,
                       ) -> AsyncIterator[StepEvent]:
-        async for event in _in_thread(lambda: self.stream(graph, input, thread_id=thread_id,
+        async for event in in_thread(lambda: self.stream(graph, input, thread_id=thread_id,
                                                          limits=limits)):
             yield event
 
     async def astream_resume(self, thread_id: str, decision: Any = None, *,
                              limits: Limits | None = None) -> AsyncIterator[StepEvent]:
-        async for event in _in_thread(lambda: self.stream_resume(thread_id, decision, limits=limits)):
+        async for event in in_thread(lambda: self.stream_resume(thread_id, decision, limits=limits)):
             yield event
 
     def create_thread(self, thread_id: str | None = None, metadata: dict[str, Any] | None = None) -> str:
@@ -478,80 +476,8 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
-def user_messages(payload: dict[str, Any], run: RunInput) -> list[dict[str, str | None]]:
-    """The user's own words in this run: its human messages, or the goal and constraints."""
-    found = [{"id": m.id, "content": str(m.content)}
-             for m in payload.get("messages") or [] if isinstance(m, HumanMessage)]
-    if not found:
-        found = [{"id": None, "content": run.goal}]
-    found += [{"id": None, "content": c} for c in run.constraints]
-    return found
-
-
-def parse_input(value: str | dict[str, Any] | RunInput) -> RunInput:
-    if isinstance(value, RunInput):
-        return value
-    try:
-        if isinstance(value, str):
-            return RunInput(goal=value)
-        return RunInput.model_validate(value)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(map(str, first["loc"])) or "input"
-        raise UserError(f"bad input: {where}: {first['msg']}") from exc
-
-
-def load_plugin(target: str, graphs: GraphRegistry) -> None:
-    """Call ``module:function(registry)`` so a user's graphs are registered by name."""
-    module_name, _, func_name = target.partition(":")
-    try:
-        func = getattr(importlib.import_module(module_name), func_name or "register")
-    except (ImportError, AttributeError) as exc:
-        raise ConfigurationError(
-            f"GRAPHWRIGHT_GRAPHS entry {target!r} cannot be loaded ({exc}); "
-            "write it as module:function, importable from the working directory"
-        ) from exc
-    func(graphs)
-
-
 def _unavailable(exc: Exception) -> InfrastructureError:
     return RedisUnavailableError(f"Redis is not reachable ({exc}); check REDIS_URL or the embedded server")
-
-
-def _last(events: Iterator[StepEvent]) -> RunResult:
-    result = None
-    for event in events:
-        result = event.result or result
-    if result is None:  # every path of _run ends with a result event
-        raise RuntimeError("the run produced no result")
-    return result
-
-
-async def _in_thread(make: Any) -> AsyncIterator[StepEvent]:
-    """Drive a blocking iterator in a worker thread and hand its items to the event loop."""
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-
-    def pump() -> None:
-        try:
-            for item in make():
-                loop.call_soon_threadsafe(queue.put_nowait, ("item", item))
-        except BaseException as exc:
-            loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
-        else:
-            loop.call_soon_threadsafe(queue.put_nowait, ("done", None))
-
-    task = loop.run_in_executor(None, pump)
-    while True:
-        kind, value = await queue.get()
-        if kind == "item":
-            yield value
-        elif kind == "error":
-            await task
-            raise value
-        else:
-            await task
-            return
 
 
 __all__ = ["GateRequest", "Orchestrator", "parse_input"]
