@@ -35,6 +35,7 @@ from redis.cluster import RedisCluster
 from checkpoints import ops
 from checkpoints.atomic import RUN_SCRIPT, RUN_SHA, first_key, for_transaction
 from checkpoints.atomic import script_args as atomic_args
+from checkpoints.drive import adrive, drive
 from checkpoints.errors import ConfigurationError, InfrastructureError, RedisUnavailableError
 from checkpoints.keys import DEFAULT_PREFIX, Keys
 
@@ -213,13 +214,7 @@ class RedisSaver(_SaverBase):
 
     def run(self, op: ops.Op[T]) -> T:
         """Drive an operation to completion, one round trip per batch."""
-        try:
-            batch = next(op)
-            while True:
-                batch = op.send(self._send(batch))
-        except StopIteration as stop:
-            result: T = stop.value
-            return result
+        return drive(op, self._send)
 
     # --- BaseCheckpointSaver ---
 
@@ -451,13 +446,7 @@ class AsyncRedisSaver(_SaverBase):
 
     async def run(self, op: ops.Op[T]) -> T:
         """Drive an operation to completion, one round trip per batch."""
-        try:
-            batch = next(op)
-            while True:
-                batch = op.send(await self._send(batch))
-        except StopIteration as stop:
-            result: T = stop.value
-            return result
+        return await adrive(op, self._send)
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         return await self.run(ops.get_tuple(self.ctx, config))

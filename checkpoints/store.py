@@ -21,6 +21,7 @@ from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
 from langgraph.store.base.embed import ensure_embeddings
 
 from checkpoints import store_ops
+from checkpoints.drive import adrive, drive
 from checkpoints.errors import ConfigurationError, RedisUnavailableError
 from checkpoints.keys import DEFAULT_PREFIX
 from checkpoints.store_ops import Embed, Layout, Pipeline, StoreOp
@@ -55,12 +56,7 @@ class RedisStore(_StoreBase):
     def run(self, op: StoreOp[T]) -> T:
         """Drive an operation: one round trip per pipeline."""
         try:
-            request = next(op)
-            while True:
-                request = op.send(self._answer(request))
-        except StopIteration as stop:
-            result: T = stop.value
-            return result
+            return drive(op, self._answer)
         except redis.RedisError as exc:
             raise RedisUnavailableError(f"the memory store cannot reach Redis: {exc}") from exc
 
@@ -91,12 +87,7 @@ class AsyncRedisStore(_StoreBase):
 
     async def run(self, op: StoreOp[T]) -> T:
         try:
-            request = next(op)
-            while True:
-                request = op.send(await self._answer(request))
-        except StopIteration as stop:
-            result: T = stop.value
-            return result
+            return await adrive(op, self._answer)
         except redis.RedisError as exc:
             raise RedisUnavailableError(f"the memory store cannot reach Redis: {exc}") from exc
 
