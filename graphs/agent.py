@@ -49,6 +49,7 @@ def build_agent_graph(
     keys = keys or Keys()
     deps = AgentDeps(
         model=model,
+        planner=model.bind_tools([spec.as_langchain_tool() for spec in tools]),
         registry=tools,
         executor=ToolExecutor(tools, redis_client, keys=keys),
         policy=policy or Policy(),

@@ -16,7 +16,7 @@ from functools import partial
 from typing import Annotated, Any, Protocol
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
@@ -26,9 +26,9 @@ from typing_extensions import TypedDict  # pydantic builds JSON schemas from it 
 from checkpoints.trace import TraceWriter
 from graphs.agent import AgentGraph, build_agent_graph, start_input
 from graphs.context import Graph, GraphContext, RunInput
-from nodes.finish import run_of, thread_of
 from nodes.jsonreply import parse_json_reply
 from nodes.plan import text_of
+from nodes.tracing import as_ai, run_of, thread_of, total_tokens, trace_model_call
 from tools.builtin import build_registry
 from tools.registry import ToolRegistry
 
@@ -148,12 +148,13 @@ def split(state: OrchestratorState, config: RunnableConfig, *, model: BaseChatMo
                            HumanMessage(task)]
     calls, tokens, problem = 0, 0, ""
     for _ in range(2):
-        reply = model.invoke(messages, config)
+        started = time.time()
+        reply = as_ai(model.invoke(messages, config))
         calls += 1
-        tokens += _tokens(reply)
-        _trace_call(trace, config, "split", calls, reply)
+        tokens += total_tokens(reply)
+        trace_model_call(trace, config, node="split", step=calls, reply=reply, started=started)
         try:
-            plan = Split.model_validate(parse_json_reply(text_of(_ai(reply))))
+            plan = Split.model_validate(parse_json_reply(text_of(reply)))
             unknown = [t.worker for t in plan.subtasks if t.worker not in workers]
             if not unknown:
                 return {"subtasks": [t.model_dump() for t in plan.subtasks], "model_calls": calls,
@@ -161,7 +162,7 @@ def split(state: OrchestratorState, config: RunnableConfig, *, model: BaseChatMo
             problem = f"unknown worker(s) {', '.join(unknown)}; use one of {', '.join(workers)}"
         except (ValueError, ValidationError) as exc:
             problem = f"not a valid split: {str(exc)[:300]}"
-        messages += [_ai(reply), HumanMessage(f"That reply was refused: {problem}. Reply again.")]
+        messages += [reply, HumanMessage(f"That reply was refused: {problem}. Reply again.")]
     return {"model_calls": calls, "tokens": tokens, "stop_reason": "model_error",
             "answer": f"Could not split the task into worker subtasks: {problem}"}
 
@@ -195,12 +196,13 @@ def synthesize(state: OrchestratorState, config: RunnableConfig, *, model: BaseC
     results = sorted(state.get("results") or [], key=lambda r: r["index"])
     payload = json.dumps({"task": state.get("goal"), "constraints": state.get("constraints"),
                           "results": results}, ensure_ascii=False)
-    reply = model.invoke([SystemMessage(SYNTH_PROMPT), HumanMessage(payload)], config)
+    started = time.time()
+    reply = as_ai(model.invoke([SystemMessage(SYNTH_PROMPT), HumanMessage(payload)], config))
     calls = (state.get("model_calls") or 0) + 1
-    _trace_call(trace, config, "synthesize", calls, reply)
+    trace_model_call(trace, config, node="synthesize", step=calls, reply=reply, started=started)
     parts = "\n".join(f"- [{r['worker']}] {r['answer']}" for r in results)
-    answer = f"{text_of(_ai(reply)).strip()}\n\nBy worker:\n{parts}"
-    tokens = (state.get("tokens") or 0) + _tokens(reply) + sum(r["tokens"] for r in results)
+    answer = f"{text_of(reply).strip()}\n\nBy worker:\n{parts}"
+    tokens = (state.get("tokens") or 0) + total_tokens(reply) + sum(r["tokens"] for r in results)
     trace.emit(thread_of(config), "stop", run_id=run_of(config), step=calls,
                stop_reason="answered", answer=answer)
     return {"answer": answer, "stop_reason": "answered", "model_calls": calls, "tokens": tokens}
@@ -224,23 +226,3 @@ def build_orchestrator_graph(ctx: GraphContext, workers: tuple[Worker, ...] = EX
     builder.add_conditional_edges("split", fan_out, [*by_name, END])
     builder.add_edge("synthesize", END)
     return builder.compile(checkpointer=ctx.checkpointer, name="orchestrator", store=ctx.store)
-
-
-def _ai(message: Any) -> AIMessage:
-    if not isinstance(message, AIMessage):
-        raise TypeError(f"the chat model returned {type(message).__name__}, not an AIMessage")
-    return message
-
-
-def _tokens(message: Any) -> int:
-    usage = getattr(message, "usage_metadata", None) or {}
-    return int(usage.get("total_tokens") or 0)
-
-
-def _trace_call(trace: TraceWriter, config: RunnableConfig, node: str, step: int, reply: Any) -> None:
-    usage = getattr(reply, "usage_metadata", None) or {}
-    meta = getattr(reply, "response_metadata", None) or {}
-    trace.emit(thread_of(config), "model_call", run_id=run_of(config), step=step, node=node,
-               model=meta.get("model_name"), request_id=meta.get("id"),
-               input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
-               tool_calls=[])

@@ -10,10 +10,12 @@ import json
 from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
 
 from nodes.jsonreply import parse_json_reply
+from nodes.plan import text_of
+from nodes.tracing import as_ai
 
 REMEMBER_PROMPT = """Extract what the user explicitly asked to be remembered about them.
 Only explicit, lasting preferences ("from now on answer in Chinese") and facts about
@@ -36,12 +38,9 @@ class Extraction(BaseModel):
 
 def extract(model: BaseChatModel, user_messages: list[dict[str, str | None]]) -> Extraction:
     """Ask the model; a reply that is not a valid extraction stores nothing (raises ValueError)."""
-    reply = model.invoke([SystemMessage(REMEMBER_PROMPT),
-                          HumanMessage(json.dumps(user_messages, ensure_ascii=False))])
-    if not isinstance(reply, AIMessage):
-        raise TypeError(f"the chat model returned {type(reply).__name__}, not an AIMessage")
-    text = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
+    reply = as_ai(model.invoke([SystemMessage(REMEMBER_PROMPT),
+                                HumanMessage(json.dumps(user_messages, ensure_ascii=False))]))
     try:
-        return Extraction.model_validate(parse_json_reply(text))
+        return Extraction.model_validate(parse_json_reply(text_of(reply)))
     except (ValueError, ValidationError) as exc:
         raise ValueError(f"the remember step's reply was not a valid extraction: {exc}") from exc

@@ -13,8 +13,8 @@ from langchain_core.runnables import RunnableConfig
 
 from graphs.state import AgentState, CallRecord, Outcome, ProposedCall, canonical
 from nodes.deps import AgentDeps
-from nodes.finish import run_of, thread_of
 from nodes.stops import repeat_run
+from nodes.tracing import run_of, thread_of
 from tools.executor import Observation, ToolCall, ToolError
 
 

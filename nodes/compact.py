@@ -7,7 +7,6 @@ import time
 from typing import Any
 
 from langchain_core.messages import (
-    AIMessage,
     AnyMessage,
     HumanMessage,
     RemoveMessage,
@@ -19,10 +18,10 @@ from pydantic import ValidationError
 
 from graphs.state import AgentState
 from nodes.deps import AgentDeps
-from nodes.finish import run_of, thread_of
 from nodes.handoff import Handoff, cut_index, fallback, parse, problems, required
 from nodes.plan import text_of
 from nodes.prompt import system_prompt
+from nodes.tracing import as_ai, run_of, thread_of, total_tokens
 
 HANDOFF_PROMPT = """Write the handoff record for the folded part of an agent's conversation.
 Reply with JSON only: {"facts": [{"fact": str, "source": call or message id}],
@@ -58,10 +57,8 @@ def compact(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> di
         return {"needs_compaction": False}
     folded = messages[:cut]
     started = time.time()
-    reply = deps.model.invoke(summary_request(folded, previous), config)
+    reply = as_ai(deps.model.invoke(summary_request(folded, previous), config))
     call_ids, entity_ids = required(folded, previous)
-    if not isinstance(reply, AIMessage):
-        raise TypeError(f"the chat model returned {type(reply).__name__}, not an AIMessage")
     try:
         handoff = parse(text_of(reply))
         missing = problems(handoff, call_ids, entity_ids)
@@ -70,15 +67,15 @@ def compact(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> di
     if missing:
         # The model's record lost something the program knows happened: code writes it.
         handoff = fallback(folded, previous)
-    usage: dict[str, Any] = dict(reply.usage_metadata or {})
+    tokens = total_tokens(reply)
     deps.trace.emit(
         thread_of(config), "compaction", run_id=run_of(config), step=state.get("model_calls") or 0,
         node="compact", folded=len(folded), kept=len(messages) - cut, start=started,
-        end=time.time(), summary_rejected=missing, tokens=usage.get("total_tokens"),
+        end=time.time(), summary_rejected=missing, tokens=tokens,
     )
     return {
         "messages": [RemoveMessage(id=m.id) for m in folded if m.id],
         "summary": handoff.model_dump_json(),
         "needs_compaction": False,
-        "tokens": (state.get("tokens") or 0) + (usage.get("total_tokens") or 0),
+        "tokens": (state.get("tokens") or 0) + tokens,
     }

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ConfigDict, Field
 
 from checkpoints.trace import TraceWriter
@@ -31,7 +33,8 @@ class Limits(BaseModel):
 class AgentDeps:
     """Services the nodes use; kept out of state because they cannot be serialized."""
 
-    model: BaseChatModel
+    model: BaseChatModel  # for compaction summaries
+    planner: Runnable[LanguageModelInput, BaseMessage]  # the model with the tools bound, once
     registry: ToolRegistry
     executor: ToolExecutor
     policy: Policy

@@ -10,14 +10,7 @@ from langchain_core.runnables import RunnableConfig
 from graphs.state import AgentState, StopReason
 from nodes.deps import AgentDeps
 from nodes.stops import partial_answer
-
-
-def thread_of(config: RunnableConfig) -> str:
-    return str((config.get("configurable") or {}).get("thread_id", ""))
-
-
-def run_of(config: RunnableConfig) -> str:
-    return str(config.get("run_id") or (config.get("metadata") or {}).get("run_id") or "")
+from nodes.tracing import run_of, thread_of
 
 
 def finish(

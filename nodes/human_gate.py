@@ -17,7 +17,6 @@ from langgraph.types import interrupt
 from graphs.state import AgentState, CallRecord, ProposedCall, canonical
 from nodes.act import to_message
 from nodes.deps import AgentDeps
-from nodes.finish import run_of, thread_of
 from nodes.gate_models import (
     Approve,
     Edit,
@@ -26,6 +25,7 @@ from nodes.gate_models import (
     gate_request,
     parse_decisions,
 )
+from nodes.tracing import run_of, thread_of
 from tools.executor import Observation, ToolError
 
 

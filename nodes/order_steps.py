@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from typing_extensions import TypedDict  # pydantic builds JSON schemas from it on 3.11
 
 from checkpoints.trace import TraceWriter
-from nodes.finish import run_of, thread_of
 from nodes.jsonreply import parse_json_reply
 from nodes.plan import text_of
+from nodes.tracing import as_ai, run_of, thread_of, total_tokens, trace_model_call
 from tools.executor import ToolCall, ToolExecutor
 
 STRICT_ID = re.compile(r"(?<![A-Za-z0-9])[A-Z]\d{4,10}(?![A-Za-z0-9])")
@@ -59,18 +59,11 @@ class OrderDeps:
 def _model(state: OrderState, deps: OrderDeps, config: RunnableConfig, node: str,
            system: str, human: str) -> tuple[str, dict[str, Any]]:
     started = time.time()
-    reply = deps.model.invoke([SystemMessage(system), HumanMessage(human)], config)
-    if not isinstance(reply, AIMessage):
-        raise TypeError(f"the chat model returned {type(reply).__name__}, not an AIMessage")
-    usage: dict[str, Any] = dict(reply.usage_metadata or {})
+    reply = as_ai(deps.model.invoke([SystemMessage(system), HumanMessage(human)], config))
     calls = (state.get("model_calls") or 0) + 1
-    deps.trace.emit(thread_of(config), "model_call", run_id=run_of(config), step=calls, node=node,
-                    model=reply.response_metadata.get("model_name"),
-                    request_id=reply.response_metadata.get("id"), start=started, end=time.time(),
-                    input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
-                    tool_calls=[])
+    trace_model_call(deps.trace, config, node=node, step=calls, reply=reply, started=started)
     return text_of(reply), {"model_calls": calls,
-                            "tokens": (state.get("tokens") or 0) + int(usage.get("total_tokens") or 0)}
+                            "tokens": (state.get("tokens") or 0) + total_tokens(reply)}
 
 
 def extract(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict[str, Any]:

@@ -12,9 +12,10 @@ from langchain_core.runnables import RunnableConfig
 
 from graphs.state import AgentState, ProposedCall, canonical
 from nodes.deps import AgentDeps
-from nodes.finish import finish, run_of, thread_of
+from nodes.finish import finish
 from nodes.prompt import plan_messages
 from nodes.stops import budget_stop
+from nodes.tracing import as_ai, total_tokens, trace_model_call
 
 
 def text_of(message: AIMessage) -> str:
@@ -75,22 +76,10 @@ def plan(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[
         return finish(state, deps, config, reason)
     step = (state.get("model_calls") or 0) + 1
     messages = plan_messages(state, deps.role)
-    bound = deps.model.bind_tools([spec.as_langchain_tool() for spec in deps.registry])
     started = time.time()
-    reply = bound.invoke(messages, config)
-    if not isinstance(reply, AIMessage):
-        raise TypeError(f"the chat model returned {type(reply).__name__}, not an AIMessage")
-    usage: dict[str, Any] = dict(reply.usage_metadata or {})
-    used = usage.get("total_tokens") or count_tokens_approximately([*messages, reply])
-    deps.trace.emit(
-        thread_of(config), "model_call", run_id=run_of(config), step=step, node="plan",
-        model=reply.response_metadata.get("model_name") or type(deps.model).__name__,
-        request_id=reply.response_metadata.get("id") or reply.id,
-        input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
-        start=started, end=time.time(),
-        tool_calls=[{"name": c["name"], "args": c["args"]} for c in reply.tool_calls],
-        invalid_tool_calls=len(reply.invalid_tool_calls),
-    )
+    reply = as_ai(deps.planner.invoke(messages, config))
+    used = total_tokens(reply) or count_tokens_approximately([*messages, reply])
+    trace_model_call(deps.trace, config, node="plan", step=step, reply=reply, started=started)
     update: dict[str, Any] = {"model_calls": step, "tokens": (state.get("tokens") or 0) + used}
     proposed = propose(state, deps, reply)
     if not proposed:
