@@ -23,7 +23,8 @@ class TraceWriter:
         self.keys = keys
         self.ttl_s = ttl_s
 
-    def emit(self, thread_id: str, kind: str, **fields: Any) -> None:
+    def emit(self, thread_id: str, kind: str, **fields: Any) -> str:
+        """Append one redacted event; returns its stream entry id."""
         event = redact({"kind": kind, "ts": time.time(), **fields})
         key = self.keys.events(thread_id)
         try:
@@ -38,18 +39,19 @@ class TraceWriter:
                 pipe.sadd(self.keys.registry(thread_id), key)
                 if self.ttl_s:
                     pipe.expire(key, self.ttl_s)
-                pipe.execute()
+                entry_id = pipe.execute()[0]
         except redis.RedisError as exc:
             raise RedisUnavailableError(
                 f"cannot append to the trace of thread {thread_id!r}: {exc}"
             ) from exc
+        return entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
 
-    def read(self, thread_id: str) -> list[dict[str, Any]]:
-        """Every recorded event of the thread, oldest first."""
+    def read(self, thread_id: str, since: str = "-") -> list[dict[str, Any]]:
+        """The thread's events from entry ``since`` on (all by default), oldest first."""
         try:
             entries: list[tuple[bytes, dict[bytes, bytes]]] = self.redis.xrange(  # type: ignore[assignment]  # redis-py types bytes|str
-            self.keys.events(thread_id)
-        )
+                self.keys.events(thread_id), min=since
+            )
         except redis.RedisError as exc:
             raise RedisUnavailableError(
                 f"cannot read the trace of thread {thread_id!r}: {exc}"

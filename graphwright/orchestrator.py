@@ -414,9 +414,11 @@ class Orchestrator:
         run_id = run_id or str(uuid.uuid4())
         config = self._config(thread_id, run_id)
         self._set_meta(thread_id, graph=spec.name, status="running", thread_id=thread_id)
-        self.tracer.emit(thread_id, "run_start", run_id=run_id, graph=spec.name,
-                         input=run_input.model_dump() if run_input else None,
-                         resumed=run_input is None)
+        started = self.tracer.emit(thread_id, "run_start", run_id=run_id, graph=spec.name,
+                                   input=run_input.model_dump() if run_input else None,
+                                   resumed=run_input is None)
+        if run_input is not None:  # usage counts from here, across later resumes
+            self._set_meta(thread_id, trace_from=started)
         error = None
         try:
             for chunk in compiled.stream(payload, config, stream_mode="updates"):
@@ -455,9 +457,7 @@ class Orchestrator:
             status = "completed"
         else:
             status = "stopped"
-        events = self.tracer.read(thread_id)
-        starts = [i for i, e in enumerate(events) if e["kind"] == "run_start" and not e.get("resumed")]
-        since = events[starts[-1]:] if starts else events
+        since = self.tracer.read(thread_id, self._meta(thread_id).get("trace_from") or "-")
         return RunResult(
             thread_id=thread_id, graph=spec.name, run_id=run_id, status=status,
             answer=values.get("answer"), stop_reason=values.get("stop_reason"),
