@@ -108,22 +108,28 @@ def execute(orch: Orchestrator, store: RunStore, run: Run, body: RunCreate) -> I
     """Run (or resume) one HTTP run through the Orchestrator, keeping its record current."""
     thread = run.thread_id
     store.update(thread, run.run_id, status="running", started="1")
+    if body.command is not None:
+        events = orch.stream_resume(thread, body.command.resume, run_id=run.run_id)
+    else:
+        user = (body.metadata or {}).get("user_id")  # recall and remember for this user
+        events = orch.stream(body.assistant_id, goal_of(body.input), thread_id=thread,
+                             run_id=run.run_id, user_id=str(user) if user is not None else None)
+    yield from follow(store, run, events)
+
+
+def follow(store: RunStore, run: Run, events: Iterator[StepEvent]) -> Iterator[StepEvent]:
+    """Pass the run's steps on and record how it ended."""
     result: RunResult | None = None
     try:
-        if body.command is not None:
-            events = orch.stream_resume(thread, body.command.resume, run_id=run.run_id)
-        else:
-            user = (body.metadata or {}).get("user_id")  # recall and remember for this user
-            events = orch.stream(body.assistant_id, goal_of(body.input), thread_id=thread,
-                                 run_id=run.run_id, user_id=str(user) if user is not None else None)
         for event in events:
             result = event.result or result
             yield event
     except BaseException as exc:
-        store.update(thread, run.run_id, status="error", error=f"{type(exc).__name__}: {exc}")
+        store.update(run.thread_id, run.run_id, status="error", error=f"{type(exc).__name__}: {exc}")
         raise
     if result is not None:
-        store.update(thread, run.run_id, status=RUN_STATUS[result.status], error=result.error or "")
+        store.update(run.thread_id, run.run_id, status=RUN_STATUS[result.status],
+                     error=result.error or "")
 
 
 def recover(orch: Orchestrator, store: RunStore, run: Run, body: RunCreate) -> Iterator[StepEvent]:
@@ -133,13 +139,7 @@ def recover(orch: Orchestrator, store: RunStore, run: Run, body: RunCreate) -> I
         yield from execute(orch, store, run, body)  # the gate answer never got applied
     elif state.next:
         store.update(run.thread_id, run.run_id, status="running")
-        result: RunResult | None = None
-        for event in orch.stream_resume(run.thread_id, None, run_id=run.run_id):
-            result = event.result or result
-            yield event
-        if result is not None:
-            store.update(run.thread_id, run.run_id, status=RUN_STATUS[result.status],
-                         error=result.error or "")
+        yield from follow(store, run, orch.stream_resume(run.thread_id, None, run_id=run.run_id))
     else:  # it had finished; only the acknowledgement was lost
         status = "interrupted" if state.pending else "error" if state.status == "failed" else "success"
         store.update(run.thread_id, run.run_id, status=status)
