@@ -1,0 +1,47 @@
+"""Who a step runs for (thread, run) and the trace event every model call records."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
+
+from checkpoints.trace import TraceWriter
+
+
+def thread_of(config: RunnableConfig) -> str:
+    return str((config.get("configurable") or {}).get("thread_id", ""))
+
+
+def run_of(config: RunnableConfig) -> str:
+    return str(config.get("run_id") or (config.get("metadata") or {}).get("run_id") or "")
+
+
+def as_ai(message: Any) -> AIMessage:
+    """A chat model's reply, checked: every model call here expects an AI message."""
+    if not isinstance(message, AIMessage):
+        raise TypeError(f"the chat model returned {type(message).__name__}, not an AIMessage")
+    return message
+
+
+def total_tokens(reply: AIMessage) -> int:
+    return int(reply.usage_metadata["total_tokens"]) if reply.usage_metadata else 0
+
+
+def trace_model_call(
+    trace: TraceWriter, config: RunnableConfig, *, node: str, step: int, reply: AIMessage,
+    started: float,
+) -> None:
+    """Model, request id, token usage, timing and proposed calls of one model call."""
+    usage = dict(reply.usage_metadata or {})
+    trace.emit(
+        thread_of(config), "model_call", run_id=run_of(config), step=step, node=node,
+        model=reply.response_metadata.get("model_name"),
+        request_id=reply.response_metadata.get("id") or reply.id,
+        input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
+        start=started, end=time.time(),
+        tool_calls=[{"name": c["name"], "args": c["args"]} for c in reply.tool_calls],
+        invalid_tool_calls=len(reply.invalid_tool_calls),
+    )
