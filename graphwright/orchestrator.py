@@ -17,8 +17,8 @@ import redis
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
-from redis.cluster import RedisCluster
 
+from checkpoints.connect import connect
 from checkpoints.errors import (
     GraphwrightError,
     InfrastructureError,
@@ -29,6 +29,7 @@ from checkpoints.errors import (
 from checkpoints.keys import Keys, escape
 from checkpoints.memory import MemoryBook, MemoryRecord, Source, effective, scope_of
 from checkpoints.redis import RedisSaver
+from checkpoints.server_check import check_server
 from checkpoints.store import RedisStore
 from checkpoints.trace import TraceWriter
 from graphs.gates import gate_command, pending_gate
@@ -98,10 +99,12 @@ class Orchestrator:
             load_plugin(target.strip(), self.graphs)
 
     def _connect(self) -> redis.Redis:
-        url = redis_url(self.settings)
-        if self.settings.redis_cluster:
-            return RedisCluster.from_url(url)  # type: ignore[return-value]  # same command API
-        return redis.Redis.from_url(url)
+        client: redis.Redis = connect(redis_url(self.settings), cluster=self.settings.redis_cluster)
+        try:
+            check_server(client, refuse_eviction=self.settings.refuse_eviction)
+        except redis.ConnectionError:
+            log.debug("Redis not reachable at start; the first operation reports it")
+        return client
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Orchestrator:
