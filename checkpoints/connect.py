@@ -12,9 +12,11 @@ from urllib.parse import unquote, urlsplit
 
 import redis
 from redis.cluster import RedisCluster
+from redis.exceptions import RedisClusterException
 from redis.sentinel import Sentinel
 
-from checkpoints.errors import ConfigurationError
+from checkpoints.errors import ConfigurationError, RedisUnavailableError
+from checkpoints.redis import redact_url
 
 SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel")
 
@@ -71,5 +73,11 @@ def connect(url: str, *, cluster: bool = False, **client_options: Any) -> Any:
             target.service, db=target.db, password=target.password, ssl=target.ssl,
         )
     if cluster:
-        return RedisCluster.from_url(url, **client_options)
+        try:  # a cluster client reads the slot map as it is built, so it can fail here
+            return RedisCluster.from_url(url, **client_options)
+        except RedisClusterException as exc:
+            raise RedisUnavailableError(
+                f"Redis Cluster at {redact_url(url)} is not reachable: no startup node answered; "
+                "check REDIS_URL"
+            ) from exc
     return redis.Redis.from_url(url, **client_options)

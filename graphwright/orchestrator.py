@@ -393,13 +393,14 @@ class Orchestrator:
     def _set_meta(self, thread_id: str, /, **fields: str) -> None:
         key = self.keys.meta(thread_id)
         try:
-            with self.client.pipeline(transaction=True) as pipe:
+            with self.client.pipeline(transaction=True) as pipe:  # one slot: the thread's
                 mapping = {**fields, "updated_at": str(time.time())}
                 pipe.hset(key, mapping=mapping)  # type: ignore[arg-type]  # redis-py's mapping type is invariant
                 pipe.sadd(self.keys.registry(thread_id), key)
-                # The threads index the saver keeps, so threads with no checkpoint yet are listed.
-                pipe.zadd(self.keys.threads(), {escape(thread_id): int(time.time() * 1000)})
                 pipe.execute()
+            # The threads index the saver keeps, so threads with no checkpoint yet are listed.
+            # It lives on another cluster slot, so it is written on its own (idempotent).
+            self.client.zadd(self.keys.threads(), {escape(thread_id): int(time.time() * 1000)})
         except redis.RedisError as exc:
             raise _unavailable(exc) from exc
 
