@@ -10,7 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+import time
+
 import redis
+from redis.backoff import ExponentialWithJitterBackoff
 from redis.cluster import RedisCluster
 from redis.exceptions import RedisClusterException
 from redis.sentinel import Sentinel
@@ -61,8 +64,38 @@ def parse_sentinel_url(url: str) -> SentinelTarget:
     )
 
 
-def connect(url: str, *, cluster: bool = False, **client_options: Any) -> Any:
-    """The client for ``url``; ``client_options`` (timeouts, ``retry``...) go to every connection."""
+class RetryingCluster(RedisCluster):
+    """A cluster client that waits out a failover instead of giving up at once.
+
+    redis-py's cluster client retries a failed command straight away, re-reading the
+    slot map, so while a dead master is still being replaced every attempt fails within
+    milliseconds. This one retries single commands and scripts (what graphwright's writes
+    are) with exponential backoff and jitter until ``failover_budget_s`` is spent.
+    """
+
+    failover_budget_s: float = 15.0
+
+    def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        deadline = time.monotonic() + self.failover_budget_s
+        backoff = ExponentialWithJitterBackoff(base=0.05, cap=1.0)
+        failures = 0
+        while True:
+            try:
+                return super().execute_command(*args, **kwargs)
+            except RedisCluster.ERRORS_ALLOW_RETRY:
+                failures += 1
+                pause = backoff.compute(failures)
+                if time.monotonic() + pause > deadline:
+                    raise
+                time.sleep(pause)
+
+
+def connect(url: str, *, cluster: bool = False, failover_budget_s: float = 15.0,
+            **client_options: Any) -> Any:
+    """The client for ``url``; ``client_options`` (timeouts, ``retry``...) go to every connection.
+
+    A cluster client rides through a failover for ``failover_budget_s``.
+    """
     if url.split("://", 1)[0] in SENTINEL_SCHEMES:
         target = parse_sentinel_url(url)
         sentinel = Sentinel(  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
@@ -74,7 +107,9 @@ def connect(url: str, *, cluster: bool = False, **client_options: Any) -> Any:
         )
     if cluster:
         try:  # a cluster client reads the slot map as it is built, so it can fail here
-            return RedisCluster.from_url(url, **client_options)
+            client = RetryingCluster.from_url(url, **client_options)
+            client.failover_budget_s = failover_budget_s
+            return client
         except RedisClusterException as exc:
             raise RedisUnavailableError(
                 f"Redis Cluster at {redact_url(url)} is not reachable: no startup node answered; "
