@@ -6,11 +6,10 @@ Sentinel URLs name the sentinels and the service:
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
-
-import time
 
 import redis
 from redis.backoff import ExponentialWithJitterBackoff
