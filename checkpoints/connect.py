@@ -80,7 +80,7 @@ class RetryingCluster(RedisCluster):
         failures = 0
         while True:
             try:
-                return super().execute_command(*args, **kwargs)
+                return super().execute_command(*args, **kwargs)  # type: ignore[no-untyped-call]  # untyped in redis-py
             except RedisCluster.ERRORS_ALLOW_RETRY:
                 failures += 1
                 pause = backoff.compute(failures)
@@ -106,7 +106,7 @@ def connect(url: str, *, cluster: bool = False, failover_budget_s: float = 15.0,
         )
     if cluster:
         try:  # a cluster client reads the slot map as it is built, so it can fail here
-            client = RetryingCluster.from_url(url, **client_options)
+            client: RetryingCluster = RetryingCluster.from_url(url, **client_options)  # type: ignore[assignment]  # from_url returns the subclass
             client.failover_budget_s = failover_budget_s
             return client
         except RedisClusterException as exc:
