@@ -327,7 +327,8 @@ class Orchestrator:
         self._thread(thread_id)
         with self._lock(thread_id):
             self.saver.delete_thread(thread_id)
-            self.client.delete(self.keys.meta(thread_id))
+            # Without its fence counter, every token of the thread's earlier runs is refused.
+            self.client.delete(self.keys.meta(thread_id), self.keys.fence(thread_id))
 
     def draw(self, graph: str, format: drawing.Format = "mermaid", thread_id: str | None = None) -> str:
         """The graph as Mermaid, ASCII, SVG or a self-contained HTML page; never uses the network."""
