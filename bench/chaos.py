@@ -106,7 +106,8 @@ def calibrate(c: Campaign, vias: list[str]) -> None:
 def campaign(points: int, vias: list[str], parallel: int = 4, delay_s: float = 0.2,
              seed: int = 1, report: Callable[[str], None] = print) -> list[Point]:
     CTX.set_forkserver_preload(["graphwright.cli", "bench.chaos_graphs", "bench.chaos_points",
-                               "langchain_openai", "graphwright.server.worker"])
+                               "langchain_openai", "graphwright.server.worker",
+                               "bench.chaos_warm"])
     with tempfile.TemporaryDirectory(prefix="gw-chaos-") as tmp:
         workdir = Path(tmp)
         server = start_server(workdir / "redis", "--appendonly", "yes")
