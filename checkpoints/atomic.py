@@ -1,6 +1,7 @@
 """Turn a batch of the operations' commands into what goes on the wire.
 
-Script pseudo-commands become EVALSHA (or EVAL, after the server said NOSCRIPT). An
+Script pseudo-commands become EVALSHA (the savers load the scripts when a server
+answers NOSCRIPT). An
 atomic batch of several commands becomes one call of the generic ``run`` script: the
 client packs one command and parses one reply, where MULTI/EXEC costs a reply per
 queued command. Both are one round trip and neither rolls back, so they are
@@ -26,11 +27,9 @@ def wire(cmd: Command) -> Command:
     return cmd
 
 
-def wire_eval(cmd: Command) -> Command:
-    """The command as sent to a server that lacks the scripts (it caches them)."""
-    if cmd[0] == SCRIPT:
-        return ("EVAL", SCRIPTS[cmd[1]].body, *cmd[2:])
-    return cmd
+def script_bodies() -> list[str]:
+    """What to load on a server that answered NOSCRIPT."""
+    return [s.body for s in SCRIPTS.values()]
 
 
 def pack(commands: Sequence[Command]) -> Command | None:

@@ -363,15 +363,19 @@ def listing(
     filter: dict[str, Any] | None,
     before_id: str | None,
     limit: int | None,
+    nss: list[str] | None = None,
 ) -> Listing:
     """Yields batches to answer and, between them, pages of tuples to pass on: threads,
-    namespaces and checkpoints are all read a page at a time."""
+    namespaces and checkpoints are all read a page at a time. ``nss``: the thread's
+    namespaces when the caller has read them already."""
     left = [limit]
     only = config["configurable"].get("checkpoint_id") if config else None
     if config is not None:
         thread_id = str(config["configurable"]["thread_id"])
         ns = config["configurable"].get("checkpoint_ns")
-        for one in [ns] if ns is not None else (yield from namespaces(ctx, thread_id)):
+        if ns is not None:
+            nss = [ns]
+        for one in nss if nss is not None else (yield from namespaces(ctx, thread_id)):
             yield from _list_ns(ctx, thread_id, one, before_id, only, filter, left)
             if left[0] is not None and left[0] <= 0:
                 return

@@ -79,7 +79,10 @@ class RedisSaver(SaverBase):
             try:
                 replies = self._execute(cmds, transaction, atomic.wire)
             except redis.exceptions.NoScriptError:
-                replies = self._execute(cmds, transaction, atomic.wire_eval)
+                # A new or restarted server: load every script (on every node) once.
+                for body in atomic.script_bodies():
+                    self.client.script_load(body)
+                replies = self._execute(cmds, transaction, atomic.wire)
         except redis.RedisError as exc:
             raise translate(self.where, exc) from exc
         return [None] * fake if fake else replies
@@ -121,9 +124,14 @@ class RedisSaver(SaverBase):
         before: RunnableConfig | None,
         limit: int | None,
     ) -> Iterator[builtins.list[CheckpointTuple]]:
-        if config is not None:  # migrate first, so the listing itself meets layout 2 only
-            self._read(lambda: ops.namespaces(self.ctx, str(config["configurable"]["thread_id"])))
-        op = ops.listing(self.ctx, config, filter=filter, before_id=before_id(before), limit=limit)
+        nss = None
+        if config is not None and config["configurable"].get("checkpoint_ns") is None:
+            # Read (and migrate a layout-1 thread) first: the listing meets layout 2 only.
+            thread_id = str(config["configurable"]["thread_id"])
+            nss = self._read(lambda: ops.namespaces(self.ctx, thread_id))
+        op = ops.listing(
+            self.ctx, config, filter=filter, before_id=before_id(before), limit=limit, nss=nss
+        )
         return stream(op, is_batch, self._send)
 
     def list(

@@ -86,7 +86,10 @@ class AsyncRedisSaver(SaverBase):
             try:
                 replies = await self._execute(cmds, transaction, atomic.wire)
             except redis.exceptions.NoScriptError:
-                replies = await self._execute(cmds, transaction, atomic.wire_eval)
+                # A new or restarted server: load every script (on every node) once.
+                for body in atomic.script_bodies():
+                    await self.client.script_load(body)
+                replies = await self._execute(cmds, transaction, atomic.wire)
         except redis.RedisError as exc:
             raise translate(self.where, exc) from exc
         return [None] * fake if fake else replies
@@ -127,11 +130,15 @@ class AsyncRedisSaver(SaverBase):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        if config is not None:
+        nss = None
+        if config is not None and config["configurable"].get("checkpoint_ns") is None:
+            # Read (and migrate a layout-1 thread) first: the listing meets layout 2 only.
             thread_id = str(config["configurable"]["thread_id"])
-            await self._read(lambda: ops.namespaces(self.ctx, thread_id))
+            nss = await self._read(lambda: ops.namespaces(self.ctx, thread_id))
         self.loop = asyncio.get_running_loop()
-        op = ops.listing(self.ctx, config, filter=filter, before_id=before_id(before), limit=limit)
+        op = ops.listing(
+            self.ctx, config, filter=filter, before_id=before_id(before), limit=limit, nss=nss
+        )
         async for page in astream(op, is_batch, self._send):
             for tup in page:
                 yield tup
