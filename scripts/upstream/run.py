@@ -28,7 +28,7 @@ CACHE = ROOT / ".cache" / "upstream"
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
-from tests.redis_servers import start_server  # noqa: E402
+from tests.redis_servers import start_server
 
 FIXTURES = ("sync_checkpointer", "async_checkpointer")
 # They hook PostgresSaver's SQL statements to race a turn against prune: Postgres only.
@@ -63,7 +63,7 @@ def prepare(unpacked: Path, version: str) -> Path:
     shutil.rmtree(work, ignore_errors=True)
     shutil.copytree(unpacked / "tests", work / "tests")
     conftest = work / "tests" / "conftest.py"
-    conftest.write_text(conftest.read_text() + (HERE / "overlay_conftest.py").read_text())
+    conftest.write_text(conftest.read_text() + (HERE / "conftest_overlay.py.in").read_text())
     prune = (work / "tests" / "test_prune_postgres.py").read_text()
     prune = re.sub(r"SYNC = \[.*?\]", "SYNC = [_checkpointer_redis]", prune, flags=re.S)
     prune = re.sub(r"ASYNC = \[.*?\]", "ASYNC = [_checkpointer_redis_aio]", prune, flags=re.S)
