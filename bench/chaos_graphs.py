@@ -59,11 +59,13 @@ def tools() -> ToolRegistry:
     def book(args: BookArgs, ctx: ToolContext) -> dict[str, str]:
         """Book a room: an external system that does not dedupe (slow before and after)."""
         time.sleep(delay())
-        path = Path(os.environ[EFFECTS_ENV]) / f"{ctx.thread_id}.{uuid.uuid4().hex}"
-        with path.open("x") as effect:  # one new file per effect, written whole
+        folder, name = Path(os.environ[EFFECTS_ENV]), uuid.uuid4().hex
+        draft = folder / f".draft-{name}"
+        with draft.open("x") as effect:
             effect.write(ctx.idempotency_key or "")
             effect.flush()
             os.fsync(effect.fileno())
+        draft.rename(folder / f"{ctx.thread_id}.{name}")  # the effect: one new file, whole or absent
         time.sleep(delay())
         return {"booked": args.room, "slot": args.slot}
 
