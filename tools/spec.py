@@ -43,6 +43,9 @@ class ToolSpec:
     timeout_s: float = 30.0
     max_result_chars: int = 4_000
     retry_reads: int = 0
+    # A write that dedupes on ``ctx.idempotency_key`` itself (the built-in ones do): after
+    # a crash mid-call it is run again under the same key instead of asking a reviewer.
+    keyed: bool = False
 
     def __post_init__(self) -> None:
         if self.risk == "write" and self.retry_reads:
