@@ -58,7 +58,8 @@ class AgentRig:
         if self.server is None:
             return OfflineChatModel()
         return ChatOpenAI(model="scripted", base_url=self.server.base_url,
-                          api_key=SecretStr("test-key"), max_retries=0, timeout=10)
+                          api_key=SecretStr("test-key"), max_retries=0, timeout=10,
+                          stream_usage=True)
 
     def build(
         self, *, tools: ToolRegistry | None = None, limits: Limits | None = None,
