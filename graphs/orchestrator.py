@@ -26,8 +26,7 @@ from typing_extensions import TypedDict  # pydantic builds JSON schemas from it 
 from checkpoints.trace import TraceWriter
 from graphs.agent import AgentGraph, build_agent_graph, start_input
 from graphs.context import Graph, GraphContext, RunInput
-from nodes.jsonreply import parse_json_reply
-from nodes.plan import text_of
+from nodes.jsonreply import parse_json_reply, text_of
 from nodes.tracing import as_ai, run_of, thread_of, total_tokens, trace_model_call
 from tools.builtin import build_registry
 from tools.registry import ToolRegistry

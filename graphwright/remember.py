@@ -13,8 +13,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field, ValidationError
 
-from nodes.jsonreply import parse_json_reply
-from nodes.plan import text_of
+from nodes.jsonreply import parse_json_reply, text_of
 from nodes.tracing import as_ai
 
 REMEMBER_PROMPT = """Extract what the user explicitly asked to be remembered about them.

@@ -11,7 +11,7 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 
-from graphs.state import AgentState, CallRecord, Outcome, ProposedCall, canonical
+from graphs.state import AgentState, Outcome, ProposedCall, call_record, canonical, turn_calls
 from nodes.deps import AgentDeps
 from nodes.stops import repeat_run
 from nodes.tracing import run_of, thread_of
@@ -58,7 +58,8 @@ def act(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[s
     """Execute ``proposed``; every outcome becomes a ToolMessage, none raises."""
     thread_id = thread_of(config)
     calls = list(state.get("proposed") or [])
-    log = list(state.get("call_log") or [])
+    log = turn_calls(state)  # repeats are counted within the turn
+    earlier = len(log)
     plan: list[tuple[ProposedCall, Observation | None]] = []
     for call in calls:
         key = canonical(call["args"])
@@ -68,11 +69,10 @@ def act(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[s
             else None
         )
         outcome: Outcome = "repeat" if repeats >= 1 else "ok"
-        log.append(CallRecord(call_id=call["id"], name=call["name"], canonical_args=key,
-                              outcome=outcome))
+        log.append(call_record(state, call, outcome))
         plan.append((call, blocked))
     observations = run_all(state, deps, thread_id, run_of(config), plan)
-    records = log[len(state.get("call_log") or []):]
+    records = log[earlier:]
     for record, obs in zip(records, observations, strict=True):
         if record["outcome"] == "ok" and not obs.ok:
             record["outcome"] = "error"

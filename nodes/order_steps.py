@@ -18,8 +18,7 @@ from langchain_core.runnables import RunnableConfig
 from typing_extensions import TypedDict  # pydantic builds JSON schemas from it on 3.11
 
 from checkpoints.trace import TraceWriter
-from nodes.jsonreply import parse_json_reply
-from nodes.plan import text_of
+from nodes.jsonreply import parse_json_reply, text_of
 from nodes.tracing import as_ai, run_of, thread_of, total_tokens, trace_model_call
 from tools.executor import ToolCall, ToolExecutor
 

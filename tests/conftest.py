@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 import uuid
 from collections.abc import Iterator
@@ -18,6 +19,9 @@ from graphwright.settings import Settings
 from tests.agent_rig import AgentRig
 from tests.openai_server import ScriptedOpenAI
 from tests.redis_servers import Server, start_server
+
+# tiktoken would download its encoding on first use; the tests have no network.
+os.environ.setdefault("GRAPHWRIGHT_TOKENIZER", "approximate")
 
 
 @pytest.fixture(autouse=True)
