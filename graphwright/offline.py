@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,19 +19,21 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import (
     AIMessage,
+    AIMessageChunk,
     BaseMessage,
     HumanMessage,
     SystemMessage,
     ToolMessage,
 )
-from langchain_core.messages.utils import count_tokens_approximately
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from graphwright import offline_rules as rules
 from nodes.handoff import ID_PATTERN, Handoff
 from nodes.prompt import CONSTRAINTS_HEADER, GOAL_HEADER, HANDOFF_HEADER, MEMORY_HEADER
+from nodes.tokens import approximate
 
 HANDOFF_MARKER = "Write the handoff record"
 SPLIT_MARKER = "Split the task"
@@ -39,6 +41,7 @@ SYNTH_MARKER = "Write the final answer to the user's task"
 EXTRACT_MARKER = "Extract the order id"
 REMEMBER_MARKER = "Extract what the user explicitly asked"
 PHRASE_MARKER = "Phrase the answer"
+STREAM_CHUNKS = 4  # pieces a streamed reply comes in
 
 
 @dataclass
@@ -138,6 +141,31 @@ class OfflineChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=self._reply(messages, **kwargs))])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """The same reply in pieces (text in a few chunks, calls and usage in the last)."""
+        message = self._reply(messages, **kwargs)
+        text = str(message.content)
+        size = max(1, -(-len(text) // STREAM_CHUNKS))
+        for start in range(0, len(text), size):
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=text[start:start + size], id=message.id))
+            if run_manager is not None:
+                run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+            yield chunk
+        calls = [tool_call_chunk(name=c["name"], args=json.dumps(c["args"], ensure_ascii=False),
+                                 id=c["id"], index=i) for i, c in enumerate(message.tool_calls)]
+        yield ChatGenerationChunk(message=AIMessageChunk(
+            content="", id=message.id, tool_call_chunks=calls, usage_metadata=message.usage_metadata,
+            response_metadata=message.response_metadata, chunk_position="last"))
+
+    def _reply(self, messages: list[BaseMessage], **kwargs: Any) -> AIMessage:
         system = next((str(m.content) for m in messages if isinstance(m, SystemMessage)), "")
         if system.startswith(HANDOFF_MARKER):
             message = AIMessage(handoff_reply(messages))
@@ -167,10 +195,15 @@ class OfflineChatModel(BaseChatModel):
                         for i, (name, args) in enumerate(step)
                     ],
                 )
-        prompt = count_tokens_approximately(messages)
-        output = count_tokens_approximately([message])
+        prompt = approximate(messages)
+        output = approximate([message])
         message.usage_metadata = {
             "input_tokens": prompt, "output_tokens": output, "total_tokens": prompt + output
         }
         message.response_metadata = {"model_name": self.model_name}
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        message.id = message.id or f"lc_offline_{hashlib.sha256(text_key(messages)).hexdigest()[:16]}"
+        return message
+
+
+def text_key(messages: Sequence[BaseMessage]) -> bytes:
+    return json.dumps([str(m.content) for m in messages], ensure_ascii=False).encode()

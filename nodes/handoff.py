@@ -64,7 +64,7 @@ class Folded(BaseModel):
                 self.ranges[key] = _with(self.ranges.get(key, []), value)
             else:
                 seen = [v for v in self.values.get(key, []) if v != str(value)[:80]]
-                self.values[key] = (seen + [str(value)[:80]])[-MAX_VALUES:]
+                self.values[key] = [*seen, str(value)[:80]][-MAX_VALUES:]
 
     def covers(self, key: str, value: int) -> bool:
         return any(lo <= value <= hi for lo, hi in self.ranges.get(key, []))

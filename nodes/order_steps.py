@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
+from pydantic import BaseModel, Field
 from typing_extensions import TypedDict  # pydantic builds JSON schemas from it on 3.11
 
 from checkpoints.trace import TraceWriter
-from nodes.jsonreply import parse_json_reply, text_of
+from nodes.jsonreply import StructuredReplyError, structured_reply, text_of
 from nodes.tracing import as_ai, run_of, thread_of, total_tokens, trace_model_call
 from tools.executor import ToolCall, ToolExecutor
 
@@ -55,14 +56,25 @@ class OrderDeps:
     trace: TraceWriter
 
 
+class Extracted(BaseModel):
+    """The extraction step's reply."""
+
+    order_id: str | None = Field(description="the order id as written, or null")
+
+
 def _model(state: OrderState, deps: OrderDeps, config: RunnableConfig, node: str,
            system: str, human: str) -> tuple[str, dict[str, Any]]:
     started = time.time()
     reply = as_ai(deps.model.invoke([SystemMessage(system), HumanMessage(human)], config))
+    return text_of(reply), _counted(state, deps, config, node, reply, started)
+
+
+def _counted(state: OrderState, deps: OrderDeps, config: RunnableConfig, node: str,
+             reply: AIMessage, started: float) -> dict[str, Any]:
+    """Trace the model call and count it."""
     calls = (state.get("model_calls") or 0) + 1
     trace_model_call(deps.trace, config, node=node, step=calls, reply=reply, started=started)
-    return text_of(reply), {"model_calls": calls,
-                            "tokens": (state.get("tokens") or 0) + total_tokens(reply)}
+    return {"model_calls": calls, "tokens": (state.get("tokens") or 0) + total_tokens(reply)}
 
 
 def extract(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict[str, Any]:
@@ -73,11 +85,17 @@ def extract(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> di
         return {"order_id": strict.group(0)}
     if not re.search(r"\d", goal):
         return {"order_id": None}
-    text, counters = _model(state, deps, config, "extract", EXTRACT_PROMPT, goal)
+    started = time.time()
+    messages = [SystemMessage(EXTRACT_PROMPT), HumanMessage(goal)]
+    found: str | None = None
     try:
-        found = parse_json_reply(text).get("order_id")
-    except (ValueError, AttributeError):
-        found = None
+        extracted, reply = structured_reply(deps.model, Extracted, messages, config)
+        found = extracted.order_id
+    except StructuredReplyError as exc:
+        if exc.reply is None:
+            raise
+        reply = exc.reply
+    counters = _counted(state, deps, config, "extract", reply, started)
     candidate = re.sub(r"[\s-]", "", str(found or "")).upper()
     return {"order_id": candidate if STRICT_ID.fullmatch(candidate) else None, **counters}
 
