@@ -38,7 +38,7 @@ class OrderState(TypedDict, total=False):
 
     goal: str  # the customer's message
     constraints: list[str]  # hard constraints (passed to the phrasing step)
-    order_id: str | None  # extracted id, upper case
+    order_id: str | None  # extracted id, upper case; kept for a follow-up turn without one
     order: dict[str, Any] | None  # get_order result
     tracking: dict[str, Any] | None  # get_tracking result
     error: dict[str, Any] | None  # the failing tool's error, if any
@@ -78,13 +78,16 @@ def _counted(state: OrderState, deps: OrderDeps, config: RunnableConfig, node: s
 
 
 def extract(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict[str, Any]:
-    """A regular expression first; the model only for free-form text that has digits in it."""
+    """A regular expression first; the model only for free-form text that has digits in it.
+
+    A follow-up with no id at all ("has it shipped yet?") is about the previous turn's order.
+    """
     goal = state.get("goal", "")
     strict = STRICT_ID.search(goal)
     if strict:
         return {"order_id": strict.group(0)}
     if not re.search(r"\d", goal):
-        return {"order_id": None}
+        return {"order_id": state.get("order_id")}
     started = time.time()
     messages = [SystemMessage(EXTRACT_PROMPT), HumanMessage(goal)]
     found: str | None = None
