@@ -36,6 +36,7 @@ class Reply:
     prompt_tokens: int = 50
     completion_tokens: int = 10
     chunks: int = 3  # pieces the text is streamed in
+    parts: list[str] | None = None  # or exactly these pieces (their join is the content)
     # Streaming only: after the first text piece, wait for this event (a test reading
     # the partial output releases it).
     hold: threading.Event | None = None
@@ -83,7 +84,7 @@ class Reply:
             return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
         yield chunk({"role": "assistant", "content": ""})
-        for i, piece in enumerate(pieces(self.content or "", self.chunks)):
+        for i, piece in enumerate(self.parts or pieces(self.content or "", self.chunks)):
             yield chunk({"content": piece})
             if i == 0 and self.hold is not None:
                 self.hold.wait(timeout=30)
