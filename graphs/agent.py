@@ -25,6 +25,7 @@ from nodes.deps import AgentDeps, Limits
 from nodes.human_gate import human_gate
 from nodes.observe import observe
 from nodes.plan import plan
+from nodes.prompt import rules_for
 from nodes.routing import after_gate, after_observe, after_plan
 from nodes.tokens import token_counter
 from tools.executor import ToolExecutor
@@ -61,6 +62,7 @@ def build_agent_graph(
         role=role,
         clock=clock,
         count=token_counter(model),
+        rules=rules_for(tools),
     )
     builder = StateGraph(AgentState)
     builder.add_node("plan", timed(plan, deps))

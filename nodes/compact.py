@@ -51,7 +51,7 @@ def compact(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> di
     previous = Handoff.model_validate_json(summary) if summary else None
     bare = cast(AgentState, {**state, "summary": None})
     # Room for the system prompt and a full record; the rest is for recent turns.
-    overhead = deps.count([SystemMessage(system_prompt(bare, deps.role))]) + MAX_CHARS // 3
+    overhead = deps.count([SystemMessage(system_prompt(bare, deps.role, deps.rules))]) + MAX_CHARS // 3
     keep = int(limits.compact_target * limits.input_budget_tokens) - overhead
     cut = cut_index(messages, max(keep, 0), deps.count)
     if cut == 0:

@@ -12,6 +12,7 @@ from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ConfigDict, Field
 
 from checkpoints.trace import TraceWriter
+from nodes.prompt import RULES
 from nodes.tokens import Counter, approximate
 from tools.executor import ToolExecutor
 from tools.policy import Policy
@@ -46,3 +47,4 @@ class AgentDeps:
     role: str = ""  # a worker's own instructions, added to the system prompt
     clock: Callable[[], float] = field(default=time.monotonic)  # measures active time
     count: Counter = field(default=approximate)  # tokens of a request, the model's way
+    rules: str = RULES  # the system prompt's rules for the bound tools (nodes.prompt.rules_for)

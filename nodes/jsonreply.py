@@ -63,7 +63,10 @@ def structured_reply(
     """
     key = _key(model)
     if isinstance(model, ChatOpenAI) and key not in _refused:
-        bound = model.with_structured_output(schema, method="json_schema", include_raw=True)
+        # A JSON schema (not the class): a reply that is not valid JSON comes back as a
+        # parsing error with the raw reply, instead of an exception inside the client.
+        bound = model.with_structured_output(schema.model_json_schema(), method="json_schema",
+                                             include_raw=True)
         try:
             out = bound.with_config(NOSTREAM).invoke(list(messages), config)
         except openai.BadRequestError as exc:
@@ -73,8 +76,12 @@ def structured_reply(
             _refused.add(key)
         else:
             raw = as_ai(out["raw"])
-            if isinstance(out.get("parsed"), schema):
-                return out["parsed"], raw
+            if isinstance(out.get("parsed"), dict):
+                try:
+                    return schema.model_validate(out["parsed"]), raw
+                except ValidationError as exc:
+                    raise StructuredReplyError(f"not a valid {schema.__name__}: {str(exc)[:300]}",
+                                               raw) from exc
             return parse_as(schema, raw)
     raw = as_ai(model.with_config(NOSTREAM).invoke(list(messages), config))
     return parse_as(schema, raw)

@@ -33,7 +33,7 @@ def counts_as_error(message: ToolMessage) -> bool:
 
 def over_trigger(state: AgentState, deps: AgentDeps) -> bool:
     """Whether the next plan request, counted the model's way, passes the compaction trigger."""
-    size = deps.count(plan_messages(state, deps.role))
+    size = deps.count(plan_messages(state, deps.role, deps.rules))
     return size > deps.limits.compact_trigger * deps.limits.input_budget_tokens
 
 

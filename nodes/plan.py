@@ -62,7 +62,7 @@ def plan(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[
     if reason:
         return finish(state, deps, config, reason)
     step = (state.get("model_calls") or 0) + 1
-    messages = plan_messages(state, deps.role)
+    messages = plan_messages(state, deps.role, deps.rules)
     started = time.time()
     reply = as_ai(deps.planner.invoke(messages, config))
     used = total_tokens(reply) or count_tokens_approximately([*messages, reply])

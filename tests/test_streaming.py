@@ -18,7 +18,6 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from graphwright import Orchestrator
-from graphwright.offline import OfflineChatModel
 from graphwright.results import StepEvent
 from graphwright.settings import Settings
 from nodes.compact import HANDOFF_PROMPT
