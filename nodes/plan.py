@@ -7,7 +7,6 @@ import uuid
 from typing import Any, cast
 
 from langchain_core.messages import AIMessage
-from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig
 
 from graphs.state import AgentState, ProposedCall, canonical, turn_calls
@@ -65,7 +64,7 @@ def plan(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[
     messages = plan_messages(state, deps.role, deps.rules)
     started = time.time()
     reply = as_ai(deps.planner.invoke(messages, config))
-    used = total_tokens(reply) or count_tokens_approximately([*messages, reply])
+    used = total_tokens(reply) or deps.count([*messages, reply])
     trace_model_call(deps.trace, config, node="plan", step=step, reply=reply, started=started)
     update: dict[str, Any] = {"model_calls": step, "tokens": (state.get("tokens") or 0) + used}
     proposed = propose(state, deps, reply)
