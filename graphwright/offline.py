@@ -32,7 +32,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from graphwright import offline_rules as rules
 from nodes.handoff import ID_PATTERN, Handoff
-from nodes.prompt import CONSTRAINTS_HEADER, GOAL_HEADER, HANDOFF_HEADER, MEMORY_HEADER
+from nodes.prompt import CONSTRAINTS_HEADER, HANDOFF_HEADER, MEMORY_HEADER
 from nodes.tokens import approximate
 
 HANDOFF_MARKER = "Write the handoff record"
@@ -65,7 +65,7 @@ def read_conversation(messages: Sequence[BaseMessage], tools: list[dict[str, Any
     system = next((str(m.content) for m in messages if isinstance(m, SystemMessage)), "")
     humans = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
     start = humans[-1] if humans else 0
-    goal = _section(system, GOAL_HEADER) or (str(messages[start].content) if humans else "")
+    goal = str(messages[start].content) if humans else ""
     constraints = [
         line.removeprefix("- ") for line in _section(system, CONSTRAINTS_HEADER).splitlines() if line
     ]

@@ -96,6 +96,19 @@ def test_thirty_steps_stay_under_the_input_budget(rig: AgentRig) -> None:
     assert folded_calls(record) >= 20
 
 
+def test_a_follow_up_turn_after_compaction_makes_its_own_calls(rig: AgentRig) -> None:
+    out, config = run_pages(rig, 12)
+    assert out["summary"] and out["stop_reason"] == "answered"
+    rig.script(*(Reply(tool_calls=[call("read_page", {"page": n}, f"again{n}")]) for n in (1, 2)),
+               Reply(content="已读取第 1 到 2 页，共 2 页。"))
+    graph = rig.build(tools=paged_registry(), limits=Limits(input_budget_tokens=BUDGET, max_model_calls=20))
+    again, _ = rig.run(graph, "Read log pages 1 to 2 and tell me how many pages you read.", config=config)
+    assert again["stop_reason"] == "answered" and "2" in again["answer"]
+    assert [e["args"]["page"] for e in rig.tool_events(config)][-2:] == [1, 2]  # not skipped as done
+    for prompt in plan_prompts(rig):
+        assert_pairs_intact(prompt)
+
+
 def test_two_hundred_steps_keep_every_request_and_the_record_bounded(scripted_rig: AgentRig) -> None:
     rig = scripted_rig
     out, config = run_pages(rig, 200)
