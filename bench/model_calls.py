@@ -1,6 +1,10 @@
 """Model calls and tokens of the order-support workflow and the agent graph against
 LangGraph's prebuilt ReAct agent, same model and tools, on the seed document's order cases.
 
+The agent is the registered agent graph built with the same two order tools the ReAct
+agent gets (``get_order``, ``get_tracking``), so the comparison is of prompts, not of
+how many tool schemas each is handed.
+
     python -m bench.model_calls
 
 Uses the offline model unless OPENAI_API_KEY or OPENAI_BASE_URL is set. Starts its own
@@ -27,11 +31,14 @@ from langchain_core.outputs import LLMResult
 from langchain_core.tools import StructuredTool
 from langgraph.prebuilt import create_react_agent
 
+from graphs.agent import build_agent_graph
+from graphs.context import Graph, GraphContext
 from graphwright import Orchestrator, Settings
 from graphwright.models import make_model
 from tests.redis_servers import start_server
 from tools.builtin import build_registry
 from tools.executor import ToolCall, ToolExecutor
+from tools.registry import ToolRegistry
 
 CASES = [  # (case, input, text the answer must contain)
     ("A1001 shipped", "订单 A1001 到哪了？", "派送中"),
@@ -60,6 +67,17 @@ class Meter(BaseCallbackHandler):
             self.tokens += int(usage.get("total_tokens") or 0)
 
 
+def order_tools() -> ToolRegistry:
+    return ToolRegistry([spec for spec in build_registry() if spec.name in ORDER_TOOLS])
+
+
+def order_agent(ctx: GraphContext) -> Graph:
+    """The agent graph with the order tools only (what the ReAct agent is given)."""
+    return build_agent_graph(tools=order_tools(), model=ctx.model, redis_client=ctx.redis_client,
+                             policy=ctx.policy, limits=ctx.limits, keys=ctx.keys,
+                             checkpointer=ctx.checkpointer, store=ctx.store)
+
+
 def react_tools(executor: ToolExecutor, thread: str) -> list[StructuredTool]:
     """The same order tools, run through the same executor, as plain LangChain tools."""
     out = []
@@ -84,16 +102,18 @@ def main() -> None:
             settings = Settings(_env_file=None, REDIS_URL=server.url,  # type: ignore[call-arg]
                                 GRAPHWRIGHT_KEY_PREFIX="bench")
             orch = Orchestrator(settings=settings)
+            orch.graphs.register("order_agent", order_agent)
             model = make_model(settings)
             executor = ToolExecutor(build_registry(), redis.Redis.from_url(server.url), keys=orch.keys)
             rows = []
             for case, text, expected in CASES:
                 row: dict[str, Any] = {"case": case}
-                for graph in ("order_support", "agent"):
+                for graph in ("order_support", "order_agent"):
                     meter = Meter()
                     orch.model.callbacks = [meter]
                     result = orch.invoke(graph, text)
-                    row[graph] = (expected in (result.answer or ""), meter.calls, meter.tokens)
+                    name = "agent" if graph == "order_agent" else graph
+                    row[name] = (expected in (result.answer or ""), meter.calls, meter.tokens)
                 orch.model.callbacks = None
                 meter = Meter()
                 thread = uuid.uuid4().hex

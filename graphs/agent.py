@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from functools import partial
+from collections.abc import Callable
 from typing import Any
 
 import redis
@@ -19,12 +19,15 @@ from checkpoints.keys import Keys
 from checkpoints.trace import TraceWriter
 from graphs.state import AgentState
 from nodes.act import act
+from nodes.clock import timed
 from nodes.compact import compact
 from nodes.deps import AgentDeps, Limits
 from nodes.human_gate import human_gate
 from nodes.observe import observe
 from nodes.plan import plan
+from nodes.prompt import rules_for
 from nodes.routing import after_act, after_gate, after_observe, after_plan
+from nodes.tokens import token_counter
 from tools.executor import ToolExecutor
 from tools.policy import Policy
 from tools.registry import ToolRegistry
@@ -44,6 +47,7 @@ def build_agent_graph(
     name: str = "agent",
     role: str = "",
     store: BaseStore | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> AgentGraph:
     """Compile the agent. ``redis_client`` holds tool idempotency records and the trace."""
     keys = keys or Keys()
@@ -56,13 +60,16 @@ def build_agent_graph(
         limits=limits or Limits(),
         trace=TraceWriter(redis_client, keys),
         role=role,
+        clock=clock,
+        count=token_counter(model),
+        rules=rules_for(tools),
     )
     builder = StateGraph(AgentState)
-    builder.add_node("plan", partial(plan, deps=deps))
-    builder.add_node("act", partial(act, deps=deps))
-    builder.add_node("observe", partial(observe, deps=deps))
-    builder.add_node("compact", partial(compact, deps=deps))
-    builder.add_node("human_gate", partial(human_gate, deps=deps))
+    builder.add_node("plan", timed(plan, deps))
+    builder.add_node("act", timed(act, deps))
+    builder.add_node("observe", timed(observe, deps))
+    builder.add_node("compact", timed(compact, deps))
+    builder.add_node("human_gate", timed(human_gate, deps))
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", after_plan)
     builder.add_conditional_edges("human_gate", after_gate)
@@ -75,9 +82,15 @@ def build_agent_graph(
 def start_input(
     goal: str, constraints: list[str] | None = None, memories: list[str] | None = None
 ) -> dict[str, Any]:
-    """The input of a new run on a thread: the goal as a user turn, per-run counters reset."""
+    """The input of a new turn on a thread: the goal as a user message, per-turn counters reset.
+
+    The conversation (messages, the handoff summary) and earlier constraints carry over;
+    repeat detection, rejections, budgets and the deadline start again for the turn.
+    """
+    turn = uuid.uuid4().hex
     return {
-        "messages": [HumanMessage(goal, id=f"user-{uuid.uuid4().hex}")],
+        "messages": [HumanMessage(goal, id=f"user-{turn}")],
+        "turn_id": turn,
         "goal": goal,
         "constraints": list(constraints or []),
         "memories": list(memories or []),
@@ -91,4 +104,5 @@ def start_input(
         "answer": None,
         "plan_notes": "",
         "started_at": time.time(),
+        "active_s": 0.0,
     }

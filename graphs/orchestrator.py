@@ -9,6 +9,7 @@ workers that had not finished run again.
 from __future__ import annotations
 
 import json
+import operator
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,19 +21,19 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 from typing_extensions import TypedDict  # pydantic builds JSON schemas from it on 3.11
 
 from checkpoints.trace import TraceWriter
 from graphs.agent import AgentGraph, build_agent_graph, start_input
 from graphs.context import Graph, GraphContext, RunInput
-from nodes.jsonreply import parse_json_reply
-from nodes.plan import text_of
+from nodes.jsonreply import StructuredReplyError, structured_reply, text_of
 from nodes.tracing import as_ai, run_of, thread_of, total_tokens, trace_model_call
 from tools.builtin import build_registry
 from tools.registry import ToolRegistry
 
 MAX_SUBTASKS = 3
+EARLIER_TURNS = 3  # earlier turns the split sees
 SPLIT_PROMPT = """Split the task into independent subtasks for the workers below.
 Reply with JSON only: {{"subtasks": [{{"worker": "<worker name>", "instructions": "<what to do>"}}]}}
 with at most {max} subtasks. Workers:
@@ -80,6 +81,14 @@ class OrchestratorState(TypedDict, total=False):
     stop_reason: str | None  # answered, or model_error when no valid split came back
     answer: str | None  # the attributed answer
     started_at: float  # wall-clock start
+    turns: Annotated[list[Turn], operator.add]  # earlier turns on this thread, oldest first
+
+
+class Turn(TypedDict):
+    """One finished turn of the conversation, shown to the split of a follow-up."""
+
+    goal: str
+    answer: str
 
 
 class WorkerTask(TypedDict):
@@ -143,28 +152,40 @@ def split(state: OrchestratorState, config: RunnableConfig, *, model: BaseChatMo
           workers: dict[str, Worker], trace: TraceWriter) -> dict[str, Any]:
     """Ask for the split; one retry with the validation error, then stop with model_error."""
     listing = "\n".join(f"- {w.name}: {w.description}" for w in workers.values())
-    task = state.get("goal", "") + "".join(f"\nConstraint: {c}" for c in state.get("constraints") or [])
     messages: list[Any] = [SystemMessage(SPLIT_PROMPT.format(max=MAX_SUBTASKS, workers=listing)),
-                           HumanMessage(task)]
+                           HumanMessage(split_task(state))]
     calls, tokens, problem = 0, 0, ""
     for _ in range(2):
         started = time.time()
-        reply = as_ai(model.invoke(messages, config))
         calls += 1
+        plan: Split | None = None
+        try:
+            plan, reply = structured_reply(model, Split, messages, config)
+        except StructuredReplyError as exc:
+            if exc.reply is None:
+                raise
+            reply, problem = exc.reply, f"not a valid split: {exc}"
         tokens += total_tokens(reply)
         trace_model_call(trace, config, node="split", step=calls, reply=reply, started=started)
-        try:
-            plan = Split.model_validate(parse_json_reply(text_of(reply)))
+        if plan is not None:
             unknown = [t.worker for t in plan.subtasks if t.worker not in workers]
             if not unknown:
                 return {"subtasks": [t.model_dump() for t in plan.subtasks], "model_calls": calls,
                         "tokens": tokens}
             problem = f"unknown worker(s) {', '.join(unknown)}; use one of {', '.join(workers)}"
-        except (ValueError, ValidationError) as exc:
-            problem = f"not a valid split: {str(exc)[:300]}"
         messages += [reply, HumanMessage(f"That reply was refused: {problem}. Reply again.")]
     return {"model_calls": calls, "tokens": tokens, "stop_reason": "model_error",
             "answer": f"Could not split the task into worker subtasks: {problem}"}
+
+
+def split_task(state: OrchestratorState) -> str:
+    """The task, its constraints, and the conversation's earlier turns so a follow-up makes sense."""
+    task = state.get("goal", "") + "".join(f"\nConstraint: {c}" for c in state.get("constraints") or [])
+    earlier = (state.get("turns") or [])[-EARLIER_TURNS:]
+    if earlier:
+        task += "\nEarlier turns of this conversation (context only):" + "".join(
+            f"\n> {t['goal'][:300]} => {t['answer'][:300]}" for t in earlier)
+    return task
 
 
 def run_worker(task: WorkerTask, config: RunnableConfig, *, graph: AgentGraph) -> dict[str, Any]:
@@ -205,7 +226,8 @@ def synthesize(state: OrchestratorState, config: RunnableConfig, *, model: BaseC
     tokens = (state.get("tokens") or 0) + total_tokens(reply) + sum(r["tokens"] for r in results)
     trace.emit(thread_of(config), "stop", run_id=run_of(config), step=calls,
                stop_reason="answered", answer=answer)
-    return {"answer": answer, "stop_reason": "answered", "model_calls": calls, "tokens": tokens}
+    return {"answer": answer, "stop_reason": "answered", "model_calls": calls, "tokens": tokens,
+            "turns": [Turn(goal=state.get("goal", ""), answer=answer)]}
 
 
 def build_orchestrator_graph(ctx: GraphContext, workers: tuple[Worker, ...] = EXAMPLE_WORKERS) -> Graph:

@@ -27,7 +27,8 @@ from tools.executor import ToolExecutor
 
 
 def order_input(run: RunInput) -> dict[str, Any]:
-    return {"goal": run.goal, "constraints": run.constraints, "order_id": None, "order": None,
+    """A new turn: the question is new, the order id of the previous turn stays for a follow-up."""
+    return {"goal": run.goal, "constraints": run.constraints, "order": None,
             "tracking": None, "error": None, "answer": None, "stop_reason": None,
             "model_calls": 0, "tokens": 0, "started_at": time.time()}
 

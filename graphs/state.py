@@ -17,6 +17,12 @@ Action = Literal["run", "needs_approval", "refuse", "outcome_unknown"]
 Outcome = Literal["ok", "error", "repeat", "rejected"]
 
 
+def keep_constraints(left: list[str] | None, right: list[str]) -> list[str]:
+    """Reducer: a follow-up turn adds its constraints; earlier ones still hold."""
+    out = list(left or [])
+    return out + [c for c in right if c not in out]
+
+
 class ProposedCall(TypedDict):
     """A tool call the model proposed, with the policy's verdict on it."""
 
@@ -37,6 +43,7 @@ class CallRecord(TypedDict):
     name: str  # tool name
     canonical_args: str  # arguments as sorted-key JSON
     outcome: Outcome  # ran ok, failed, blocked as a repeat, or rejected by a human
+    turn: str  # the turn (run) it belongs to: repeat and rejection checks look at this turn only
 
 
 class AgentState(TypedDict, total=False):
@@ -44,7 +51,7 @@ class AgentState(TypedDict, total=False):
 
     messages: Annotated[list[AnyMessage], add_messages]  # the working context
     goal: str  # the user's goal, repeated to the model on every call
-    constraints: list[str]  # hard constraints, never summarised away
+    constraints: Annotated[list[str], keep_constraints]  # hard constraints of every turn so far
     memories: list[str]  # long-term records recalled for this user at the start (data)
     plan_notes: str  # the model's text that came with its latest tool calls
     proposed: list[ProposedCall]  # calls of the latest plan step awaiting act or the gate
@@ -52,13 +59,15 @@ class AgentState(TypedDict, total=False):
     tool_errors: int  # failed tool observations, malformed calls included
     tokens: int  # model tokens used so far
     tainted: bool  # the run has read untrusted tool output
-    call_log: Annotated[list[CallRecord], operator.add]  # calls in order, with outcomes
+    call_log: Annotated[list[CallRecord], operator.add]  # calls in order, with outcomes, every turn
+    turn_id: str  # the current turn: a new run on the thread starts a new one
     summary: str | None  # compaction handoff record (JSON of nodes.handoff.Handoff)
     needs_compaction: bool  # observe found the context past the trigger
     end_requested: str | None  # a reviewer's reason to end the run at the gate
     stop_reason: StopReason | None  # set once a stop condition holds
     answer: str | None  # final or partial answer
-    started_at: float  # wall-clock start of the active run, epoch seconds
+    started_at: float  # wall-clock start of the turn, epoch seconds (informative)
+    active_s: float  # seconds spent running this turn's steps: the deadline counts these
 
 
 def canonical(args: dict[str, Any] | str) -> str:
@@ -66,3 +75,14 @@ def canonical(args: dict[str, Any] | str) -> str:
     if isinstance(args, str):
         return args
     return json.dumps(args, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def turn_calls(state: AgentState) -> list[CallRecord]:
+    """The call records of the current turn (records of older runs have another turn)."""
+    turn = state.get("turn_id")
+    return [r for r in state.get("call_log") or [] if r.get("turn") == turn]
+
+
+def call_record(state: AgentState, call: ProposedCall, outcome: Outcome) -> CallRecord:
+    return CallRecord(call_id=call["id"], name=call["name"], canonical_args=canonical(call["args"]),
+                      outcome=outcome, turn=state.get("turn_id") or "")

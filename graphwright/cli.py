@@ -20,6 +20,7 @@ from rich.table import Table
 from checkpoints.embedded import EmbeddedRedis
 from checkpoints.errors import GraphwrightError, NotFoundError, UserError
 from graphwright.drawing import FORMATS
+from graphwright.live import LiveText
 from graphwright.orchestrator import Orchestrator
 from graphwright.results import RunResult, StepEvent
 from graphwright.settings import Settings
@@ -79,7 +80,7 @@ def describe_step(event: StepEvent) -> str | None:
     return None
 
 
-def show_result(result: RunResult) -> None:
+def show_result(result: RunResult, answer_shown: bool = False) -> None:
     if result.status == "interrupted" and result.pending:
         show_gate(result.thread_id, result.pending)
     elif result.status == "failed":
@@ -89,7 +90,8 @@ def show_result(result: RunResult) -> None:
         colour = "green" if result.status == "completed" else "yellow"
         console.print(f"[{colour}]{result.status}[/{colour}] ({result.stop_reason}) "
                       f"thread {result.thread_id}", highlight=False)
-        console.print(result.answer or "", highlight=False)
+        if not answer_shown:
+            console.print(result.answer or "", highlight=False)
     u = result.usage
     console.print(f"[dim]model calls {u.model_calls} · tool calls {u.tool_calls} · "
                   f"tokens {u.tokens} · steps {result.steps}[/dim]")
@@ -117,10 +119,16 @@ def show_gate(thread_id: str, pending: GateRequest) -> None:
 
 
 def follow(events: Iterator[StepEvent], as_json: bool) -> RunResult:
-    """Print steps as they happen, with a spinner while the next one runs."""
+    """Print steps (and model tokens, when streamed) as they happen, a spinner while waiting."""
     result: RunResult | None = None
     with console.status("running…", spinner="dots") as status:
+        live = LiveText(console, status)
         for event in events:
+            if event.kind == "token":
+                if not as_json:
+                    live.token(event)
+                continue
+            live.end()
             if event.result is not None:
                 result = event.result
                 continue
@@ -134,7 +142,7 @@ def follow(events: Iterator[StepEvent], as_json: bool) -> RunResult:
     if as_json:
         emit_json(result.model_dump(mode="json"))
     else:
-        show_result(result)
+        show_result(result, answer_shown=live.shown(result.answer))
     if result.status == "failed":
         raise typer.Exit(1)
     return result
@@ -151,12 +159,12 @@ def run(
     user: str | None = typer.Option(None, "--user", help="Recall and remember for this user id."),
     as_json: bool = JSON,
 ) -> None:
-    """Run GRAPH on GOAL, streaming steps; stops at a gate with the command to answer it."""
+    """Run GRAPH on GOAL, streaming steps and the model's tokens; stops at a gate with the command to answer it."""
     orch = Orchestrator.from_env()
     if replace and thread and thread in {t.thread_id for t in orch.threads()}:
         orch.delete(thread)
     follow(orch.stream(graph, {"goal": goal, "constraints": constraint}, thread_id=thread,
-                       user_id=user), as_json)
+                       user_id=user, mode="messages"), as_json)
 
 
 @app.command()
@@ -190,7 +198,7 @@ def resume(
                           result=mark_done)
 
     orch = Orchestrator.from_env()
-    follow(orch.stream_resume(thread, decide=decide if chosen else None), as_json)
+    follow(orch.stream_resume(thread, decide=decide if chosen else None, mode="messages"), as_json)
 
 
 @app.command()

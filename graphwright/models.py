@@ -23,4 +23,5 @@ def make_model(settings: Settings) -> BaseChatModel:
         timeout=settings.openai_timeout_s,
         max_retries=settings.openai_max_retries,
         temperature=0,
+        stream_usage=True,  # token usage on streamed replies too (stream_options.include_usage)
     )

@@ -11,21 +11,29 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, SystemMessage, ToolMessage
-from langchain_core.messages.utils import count_tokens_approximately
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from graphwright import offline_rules as rules
-from nodes.handoff import Handoff, fallback
-from nodes.prompt import CONSTRAINTS_HEADER, GOAL_HEADER, HANDOFF_HEADER, MEMORY_HEADER
+from nodes.handoff import ID_PATTERN, Handoff
+from nodes.prompt import CONSTRAINTS_HEADER, HANDOFF_HEADER, MEMORY_HEADER
+from nodes.tokens import approximate
 
 HANDOFF_MARKER = "Write the handoff record"
 SPLIT_MARKER = "Split the task"
@@ -33,6 +41,7 @@ SYNTH_MARKER = "Write the final answer to the user's task"
 EXTRACT_MARKER = "Extract the order id"
 REMEMBER_MARKER = "Extract what the user explicitly asked"
 PHRASE_MARKER = "Phrase the answer"
+STREAM_CHUNKS = 4  # pieces a streamed reply comes in
 
 
 @dataclass
@@ -52,10 +61,11 @@ def _section(system: str, header: str) -> str:
 
 
 def read_conversation(messages: Sequence[BaseMessage], tools: list[dict[str, Any]]) -> Conversation:
+    """The current turn: its goal (the newest user message) and the calls made since it."""
     system = next((str(m.content) for m in messages if isinstance(m, SystemMessage)), "")
-    goal = _section(system, GOAL_HEADER) or next(
-        (str(m.content) for m in messages if m.type == "human"), ""
-    )
+    humans = [i for i, m in enumerate(messages) if isinstance(m, HumanMessage)]
+    start = humans[-1] if humans else 0
+    goal = str(messages[start].content) if humans else ""
     constraints = [
         line.removeprefix("- ") for line in _section(system, CONSTRAINTS_HEADER).splitlines() if line
     ]
@@ -70,10 +80,21 @@ def read_conversation(messages: Sequence[BaseMessage], tools: list[dict[str, Any
     )
     record = _section(system, HANDOFF_HEADER)
     if record:
-        for action in Handoff.model_validate_json(record).actions:
-            conv.done.append(rules.Done.from_result_text(action.tool, action.args, action.result))
-    results = {m.tool_call_id: str(m.content) for m in messages if isinstance(m, ToolMessage)}
-    for m in messages:
+        handoff = Handoff.model_validate_json(record)
+        # The turn's own user message may have been folded; then the record's newest turn is it.
+        turn = messages[start].id if humans and messages[start].id else (
+            handoff.actions[-1].turn if handoff.actions else "")
+        for action in handoff.actions:
+            if action.turn == turn:
+                conv.done.append(rules.Done.from_result_text(action.tool, action.args, action.result))
+        for entry in handoff.earlier:  # folded calls: integer arguments are known exactly
+            if entry.turn == turn:
+                conv.done += [rules.Done(entry.tool, {key: n}, True, None, None, "")
+                              for key, spans in entry.ranges.items()
+                              for lo, hi in spans for n in range(lo, hi + 1)]
+    turn_messages = messages[start:]
+    results = {m.tool_call_id: str(m.content) for m in turn_messages if isinstance(m, ToolMessage)}
+    for m in turn_messages:
         if isinstance(m, AIMessage):
             for call in m.tool_calls:
                 if call["id"] in results:
@@ -84,16 +105,15 @@ def read_conversation(messages: Sequence[BaseMessage], tools: list[dict[str, Any
 
 
 def handoff_reply(messages: Sequence[BaseMessage]) -> str:
-    """Summary mode: the record code would write, since this model cannot do better."""
+    """Summary mode: the ids each folded result shows, as facts citing it; nothing invented."""
     payload = json.loads(str(messages[-1].content))
-    previous = Handoff.model_validate(payload["previous_record"]) if payload["previous_record"] else None
-    folded: list[AnyMessage] = []
+    facts = []
     for m in payload["folded_messages"]:
-        if m["type"] == "ai":
-            folded.append(AIMessage(m["content"], id=m["id"], tool_calls=m["tool_calls"] or []))
-        elif m["type"] == "tool":
-            folded.append(ToolMessage(m["content"], id=m["id"], tool_call_id=m["tool_call_id"]))
-    return fallback(folded, previous).model_dump_json()
+        if m["type"] == "tool":
+            found = sorted(set(ID_PATTERN.findall(str(m["content"]))))
+            if found:
+                facts.append({"fact": f"ids seen: {', '.join(found)}", "source": m["tool_call_id"]})
+    return json.dumps({"facts": facts, "open_items": []}, ensure_ascii=False)
 
 
 class OfflineChatModel(BaseChatModel):
@@ -121,6 +141,31 @@ class OfflineChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=self._reply(messages, **kwargs))])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """The same reply in pieces (text in a few chunks, calls and usage in the last)."""
+        message = self._reply(messages, **kwargs)
+        text = str(message.content)
+        size = max(1, -(-len(text) // STREAM_CHUNKS))
+        for start in range(0, len(text), size):
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=text[start:start + size], id=message.id))
+            if run_manager is not None:
+                run_manager.on_llm_new_token(chunk.text, chunk=chunk)
+            yield chunk
+        calls = [tool_call_chunk(name=c["name"], args=json.dumps(c["args"], ensure_ascii=False),
+                                 id=c["id"], index=i) for i, c in enumerate(message.tool_calls)]
+        yield ChatGenerationChunk(message=AIMessageChunk(
+            content="", id=message.id, tool_call_chunks=calls, usage_metadata=message.usage_metadata,
+            response_metadata=message.response_metadata, chunk_position="last"))
+
+    def _reply(self, messages: list[BaseMessage], **kwargs: Any) -> AIMessage:
         system = next((str(m.content) for m in messages if isinstance(m, SystemMessage)), "")
         if system.startswith(HANDOFF_MARKER):
             message = AIMessage(handoff_reply(messages))
@@ -150,10 +195,15 @@ class OfflineChatModel(BaseChatModel):
                         for i, (name, args) in enumerate(step)
                     ],
                 )
-        prompt = count_tokens_approximately(messages)
-        output = count_tokens_approximately([message])
+        prompt = approximate(messages)
+        output = approximate([message])
         message.usage_metadata = {
             "input_tokens": prompt, "output_tokens": output, "total_tokens": prompt + output
         }
         message.response_metadata = {"model_name": self.model_name}
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        message.id = message.id or f"lc_offline_{hashlib.sha256(text_key(messages)).hexdigest()[:16]}"
+        return message
+
+
+def text_key(messages: Sequence[BaseMessage]) -> bytes:
+    return json.dumps([str(m.content) for m in messages], ensure_ascii=False).encode()

@@ -300,7 +300,7 @@ WORKER_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 def split_reply(task: str, system: str) -> str:
     """Assign each sentence of the task to the first worker whose rule matches it."""
-    goal = task.split("\nConstraint:")[0]
+    goal = task.split("\nConstraint:")[0].split("\nEarlier turns")[0]
     available = set(re.findall(r"^- (\w+):", system, re.M))
     sentences = [s.strip() for s in re.split(r"(?<=[。；;！？!?])|\n|(?<=\.)\s+", goal) if s.strip()]
     parts: dict[str, list[str]] = {}

@@ -47,7 +47,7 @@ from graphwright.connect import connect
 from graphwright.inputs import load_plugin, parse_input, user_messages
 from graphwright.locking import ThreadLock, held, thread_lock
 from graphwright.models import make_model
-from graphwright.remember import extract
+from graphwright.remember import ExtractionError, extract
 from graphwright.results import (
     CheckpointInfo,
     RunResult,
@@ -60,9 +60,10 @@ from graphwright.results import (
 from graphwright.serialize import jsonable
 from graphwright.settings import Settings
 from graphwright.store import redis_url
-from graphwright.streaming import in_thread, last_result
+from graphwright.streaming import StreamMode, in_thread, last_result, step_events
 from nodes.deps import Limits
 from nodes.gate_models import GateRequest
+from nodes.tracing import trace_model_call
 from tools.policy import Policy
 
 log = logging.getLogger(__name__)
@@ -139,9 +140,14 @@ class Orchestrator:
     def stream(
         self, graph: str, input: str | dict[str, Any] | RunInput, *,
         thread_id: str | None = None, limits: Limits | None = None, run_id: str | None = None,
-        user_id: str | None = None,
+        user_id: str | None = None, mode: StreamMode = "steps",
     ) -> Iterator[StepEvent]:
-        """Like ``invoke``, yielding each step as it happens and the result last."""
+        """Like ``invoke``, yielding each step as it happens and the result last.
+
+        With ``mode="messages"`` the model's tokens come too, as ``kind="token"`` events
+        (``text``, ``message_id``, ``node``, ``run_id``, ``namespace``: see ``StepEvent``),
+        each before the step event of the node that called the model.
+        """
         spec = self.graphs.get(graph)
         run_input = parse_input(input)
         scopes = self._scopes(user_id) if user_id is not None else []  # checked before any read
@@ -168,13 +174,14 @@ class Orchestrator:
                         f"{r.kind} {r.key}: {r.value}"
                         for r in effective(self.memory.recall(scopes))
                     ]
-            yield from self._run(spec, compiled, thread_id, payload, run_input, run_id, lock)
+            yield from self._run(spec, compiled, thread_id, payload, run_input, run_id, lock, mode)
 
     def stream_resume(
         self, thread_id: str, decision: Any = None, *, limits: Limits | None = None,
         run_id: str | None = None, decide: Callable[[GateRequest], Any] | None = None,
+        mode: StreamMode = "steps",
     ) -> Iterator[StepEvent]:
-        """Like ``resume``, yielding each step as it happens and the result last.
+        """Like ``resume``, yielding each step (and, in ``"messages"`` mode, token) as it happens.
 
         ``decide`` builds the decision from the pending gate, read under the thread's lock
         (so a second reviewer racing the first is told the thread is running elsewhere).
@@ -210,7 +217,7 @@ class Orchestrator:
                 status = self.status_of(meta)
                 raise UserError(f"thread {thread_id!r} has already finished ({status}); there is "
                                 "nothing to resume; start a new run with invoke")
-            yield from self._run(spec, compiled, thread_id, payload, None, run_id, lock)
+            yield from self._run(spec, compiled, thread_id, payload, None, run_id, lock, mode)
 
     async def ainvoke(self, graph: str, input: str | dict[str, Any] | RunInput, *,
                       thread_id: str | None = None, limits: Limits | None = None) -> RunResult:
@@ -222,14 +229,20 @@ class Orchestrator:
 
     async def astream(self, graph: str, input: str | dict[str, Any] | RunInput, *,
                       thread_id: str | None = None, limits: Limits | None = None,
-                      ) -> AsyncIterator[StepEvent]:
+                      run_id: str | None = None, user_id: str | None = None,
+                      mode: StreamMode = "steps") -> AsyncIterator[StepEvent]:
+        """``stream`` for asyncio: the same events, the run driven in a worker thread."""
         async for event in in_thread(lambda: self.stream(graph, input, thread_id=thread_id,
-                                                         limits=limits)):
+                                                         limits=limits, run_id=run_id,
+                                                         user_id=user_id, mode=mode)):
             yield event
 
     async def astream_resume(self, thread_id: str, decision: Any = None, *,
-                             limits: Limits | None = None) -> AsyncIterator[StepEvent]:
-        async for event in in_thread(lambda: self.stream_resume(thread_id, decision, limits=limits)):
+                             limits: Limits | None = None, run_id: str | None = None,
+                             mode: StreamMode = "steps") -> AsyncIterator[StepEvent]:
+        """``stream_resume`` for asyncio."""
+        async for event in in_thread(lambda: self.stream_resume(thread_id, decision, limits=limits,
+                                                                run_id=run_id, mode=mode)):
             yield event
 
     def create_thread(self, thread_id: str | None = None, metadata: dict[str, Any] | None = None) -> str:
@@ -259,11 +272,17 @@ class Orchestrator:
             return
         messages = json.loads(meta["remember"])
         self._set_meta(thread_id, remember="")
+        started = time.time()
+        config = self._config(thread_id, run_id)
         try:
-            found = extract(self.model, messages)
-        except ValueError as exc:
+            found, reply = extract(self.model, messages)
+        except ExtractionError as exc:
+            if exc.reply is not None:  # the call happened and used tokens
+                trace_model_call(self.tracer, config, node="remember", step=0, reply=exc.reply,
+                                 started=started)
             self.tracer.emit(thread_id, "remember", run_id=run_id, stored=[], error=str(exc))
             return
+        trace_model_call(self.tracer, config, node="remember", step=0, reply=reply, started=started)
         known = {m.get("id") for m in messages}
         stored = []
         for c in found.memories:
@@ -434,6 +453,7 @@ class Orchestrator:
     def _run(
         self, spec: GraphSpec, compiled: Graph, thread_id: str, payload: Any,
         run_input: RunInput | None, run_id: str | None = None, lock: ThreadLock | None = None,
+        mode: StreamMode = "steps",
     ) -> Iterator[StepEvent]:
         run_id = run_id or str(uuid.uuid4())
         config = self._config(thread_id, run_id, lock.fence if lock else None)
@@ -447,15 +467,9 @@ class Orchestrator:
         try:
             # "sync": a step's checkpoint (with the calls it proposed) is saved before the
             # next step starts, so no tool runs for calls a crash could make the model re-plan.
-            for chunk in compiled.stream(payload, config, stream_mode="updates",
-                                         durability=self.settings.durability):
-                if lock is not None:
-                    lock.check()
-                for node, update in chunk.items():
-                    yield StepEvent(thread_id=thread_id,
-                                    kind="interrupt" if node == "__interrupt__" else "step", node=node,
-                                    update=jsonable(update if isinstance(update, dict) else
-                                                    {"interrupts": update}))
+            yield from step_events(compiled, payload, config, thread_id, run_id, mode,
+                                   durability=self.settings.durability,
+                                   check=lock.check if lock is not None else None)
         except LockLostError:
             raise  # the thread belongs to a newer run now: nothing of it is ours to write
         except GraphwrightError:
@@ -465,9 +479,10 @@ class Orchestrator:
             log.exception("run %s on thread %s failed", run_id, thread_id)
             error = f"{type(exc).__name__}: {exc}"
         result = self._result(spec, compiled, thread_id, run_id, error)
-        self._set_meta(thread_id, status=result.status)
         if result.status in ("completed", "stopped"):
             self._remember(thread_id, run_id)
+            result = self._result(spec, compiled, thread_id, run_id, error)  # with its usage
+        self._set_meta(thread_id, status=result.status)
         yield StepEvent(thread_id=thread_id, kind="result", result=result)
 
     def _result(
@@ -495,7 +510,7 @@ class Orchestrator:
             pending=pending if status == "interrupted" else None,
             steps=int((snapshot.metadata or {}).get("step", 0)),
             usage=Usage(
-                tokens=int(values.get("tokens") or 0),
+                tokens=sum(int(e.get("total_tokens") or 0) for e in since if e["kind"] == "model_call"),
                 model_calls=sum(e["kind"] == "model_call" for e in since),
                 tool_calls=sum(e["kind"] == "tool_call" for e in since),
             ),

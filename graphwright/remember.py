@@ -10,12 +10,10 @@ import json
 from typing import Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel, Field, ValidationError
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
 
-from nodes.jsonreply import parse_json_reply
-from nodes.plan import text_of
-from nodes.tracing import as_ai
+from nodes.jsonreply import StructuredReplyError, structured_reply
 
 REMEMBER_PROMPT = """Extract what the user explicitly asked to be remembered about them.
 Only explicit, lasting preferences ("from now on answer in Chinese") and facts about
@@ -36,11 +34,23 @@ class Extraction(BaseModel):
     memories: list[Candidate] = Field(default_factory=list, max_length=10)
 
 
-def extract(model: BaseChatModel, user_messages: list[dict[str, str | None]]) -> Extraction:
-    """Ask the model; a reply that is not a valid extraction stores nothing (raises ValueError)."""
-    reply = as_ai(model.invoke([SystemMessage(REMEMBER_PROMPT),
-                                HumanMessage(json.dumps(user_messages, ensure_ascii=False))]))
+class ExtractionError(ValueError):
+    """The remember step's reply was not a valid extraction; ``reply`` is what the model said."""
+
+    def __init__(self, message: str, reply: AIMessage | None) -> None:
+        super().__init__(message)
+        self.reply = reply
+
+
+def extract(model: BaseChatModel, user_messages: list[dict[str, str | None]]) -> tuple[Extraction, AIMessage]:
+    """Ask the model; returns the extraction and the raw reply (for the trace and usage).
+
+    Raises:
+        ExtractionError: the reply is not a valid extraction, so nothing is stored.
+    """
+    messages = [SystemMessage(REMEMBER_PROMPT), HumanMessage(json.dumps(user_messages, ensure_ascii=False))]
     try:
-        return Extraction.model_validate(parse_json_reply(text_of(reply)))
-    except (ValueError, ValidationError) as exc:
-        raise ValueError(f"the remember step's reply was not a valid extraction: {exc}") from exc
+        return structured_reply(model, Extraction, messages)
+    except StructuredReplyError as exc:
+        raise ExtractionError(f"the remember step's reply was not a valid extraction: {exc}",
+                              exc.reply) from exc

@@ -34,13 +34,23 @@ class RunResult(BaseModel):
 
 
 class StepEvent(BaseModel):
-    """One step of a streamed run, as it happens."""
+    """One event of a streamed run, as it happens.
+
+    ``step``: a node finished (``node``, its state ``update``); ``interrupt``: the run
+    waits at a gate; ``token``: a piece of a model reply (``text``, the ``message_id``
+    it belongs to, ``node`` that called the model, ``namespace`` of the worker
+    subgraph if any); ``result``: the last event, with the ``RunResult``.
+    """
 
     thread_id: str
-    kind: Literal["step", "interrupt", "result"]
+    kind: Literal["step", "interrupt", "token", "result"]
     node: str | None = None
     update: dict[str, Any] = Field(default_factory=dict)
     result: RunResult | None = None
+    run_id: str | None = None
+    text: str | None = None
+    message_id: str | None = None
+    namespace: list[str] = Field(default_factory=list)
 
 
 class ThreadInfo(BaseModel):

@@ -1,12 +1,70 @@
-"""Consuming step streams: the final result of a stream, and a blocking stream made async."""
+"""Streams of a run: LangGraph's chunks as ``StepEvent``s, the final result, and async driving.
+
+``mode="steps"`` yields one event per finished node; ``mode="messages"`` adds the
+model's tokens as they arrive (LangGraph's ``stream_mode="messages"``), from the top
+graph and from worker subgraphs alike. Model calls tagged ``nostream`` (structured
+JSON such as compaction notes or a split) are left out.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any, Literal, cast
 
+from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Durability
+
+from graphs.context import Graph
 from graphwright.results import RunResult, StepEvent
+from graphwright.serialize import jsonable
+
+StreamMode = Literal["steps", "messages"]
+LangGraphMode = Literal["updates", "messages"]
+
+
+def step_events(
+    compiled: Graph, payload: Any, config: RunnableConfig, thread_id: str, run_id: str,
+    mode: StreamMode = "steps", *, durability: Durability | None = None,
+    check: Callable[[], None] | None = None,
+) -> Iterator[StepEvent]:
+    """Run ``compiled`` and translate what it streams; the caller adds the result event.
+
+    ``check`` runs after every chunk (the thread lock's ownership check, which raises
+    ``LockLostError`` when another process took the thread over).
+    """
+    modes: list[LangGraphMode] = ["updates", "messages"] if mode == "messages" else ["updates"]
+    for namespace, kind, data in compiled.stream(payload, config, stream_mode=modes, subgraphs=True,
+                                                 durability=durability):
+        if check is not None:
+            check()
+        if kind == "messages":
+            event = token_event(cast(tuple[Any, dict[str, Any]], data), thread_id, run_id,
+                                list(namespace))
+            if event is not None:
+                yield event
+            continue
+        if namespace:  # a worker's own steps; its tokens are streamed, its steps are not
+            continue
+        for node, update in cast(dict[str, Any], data).items():
+            yield StepEvent(thread_id=thread_id, run_id=run_id,
+                            kind="interrupt" if node == "__interrupt__" else "step", node=node,
+                            update=jsonable(update if isinstance(update, dict) else {"interrupts": update}))
+
+
+def token_event(data: tuple[Any, dict[str, Any]], thread_id: str, run_id: str,
+                namespace: list[str]) -> StepEvent | None:
+    """A text piece of a model reply as an event; tool messages and empty pieces are skipped."""
+    message, metadata = data
+    if not isinstance(message, AIMessageChunk | AIMessage):
+        return None
+    text = message.text if isinstance(message.text, str) else str(message.text)
+    if not text:
+        return None
+    return StepEvent(thread_id=thread_id, run_id=run_id, kind="token", text=text,
+                     node=str(metadata.get("langgraph_node") or ""), message_id=message.id,
+                     namespace=namespace)
 
 
 def last_result(events: Iterator[StepEvent]) -> RunResult:

@@ -11,7 +11,15 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 
-from graphs.state import AgentState, CallRecord, Outcome, ProposedCall, canonical
+from graphs.state import (
+    AgentState,
+    CallRecord,
+    Outcome,
+    ProposedCall,
+    call_record,
+    canonical,
+    turn_calls,
+)
 from nodes.deps import AgentDeps
 from nodes.stops import repeat_run
 from nodes.tracing import fence_of, run_of, thread_of
@@ -58,7 +66,8 @@ def act(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[s
     """Execute ``proposed``; every outcome becomes a ToolMessage, none raises."""
     thread_id = thread_of(config)
     calls = list(state.get("proposed") or [])
-    log = list(state.get("call_log") or [])
+    log = turn_calls(state)  # repeats are counted within the turn
+    earlier = len(log)
     plan: list[tuple[ProposedCall, Observation | None]] = []
     for call in calls:
         key = canonical(call["args"])
@@ -70,11 +79,10 @@ def act(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[s
             else None
         )
         outcome: Outcome = "repeat" if repeats >= 1 else "ok"
-        log.append(CallRecord(call_id=call["id"], name=call["name"], canonical_args=key,
-                              outcome=outcome))
+        log.append(call_record(state, call, outcome))
         plan.append((call, blocked))
     observations = run_all(state, deps, thread_id, run_of(config), plan, fence_of(config))
-    records = log[len(state.get("call_log") or []):]
+    records = log[earlier:]
     done, held = split_unknown(calls, records, observations)
     for record, obs in done:
         if record["outcome"] == "ok" and not obs.ok:

@@ -7,14 +7,13 @@ from its start when the run resumes.
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import interrupt
 
-from graphs.state import AgentState, CallRecord, ProposedCall, canonical
+from graphs.state import AgentState, CallRecord, ProposedCall, call_record
 from nodes.act import to_message
 from nodes.deps import AgentDeps
 from nodes.gate_models import (
@@ -92,8 +91,7 @@ def apply(state: AgentState, decisions: dict[str, AnyDecision]) -> dict[str, Any
             runnable.append(settle_unknown(call, decision))
         elif isinstance(decision, Reject):
             rejected.append(rejection(call, decision.reason))
-            log.append(CallRecord(call_id=call["id"], name=call["name"],
-                                  canonical_args=canonical(call["args"]), outcome="rejected"))
+            log.append(call_record(state, call, "rejected"))
             if decision.end_run:
                 end_reason = f"{call['name']} rejected: {decision.reason}"
         else:
@@ -107,15 +105,23 @@ def apply(state: AgentState, decisions: dict[str, AnyDecision]) -> dict[str, Any
         edited = with_edited_args(list(state.get("messages") or []), edits)
         if edited is not None:
             messages.append(edited)
-    messages.extend(to_message(o) for o in rejected)
-    update: dict[str, Any] = {
-        "proposed": runnable, "messages": messages, "call_log": log,
-        # Waiting for a person is not the agent's time: the deadline clock restarts.
-        "started_at": time.time(), "end_requested": end_reason,
-    }
     if end_reason:
-        update["proposed"] = []  # observe ends the run with stop reason "rejected"
-    return update
+        # Every call of the message gets its one answer, so the history stays valid.
+        rejected += [not_run(call, end_reason) for call in runnable]
+        runnable = []  # observe ends the run with stop reason "rejected"
+    messages.extend(to_message(o) for o in rejected)
+    # The deadline counts active time only (nodes.clock), so waiting here costs nothing.
+    return {"proposed": runnable, "messages": messages, "call_log": log,
+            "end_requested": end_reason}
+
+
+def not_run(call: ProposedCall, why: str) -> Observation:
+    """The answer to a call that never ran because the reviewer ended the run."""
+    return Observation(
+        ok=False, tool=call["name"], call_id=call["id"],
+        error=ToolError(type="rejected", message=f"not run: the reviewer ended the run ({why})",
+                        retryable=False),
+    )
 
 
 def describe(request: dict[str, Any]) -> str:

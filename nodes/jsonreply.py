@@ -1,9 +1,40 @@
-"""Parse the JSON a model was asked to reply with, tolerating a Markdown code fence."""
+"""Structured replies: JSON-schema output where the model supports it, validated JSON text otherwise.
+
+``ChatOpenAI`` is asked with ``with_structured_output(schema, method="json_schema")``;
+a server that refuses ``response_format`` (HTTP 400) is remembered and asked again
+the older way. Every other model gets the prompt's "reply with JSON" and its text is
+parsed and validated against the same pydantic schema. Structured calls are tagged
+``nostream``: their JSON is not the answer, so token streams leave it out.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import logging
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+import openai
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_openai import ChatOpenAI
+from pydantic import BaseModel, ValidationError
+
+from nodes.tracing import as_ai
+
+log = logging.getLogger(__name__)
+T = TypeVar("T", bound=BaseModel)
+NOSTREAM: RunnableConfig = {"tags": ["nostream"]}  # LangGraph's messages stream skips runs with this tag
+_refused: set[tuple[str, str]] = set()  # (base URL, model) that answered 400 to json_schema
+
+
+class StructuredReplyError(ValueError):
+    """The model's reply is not a valid instance of the schema; ``reply`` is what it said."""
+
+    def __init__(self, message: str, reply: AIMessage | None) -> None:
+        super().__init__(message)
+        self.reply = reply
 
 
 def parse_json_reply(text: str) -> Any:
@@ -12,3 +43,59 @@ def parse_json_reply(text: str) -> Any:
     if body.startswith("```"):
         body = body.strip("`").removeprefix("json").strip()
     return json.loads(body)
+
+
+def text_of(message: AIMessage) -> str:
+    """The plain text of a model reply (content may be a list of parts)."""
+    if isinstance(message.content, str):
+        return message.content
+    return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in message.content)
+
+
+def structured_reply(
+    model: BaseChatModel, schema: type[T], messages: Sequence[BaseMessage],
+    config: RunnableConfig | None = None,
+) -> tuple[T, AIMessage]:
+    """One model call whose reply is validated as ``schema``; returns it with the raw reply.
+
+    Raises:
+        StructuredReplyError: the reply is not valid JSON for ``schema``.
+    """
+    key = _key(model)
+    if isinstance(model, ChatOpenAI) and key not in _refused:
+        # A JSON schema (not the class): a reply that is not valid JSON comes back as a
+        # parsing error with the raw reply, instead of an exception inside the client.
+        bound = model.with_structured_output(schema.model_json_schema(), method="json_schema",
+                                             include_raw=True)
+        try:
+            out = bound.with_config(NOSTREAM).invoke(list(messages), config)
+        except openai.BadRequestError as exc:
+            if "response_format" not in str(exc) and "json_schema" not in str(exc):
+                raise
+            log.warning("%s refused json_schema output (%s); parsing JSON text instead", key, exc)
+            _refused.add(key)
+        else:
+            raw = as_ai(out["raw"])
+            if isinstance(out.get("parsed"), dict):
+                try:
+                    return schema.model_validate(out["parsed"]), raw
+                except ValidationError as exc:
+                    raise StructuredReplyError(f"not a valid {schema.__name__}: {str(exc)[:300]}",
+                                               raw) from exc
+            return parse_as(schema, raw)
+    raw = as_ai(model.with_config(NOSTREAM).invoke(list(messages), config))
+    return parse_as(schema, raw)
+
+
+def parse_as(schema: type[T], reply: AIMessage) -> tuple[T, AIMessage]:
+    """Today's fallback: the reply's text parsed as JSON and validated."""
+    try:
+        return schema.model_validate(parse_json_reply(text_of(reply))), reply
+    except (ValueError, ValidationError) as exc:
+        raise StructuredReplyError(f"not a valid {schema.__name__}: {str(exc)[:300]}", reply) from exc
+
+
+def _key(model: BaseChatModel) -> tuple[str, str]:
+    if isinstance(model, ChatOpenAI):
+        return (str(model.openai_api_base or ""), model.model_name)
+    return ("", type(model).__name__)

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any, cast
 
 from langchain_core.messages import AnyMessage, ToolMessage
-from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig
 
 from graphs.state import AgentState
-from nodes.deps import AgentDeps, Limits
+from nodes.deps import AgentDeps
 from nodes.finish import finish
 from nodes.prompt import plan_messages
 from nodes.stops import budget_stop, outcome_stop
@@ -33,13 +31,10 @@ def counts_as_error(message: ToolMessage) -> bool:
     return message.status == "error" and artifact.get("error_type") != "rejected"
 
 
-def context_tokens(state: AgentState, role: str = "") -> int:
-    """Approximate size of the next plan request (langchain-core's counter)."""
-    return count_tokens_approximately(plan_messages(state, role))
-
-
-def over_trigger(state: AgentState, limits: Limits, role: str = "") -> bool:
-    return context_tokens(state, role) > limits.compact_trigger * limits.input_budget_tokens
+def over_trigger(state: AgentState, deps: AgentDeps) -> bool:
+    """Whether the next plan request, counted the model's way, passes the compaction trigger."""
+    size = deps.count(plan_messages(state, deps.role, deps.rules))
+    return size > deps.limits.compact_trigger * deps.limits.input_budget_tokens
 
 
 def observe(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[str, Any]:
@@ -52,9 +47,9 @@ def observe(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> di
     )
     update: dict[str, Any] = {"tool_errors": errors, "tainted": tainted}
     merged = cast(AgentState, {**state, **update})
-    reason = outcome_stop(merged, deps.limits) or budget_stop(merged, deps.limits, time.time())
+    reason = outcome_stop(merged, deps.limits) or budget_stop(merged, deps.limits)
     if reason:
         detail = merged.get("end_requested") or ""
         return {**update, **finish(merged, deps, config, reason, detail=detail)}
-    update["needs_compaction"] = over_trigger(merged, deps.limits, deps.role)
+    update["needs_compaction"] = over_trigger(merged, deps)
     return update

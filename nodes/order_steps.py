@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
+from pydantic import BaseModel, Field
 from typing_extensions import TypedDict  # pydantic builds JSON schemas from it on 3.11
 
 from checkpoints.trace import TraceWriter
-from nodes.jsonreply import parse_json_reply
-from nodes.plan import text_of
+from nodes.jsonreply import StructuredReplyError, structured_reply, text_of
 from nodes.tracing import as_ai, run_of, thread_of, total_tokens, trace_model_call
 from tools.executor import ToolCall, ToolExecutor
 
@@ -38,7 +38,7 @@ class OrderState(TypedDict, total=False):
 
     goal: str  # the customer's message
     constraints: list[str]  # hard constraints (passed to the phrasing step)
-    order_id: str | None  # extracted id, upper case
+    order_id: str | None  # extracted id, upper case; kept for a follow-up turn without one
     order: dict[str, Any] | None  # get_order result
     tracking: dict[str, Any] | None  # get_tracking result
     error: dict[str, Any] | None  # the failing tool's error, if any
@@ -56,29 +56,49 @@ class OrderDeps:
     trace: TraceWriter
 
 
+class Extracted(BaseModel):
+    """The extraction step's reply."""
+
+    order_id: str | None = Field(description="the order id as written, or null")
+
+
 def _model(state: OrderState, deps: OrderDeps, config: RunnableConfig, node: str,
            system: str, human: str) -> tuple[str, dict[str, Any]]:
     started = time.time()
     reply = as_ai(deps.model.invoke([SystemMessage(system), HumanMessage(human)], config))
+    return text_of(reply), _counted(state, deps, config, node, reply, started)
+
+
+def _counted(state: OrderState, deps: OrderDeps, config: RunnableConfig, node: str,
+             reply: AIMessage, started: float) -> dict[str, Any]:
+    """Trace the model call and count it."""
     calls = (state.get("model_calls") or 0) + 1
     trace_model_call(deps.trace, config, node=node, step=calls, reply=reply, started=started)
-    return text_of(reply), {"model_calls": calls,
-                            "tokens": (state.get("tokens") or 0) + total_tokens(reply)}
+    return {"model_calls": calls, "tokens": (state.get("tokens") or 0) + total_tokens(reply)}
 
 
 def extract(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict[str, Any]:
-    """A regular expression first; the model only for free-form text that has digits in it."""
+    """A regular expression first; the model only for free-form text that has digits in it.
+
+    A follow-up with no id at all ("has it shipped yet?") is about the previous turn's order.
+    """
     goal = state.get("goal", "")
     strict = STRICT_ID.search(goal)
     if strict:
         return {"order_id": strict.group(0)}
     if not re.search(r"\d", goal):
-        return {"order_id": None}
-    text, counters = _model(state, deps, config, "extract", EXTRACT_PROMPT, goal)
+        return {"order_id": state.get("order_id")}
+    started = time.time()
+    messages = [SystemMessage(EXTRACT_PROMPT), HumanMessage(goal)]
+    found: str | None = None
     try:
-        found = parse_json_reply(text).get("order_id")
-    except (ValueError, AttributeError):
-        found = None
+        extracted, reply = structured_reply(deps.model, Extracted, messages, config)
+        found = extracted.order_id
+    except StructuredReplyError as exc:
+        if exc.reply is None:
+            raise
+        reply = exc.reply
+    counters = _counted(state, deps, config, "extract", reply, started)
     candidate = re.sub(r"[\s-]", "", str(found or "")).upper()
     return {"order_id": candidate if STRICT_ID.fullmatch(candidate) else None, **counters}
 

@@ -7,24 +7,15 @@ import uuid
 from typing import Any, cast
 
 from langchain_core.messages import AIMessage
-from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig
 
-from graphs.state import AgentState, ProposedCall, canonical
+from graphs.state import AgentState, ProposedCall, canonical, turn_calls
 from nodes.deps import AgentDeps
 from nodes.finish import finish
+from nodes.jsonreply import text_of
 from nodes.prompt import plan_messages
 from nodes.stops import budget_stop
 from nodes.tracing import as_ai, total_tokens, trace_model_call
-
-
-def text_of(message: AIMessage) -> str:
-    """The plain text of a model reply (content may be a list of parts)."""
-    if isinstance(message.content, str):
-        return message.content
-    return "".join(
-        p.get("text", "") if isinstance(p, dict) else str(p) for p in message.content
-    )
 
 
 def propose(state: AgentState, deps: AgentDeps, reply: AIMessage) -> list[ProposedCall]:
@@ -57,11 +48,7 @@ def propose(state: AgentState, deps: AgentDeps, reply: AIMessage) -> list[Propos
 
 def retried_rejection(state: AgentState, proposed: list[ProposedCall]) -> ProposedCall | None:
     """A call a reviewer already rejected, proposed again: the run stops instead of asking twice."""
-    rejected = {
-        (r["name"], r["canonical_args"])
-        for r in state.get("call_log") or []
-        if r["outcome"] == "rejected"
-    }
+    rejected = {(r["name"], r["canonical_args"]) for r in turn_calls(state) if r["outcome"] == "rejected"}
     for call in proposed:
         if (call["name"], canonical(call["args"])) in rejected:
             return call
@@ -70,15 +57,14 @@ def retried_rejection(state: AgentState, proposed: list[ProposedCall]) -> Propos
 
 def plan(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[str, Any]:
     """Call the model once with the tools bound; stop first if a budget is spent."""
-    now = time.time()
-    reason = budget_stop(state, deps.limits, now)
+    reason = budget_stop(state, deps.limits)
     if reason:
         return finish(state, deps, config, reason)
     step = (state.get("model_calls") or 0) + 1
-    messages = plan_messages(state, deps.role)
+    messages = plan_messages(state, deps.role, deps.rules)
     started = time.time()
     reply = as_ai(deps.planner.invoke(messages, config))
-    used = total_tokens(reply) or count_tokens_approximately([*messages, reply])
+    used = total_tokens(reply) or deps.count([*messages, reply])
     trace_model_call(deps.trace, config, node="plan", step=step, reply=reply, started=started)
     update: dict[str, Any] = {"model_calls": step, "tokens": (state.get("tokens") or 0) + used}
     proposed = propose(state, deps, reply)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graphs.state import AgentState, CallRecord, StopReason
+from graphs.state import AgentState, CallRecord, StopReason, turn_calls
 from nodes.deps import Limits
 
 EXPLAIN: dict[StopReason, str] = {
@@ -12,7 +12,7 @@ EXPLAIN: dict[StopReason, str] = {
     "max_steps": "the run used its budget of model calls",
     "tool_errors": "too many tool calls failed",
     "repeated_call": "the model kept repeating the same tool call with the same arguments",
-    "deadline": "the run passed its wall-clock deadline",
+    "deadline": "the run passed its deadline (active time)",
     "token_budget": "the run used its token budget",
     "rejected": "a reviewer rejected a call the run needed",
 }
@@ -28,11 +28,15 @@ def repeat_run(log: Sequence[CallRecord], name: str, canonical_args: str) -> int
     return count
 
 
-def budget_stop(state: AgentState, limits: Limits, now: float) -> StopReason | None:
-    """Budgets checked before every model call and after every tool step."""
+def budget_stop(state: AgentState, limits: Limits) -> StopReason | None:
+    """Budgets checked before every model call and after every tool step.
+
+    The deadline counts active time (``active_s``): seconds spent running this turn's
+    steps, not time waiting at a gate or while no process was running the thread.
+    """
     if (state.get("tokens") or 0) >= limits.token_budget:
         return "token_budget"
-    if now - state.get("started_at", now) > limits.deadline_s:
+    if (state.get("active_s") or 0.0) > limits.deadline_s:
         return "deadline"
     if (state.get("model_calls") or 0) >= limits.max_model_calls:
         return "max_steps"
@@ -41,7 +45,7 @@ def budget_stop(state: AgentState, limits: Limits, now: float) -> StopReason | N
 
 def outcome_stop(state: AgentState, limits: Limits) -> StopReason | None:
     """Stops that depend on what the tools returned."""
-    log = state.get("call_log") or []
+    log = turn_calls(state)
     if state.get("end_requested"):
         return "rejected"
     if log and repeat_run(log, log[-1]["name"], log[-1]["canonical_args"]) >= 3:
@@ -55,7 +59,7 @@ def partial_answer(state: AgentState, reason: StopReason, detail: str = "") -> s
     """What a stopped run says: why it stopped and what it had so far; never an exception."""
     text = f"Stopped before finishing: {EXPLAIN[reason]}"
     text += f" ({detail})." if detail else "."
-    done = [r for r in state.get("call_log") or [] if r["outcome"] == "ok"]
+    done = [r for r in turn_calls(state) if r["outcome"] == "ok"]
     if done:
         text += f" Completed tool calls: {', '.join(r['name'] for r in done)}."
     if state.get("plan_notes"):

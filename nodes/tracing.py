@@ -48,6 +48,7 @@ def trace_model_call(
         model=reply.response_metadata.get("model_name"),
         request_id=reply.response_metadata.get("id") or reply.id,
         input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
+        total_tokens=usage.get("total_tokens"),
         start=started, end=time.time(),
         tool_calls=[{"name": c["name"], "args": c["args"]} for c in reply.tool_calls],
         invalid_tool_calls=len(reply.invalid_tool_calls),

@@ -4,6 +4,8 @@ against the scripted OpenAI-compatible server. Scripts are ignored by the offlin
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID, uuid4
@@ -58,16 +60,17 @@ class AgentRig:
         if self.server is None:
             return OfflineChatModel()
         return ChatOpenAI(model="scripted", base_url=self.server.base_url,
-                          api_key=SecretStr("test-key"), max_retries=0, timeout=10)
+                          api_key=SecretStr("test-key"), max_retries=0, timeout=10,
+                          stream_usage=True)
 
     def build(
         self, *, tools: ToolRegistry | None = None, limits: Limits | None = None,
-        policy: Policy | None = None,
+        policy: Policy | None = None, clock: Callable[[], float] = time.monotonic,
     ) -> AgentGraph:
         return build_agent_graph(
             tools=tools or build_registry(), model=self.model(), redis_client=self.client,
             policy=policy, limits=limits, keys=self.keys,
-            checkpointer=RedisSaver(self.client, prefix=self.keys.prefix),
+            checkpointer=RedisSaver(self.client, prefix=self.keys.prefix), clock=clock,
         )
 
     def context(self, limits: Limits | None = None) -> GraphContext:
@@ -114,3 +117,30 @@ class AgentRig:
 
     def calendar(self) -> list[dict[str, Any]]:
         return [json.loads(v) for v in self.client.hvals(self.keys.calendar())]
+
+
+class FakeClock:
+    """A clock a test moves by hand: active time is measured with it, not waited for."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def assert_every_call_answered(messages: list[Any]) -> None:
+    """OpenAI's rule: each assistant tool call gets one tool message before anything else."""
+    pending: list[str] = []
+    for m in messages:
+        if m.type == "tool":
+            assert m.tool_call_id in pending, f"tool message {m.tool_call_id} answers no open call"
+            pending.remove(m.tool_call_id)
+            continue
+        assert not pending, f"calls {pending} were never answered"
+        if m.type == "ai":
+            pending = [c["id"] for c in [*m.tool_calls, *m.invalid_tool_calls]]
+    assert not pending, f"calls {pending} were never answered"

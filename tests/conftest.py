@@ -21,6 +21,9 @@ from tests.agent_rig import AgentRig
 from tests.openai_server import ScriptedOpenAI
 from tests.redis_servers import Server, start_cluster, start_server
 
+# tiktoken would download its encoding on first use; the tests have no network.
+os.environ.setdefault("GRAPHWRIGHT_TOKENIZER", "approximate")
+
 
 @pytest.fixture(autouse=True)
 def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:

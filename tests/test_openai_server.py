@@ -49,3 +49,64 @@ def test_a_request_beyond_the_script_fails_loudly(scripted: ScriptedOpenAI) -> N
         _model(scripted).invoke("hello")
     with pytest.raises(AssertionError, match="unexpected"):
         scripted.assert_done()
+
+
+def test_a_tool_call_without_its_answer_is_refused_with_400_as_the_real_api_does(
+    scripted: ScriptedOpenAI,
+) -> None:
+    import openai
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    calls = [{"name": "get_order", "args": {"order_id": f"A100{i}"}, "id": f"c{i}"} for i in (1, 2)]
+    dangling = [HumanMessage("A1001 和 A1002？"), AIMessage("", tool_calls=calls),
+                ToolMessage("{}", tool_call_id="c1"), HumanMessage("然后呢？")]
+    with pytest.raises(openai.BadRequestError, match="c2"):
+        _model(scripted).invoke(dangling)
+    orphan = [HumanMessage("hi"), ToolMessage("{}", tool_call_id="nobody")]
+    with pytest.raises(openai.BadRequestError, match="preceeding message with 'tool_calls'"):
+        _model(scripted).invoke(orphan)
+    assert len(scripted.rejected) == 2
+    scripted.rejected.clear()
+    scripted.assert_done()
+
+
+def test_streaming_sends_the_reply_in_chunks_with_usage_last(scripted: ScriptedOpenAI) -> None:
+    scripted.load(Reply(content="订单 A1001 正在派送中。", chunks=4, prompt_tokens=70, completion_tokens=9),
+                  Reply(tool_calls=[call("get_order", {"order_id": "A1001"}, "call_9")]))
+    model = ChatOpenAI(model="scripted-1", base_url=scripted.base_url, api_key="k",
+                       max_retries=0, timeout=10, stream_usage=True)
+    chunks = list(model.stream("A1001?"))
+    text = [c.content for c in chunks if c.content]
+    assert len(text) == 4 and "".join(text) == "订单 A1001 正在派送中。"  # type: ignore[arg-type]
+    total = chunks[0]
+    for c in chunks[1:]:
+        total = total + c
+    assert total.usage_metadata is not None and total.usage_metadata["total_tokens"] == 79
+    assert scripted.requests[0]["stream"] is True
+    assert scripted.requests[0]["stream_options"] == {"include_usage": True}
+    merged = None
+    for c in model.stream("again"):
+        merged = c if merged is None else merged + c
+    assert merged is not None and merged.tool_calls[0]["args"] == {"order_id": "A1001"}  # type: ignore[attr-defined]
+    scripted.assert_done()
+
+
+def test_json_schema_replies_are_served_or_refused_for_the_fallback() -> None:
+    from pydantic import BaseModel
+
+    class OrderId(BaseModel):
+        order_id: str | None
+
+    for supports in (True, False):
+        server = ScriptedOpenAI(json_schema=supports)
+        server.load(Reply(content='{"order_id": "A1001"}'))
+        structured = _model(server).with_structured_output(OrderId, method="json_schema")
+        if supports:
+            assert structured.invoke("a 1001") == OrderId(order_id="A1001")
+            assert server.requests[0]["response_format"]["type"] == "json_schema"
+            server.assert_done()
+        else:
+            with pytest.raises(Exception, match="json_schema is not supported"):
+                structured.invoke("a 1001")
+            assert len(server.rejected) == 1
+        server.close()
