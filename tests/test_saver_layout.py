@@ -279,3 +279,31 @@ def test_a_thread_of_layout_1_is_migrated_when_read(saver: RedisSaver, client: r
     assert sorted(x.decode() for x in client.keys(f"{k.thread_tag('l')}:*")) == sorted(
         [k.checkpoints("l"), k.blobs("l"), k.writes("l"), k.write_index("l"), k.run_ids("l")]
     )
+
+
+def test_keep_latest_keeps_a_turn_saved_after_it_read_the_thread(
+    client: redis.Redis, prefix: str
+) -> None:
+    """Redis twin of upstream's Postgres-only race test: a turn saved between prune's
+    read and its write survives, and the thread runs on like an unpruned twin."""
+    saver = RedisSaver(client, prefix=prefix)
+    pruner = RedisSaver(client, prefix=prefix)
+    graph = _nested_graph(saver)
+    for _ in range(3):
+        for thread in ("pruned", "twin"):
+            graph.invoke({"notes": []}, {"configurable": {"thread_id": thread}})
+    send = pruner._send
+    calls = []
+
+    def hooked(batch: Any) -> Any:
+        replies = send(batch)
+        calls.append(batch)
+        if len(calls) == 1:  # prune has read the thread: a turn lands now
+            graph.invoke({"notes": []}, {"configurable": {"thread_id": "pruned"}})
+        return replies
+
+    pruner._send = hooked  # type: ignore[method-assign]
+    pruner.prune(["pruned"])
+    graph.invoke({"notes": []}, {"configurable": {"thread_id": "twin"}})
+    state = {t: graph.get_state({"configurable": {"thread_id": t}}).values for t in ("pruned", "twin")}
+    assert state["pruned"] == state["twin"]
