@@ -1,12 +1,20 @@
 """Checkpoint savers on an agent-shaped graph, measured side by side in one run.
 
-    python -m bench.checkpoint [--steps 40] [--repeat 5]
+    python -m bench.checkpoint [--steps 20] [--threads 20] [--repeat 5] [--runs 3]
 
-Prints milliseconds per super-step for RedisSaver, AsyncRedisSaver, LangGraph's
-InMemorySaver and SqliteSaver, each as a ratio to InMemorySaver measured in the same
-run; Redis commands and round trips per super-step; bytes stored per thread at 20
-and 60 steps with messages as a list and as a DeltaChannel; and a floor: one
-pipelined SET of the same bytes a super-step writes.
+Per super-step (a plan or a tool node, ``durability="sync"``): milliseconds for
+RedisSaver, AsyncRedisSaver, LangGraph's InMemorySaver and SqliteSaver, and
+ValkeySaver from ``langgraph-checkpoint-aws`` when installed (``pip install -e
+'.[bench]'``), each as a ratio to InMemorySaver of the same mode in the same round;
+the Redis server's time for every Redis saver; bytes per thread with messages as a
+list and as a DeltaChannel; and, with a TTL, the cost of a step at step 20 and 200.
+
+Server time is read from ``INFO commandstats``: the microseconds of every command (a
+script call's time includes the commands it runs, which are counted again: an
+overestimate for savers that use scripts; graphwright's run one per ``invoke``), and,
+as a cross-check, the main thread's CPU time from ``INFO cpu`` (parsing, I/O and idle
+wake-ups included). ``cmds`` counts every command the server ran.
+Each run checks the targets of the saver's issue as ratios; ``--runs`` repeats it.
 """
 
 from __future__ import annotations
@@ -77,126 +85,247 @@ def build(saver: Any, steps: int, state: type = ListState) -> Any:
     return b.compile(checkpointer=saver)
 
 
-def _config() -> dict[str, Any]:
-    return {"configurable": {"thread_id": f"b-{uuid.uuid4().hex}"}, "recursion_limit": 10_000}
+def _config(thread: str | None = None) -> dict[str, Any]:
+    thread = thread or f"b-{uuid.uuid4().hex}"
+    return {"configurable": {"thread_id": thread}, "recursion_limit": 10_000}
 
 
-def time_sync(make: Callable[[], Any], steps: int, repeat: int) -> float:
-    """Median milliseconds per super-step (2 super-steps per agent step)."""
-    samples = []
-    for _ in range(repeat):
-        graph = build(make(), steps)
+def time_sync(saver: Any, steps: int, threads: int) -> float:
+    """Milliseconds per super-step over ``threads`` fresh threads (2 per agent step)."""
+    graph = build(saver, steps)
+    start = time.perf_counter()
+    for _ in range(threads):
+        graph.invoke({"messages": [], "step": 0}, _config(), durability="sync")
+    return (time.perf_counter() - start) * 1000 / (2 * steps * threads)
+
+
+def time_async(make: Callable[[], Any], steps: int, threads: int) -> float:
+    """Like time_sync with ainvoke; the saver is made inside the loop."""
+
+    async def main() -> float:
+        saver, close = make()
+        graph = build(saver, steps)
         start = time.perf_counter()
-        graph.invoke({"messages": [], "step": 0}, _config())
-        samples.append((time.perf_counter() - start) * 1000 / (2 * steps))
-    return statistics.median(samples)
+        for _ in range(threads):
+            await graph.ainvoke({"messages": [], "step": 0}, _config(), durability="sync")
+        elapsed = (time.perf_counter() - start) * 1000 / (2 * steps * threads)
+        await close()
+        return elapsed
+
+    return asyncio.run(main())
 
 
-def time_async(url: str, steps: int, repeat: int) -> float:
-    """Like time_sync, with ainvoke and an asyncio client made inside the loop."""
+class ServerMeter:
+    """Server time of what runs between ``start`` and ``stop``, per super-step."""
 
-    async def once(aclient: aredis.Redis) -> float:
-        graph = build(AsyncRedisSaver(aclient, prefix="bench"), steps)
-        start = time.perf_counter()
-        await graph.ainvoke({"messages": [], "step": 0}, _config())
-        return (time.perf_counter() - start) * 1000 / (2 * steps)
+    def __init__(self, client: redis.Redis) -> None:
+        self.client = client
 
-    async def all_runs() -> list[float]:
-        aclient = aredis.Redis.from_url(url)
-        try:
-            return [await once(aclient) for _ in range(repeat)]
-        finally:
-            await aclient.aclose()
+    def start(self) -> None:
+        self.client.config_resetstat()
+        self.cpu = self._cpu()
 
-    return statistics.median(asyncio.run(all_runs()))
+    def _cpu(self) -> float:
+        info = self.client.info("cpu")
+        return float(info["used_cpu_user_main_thread"]) + float(info["used_cpu_sys_main_thread"])
+
+    def stop(self, supersteps: int) -> dict[str, float]:
+        cpu = self._cpu() - self.cpu
+        stats = {k[len("cmdstat_") :]: v for k, v in self.client.info("commandstats").items()}
+        stats = {k: v for k, v in stats.items() if not k.startswith(("config", "info"))}
+        return {
+            "usec": sum(v["usec"] for v in stats.values()) / supersteps,
+            "cpu_usec": cpu * 1e6 / supersteps,
+            "commands": sum(v["calls"] for v in stats.values()) / supersteps,
+        }
 
 
-def thread_bytes(client: redis.Redis, saver: RedisSaver, thread: str) -> int:
-    keys = [k.decode() for k in client.smembers(saver.keys.registry(thread))]
-    return sum(int(client.memory_usage(k, samples=0) or 0) for k in keys)
+def thread_bytes(client: redis.Redis, saver: RedisSaver, thread: str) -> tuple[int, int]:
+    """Bytes of the thread's keys, and of them those of its channel values."""
+    keys = [*saver.keys.saver_keys(thread), saver.keys.registry(thread)]
+    sizes = {k: int(client.memory_usage(k, samples=0) or 0) for k in keys}
+    return sum(sizes.values()), sizes[saver.keys.blobs(thread)]
 
 
-def stored_bytes(client: redis.Redis, steps: int, state: type) -> int:
+def stored_bytes(client: redis.Redis, steps: int, state: type) -> tuple[int, int]:
     saver = RedisSaver(client, prefix=f"size{uuid.uuid4().hex[:6]}")
     config = _config()
     build(saver, steps, state).invoke({"messages": [], "step": 0}, config)
     return thread_bytes(client, saver, config["configurable"]["thread_id"])
 
 
+class MeteredSaver(RedisSaver):
+    """RedisSaver that reads the server's counters around each ``put`` in a window."""
+
+    meter: ServerMeter
+    window: list[dict[str, float]] | None = None
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        if self.window is None:
+            return super().put(config, checkpoint, metadata, new_versions)
+        self.meter.start()
+        out = super().put(config, checkpoint, metadata, new_versions)
+        self.window.append(self.meter.stop(1))
+        return out
+
+
+def ttl_step_cost(client: redis.Redis, meter: ServerMeter) -> dict[int, dict[str, float]]:
+    """Server cost of a ``put`` of one thread with a TTL (median of the 20 puts of 10
+    steps, so a DeltaChannel snapshot among them does not count), at step 20 and 200."""
+    saver = MeteredSaver(client, prefix=f"ttl{uuid.uuid4().hex[:6]}", ttl_s=3600)
+    saver.meter = meter
+    config = _config()
+    out: dict[int, dict[str, float]] = {}
+    done = 0
+    for at in (20, 200):
+        build(saver, at, DeltaState).invoke({"messages": [], "step": done}, config)
+        saver.window = []
+        build(saver, at + 10, DeltaState).invoke({"messages": [], "step": at}, config)
+        puts, saver.window = saver.window[1:], None  # the first is the input's checkpoint
+        out[at] = {k: statistics.median(p[k] for p in puts) for k in puts[0]}
+        done = at + 10
+    return out
+
+
+class FloorSaver(InMemorySaver):
+    """InMemorySaver plus one round trip per checkpoint: what any Redis saver must pay."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        super().__init__()
+        self.client = client
+
+    def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        out = super().put(config, checkpoint, metadata, new_versions)
+        self.client.set("floor", b"x" * 2048)
+        return out
+
+
+def savers(url: str, tmp: Path) -> dict[str, Callable[[], Any]]:
+    client = redis.Redis.from_url(url)
+    made: dict[str, Callable[[], Any]] = {
+        "InMemorySaver": InMemorySaver,
+        "floor: InMemory + 1 SET": lambda: FloorSaver(client),
+        "SqliteSaver": lambda: SqliteSaver(
+            sqlite3.connect(tmp / f"{uuid.uuid4().hex}.sqlite", check_same_thread=False)
+        ),
+        "RedisSaver": lambda: RedisSaver(client, prefix="bench"),
+    }
+    try:
+        from langgraph_checkpoint_aws.checkpoint.valkey import ValkeySaver
+        from valkey import Valkey
+
+        vclient = Valkey.from_url(url.replace("redis://", "valkey://"))
+        made["ValkeySaver"] = lambda: ValkeySaver(vclient)
+    except ImportError:
+        print("ValkeySaver not installed: pip install -e '.[bench]' to compare with it\n")
+    return made
+
+
+def one_run(url: str, tmp: Path, steps: int, threads: int, repeat: int) -> dict[str, Any]:
+    client = redis.Redis.from_url(url)
+    meter = ServerMeter(client)
+    makers = savers(url, tmp)
+
+    def async_redis() -> Any:
+        aclient = aredis.Redis.from_url(url)
+        return AsyncRedisSaver(aclient, prefix="bench"), aclient.aclose
+
+    async def no_close() -> None:
+        return None
+
+    build(InMemorySaver(), 2).invoke({"messages": [], "step": 0}, _config())  # warm imports
+    time_sync(RedisSaver(client, prefix="warm"), 2, 1)
+    samples: dict[str, list[float]] = {}
+    server: dict[str, dict[str, float]] = {}
+    for rep in range(repeat):  # rounds interleave the savers: noise hits each alike
+        for name, make in makers.items():
+            measured = rep == 0 and ("Redis" in name or "Valkey" in name)
+            if measured:
+                meter.start()
+            samples.setdefault(name, []).append(time_sync(make(), steps, threads))
+            if measured:
+                server[name] = meter.stop(2 * steps * threads)
+        samples.setdefault("InMemorySaver (async)", []).append(
+            time_async(lambda: (InMemorySaver(), no_close), steps, threads)
+        )
+        if rep == 0:
+            meter.start()
+        samples.setdefault("AsyncRedisSaver", []).append(time_async(async_redis, steps, threads))
+        if rep == 0:
+            server["AsyncRedisSaver"] = meter.stop(2 * steps * threads)
+    ms = {name: statistics.median(v) for name, v in samples.items()}
+    sizes = {
+        label: [stored_bytes(client, n, state) for n in (20, 60, 200)]
+        for label, state in (("list", ListState), ("DeltaChannel", DeltaState))
+    }
+    ttl = ttl_step_cost(client, meter)
+    client.close()
+    return {"ms": ms, "server": server, "sizes": sizes, "ttl": ttl}
+
+
+def report(result: dict[str, Any], steps: int, threads: int, repeat: int) -> dict[str, bool]:
+    ms, server = result["ms"], result["server"]
+    base, abase = ms["InMemorySaver"], ms["InMemorySaver (async)"]
+    print(f"agent-shaped graph: {steps} steps x {threads} threads, median of {repeat} rounds")
+    print(f"{'saver':<24}{'ms/step':>9}{'x InMem':>9}{'srv µs':>9}{'cpu µs':>9}{'cmds':>7}")
+    for name, value in ms.items():
+        ratio = value / (abase if "async" in name.lower() else base)
+        s = server.get(name)
+        cols = f"{s['usec']:>9.1f}{s['cpu_usec']:>9.1f}{s['commands']:>7.2f}" if s else ""
+        print(f"{name:<24}{value:>9.3f}{ratio:>9.2f}{cols}")
+    print("\nbytes per thread        20 steps   60 steps  200 steps   per step 20-60, 60-200")
+    for label, sizes in result["sizes"].items():
+        for part, pick in (("", lambda t: t[0]), (" w/o values", lambda t: t[0] - t[1])):
+            b20, b60, b200 = (pick(t) for t in sizes)
+            print(
+                f"{label + part:<21}{b20:>11,}{b60:>11,}{b200:>11,}"
+                f"   {(b60 - b20) / 40:>8.0f} {(b200 - b60) / 140:>8.0f}"
+            )
+    print("\nwith a TTL, one put (median)          µs   cpu µs   commands")
+    for at, s in result["ttl"].items():
+        print(f"  at step {at:<3}{'':<24}{s['usec']:>5.1f}{s['cpu_usec']:>9.1f}{s['commands']:>11.2f}")
+    redis_ms = ms["RedisSaver"]
+    d20, d60, d200 = (total for total, _ in result["sizes"]["DeltaChannel"])
+    t20, t200 = result["ttl"][20], result["ttl"][200]
+    targets = {
+        "RedisSaver <= 1.25x InMemorySaver": redis_ms <= 1.25 * base,
+        "RedisSaver >= 1.3x faster than SqliteSaver": ms["SqliteSaver"] >= 1.3 * redis_ms,
+        "RedisSaver server <= 30 µs/step": server["RedisSaver"]["usec"] <= 30,
+        "DeltaChannel bytes linear in steps": abs((d200 - d60) / 140 - (d60 - d20) / 40)
+        <= 0.25 * (d60 - d20) / 40,
+        "TTL: commands per put at step 200 == at 20": t20["commands"] == t200["commands"],
+        "TTL: server µs per put at step 200 <= 1.25x at 20": t200["usec"] <= 1.25 * t20["usec"],
+    }
+    if "ValkeySaver" in ms:
+        targets["RedisSaver >= 1.3x faster than ValkeySaver"] = ms["ValkeySaver"] >= 1.3 * redis_ms
+    print()
+    for name, ok in targets.items():
+        print(f"  [{'met' if ok else 'MISSED'}] {name}")
+    return targets
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--steps", type=int, default=40)
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--threads", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=1)
     args = parser.parse_args()
-
+    held: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as tmp:
         server = start_server(Path(tmp) / "redis")
         try:
-            run(server.url, Path(tmp), args.steps, args.repeat)
+            for run in range(args.runs):
+                print(f"\n=== run {run + 1} of {args.runs} ===")
+                result = one_run(server.url, Path(tmp), args.steps, args.threads, args.repeat)
+                for name, ok in report(result, args.steps, args.threads, args.repeat).items():
+                    held[name] = held.get(name, 0) + ok
         finally:
             server.stop()
-
-
-def run(url: str, tmp: Path, steps: int, repeat: int) -> None:
-    client = redis.Redis.from_url(url)
-    sqlite_path = tmp / "bench.sqlite"
-
-    def sqlite_saver() -> SqliteSaver:
-        return SqliteSaver(sqlite3.connect(sqlite_path, check_same_thread=False))
-
-    build(InMemorySaver(), 2).invoke({"messages": [], "step": 0}, _config())  # warm imports
-    # Rounds interleave the savers, so machine noise hits each of them alike.
-    samples: dict[str, list[float]] = {}
-    for _ in range(repeat):
-        for name, ms in (
-            ("InMemorySaver", time_sync(InMemorySaver, steps, 1)),
-            ("SqliteSaver (file)", time_sync(sqlite_saver, steps, 1)),
-            ("RedisSaver", time_sync(lambda: RedisSaver(client, prefix="bench"), steps, 1)),
-            ("AsyncRedisSaver", time_async(url, steps, 1)),
-        ):
-            samples.setdefault(name, []).append(ms)
-    results = {name: statistics.median(values) for name, values in samples.items()}
-    base = results["InMemorySaver"]
-
-    # Commands and round trips per super-step, read from the server's own counters.
-    client.config_resetstat()
-    saver = RedisSaver(client, prefix="count")
-    config = _config()
-    build(saver, steps).invoke({"messages": [], "step": 0}, config)
-    stats = client.info("commandstats")
-    client.config_resetstat()
-    commands = sum(v["calls"] for k, v in stats.items() if k not in ("cmdstat_config",))
-    transactions = sum(
-        stats.get(f"cmdstat_{name}", {}).get("calls", 0) for name in ("exec", "evalsha", "eval")
-    )
-    per_step_bytes = thread_bytes(client, saver, config["configurable"]["thread_id"]) / (2 * steps)
-
-    # Floor: one pipelined SET of the bytes a super-step stores, in a transaction.
-    payload = b"x" * int(per_step_bytes)
-    floor = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for i in range(2 * steps):
-            pipe = client.pipeline(transaction=True)
-            pipe.set(f"floor:{i}", payload)
-            pipe.execute()
-        floor.append((time.perf_counter() - start) * 1000 / (2 * steps))
-    floor_ms = statistics.median(floor)
-
-    print(f"agent-shaped graph, {steps} steps = {2 * steps} super-steps, median of {repeat}\n")
-    print(f"{'saver':<22}{'ms/super-step':>15}{'x InMemory':>12}")
-    for name, ms in results.items():
-        print(f"{name:<22}{ms:>15.3f}{ms / base:>12.2f}")
-    print(f"{'floor: 1 SET in MULTI':<22}{floor_ms:>15.3f}{floor_ms / base:>12.2f}")
-    print()
-    print(f"commands the server ran per super-step (calls inside scripts included): {commands / (2 * steps):.2f}")
-    print(f"atomic writes (script or MULTI/EXEC) per super-step: {transactions / (2 * steps):.2f}")
-    print()
-    print(f"{'bytes stored per thread':<28}{'20 steps':>12}{'60 steps':>12}{'60/20':>8}")
-    for label, state in (("messages as list", ListState), ("messages as DeltaChannel", DeltaState)):
-        b20, b60 = stored_bytes(client, 20, state), stored_bytes(client, 60, state)
-        print(f"{label:<28}{b20:>12,}{b60:>12,}{b60 / b20:>8.2f}")
-    client.close()
+    if args.runs > 1:
+        print(f"\ntargets held in {args.runs} runs:")
+        for name, n in held.items():
+            print(f"  {n}/{args.runs}  {name}")
 
 
 if __name__ == "__main__":

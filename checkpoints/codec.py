@@ -157,10 +157,10 @@ def encode_write(
     value: Any,
     task_path: str,
 ) -> tuple[bytes, bytes]:
-    """``(member prefix, member)`` of one pending write; the prefix names (task, idx)."""
+    """``(field, value)`` of one pending write; the field names (checkpoint, task, idx)."""
     type_, data = serde.dumps_typed(value)
-    head = prefix + f"{task_id}{SEP}{idx}{SEP}".encode()
-    return head, head + ormsgpack.packb([channel, type_, data, task_path])
+    field = prefix + f"{task_id}{SEP}{idx}".encode()
+    return field, ormsgpack.packb([channel, type_, data, task_path])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -172,13 +172,17 @@ class StoredWrite:
     idx: int
 
 
-def decode_writes(members: list[bytes], *, key: str) -> list[StoredWrite]:
-    """Decode one checkpoint's write members, ordered by LangGraph's ``writes_sort_key``."""
+def decode_writes(
+    fields: list[bytes], values: list[bytes | None], *, key: str
+) -> list[StoredWrite]:
+    """Decode one checkpoint's writes, ordered by LangGraph's ``writes_sort_key``."""
     out: list[StoredWrite] = []
     try:
-        for member in members:
-            _, _, task_id, idx, body = member.split(_SEP, 4)
-            channel, type_, data, task_path = ormsgpack.unpackb(body)
+        for field, value in zip(fields, values, strict=True):
+            if value is None:  # indexed, not yet (or no longer) stored
+                continue
+            _, _, task_id, idx = field.split(_SEP, 3)
+            channel, type_, data, task_path = ormsgpack.unpackb(value)
             out.append(
                 StoredWrite(
                     task_id=task_id.decode(),

@@ -52,8 +52,12 @@ class Keys:
         return f"{self.thread_tag(thread_id)}:blobs"
 
     def writes(self, thread_id: str) -> str:
-        """Sorted set of ``ns NUL checkpoint NUL task NUL idx NUL write``: pending writes."""
+        """Hash: ``ns NUL checkpoint NUL task NUL idx`` -> pending write."""
         return f"{self.thread_tag(thread_id)}:w"
+
+    def write_index(self, thread_id: str) -> str:
+        """Sorted set (scores 0) of the fields of :meth:`writes`, to read a checkpoint's."""
+        return f"{self.thread_tag(thread_id)}:wi"
 
     def run_ids(self, thread_id: str) -> str:
         """Set of the run ids that wrote checkpoints in the thread."""
@@ -65,6 +69,7 @@ class Keys:
             self.checkpoints(thread_id),
             self.blobs(thread_id),
             self.writes(thread_id),
+            self.write_index(thread_id),
             self.run_ids(thread_id),
         )
 

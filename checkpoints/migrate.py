@@ -66,21 +66,24 @@ def migrate_thread(ctx: Ctx, thread_id: str) -> Op[None]:
     writes = yield Batch(
         [("HGETALL", k.legacy_writes(thread_id, d.ns, d.checkpoint_id)) for d in docs]
     )
-    new_writes: list[bytes] = []
+    new_writes: list[tuple[bytes, bytes]] = []
     for doc, raw_writes in zip(docs, writes, strict=True):
         old_keys.append(k.legacy_writes(thread_id, doc.ns, doc.checkpoint_id))
         prefix = codec.checkpoint_prefix(doc.ns, doc.checkpoint_id)
         for field, value in raw_writes.items():
             task_id, channel, type_, data, task_path = ormsgpack.unpackb(value)
             idx = text(field).rpartition("\x00")[2]
-            head = prefix + f"{task_id}\x00{idx}\x00".encode()
-            new_writes.append(head + ormsgpack.packb([channel, type_, data, task_path]))
+            field = prefix + f"{task_id}\x00{idx}".encode()
+            new_writes.append((field, ormsgpack.packb([channel, type_, data, task_path])))
     run_ids = sorted({d.run_id for d in docs if d.run_id})
     old_keys += [f"{k.thread_tag(thread_id)}:run:{escape(r)}" for r in run_ids]
     members_cp = [codec.encode_doc(d) for d in docs]
-    for key, items in ((k.checkpoints(thread_id), members_cp), (k.writes(thread_id), new_writes)):
+    index = [f for f, _ in new_writes]
+    for key, items in ((k.checkpoints(thread_id), members_cp), (k.write_index(thread_id), index)):
         for j in range(0, len(items), CHUNK):
             cmds.append(("ZADD", key, *[x for m in items[j : j + CHUNK] for x in (0, m)]))
+    pairs = [x for kv in new_writes for x in kv]
+    cmds += [("HSET", k.writes(thread_id), *pairs[j : j + 2 * CHUNK]) for j in range(0, len(pairs), 2 * CHUNK)]
     if run_ids:
         cmds.append(("SADD", k.run_ids(thread_id), *run_ids))
     cmds += [("DEL", *old_keys[j : j + CHUNK]) for j in range(0, len(old_keys), CHUNK)]

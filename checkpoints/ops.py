@@ -1,11 +1,12 @@
-"""The saver's hot operations as I/O-free generators: put, put_writes, reads, listing.
+"""The saver's hot operations as I/O-free generators: put, put_writes, get_tuple.
 
 Each operation yields :class:`Batch` es of Redis commands and receives their replies,
 so the sync and async savers share one implementation and differ only in the driver
 that sends a batch. One batch is one round trip. ``put``, ``put_writes`` and the
 latest ``get_tuple`` cost one, one and two round trips, and the server work of each
-does not grow with the thread (see :mod:`checkpoints.scripts`). The rarer operations
-(delete, copy, prune, migration) live in :mod:`checkpoints.ops_admin`.
+does not grow with the thread (see :mod:`checkpoints.scripts`). Listing lives in
+:mod:`checkpoints.ops_list`, DeltaChannel history in :mod:`checkpoints.ops_delta`, the
+rarer operations (delete, copy, prune) in :mod:`checkpoints.ops_admin`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from checkpoints import codec
 from checkpoints.codec import Doc
-from checkpoints.keys import Keys, escape, unescape
+from checkpoints.keys import Keys, escape
 
 Command = tuple[Any, ...]
 T = TypeVar("T")
@@ -110,6 +111,8 @@ def put(
     new_versions: ChannelVersions,
     now_ms: int,
 ) -> Op[RunnableConfig]:
+    """One round trip; the first put of a thread, or of a run in it, adds one for the
+    global indexes. With a fencing token it is one script call."""
     thread_id, ns, parent_id = cfg(config)
     k = ctx.keys
     values = checkpoint["channel_values"]
@@ -119,32 +122,74 @@ def put(
     for channel, version in new_versions.items():
         typed = ctx.serde.dumps_typed(values[channel]) if channel in values else (codec.EMPTY, b"")
         fields += [codec.blob_field(ns, channel, version), codec.encode_typed(typed)]
+    run_id = doc.run_id or ""
+    prefix = codec.checkpoint_prefix(ns, doc.checkpoint_id)
+    token = _fence(config)
+    if token:
+        flags = yield from _fenced_put(ctx, thread_id, doc, prefix, fields, token, now_ms)
+    else:
+        cp = k.checkpoints(thread_id)
+        cmds: list[Command] = [("EXISTS", cp), ("ZREMRANGEBYLEX", cp, b"[" + prefix, upper(prefix))]
+        if fields:  # blobs before the checkpoint that reads them
+            cmds.append(("HSET", k.blobs(thread_id), *fields))
+        cmds.append(("ZADD", cp, 0, codec.encode_doc(doc)))
+        added_run = len(cmds)
+        if run_id:
+            cmds.append(("SADD", k.run_ids(thread_id), run_id))
+        cmds += _expire(ctx, thread_id)
+        replies = yield Batch(cmds)
+        flags = (0 if replies[0] else 1) | (2 if run_id and replies[added_run] else 0)
+    if flags and (ctx.cluster or not token):
+        yield Batch(_index_commands(ctx, thread_id, run_id, flags, now_ms))
+    return tuple_config(thread_id, ns, doc.checkpoint_id)
+
+
+def _expire(ctx: Ctx, thread_id: str, keys: Sequence[str] | None = None) -> list[Command]:
+    if not ctx.ttl_s:
+        return []
+    return [("EXPIRE", key, ctx.ttl_s) for key in keys or ctx.keys.ttl_keys(thread_id)]
+
+
+def _index_commands(ctx: Ctx, thread_id: str, run_id: str, flags: int, now_ms: int) -> list[Command]:
+    """Global index entries for a new thread (flag 1) or a new run in it (flag 2)."""
+    k = ctx.keys
+    tid = escape(thread_id)
+    cmds: list[Command] = []
+    if flags & 1:
+        cmds += [("ZADD", k.threads(), "NX", now_ms, tid), ("ZADD", k.thread_ids(), 0, tid)]
+    if flags & 2:
+        cmds.append(("SADD", k.run(run_id), tid))
+    return cmds
+
+
+def _fenced_put(
+    ctx: Ctx,
+    thread_id: str,
+    doc: Doc,
+    prefix: bytes,
+    fields: list[Any],
+    token: str,
+    now_ms: int,
+) -> Op[int]:
+    k = ctx.keys
     ttl_keys = k.ttl_keys(thread_id) if ctx.ttl_s else ()
     run_id = doc.run_id or ""
-    tid = escape(thread_id)
     glob = () if ctx.cluster else (k.threads(), k.thread_ids(), k.run(run_id))
     keys = (k.checkpoints(thread_id), k.blobs(thread_id), k.run_ids(thread_id), k.fence(thread_id))
     args = (
-        codec.checkpoint_prefix(ns, doc.checkpoint_id),
+        prefix,
         codec.encode_doc(doc),
-        _fence(config),
+        token,
         run_id,
         ctx.ttl_s or "",
         len(ttl_keys),
         "0" if ctx.cluster else "1",
         now_ms,
-        tid,
+        escape(thread_id),
         *fields,
     )
     (flags,) = yield Batch([script("put", (*keys, *ttl_keys, *glob), args)])
-    if ctx.cluster and flags:
-        cmds: list[Command] = []
-        if flags & 1:
-            cmds += [("ZADD", k.threads(), "NX", now_ms, tid), ("ZADD", k.thread_ids(), 0, tid)]
-        if flags & 2:
-            cmds.append(("SADD", k.run(run_id), tid))
-        yield Batch(cmds)
-    return tuple_config(thread_id, ns, doc.checkpoint_id)
+    return int(flags)
 
 
 def put_writes(
@@ -154,19 +199,32 @@ def put_writes(
     task_id: str,
     task_path: str,
 ) -> Op[None]:
+    """One round trip: the writes, then their index entries (one script call if fenced)."""
     thread_id, ns, cid = cfg(config)
     if cid is None:
         raise ValueError("put_writes needs a config with a checkpoint_id")
     if not writes:
         return None
+    k = ctx.keys
     prefix = codec.checkpoint_prefix(ns, cid)
-    args: list[Any] = [_fence(config), ctx.ttl_s or "", prefix + f"{task_id}\x00".encode()]
+    encoded = []
     for idx, (channel, value) in enumerate(writes):
         widx = WRITES_IDX_MAP.get(channel, idx)
-        head, member = codec.encode_write(ctx.serde, prefix, task_id, widx, channel, value, task_path)
-        args += ["1" if widx < 0 else "0", head, member]
-    k = ctx.keys
-    yield Batch([script("put_writes", (k.writes(thread_id), k.fence(thread_id)), args)])
+        field, payload = codec.encode_write(ctx.serde, prefix, task_id, widx, channel, value, task_path)
+        encoded.append((widx < 0, field, payload))
+    w, wi = k.writes(thread_id), k.write_index(thread_id)
+    token = _fence(config)
+    if token:
+        args: list[Any] = [token, ctx.ttl_s or ""]
+        for replace, field, payload in encoded:
+            args += ["1" if replace else "0", field, payload]
+        yield Batch([script("put_writes", (w, wi, k.fence(thread_id)), args)])
+        return None
+    cmds: list[Command] = [
+        ("HSET" if replace else "HSETNX", w, field, payload) for replace, field, payload in encoded
+    ]
+    cmds.append(("ZADD", wi, *[x for _, field, _ in encoded for x in (0, field)]))
+    yield Batch(cmds + _expire(ctx, thread_id, (w, wi)))
     return None
 
 
@@ -183,7 +241,7 @@ def _assemble(
     doc: Doc,
     checkpoint: Checkpoint,
     blob_values: Sequence[bytes | None],
-    write_members: list[bytes],
+    writes: Writes,
 ) -> CheckpointTuple:
     k = ctx.keys
     values: dict[str, Any] = {}
@@ -194,7 +252,7 @@ def _assemble(
     wkey = k.writes(thread_id)
     pending: list[PendingWrite] = [
         (w.task_id, w.channel, codec.load_write(ctx.serde, w, key=wkey))
-        for w in codec.decode_writes(write_members, key=wkey)
+        for w in codec.decode_writes(*writes, key=wkey)
     ]
     ns = doc.ns
     return CheckpointTuple(
@@ -210,10 +268,32 @@ def load_checkpoint(ctx: Ctx, thread_id: str, doc: Doc) -> Checkpoint:
     return codec.load_checkpoint(ctx.serde, doc, key=ctx.keys.checkpoints(thread_id))
 
 
-def _load(
-    ctx: Ctx, thread_id: str, docs: list[Doc], writes: list[list[bytes]] | None
+Writes = tuple[list[bytes], list[bytes | None]]  # one checkpoint's fields and values
+
+
+def read_writes(ctx: Ctx, thread_id: str, docs: Sequence[Doc]) -> Op[list[Writes]]:
+    """The pending writes of several checkpoints: two round trips (index, then values)."""
+    k = ctx.keys
+    wi = k.write_index(thread_id)
+    prefixes = [codec.checkpoint_prefix(d.ns, d.checkpoint_id) for d in docs]
+    if not prefixes:
+        return []
+    found = yield Batch([("ZRANGEBYLEX", wi, b"[" + p, upper(p)) for p in prefixes])
+    fields = [f for per in found for f in per]
+    values = list((yield Batch([("HMGET", k.writes(thread_id), *fields)]))[0]) if fields else []
+    out: list[Writes] = []
+    offset = 0
+    for per in found:
+        out.append((list(per), values[offset : offset + len(per)]))
+        offset += len(per)
+    return out
+
+
+def load_tuples(
+    ctx: Ctx, thread_id: str, docs: list[Doc], writes: list[Writes] | None
 ) -> Op[list[CheckpointTuple]]:
-    """The tuples of ``docs``: one round trip for their blobs (and writes, if not given)."""
+    """The tuples of ``docs``: one round trip for their blobs (and two for their writes,
+    if not given)."""
     if not docs:
         return []
     k = ctx.keys
@@ -223,25 +303,16 @@ def _load(
         for d, cp in zip(docs, cps, strict=True)
         for ch, v in cp["channel_versions"].items()
     ]
-    cmds: list[Command] = []
     if writes is None:
-        wkey = k.writes(thread_id)
-        for d in docs:
-            prefix = codec.checkpoint_prefix(d.ns, d.checkpoint_id)
-            cmds.append(("ZRANGEBYLEX", wkey, b"[" + prefix, upper(prefix)))
-    if fields:
-        cmds.append(("HMGET", k.blobs(thread_id), *fields))
-    replies = (yield Batch(cmds)) if cmds else []
-    if writes is None:
-        writes = replies[: len(docs)]
-    blob_values: list[bytes | None] = list(replies[-1]) if fields else []
+        writes = yield from read_writes(ctx, thread_id, docs)
+    blob_values: list[bytes | None] = (
+        list((yield Batch([("HMGET", k.blobs(thread_id), *fields)]))[0]) if fields else []
+    )
     out: list[CheckpointTuple] = []
     offset = 0
-    for doc, cp, members in zip(docs, cps, writes, strict=True):
+    for doc, cp, per in zip(docs, cps, writes, strict=True):
         n = len(cp["channel_versions"])
-        out.append(
-            _assemble(ctx, thread_id, doc, cp, blob_values[offset : offset + n], members)
-        )
+        out.append(_assemble(ctx, thread_id, doc, cp, blob_values[offset : offset + n], per))
         offset += n
     return out
 
@@ -250,168 +321,17 @@ def get_tuple(ctx: Ctx, config: RunnableConfig) -> Op[CheckpointTuple | None]:
     """Two round trips: the checkpoint with its writes (one script call), then its blobs."""
     thread_id, ns, cid = cfg(config)
     k = ctx.keys
-    keys = (k.checkpoints(thread_id), k.writes(thread_id), k.legacy_namespaces(thread_id))
-    ((raw, extra),) = yield Batch([script("read", keys, (codec.ns_prefix(ns), cid or ""))])
-    if raw is None:
-        if extra:
+    keys = (
+        k.checkpoints(thread_id),
+        k.writes(thread_id),
+        k.write_index(thread_id),
+        k.legacy_namespaces(thread_id),
+    )
+    (reply,) = yield Batch([script("read", keys, (codec.ns_prefix(ns), cid or ""))])
+    if reply[0] is None:
+        if reply[1]:
             raise LegacyThread(thread_id)
         return None
-    tuples = yield from _load(ctx, thread_id, [decode(ctx, raw, thread_id)], [extra])
+    raw, fields, values = reply
+    tuples = yield from load_tuples(ctx, thread_id, [decode(ctx, raw, thread_id)], [(fields, values)])
     return tuples[0]
-
-
-@dataclass(frozen=True)
-class Page:
-    tuples: list[CheckpointTuple]
-    last_id: str | None
-    exhausted: bool
-
-
-def list_page(
-    ctx: Ctx,
-    thread_id: str,
-    ns: str,
-    *,
-    before_id: str | None,
-    size: int,
-    only_id: str | None,
-    filter: dict[str, Any] | None,
-) -> Op[Page]:
-    """One page of a namespace, newest first: two round trips per page."""
-    k = ctx.keys
-    if only_id is not None:
-        if before_id is not None and only_id >= before_id:
-            return Page([], None, True)
-        config = tuple_config(thread_id, ns, only_id)
-        one = yield from get_tuple(ctx, config)
-        if one is None or (filter and not _matches(one.metadata, filter)):
-            return Page([], None, True)
-        return Page([one], only_id, True)
-    pfx = codec.ns_prefix(ns)
-    hi = b"(" + codec.checkpoint_prefix(ns, before_id) if before_id else upper(pfx)
-    (found,) = yield Batch(
-        [("ZREVRANGEBYLEX", k.checkpoints(thread_id), hi, b"[" + pfx, "LIMIT", 0, size)]
-    )
-    docs = [decode(ctx, raw, thread_id) for raw in found]
-    if not docs:
-        return Page([], None, True)
-    last_id = docs[-1].checkpoint_id
-    if filter:
-        key = k.checkpoints(thread_id)
-        docs = [d for d in docs if _matches(codec.load_metadata(ctx.serde, d, key=key), filter)]
-    tuples = yield from _load(ctx, thread_id, docs, None)
-    return Page(tuples, last_id, len(found) < size)
-
-
-def _matches(metadata: CheckpointMetadata, filter: dict[str, Any]) -> bool:
-    return all(metadata.get(key) == value for key, value in filter.items())
-
-
-def namespaces(ctx: Ctx, thread_id: str) -> Op[list[str]]:
-    (found,) = yield Batch([script("namespaces", (ctx.keys.checkpoints(thread_id),), ())])
-    if not found:
-        (legacy,) = yield Batch([("EXISTS", ctx.keys.legacy_namespaces(thread_id))])
-        if legacy:
-            raise LegacyThread(thread_id)
-    return [unescape(text(ns)) for ns in found]
-
-
-def thread_id_page(
-    ctx: Ctx, after: str | None, size: int
-) -> Op[tuple[list[str], str | None]]:
-    """Thread ids with checkpoints in id order after ``after`` (stable under writes), and
-    the cursor of the next page (None at the end)."""
-    lo = "(" + escape(after) if after is not None else "-"
-    (rows,) = yield Batch([("ZRANGEBYLEX", ctx.keys.thread_ids(), lo, "+", "LIMIT", 0, size)])
-    ids = [text(r) for r in rows]
-    live = yield from _sweep(ctx, ids, ctx.keys.thread_ids())
-    cursor = unescape(ids[-1]) if len(ids) == size else None
-    return [unescape(i) for i in ids if i in live], cursor
-
-
-def all_threads(ctx: Ctx) -> Op[list[tuple[str, float]]]:
-    """Every thread id with its last activity time (ms), most recent first."""
-    (rows,) = yield Batch([("ZREVRANGE", ctx.keys.threads(), 0, -1, "WITHSCORES")])
-    live = yield from _sweep(ctx, [text(m) for m, _ in rows], ctx.keys.threads())
-    return [(unescape(text(m)), float(s)) for m, s in rows if text(m) in live]
-
-
-def _sweep(ctx: Ctx, escaped: list[str], index: str) -> Op[set[str]]:
-    """The ids whose thread still exists; index entries of expired threads are removed."""
-    if not escaped:
-        return set()
-    k = ctx.keys
-    replies = yield Batch(
-        [("EXISTS", k.checkpoints(unescape(e)), k.meta(unescape(e))) for e in escaped]
-    )
-    gone = [e for e, n in zip(escaped, replies, strict=True) if not n]
-    if gone:
-        yield Batch([("ZREM", index, *gone)])
-    return set(escaped) - set(gone)
-
-
-# --- listing ---------------------------------------------------------------
-
-PAGE = 64
-Listing = Generator[Batch | list[CheckpointTuple], Any, None]
-
-
-def listing(
-    ctx: Ctx,
-    config: RunnableConfig | None,
-    *,
-    filter: dict[str, Any] | None,
-    before_id: str | None,
-    limit: int | None,
-    nss: list[str] | None = None,
-) -> Listing:
-    """Yields batches to answer and, between them, pages of tuples to pass on: threads,
-    namespaces and checkpoints are all read a page at a time. ``nss``: the thread's
-    namespaces when the caller has read them already."""
-    left = [limit]
-    only = config["configurable"].get("checkpoint_id") if config else None
-    if config is not None:
-        thread_id = str(config["configurable"]["thread_id"])
-        ns = config["configurable"].get("checkpoint_ns")
-        if ns is not None:
-            nss = [ns]
-        for one in nss if nss is not None else (yield from namespaces(ctx, thread_id)):
-            yield from _list_ns(ctx, thread_id, one, before_id, only, filter, left)
-            if left[0] is not None and left[0] <= 0:
-                return
-        return
-    after: str | None = None
-    while True:
-        ids, after = yield from thread_id_page(ctx, after, PAGE)
-        for thread_id in ids:
-            for one in (yield from namespaces(ctx, thread_id)):
-                yield from _list_ns(ctx, thread_id, one, before_id, None, filter, left)
-                if left[0] is not None and left[0] <= 0:
-                    return
-        if after is None:
-            return
-
-
-def _list_ns(
-    ctx: Ctx,
-    thread_id: str,
-    ns: str,
-    cursor: str | None,
-    only: str | None,
-    filter: dict[str, Any] | None,
-    left: list[int | None],
-) -> Listing:
-    while left[0] is None or left[0] > 0:
-        remaining = left[0]
-        size = min(remaining, PAGE) if remaining is not None else PAGE
-        page = yield from list_page(
-            ctx, thread_id, ns, before_id=cursor, size=size, only_id=only, filter=filter
-        )
-        tuples = page.tuples if remaining is None else page.tuples[:remaining]
-        if tuples:
-            yield tuples
-            if remaining is not None:
-                left[0] = remaining - len(tuples)
-        if page.exhausted:
-            return
-        cursor = page.last_id

@@ -15,7 +15,18 @@ from langgraph.constants import TASKS
 from checkpoints import codec
 from checkpoints.codec import Doc
 from checkpoints.keys import escape, unescape
-from checkpoints.ops import Batch, Command, Ctx, Op, decode, load_checkpoint, script, text, upper
+from checkpoints.ops import (
+    Batch,
+    Command,
+    Ctx,
+    Op,
+    decode,
+    load_checkpoint,
+    read_writes,
+    script,
+    text,
+    upper,
+)
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 CHUNK = 1000  # members per command in large rewrites, within the script's argument limit
@@ -41,6 +52,7 @@ class Thread:
     docs: list[Doc]
     raw: dict[str, bytes]  # checkpoint id -> member, to remove exactly that member
     blob_fields: list[str]
+    write_fields: list[bytes]
 
     def by_ns(self) -> dict[str, list[Doc]]:
         out: dict[str, list[Doc]] = {}
@@ -53,14 +65,18 @@ def read_thread(ctx: Ctx, thread_ids: Sequence[str]) -> Op[list[Thread]]:
     k = ctx.keys
     cmds: list[Command] = []
     for t in thread_ids:
-        cmds += [("ZRANGE", k.checkpoints(t), 0, -1), ("HKEYS", k.blobs(t))]
+        cmds += [
+            ("ZRANGE", k.checkpoints(t), 0, -1),
+            ("HKEYS", k.blobs(t)),
+            ("ZRANGE", k.write_index(t), 0, -1),
+        ]
     replies = yield Batch(cmds)
     out = []
     for i, t in enumerate(thread_ids):
-        members, fields = replies[2 * i], replies[2 * i + 1]
+        members, fields, wfields = replies[3 * i : 3 * i + 3]
         docs = [decode(ctx, m, t) for m in members]
         raw = {f"{d.ns}\x00{d.checkpoint_id}": m for d, m in zip(docs, members, strict=True)}
-        out.append(Thread(docs, raw, [text(f) for f in fields]))
+        out.append(Thread(docs, raw, [text(f) for f in fields], list(wfields)))
     return out
 
 
@@ -81,10 +97,21 @@ def _drop(ctx: Ctx, thread_id: str, thread: Thread, docs: Sequence[Doc]) -> list
         ("ZREM", k.checkpoints(thread_id), *members[i : i + CHUNK])
         for i in range(0, len(members), CHUNK)
     ]
-    for d in docs:
-        prefix = codec.checkpoint_prefix(d.ns, d.checkpoint_id)
-        cmds.append(("ZREMRANGEBYLEX", k.writes(thread_id), b"[" + prefix, upper(prefix)))
-    return cmds
+    prefixes = tuple(codec.checkpoint_prefix(d.ns, d.checkpoint_id) for d in docs)
+    return cmds + _drop_writes(ctx, thread_id, thread, prefixes)
+
+
+def _drop_writes(
+    ctx: Ctx, thread_id: str, thread: Thread, prefixes: tuple[bytes, ...]
+) -> list[Command]:
+    """Commands removing the writes whose fields start with one of ``prefixes``."""
+    k = ctx.keys
+    fields = [f for f in thread.write_fields if f.startswith(prefixes)]
+    out: list[Command] = []
+    for i in range(0, len(fields), CHUNK):
+        chunk = fields[i : i + CHUNK]
+        out += [("HDEL", k.writes(thread_id), *chunk), ("ZREM", k.write_index(thread_id), *chunk)]
+    return out
 
 
 def _hdel(key: str, fields: Sequence[str]) -> list[Command]:
@@ -125,12 +152,13 @@ def copy_thread(ctx: Ctx, source: str, target: str, now_ms: int) -> Op[None]:
     """Every checkpoint, blob and write of ``source`` into ``target``: members carry no
     thread id, so they are copied byte for byte."""
     k = ctx.keys
-    cp, blobs, writes, rids = (
+    cp, blobs, writes, index, rids = (
         yield Batch(
             [
                 ("ZRANGE", k.checkpoints(source), 0, -1),
                 ("HGETALL", k.blobs(source)),
-                ("ZRANGE", k.writes(source), 0, -1),
+                ("HGETALL", k.writes(source)),
+                ("ZRANGE", k.write_index(source), 0, -1),
                 ("SMEMBERS", k.run_ids(source)),
             ]
         )
@@ -138,11 +166,12 @@ def copy_thread(ctx: Ctx, source: str, target: str, now_ms: int) -> Op[None]:
     if not cp:
         return None
     cmds: list[Command] = []
-    for key, members in ((k.checkpoints(target), cp), (k.writes(target), writes)):
+    for key, members in ((k.checkpoints(target), cp), (k.write_index(target), index)):
         for i in range(0, len(members), CHUNK):
             cmds.append(("ZADD", key, *[x for m in members[i : i + CHUNK] for x in (0, m)]))
-    pairs = [x for kv in blobs.items() for x in kv]
-    cmds += [("HSET", k.blobs(target), *pairs[i : i + 2 * CHUNK]) for i in range(0, len(pairs), 2 * CHUNK)]
+    for key, mapping in ((k.blobs(target), blobs), (k.writes(target), writes)):
+        pairs = [x for kv in mapping.items() for x in kv]
+        cmds += [("HSET", key, *pairs[i : i + 2 * CHUNK]) for i in range(0, len(pairs), 2 * CHUNK)]
     if rids:
         cmds.append(("SADD", k.run_ids(target), *rids))
     if ctx.ttl_s:
@@ -191,12 +220,12 @@ def _sends_parents(ctx: Ctx, thread_id: str, thread: Thread) -> Op[set[str]]:
     if not old:
         return set()
     wkey = ctx.keys.writes(thread_id)
-    prefixes = [codec.checkpoint_prefix(d.ns, str(d.parent_id)) for d in old]
-    replies = yield Batch([("ZRANGEBYLEX", wkey, b"[" + p, upper(p)) for p in prefixes])
+    parents = [d for d in thread.docs if d.checkpoint_id in {o.parent_id for o in old}]
+    replies = yield from read_writes(ctx, thread_id, parents)
     return {
-        str(d.parent_id)
-        for d, members in zip(old, replies, strict=True)
-        if any(w.channel == TASKS for w in codec.decode_writes(members, key=wkey))
+        d.checkpoint_id
+        for d, per in zip(parents, replies, strict=True)
+        if any(w.channel == TASKS for w in codec.decode_writes(*per, key=wkey))
     }
 
 
@@ -247,6 +276,6 @@ def _drop_namespace(ctx: Ctx, thread_id: str, thread: Thread, ns: str) -> list[C
     fields = [f for f in thread.blob_fields if f.encode().startswith(pfx)]
     return [
         ("ZREMRANGEBYLEX", k.checkpoints(thread_id), b"[" + pfx, upper(pfx)),
-        ("ZREMRANGEBYLEX", k.writes(thread_id), b"[" + pfx, upper(pfx)),
+        *_drop_writes(ctx, thread_id, thread, (pfx,)),
         *_hdel(k.blobs(thread_id), fields),
     ]

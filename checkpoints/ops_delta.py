@@ -16,7 +16,7 @@ from langgraph.checkpoint.base import DeltaChannelHistory
 
 from checkpoints import codec
 from checkpoints.codec import Doc
-from checkpoints.ops import Batch, Ctx, Op, cfg, decode, load_checkpoint, upper
+from checkpoints.ops import Batch, Ctx, Op, cfg, decode, load_checkpoint, read_writes, upper
 
 PAGE = 64
 
@@ -98,15 +98,10 @@ def _histories(
     # Writes are needed down to the deepest seed (or the root when a channel has none).
     depth = len(chain) if len(seeds) < len(channels) else max(i for i, _ in seeds.values()) + 1
     wkey = k.writes(thread_id)
-    prefixes = [codec.checkpoint_prefix(d.ns, d.checkpoint_id) for d in chain[:depth]]
-    replies = (
-        (yield Batch([("ZRANGEBYLEX", wkey, b"[" + p, upper(p)) for p in prefixes]))
-        if prefixes
-        else []
-    )
+    replies = yield from read_writes(ctx, thread_id, chain[:depth])
     history: dict[str, DeltaChannelHistory] = {ch: {"writes": []} for ch in channels}
     for i in reversed(range(depth)):
-        for w in codec.decode_writes(replies[i], key=wkey):
+        for w in codec.decode_writes(*replies[i], key=wkey):
             if w.channel in history and (w.channel not in seeds or i <= seeds[w.channel][0]):
                 value = codec.load_write(ctx.serde, w, key=wkey)
                 history[w.channel]["writes"].append((w.task_id, w.channel, value))

@@ -24,7 +24,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis.cluster import RedisCluster
 
-from checkpoints import atomic, ops, ops_admin, ops_delta
+from checkpoints import atomic, ops, ops_admin, ops_delta, ops_list
 from checkpoints.drive import drive, stream
 from checkpoints.keys import DEFAULT_PREFIX
 from checkpoints.migrate import migrate_thread
@@ -128,8 +128,8 @@ class RedisSaver(SaverBase):
         if config is not None and config["configurable"].get("checkpoint_ns") is None:
             # Read (and migrate a layout-1 thread) first: the listing meets layout 2 only.
             thread_id = str(config["configurable"]["thread_id"])
-            nss = self._read(lambda: ops.namespaces(self.ctx, thread_id))
-        op = ops.listing(
+            nss = self._read(lambda: ops_list.namespaces(self.ctx, thread_id))
+        op = ops_list.listing(
             self.ctx, config, filter=filter, before_id=before_id(before), limit=limit, nss=nss
         )
         return stream(op, is_batch, self._send)
@@ -170,7 +170,7 @@ class RedisSaver(SaverBase):
         self.run(ops_admin.delete_for_runs(self.ctx, [str(r) for r in run_ids]))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        self._read(lambda: ops.namespaces(self.ctx, str(source_thread_id)))
+        self._read(lambda: ops_list.namespaces(self.ctx, str(source_thread_id)))
         self.run(ops_admin.copy_thread(self.ctx, str(source_thread_id), str(target_thread_id), now_ms()))
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
@@ -187,7 +187,7 @@ class RedisSaver(SaverBase):
 
     def threads(self) -> builtins.list[tuple[str, float]]:
         """Every thread id with its last activity time in epoch milliseconds, newest first."""
-        return self.run(ops.all_threads(self.ctx))
+        return self.run(ops_list.all_threads(self.ctx))
 
     # --- async twins: the blocking client runs in a worker thread ---
 

@@ -26,7 +26,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 
-from checkpoints import atomic, ops, ops_admin, ops_delta
+from checkpoints import atomic, ops, ops_admin, ops_delta, ops_list
 from checkpoints.drive import adrive, astream
 from checkpoints.errors import ConfigurationError
 from checkpoints.keys import DEFAULT_PREFIX
@@ -134,9 +134,9 @@ class AsyncRedisSaver(SaverBase):
         if config is not None and config["configurable"].get("checkpoint_ns") is None:
             # Read (and migrate a layout-1 thread) first: the listing meets layout 2 only.
             thread_id = str(config["configurable"]["thread_id"])
-            nss = await self._read(lambda: ops.namespaces(self.ctx, thread_id))
+            nss = await self._read(lambda: ops_list.namespaces(self.ctx, thread_id))
         self.loop = asyncio.get_running_loop()
-        op = ops.listing(
+        op = ops_list.listing(
             self.ctx, config, filter=filter, before_id=before_id(before), limit=limit, nss=nss
         )
         async for page in astream(op, is_batch, self._send):
@@ -171,7 +171,7 @@ class AsyncRedisSaver(SaverBase):
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         source, target = str(source_thread_id), str(target_thread_id)
-        await self._read(lambda: ops.namespaces(self.ctx, source))
+        await self._read(lambda: ops_list.namespaces(self.ctx, source))
         await self.run(ops_admin.copy_thread(self.ctx, source, target, now_ms()))
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
@@ -188,7 +188,7 @@ class AsyncRedisSaver(SaverBase):
 
     async def athreads(self) -> builtins.list[tuple[str, float]]:
         """Every thread id with its last activity time in epoch milliseconds, newest first."""
-        return await self.run(ops.all_threads(self.ctx))
+        return await self.run(ops_list.all_threads(self.ctx))
 
     # --- sync methods: bridged onto the saver's loop from any other thread ---
 

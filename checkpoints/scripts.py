@@ -1,8 +1,10 @@
-"""The saver's server-side scripts: one call per ``put``, ``put_writes`` and read.
+"""The saver's server-side scripts: fenced writes, the latest-checkpoint read, rare ops.
 
-Each hot-path operation is one script call, so it is one round trip, atomic, and its
-server work does not depend on how long the thread is: a fixed set of keys, a few
-O(log n) sorted-set commands, no walk over the thread. A thread's members are
+A ``put`` or ``put_writes`` that carries a fencing token is one script call: the
+token check and the write are atomic. Without a token they are plain pipelined
+commands (a script call costs the server several times more than the commands it
+runs). Either way the server work does not depend on how long the thread is: a fixed
+set of keys, a few O(log n) commands, no walk over the thread. A thread's members are
 ``ns NUL checkpoint NUL ...`` in sorted sets of equal scores, so every range below is
 lexical: ``[p`` .. ``(p'`` where ``p'`` is ``p`` with its final NUL turned into 0x01
 selects exactly the members that start with ``p``.
@@ -56,34 +58,28 @@ end
 return flags
 """
 
-# KEYS: writes, fence.  ARGV: token, ttl, task prefix, then (replace?, head, member)...
+# KEYS: writes, write index, fence.  ARGV: token, ttl, then (replace?, field, write)...
 # A regular write is kept once per (task, idx): the first one stays. Special channels
 # (error, interrupt, resume; negative idx) are replaced, as LangGraph expects.
 PUT_WRITES = _FENCE + """
-local err = fenced(KEYS[2], ARGV[1])
+local err = fenced(KEYS[3], ARGV[1])
 if err then return err end
-local tp = ARGV[3]
-local have = {}
-for _, m in ipairs(redis.call('ZRANGEBYLEX', KEYS[1], '[' .. tp, upper(tp))) do
-  have[string.sub(m, 1, string.find(m, '\\0', #tp + 1, true))] = m
+local index = {}
+for i = 3, #ARGV, 3 do
+  redis.call(ARGV[i] == '1' and 'HSET' or 'HSETNX', KEYS[1], ARGV[i + 1], ARGV[i + 2])
+  index[#index + 1] = 0
+  index[#index + 1] = ARGV[i + 1]
 end
-local add = {}
-for i = 4, #ARGV, 3 do
-  local old = have[ARGV[i + 1]]
-  if ARGV[i] == '1' or not old then
-    if old and old ~= ARGV[i + 2] then redis.call('ZREM', KEYS[1], old) end
-    add[#add + 1] = 0
-    add[#add + 1] = ARGV[i + 2]
-    have[ARGV[i + 1]] = ARGV[i + 2]
-  end
+redis.call('ZADD', KEYS[2], unpack(index))
+if ARGV[2] ~= '' then
+  redis.call('EXPIRE', KEYS[1], ARGV[2])
+  redis.call('EXPIRE', KEYS[2], ARGV[2])
 end
-if #add > 0 then redis.call('ZADD', KEYS[1], unpack(add)) end
-if ARGV[2] ~= '' then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
-return #add / 2
+return #index / 2
 """
 
-# KEYS: cp, writes, layout-1 namespaces.  ARGV: ns prefix, checkpoint id ('' = latest)
-# Returns {member, write members} or {false, layout-1 data exists?}.
+# KEYS: cp, writes, write index, layout-1 namespaces.  ARGV: ns prefix, id ('' = latest)
+# Returns {member, write fields, writes} or {false, layout-1 data exists?}.
 READ = _FENCE + """
 local p = ARGV[1]
 local m
@@ -93,9 +89,12 @@ else
   local c = p .. ARGV[2] .. '\\0'
   m = redis.call('ZRANGEBYLEX', KEYS[1], '[' .. c, upper(c), 'LIMIT', 0, 1)[1]
 end
-if not m then return {false, redis.call('EXISTS', KEYS[3])} end
+if not m then return {false, redis.call('EXISTS', KEYS[4])} end
 local c = string.sub(m, 1, string.find(m, '\\0', #p + 1, true))
-return {m, redis.call('ZRANGEBYLEX', KEYS[2], '[' .. c, upper(c))}
+local fields = redis.call('ZRANGEBYLEX', KEYS[3], '[' .. c, upper(c))
+local writes = {}
+if #fields > 0 then writes = redis.call('HMGET', KEYS[2], unpack(fields)) end
+return {m, fields, writes}
 """
 
 # KEYS: cp.  The escaped namespaces of the thread, skipping from one to the next.

@@ -69,7 +69,7 @@ def test_round_trips_per_put_put_writes_and_latest_get_tuple(
     for step in range(4):
         sends = Sends()
         parent = _step(saver, "rt", parent, step)
-        assert sends.count == 1
+        assert sends.count == (2 if step == 0 else 1)  # a new thread: + its index entries
         sends = Sends()
         saver.put_writes(parent, [("a", step), ("b", "x")], f"task-{step}")
         assert sends.count == 1
@@ -92,7 +92,7 @@ def _commands(client: redis.Redis) -> int:
 
 
 def _put_commands(client: redis.Redis, saver: RedisSaver, thread: str, steps: int) -> list[int]:
-    """Commands the server ran (script calls and the calls inside them) per put."""
+    """Commands the server ran per put."""
     parent = None
     counts = []
     for step in range(steps):
@@ -110,10 +110,10 @@ def test_server_commands_per_put_are_fixed_with_and_without_ttl(
     _step(saver, "warm", None, 0)  # the server has the scripts, as in a running worker
     counts = _put_commands(client, saver, "cmds", 40)
     ttl = len(saver.keys.ttl_keys("cmds")) if ttl_s else 0
-    # EVALSHA, EXISTS, ZADD(cp), HSET(blobs), SADD(run ids) + globals on a new thread
-    assert counts[0] == 5 + 3 + ttl
-    # EVALSHA, EXISTS, ZREMRANGEBYLEX, ZADD, HSET, SADD + EXPIRE per TTL key
-    assert counts[1:] == [6 + ttl] * 39
+    # EXISTS, ZREMRANGEBYLEX, HSET (blobs), ZADD (checkpoint), SADD (run ids), an EXPIRE
+    # per TTL key; on a new thread, then, its entries in three global indexes
+    assert counts[0] == 5 + ttl + 3
+    assert counts[1:] == [5 + ttl] * 39
     writes: list[int] = []
     parent = saver.get_tuple(_cfg("cmds"))
     assert parent is not None
@@ -121,8 +121,8 @@ def test_server_commands_per_put_are_fixed_with_and_without_ttl(
         client.config_resetstat()
         saver.put_writes(parent.config, [("a", i), ("b", i)], f"t{i}")
         writes.append(_commands(client))
-    # EVALSHA, ZRANGEBYLEX (the task's earlier writes), ZADD (+ EXPIRE of the writes key)
-    assert writes == [3 + (1 if ttl_s else 0)] * 3
+    # HSETNX per write, ZADD of their index entries (+ EXPIRE of the two writes keys)
+    assert writes == [3 + (2 if ttl_s else 0)] * 3
 
 
 def test_alist_streams_a_page_at_a_time(counting_client: redis.Redis, prefix: str) -> None:
@@ -140,4 +140,4 @@ def test_alist_streams_a_page_at_a_time(counting_client: redis.Redis, prefix: st
 
     got, sends = asyncio.run(first())
     assert got.metadata["step"] == 149
-    assert sends == 2  # one page of checkpoints, then its blobs and writes
+    assert sends == 3  # a page of checkpoints, its writes' index (no writes), its blobs

@@ -202,7 +202,7 @@ def test_keep_latest_leaves_the_kept_checkpoint_without_a_parent_and_no_orphans(
     assert kept.checkpoint["channel_values"] == {"a": 4, "big": "same"}
     assert kept.pending_writes == [("t4", "a", 4)]
     assert client.hlen(saver.keys.blobs("p")) == 2
-    assert client.zcard(saver.keys.writes("p")) == 1
+    assert client.hlen(saver.keys.writes("p")) == 1
 
 
 def test_delete_for_runs_leaves_no_orphans(saver: RedisSaver, client: redis.Redis) -> None:
@@ -215,7 +215,7 @@ def test_delete_for_runs_leaves_no_orphans(saver: RedisSaver, client: redis.Redi
     saver.delete_for_runs(["run-b"])
     assert [t.metadata["run_id"] for t in saver.list(_cfg("r"))] == ["run-a", "run-a"]
     assert client.hlen(saver.keys.blobs("r")) == 2
-    assert client.zcard(saver.keys.writes("r")) == 2
+    assert client.hlen(saver.keys.writes("r")) == 2
     saver.delete_for_runs(["run-a"])
     assert list(saver.list(_cfg("r"))) == []
     assert not any(client.exists(k) for k in saver.keys.saver_keys("r"))
@@ -277,5 +277,33 @@ def test_a_thread_of_layout_1_is_migrated_when_read(saver: RedisSaver, client: r
     assert got.metadata["step"] == 3
     assert got.pending_writes == [("task", "a", "w")]
     assert sorted(x.decode() for x in client.keys(f"{k.thread_tag('l')}:*")) == sorted(
-        [k.checkpoints("l"), k.blobs("l"), k.writes("l"), k.run_ids("l")]
+        [k.checkpoints("l"), k.blobs("l"), k.writes("l"), k.write_index("l"), k.run_ids("l")]
     )
+
+
+def test_keep_latest_keeps_a_turn_saved_after_it_read_the_thread(
+    client: redis.Redis, prefix: str
+) -> None:
+    """Redis twin of upstream's Postgres-only race test: a turn saved between prune's
+    read and its write survives, and the thread runs on like an unpruned twin."""
+    saver = RedisSaver(client, prefix=prefix)
+    pruner = RedisSaver(client, prefix=prefix)
+    graph = _nested_graph(saver)
+    for _ in range(3):
+        for thread in ("pruned", "twin"):
+            graph.invoke({"notes": []}, {"configurable": {"thread_id": thread}})
+    send = pruner._send
+    calls = []
+
+    def hooked(batch: Any) -> Any:
+        replies = send(batch)
+        calls.append(batch)
+        if len(calls) == 1:  # prune has read the thread: a turn lands now
+            graph.invoke({"notes": []}, {"configurable": {"thread_id": "pruned"}})
+        return replies
+
+    pruner._send = hooked  # type: ignore[method-assign]
+    pruner.prune(["pruned"])
+    graph.invoke({"notes": []}, {"configurable": {"thread_id": "twin"}})
+    state = {t: graph.get_state({"configurable": {"thread_id": t}}).values for t in ("pruned", "twin")}
+    assert state["pruned"] == state["twin"]
