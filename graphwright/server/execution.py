@@ -23,10 +23,12 @@ from graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.inputs import user_messages
 from graphwright.locking import ThreadBusyError, thread_lock
 from graphwright.orchestrator import Orchestrator
+from graphwright.server.completion import after_run
 from graphwright.server.framing import Framer, error_data, graph_modes
 from graphwright.server.payloads import command_of, goal_of, graph_input, run_config
 from graphwright.server.runs import RunStore
 from graphwright.server.schemas import RunCreate, RunStatus
+from graphwright.server.values import final_values
 
 log = logging.getLogger(__name__)
 Outcome = Literal["done", "busy", "wait", "gone"]
@@ -163,19 +165,22 @@ class Executor:
             status, thread_status = "interrupted", "completed"
             if cancel == "rollback":
                 self.rollback(graph, thread_id, before)
-        elif state.next:
-            status, thread_status = "interrupted", "interrupted"
+        elif state.next:  # a run that stops at an interrupt succeeded; its thread waits
+            status, thread_status = "success", "interrupted"
         else:
             stop = (state.values or {}).get("stop_reason") if isinstance(state.values, dict) else None
             status, thread_status = "success", "completed" if stop in (None, "answered") else "stopped"
         self.orch._set_meta(thread_id, status=thread_status)
         message = json.dumps(error_data(error)) if error is not None else ""
+        self.store.update(thread_id, run_id, output=json.dumps(final_values(self.orch, thread_id)))
         if not self.store.finish(thread_id, run_id, self.owner, status, message):
             raise Lost(run_id)
         if cancel == "rollback":
             self.store.delete(thread_id, run_id)
-        elif thread_status == "completed":
+            return
+        if thread_status == "completed":
             self.orch._remember(thread_id, run_id)
+        after_run(self.orch, self.store, thread_id, run_id)
 
     def rollback(self, graph: Graph, thread_id: str, before: str | None) -> None:
         """Put the thread back where the run started (a new head equal to that checkpoint)."""

@@ -53,11 +53,6 @@ class Framer:
     def frames(self, ns: Sequence[str], mode: str, chunk: Any) -> list[tuple[str, Any]]:
         if mode == "messages":
             return self.messages(ns, chunk)
-        if mode == "updates" and "updates" not in self.requested:
-            interrupts = chunk.get("__interrupt__") if isinstance(chunk, dict) else None
-            if interrupts and "values" in self.requested:  # the reference sends them as values
-                return [(self.name("values", ns), wire(chunk))]
-            return []
         if mode in self.requested:
             return [(self.name(mode, ns), wire(chunk))]
         return []

@@ -18,6 +18,7 @@ from checkpoints.errors import NotFoundError, UserError
 from graphs.gates import gate_command, pending_gate
 from graphwright.locking import ThreadBusyError, held
 from graphwright.server.deps import Service
+from graphwright.server.errors import UnprocessableError
 from graphwright.server.events import END, EventLog
 from graphwright.server.execution import Executor
 from graphwright.server.payloads import check_input, run_config
@@ -113,6 +114,10 @@ class Launcher:
         return outcome
 
     def cancel_many(self, body: CancelMany, action: str) -> None:
+        if body.status and (body.thread_id or body.run_ids):
+            raise UnprocessableError("with a status, give neither thread_id nor run_ids")
+        if not body.status and not (body.thread_id and body.run_ids):
+            raise UnprocessableError("give a status, or a thread_id with run_ids")
         wanted = {"pending", "running"} if body.status in (None, "all") else {body.status}
         threads = [body.thread_id] if body.thread_id else [t.thread_id for t in self.orch.threads()]
         for thread_id in threads:

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from checkpoints.errors import UserError
 from graphs.gates import gate_command, pending_gate
 from graphs.registry import Graph, GraphSpec, RunInput
+from graphwright.server.errors import UnprocessableError
 from graphwright.server.schemas import RunCreate
 
 
@@ -48,12 +49,18 @@ def check_input(spec: GraphSpec, graph: Graph, value: Any) -> None:
         if not isinstance(value, dict) or not ({"goal", "messages"} & value.keys()):
             raise UserError(f"graph {spec.name!r} takes {{'goal': ...}} or {{'messages': [...]}}")
         return
+    if not isinstance(value, dict):
+        raise UnprocessableError(f"graph {spec.name!r} takes an object as its input")
+    # Messages are coerced by their reducer (role dicts, content blocks), so they are not
+    # checked here; every other field must fit the schema. Missing fields are fine.
+    checked = {k: v for k, v in value.items() if k != "messages"}
     try:
-        graph.get_input_schema().model_validate(value)
+        graph.get_input_schema().model_validate(checked)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(map(str, first["loc"])) or "input"
-        raise UserError(f"bad input for graph {spec.name!r}: {where}: {first['msg']}") from exc
+        wrong = [e for e in exc.errors() if e["type"] != "missing"]
+        if wrong:
+            where = ".".join(map(str, wrong[0]["loc"])) or "input"
+            raise UnprocessableError(f"bad input for graph {spec.name!r}: {where}: {wrong[0]['msg']}") from exc
 
 
 def graph_input(spec: GraphSpec, value: Any) -> Any:

@@ -191,5 +191,4 @@ class RunStore:
                    multitask_strategy=body.get("multitask_strategy") or "reject",
                    kwargs={k: body.get(k) for k in ("input", "command", "config", "context",
                                                     "stream_mode", "interrupt_before",
-                                                    "interrupt_after", "webhook")},
-                   error=record.get("error") or None)
+                                                    "interrupt_after", "webhook")})

@@ -121,9 +121,11 @@ class ThreadStateBody(BaseModel):
     values: dict[str, Any]
     next: list[str]
     checkpoint: Checkpoint
+    checkpoint_id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     created_at: str | None
     parent_checkpoint: Checkpoint | None = None
+    parent_checkpoint_id: str | None = None
     tasks: list[dict[str, Any]] = Field(default_factory=list)
     interrupts: list[dict[str, Any]] = Field(default_factory=list)
 
@@ -138,7 +140,7 @@ class Run(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     multitask_strategy: str = "reject"
     kwargs: dict[str, Any] = Field(default_factory=dict)
-    error: str | None = None
+    langsmith_session_name: str | None = None  # the reference's key; always empty here
 
 
 class Health(BaseModel):

@@ -14,7 +14,7 @@ from starlette.concurrency import run_in_threadpool
 
 from graphwright.server.deps import Store, Svc
 from graphwright.server.launch import Launcher, relay
-from graphwright.server.schemas import BatchItem, CancelMany, Run, RunCreate, StreamMode
+from graphwright.server.schemas import BatchItem, CancelMany, Run, RunCreate
 
 router = APIRouter(tags=["runs"])
 LastEventId = Annotated[str | None, Header(alias="Last-Event-ID")]
@@ -107,11 +107,11 @@ async def join_run(thread_id: str, run_id: str, svc: Svc) -> JSONResponse:
 @router.get("/threads/{thread_id}/runs/{run_id}/stream")
 async def join_stream(thread_id: str, run_id: str, svc: Svc, request: Request,
                       last_event_id: LastEventId = None,
-                      stream_mode: Annotated[list[StreamMode] | None, Query()] = None,
+                      stream_mode: Annotated[list[str] | None, Query()] = None,
                       cancel_on_disconnect: bool = False) -> EventSourceResponse:
     launch = Launcher(svc)
     run = await run_in_threadpool(svc.store.get, thread_id, run_id)
-    modes: list[str] = list(stream_mode or [])
+    modes = [m for m in stream_mode or [] if m]
     return EventSourceResponse(relay(launch, run, modes, request, last_event_id,
                                      cancel_on_disconnect=cancel_on_disconnect), ping=10)
 
@@ -119,10 +119,10 @@ async def join_stream(thread_id: str, run_id: str, svc: Svc, request: Request,
 @router.get("/threads/{thread_id}/stream")
 async def join_thread_stream(thread_id: str, svc: Svc, request: Request,
                              last_event_id: LastEventId = None,
-                             stream_mode: Annotated[list[StreamMode] | None, Query()] = None) -> EventSourceResponse:
+                             stream_mode: Annotated[list[str] | None, Query()] = None) -> EventSourceResponse:
     launch = Launcher(svc)
     run = await run_in_threadpool(launch.latest, thread_id)
-    return EventSourceResponse(relay(launch, run, list(stream_mode or []), request, last_event_id),
+    return EventSourceResponse(relay(launch, run, [m for m in stream_mode or [] if m], request, last_event_id),
                                ping=10)
 
 
