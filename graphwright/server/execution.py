@@ -73,7 +73,7 @@ class Executor:
         graph = self.orch.compiled(spec.name)
         config = run_config(thread_id, run_id, body)
         before = graph.get_state({"configurable": {"thread_id": thread_id}}).config.get("configurable", {}).get("checkpoint_id")
-        self.publish(thread_id, run_id, "metadata", {"run_id": run_id, "attempt": 1})
+        self.publish(thread_id, run_id, "metadata", {"run_id": run_id, "attempt": 2 if recovering else 1})
         try:
             payload = self.payload(spec, graph, config, body, recovering, thread_id, run_id)
         except Exception as exc:  # a decision that no longer fits, an input the graph refuses
