@@ -1,7 +1,8 @@
 """HTTP runs on workers stay correct under contention, kills and freezes: a queued run on a
 busy thread waits (never an error), racing creates with ``reject`` make exactly one run, a
-worker killed mid-tool or mid-stream is finished by another and a client that reconnects
-with ``Last-Event-ID`` gets every event exactly once, a frozen worker is not robbed."""
+worker killed mid-tool while a client streams is finished by another and the client that
+reconnects with ``Last-Event-ID`` gets every event exactly once, a frozen worker is not
+robbed. (A worker killed mid-model-call: tests/test_worker_crash.py.)"""
 
 from __future__ import annotations
 
@@ -146,31 +147,13 @@ def test_a_thread_created_but_never_run_can_be_deleted(local: Service) -> None:
     assert caught.value.response.status_code == 404
 
 
-def test_a_worker_killed_mid_tool_is_finished_by_another_once(
-        remote: Service, workers: Workers, prefix: str, client: redis.Redis) -> None:
-    sdk = get_sync_client(url=remote.url, api_key=None)
-    tid = sdk.threads.create()["thread_id"]
-    run = sdk.runs.create(tid, "slow_agent", input={"goal": GOAL})
-    first = workers.start("A")
-    until(lambda: client.get(f"{prefix}:slow:started") == b"1", "the slow tool to start")
-    first.send_signal(signal.SIGKILL)
-    first.wait(timeout=10)
-    workers.start("B")
-    values = sdk.runs.join(tid, run["run_id"])
-    assert "Created 'Design review'" in values["answer"]
-    assert sdk.runs.get(tid, run["run_id"])["status"] == "success"
-    assert client.hget(remote.orch.keys.effects(), "create_event") == b"1"
-    starts = [json.loads(d)["attempt"] for _, e, d in events_of(remote, tid, run["run_id"]) if e == "metadata"]
-    assert starts == [1, 2]  # started once, recovered once
-
-
-def test_a_stream_resumed_with_last_event_id_after_its_worker_died_gets_every_event_once(
+def test_a_worker_killed_mid_tool_mid_stream_is_finished_once_and_the_stream_resumes(
         remote: Service, workers: Workers, prefix: str, client: redis.Redis) -> None:
     sdk = get_sync_client(url=remote.url, api_key=None)
     tid = sdk.threads.create()["thread_id"]
     first = workers.start("A")
     seen: list[tuple[str, str, str]] = []
-    body = {"assistant_id": "slow_answer", "input": {"goal": GOAL}, "stream_mode": ["updates"],
+    body = {"assistant_id": "slow_agent", "input": {"goal": GOAL}, "stream_mode": ["updates"],
             "stream_resumable": True}
     with httpx.stream("POST", f"{remote.url}/threads/{tid}/runs/stream", json=body, timeout=60) as response:
         event_id = event = None
@@ -184,7 +167,7 @@ def test_a_stream_resumed_with_last_event_id_after_its_worker_died_gets_every_ev
                 if event == "updates":
                     break  # the connection drops here
         run_id = response.headers["content-location"].rsplit("/", 1)[-1]
-    until(lambda: client.get(f"{prefix}:slow:answering") == b"1", "the slow answer to start")
+    until(lambda: client.get(f"{prefix}:slow:started") == b"1", "the slow tool to start")
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=10)
     workers.start("B")
@@ -196,6 +179,8 @@ def test_a_stream_resumed_with_last_event_id_after_its_worker_died_gets_every_ev
         [p.data for p in rest if p.event == "updates"] == [json.loads(d) for _, e, d in logged if e == "updates"]
     assert sdk.runs.get(tid, run_id)["status"] == "success"
     assert client.hget(remote.orch.keys.effects(), "create_event") == b"1"
+    assert [json.loads(d)["attempt"] for _, e, d in logged if e == "metadata"] == [1, 2]
+    assert "Created 'Design review'" in sdk.runs.join(tid, run_id)["answer"]
 
 
 def test_a_frozen_worker_is_not_robbed_and_its_run_ends_once(
