@@ -165,7 +165,7 @@ class Orchestrator:
                 if snapshot.next:
                     raise UserError(f"thread {thread_id!r} has an unfinished run (its process "
                                     "stopped mid-step); resume it first")
-            payload = spec.make_input(run_input)
+            payload = spec.make_input(run_input) if spec.make_input else run_input.model_dump()
             if scopes:
                 self._set_meta(thread_id, user_id=str(user_id),
                                remember=json.dumps(user_messages(payload, run_input)))
@@ -349,7 +349,8 @@ class Orchestrator:
 
     def delete(self, thread_id: str) -> None:
         """Remove every key of the thread: checkpoints, trace, metadata, idempotency records."""
-        self._thread(thread_id)
+        if not self._meta(thread_id):  # a thread created but never run is deletable too
+            raise NotFoundError(f"no thread {thread_id!r}; `threads` lists the known ones")
         with self._lock(thread_id):
             self.saver.delete_thread(thread_id)
             # Without its fence counter, every token of the thread's earlier runs is refused.
