@@ -33,3 +33,7 @@ class RedisUnavailableError(InfrastructureError):
 
 class CorruptCheckpointError(InfrastructureError):
     """A stored payload could not be decoded; the message names the key."""
+
+
+class ConflictError(UserError):
+    """The caller asked to create something that exists already (HTTP 409)."""

@@ -58,6 +58,7 @@ from graphwright.serialize import jsonable
 from graphwright.settings import Settings
 from graphwright.store import redis_url
 from graphwright.streaming import in_thread, last_result
+from graphwright.thread_index import ThreadIndex
 from nodes.deps import Limits
 from nodes.gate_models import GateRequest
 from tools.policy import Policy
@@ -93,6 +94,7 @@ class Orchestrator:
         self.tracer = TraceWriter(client, self.keys, ttl_s=self.settings.checkpoint_ttl_s)
         self.store = RedisStore(client, prefix=self.settings.key_prefix)
         self.memory = MemoryBook(self.store)
+        self.index = ThreadIndex(client, self.keys)
         self._compiled: dict[tuple[str, str], Graph] = {}
         for target in filter(None, (self.settings.graphs or "").split(",")):
             load_plugin(target.strip(), self.graphs)
@@ -318,6 +320,7 @@ class Orchestrator:
         with thread_lock(self.client, self.keys, thread_id):
             self.saver.delete_thread(thread_id)
             self.client.delete(self.keys.meta(thread_id))
+        self.index.forget([thread_id])
 
     def draw(self, graph: str, format: drawing.Format = "mermaid", thread_id: str | None = None) -> str:
         """The graph as Mermaid, ASCII, SVG or a self-contained HTML page; never uses the network."""
@@ -391,11 +394,13 @@ class Orchestrator:
         key = self.keys.meta(thread_id)
         try:
             with self.client.pipeline(transaction=True) as pipe:
-                mapping = {**fields, "updated_at": str(time.time())}
+                now = time.time()
+                mapping = {**fields, "updated_at": str(now)}
                 pipe.hset(key, mapping=mapping)  # type: ignore[arg-type]  # redis-py's mapping type is invariant
                 pipe.sadd(self.keys.registry(thread_id), key)
                 # The threads index the saver keeps, so threads with no checkpoint yet are listed.
-                pipe.zadd(self.keys.threads(), {escape(thread_id): int(time.time() * 1000)})
+                pipe.zadd(self.keys.threads(), {escape(thread_id): int(now * 1000)})
+                self.index.on_write(pipe, thread_id, fields, now)  # the HTTP search index
                 pipe.execute()
         except redis.RedisError as exc:
             raise _unavailable(exc) from exc
