@@ -262,6 +262,25 @@ class Orchestrator:
         """The thread's stored metadata (graph, status, times); empty for an unknown thread."""
         return self._meta(thread_id)
 
+    def update_meta(self, thread_id: str, /, **fields: str) -> None:
+        """Set fields of the thread's meta hash (the HTTP service's metadata, TTL, graph)."""
+        self._set_meta(thread_id, **fields)
+
+    def refresh_ttl(self, thread_id: str) -> None:
+        """Restart the thread's own TTL (``threads.create(ttl=...)``) on every key it has now."""
+        ttl = self._meta(thread_id).get("ttl_s")
+        if not ttl:
+            return
+        seconds = int(float(ttl))
+        registry = self.keys.registry(thread_id)
+        members = [m.decode() if isinstance(m, bytes) else m
+                   for m in self.client.smembers(registry)]
+        with self.client.pipeline(transaction=True) as pipe:
+            for key in [*members, registry, self.keys.meta(thread_id)]:
+                pipe.expire(key, seconds)
+            pipe.execute()
+        self.index.set_expiry(thread_id, time.time() + seconds)
+
     # --- inspecting ----------------------------------------------------------
 
     def state(self, thread_id: str) -> ThreadState:
@@ -440,6 +459,7 @@ class Orchestrator:
             error = f"{type(exc).__name__}: {exc}"
         result = self._result(spec, compiled, thread_id, run_id, error)
         self._set_meta(thread_id, status=result.status)
+        self.refresh_ttl(thread_id)  # keys the run added expire with the rest
         if result.status in ("completed", "stopped"):
             self._remember(thread_id, run_id)
         yield StepEvent(thread_id=thread_id, kind="result", result=result)

@@ -39,6 +39,11 @@ class Settings(BaseSettings):
     project: str = Field(default="default", validation_alias="GRAPHWRIGHT_PROJECT")
     api_key: SecretStr | None = Field(default=None, validation_alias="GRAPHWRIGHT_API_KEY")
     claim_idle_ms: int = Field(default=60_000, validation_alias="GRAPHWRIGHT_CLAIM_IDLE_MS")
+    cors_origins: str | None = Field(
+        default=None, validation_alias="GRAPHWRIGHT_CORS_ORIGINS",
+        description="comma-separated origins browsers may call the HTTP API from ('*': any)",
+    )
+    cron_tick_s: float = Field(default=1.0, validation_alias="GRAPHWRIGHT_CRON_TICK_S")
 
     def limits(self) -> Limits:
         return Limits(

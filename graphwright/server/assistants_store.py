@@ -18,6 +18,7 @@ import redis
 
 from checkpoints.errors import ConflictError, NotFoundError, UserError
 from checkpoints.keys import Keys
+from graphwright.orchestrator import Orchestrator
 from graphwright.thread_index import contains
 
 NAMESPACE_GRAPH = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")  # the reference's namespace
@@ -55,6 +56,14 @@ class AssistantStore:
         self.redis = client
         self.keys = keys
         self.graphs = graphs
+
+    @classmethod
+    def of(cls, orch: Orchestrator) -> AssistantStore:
+        """The assistants of an Orchestrator's graphs."""
+        return cls(orch.client, orch.keys, orch.graphs.names)
+
+    def ensure_graphs(self, orch: Orchestrator) -> None:
+        self.ensure_system({spec.name: spec.description for spec in orch.graphs})
 
     # --- reading -----------------------------------------------------------------
 
@@ -218,3 +227,4 @@ class AssistantStore:
             pipe.delete(self.keys.assistant_versions(doc["assistant_id"]))
             pipe.execute()
         return str(doc["assistant_id"])
+

@@ -18,6 +18,7 @@ from graphwright.serialize import jsonable
 from graphwright.server.deps import Orch, Store, Svc
 from graphwright.server.runs import TERMINAL, RunStore, execute
 from graphwright.server.schemas import Run, RunCreate
+from graphwright.server.threads_api import on_run_start
 
 router = APIRouter(tags=["runs"])
 
@@ -25,7 +26,7 @@ router = APIRouter(tags=["runs"])
 def start(orch: Orchestrator, store: RunStore, thread_id: str, body: RunCreate) -> Run:
     if not orch.meta(thread_id):
         raise NotFoundError(f"no thread {thread_id!r}")
-    orch.graphs.get(body.assistant_id)
+    body.assistant_id = on_run_start(orch, thread_id, body.assistant_id)["graph_id"]
     if held(orch.client, orch.keys, thread_id):
         raise ThreadBusyError(f"thread {thread_id!r} is busy with another run "
                               f"(multitask_strategy {body.multitask_strategy or 'reject'})")
