@@ -51,8 +51,9 @@ class RunStore:
         self.redis = client
         self.keys = keys
 
-    def create(self, thread_id: str, body: RunCreate, status: RunStatus = "pending") -> Run:
-        run_id, now = str(uuid.uuid4()), time.time()
+    def create(self, thread_id: str, body: RunCreate, status: RunStatus = "pending",
+               run_id: str | None = None) -> Run:
+        run_id, now = run_id or str(uuid.uuid4()), time.time()
         record = {
             "run_id": run_id, "thread_id": thread_id, "assistant_id": body.assistant_id,
             "created_at": str(now), "updated_at": str(now), "status": status,
