@@ -48,6 +48,5 @@ def register(graphs: GraphRegistry) -> None:
     def make_input(run: RunInput) -> dict[str, Any]:
         return {"items": [run.goal]}
 
-    graphs.register("counter", lambda ctx: build(ctx.checkpointer), make_input=make_input,
-                    description="one step that counts; no model")
+    graphs.register("counter", lambda ctx: build(ctx.checkpointer), make_input=make_input)
 

@@ -42,7 +42,7 @@ def test_each_slot_is_fired_once_by_competing_schedulers(client: redis.Redis, pr
             s.tick(now)  # the claim compares and sets the slot's score
     slots = [run_id_of(cron["cron_id"], t) for t in range(1001, 1011)]
     assert [r for r, _ in fired] == slots  # every slot once, none after end_time
-    assert crons.get(cron["cron_id"])["next_run_date"] is None
+    assert client.zscore(keys.cron_due(), cron["cron_id"]) is None  # ended: no longer due
 
 
 def test_a_claim_whose_scheduler_died_is_taken_over(client: redis.Redis, prefix: str) -> None:
@@ -69,7 +69,8 @@ def test_update_and_search(client: redis.Redis, prefix: str) -> None:
     assert [c["cron_id"] for c in crons.search(assistant_id="x")] == [a["cron_id"]]
     assert crons.count(thread_id="t") == 1 and crons.count(metadata={"k": 1}) == 1
     off = crons.update(a["cron_id"], {"enabled": False, "input": {"goal": "g"}})
-    assert off["next_run_date"] is None and off["payload"]["input"] == {"goal": "g"}
+    assert client.zscore(Keys(prefix=prefix).cron_due(), a["cron_id"]) is None  # disabled: not due
+    assert off["payload"]["input"] == {"goal": "g"}
     assert crons.search(enabled=False)[0]["cron_id"] == a["cron_id"]
     crons.delete(a["cron_id"])
     assert crons.count() == 1

@@ -79,12 +79,14 @@ class CronStore:
         return self._with_next(doc)
 
     def _with_next(self, doc: Doc) -> Doc:
+        """The due set's time while the cron is scheduled, else the one last computed."""
         score = self.redis.zscore(self.keys.cron_due(), doc["cron_id"])
-        return {**doc, "next_run_date": iso(float(score)) if score is not None else None}
+        return {**doc, "next_run_date": iso(float(score)) if score is not None else doc.get("next_run_date")}
 
     def _schedule(self, pipe: Any, doc: Doc, now: float) -> None:
         """Put the cron's next due time in the due set, or take it out (disabled, ended)."""
         due = next_after(doc["schedule"], now, doc.get("timezone"))
+        doc["next_run_date"] = iso(due)
         end = parse_time(doc.get("end_time"))
         if doc.get("enabled", True) and (end is None or due <= end):
             pipe.zadd(self.keys.cron_due(), {doc["cron_id"]: due})
@@ -106,14 +108,14 @@ class CronStore:
         run["config"] = config
         doc: Doc = {
             "cron_id": cron_id, "assistant_id": assistant_id, "thread_id": thread_id,
-            "user_id": None, "end_time": iso(parse_time(end_time)), "schedule": schedule,
+            "user_id": "", "end_time": iso(parse_time(end_time)), "schedule": schedule,
             "timezone": timezone, "payload": run, "metadata": dict(metadata or {}),
             "on_run_completed": None if thread_id else (on_run_completed or "delete"),
             "enabled": enabled, "created_at": iso(moment), "updated_at": iso(moment),
         }
         with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hset(self.keys.crons(), cron_id, json.dumps(doc))
             self._schedule(pipe, doc, moment)
+            pipe.hset(self.keys.crons(), cron_id, json.dumps(doc))
             pipe.execute()
         return self.get(cron_id)
 
@@ -132,14 +134,12 @@ class CronStore:
                 doc[field] = changes[field]
         if "end_time" in changes:
             doc["end_time"] = iso(parse_time(changes["end_time"]))
-        run_fields = {k: v for k, v in changes.items()
-                      if v is not None and k not in (*top, "end_time")}
-        doc["payload"] = {**doc["payload"], **run_fields}
+        doc["payload"] = {**doc["payload"], **changes}  # the request stays whole in the payload, as the reference keeps it
         moment = datetime.now(UTC).timestamp() if now is None else now
         doc["updated_at"] = iso(moment)
         with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hset(self.keys.crons(), cron_id, json.dumps(doc))
             self._schedule(pipe, doc, moment)
+            pipe.hset(self.keys.crons(), cron_id, json.dumps(doc))
             pipe.execute()
         return self.get(cron_id)
 

@@ -43,7 +43,8 @@ def state_schema(graph: Any) -> dict[str, Any]:
     """One property per state channel the graph streams."""
     props = {}
     for key in graph.stream_channels_list:
-        props[key] = {"title": key.replace("_", " ").title(), **_field(graph.channels[key].UpdateType)}
+        props[key] = {"default": None, "title": key.replace("_", " ").title(),
+                      **_field(graph.channels[key].UpdateType)}
     return {"title": graph.get_name("State"), "type": "object", "properties": props}
 
 

@@ -82,6 +82,6 @@ class StateUpdateBody(_Request):
 
 class HistoryBody(_Request):
     limit: int = Field(default=10, ge=1, le=1000)
-    before: CheckpointRef | str | None = None
+    before: dict[str, Any] | str | None = None  # a checkpoint, a config holding one, or its id
     metadata: dict[str, Any] | None = None
     checkpoint: CheckpointRef | None = None

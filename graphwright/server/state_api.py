@@ -106,8 +106,9 @@ def update_state(orch: Orchestrator, thread_id: str, values: Any, *, as_node: st
     """Write ``values`` as if ``as_node`` had returned them: a new checkpoint (a fork when
     ``checkpoint`` names an older one)."""
     graph = _needs_graph(orch, thread_id)
-    done = orch.compiled(graph).update_state(_config(thread_id, checkpoint), values, as_node=as_node)
-    orch.update_meta(thread_id, graph=graph, thread_id=thread_id)
+    compiled = orch.compiled(graph)
+    done = compiled.update_state(_config(thread_id, checkpoint), values, as_node=as_node)
+    _settle(orch, thread_id, graph)
     conf = dict(done["configurable"])
     return {"checkpoint": conf, "configurable": conf, "checkpoint_id": conf.get("checkpoint_id")}
 
@@ -118,7 +119,15 @@ def bulk_update(orch: Orchestrator, thread_id: str, supersteps: Sequence[Sequenc
     steps = [[StateUpdate(Command(**u["command"]) if u.get("command") else u.get("values"),  # type: ignore[arg-type]  # LangGraph applies a Command here too
                           u.get("as_node")) for u in step] for step in supersteps]
     orch.compiled(graph).bulk_update_state(_config(thread_id), steps)
-    orch.update_meta(thread_id, graph=graph, thread_id=thread_id)
+    _settle(orch, thread_id, graph)
+
+
+def _settle(orch: Orchestrator, thread_id: str, graph: str) -> None:
+    """After a state update the thread runs ``graph``; with nodes left to run it waits
+    (``interrupted``, as the reference says), else it is idle."""
+    waiting = bool(orch.compiled(graph).get_state(_config(thread_id)).next)
+    orch.update_meta(thread_id, graph=graph, thread_id=thread_id,
+                     status="interrupted" if waiting else "completed")
 
 
 def _before(before: Mapping[str, Any] | str | None) -> RunnableConfig | None:

@@ -70,14 +70,15 @@ class Threads:
         out: dict[str, Any] = {
             "thread_id": thread_id, "created_at": iso(created), "updated_at": updated,
             "state_updated_at": updated, "metadata": json.loads(meta.get("metadata") or "{}"),
-            "status": self.status(meta), "config": {}, "values": None, "interrupts": {},
-            "error": None,
+            "status": self.status(meta), "config": {}, "values": None,
         }
-        if meta.get("graph") and fields & {"values", "interrupts"}:
-            snap = self.orch.snapshot(thread_id)
-            out["values"] = jsonable(snap.values)
-            out["interrupts"] = {t.id: [{"id": i.id, "value": jsonable(i.value)} for i in t.interrupts]
-                                 for t in snap.tasks if t.interrupts}
+        if meta.get("graph"):  # it has state: the reference then also tells interrupts and error
+            out["interrupts"], out["error"] = {}, None
+            if fields & {"values", "interrupts"}:
+                snap = self.orch.snapshot(thread_id)
+                out["values"] = jsonable(snap.values)
+                out["interrupts"] = {t.id: [{"id": i.id, "value": jsonable(i.value)} for i in t.interrupts]
+                                     for t in snap.tasks if t.interrupts}
         return {k: v for k, v in out.items() if k in fields}
 
     # --- writing ---------------------------------------------------------------
@@ -129,7 +130,7 @@ class Threads:
             raise NotFoundError(f"Thread with ID {thread_id} not found")
         new_id = str(uuid.uuid4())
         self.orch.saver.copy_thread(thread_id, new_id)
-        kept = {k: v for k, v in meta.items() if k in ("graph", "status", "metadata", "ttl_s")}
+        kept = {k: v for k, v in meta.items() if k in ("graph", "metadata", "ttl_s")}  # idle, as the reference
         self.orch.update_meta(new_id, **kept, thread_id=new_id, created_at=str(time.time()))
         self.orch.refresh_ttl(new_id)
         return self.doc(new_id)

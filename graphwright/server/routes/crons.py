@@ -15,8 +15,6 @@ from graphwright.server.deps import Orch
 from graphwright.server.schemas import _Request
 
 router = APIRouter(tags=["crons"])
-# Fields of a cron request that belong to the run it starts (the rest shape the schedule).
-SCHEDULE_FIELDS = ("schedule", "end_time", "enabled", "timezone", "on_run_completed", "metadata")
 
 
 class CronCreateBody(_Request):
@@ -63,8 +61,7 @@ def _create(body: CronCreateBody, orch: Orch, store: CronStore, thread_id: str |
     assistant = AssistantStore.of(orch).get(body.assistant_id)
     if thread_id is not None and not orch.meta(thread_id):
         raise NotFoundError(f"Thread with ID '{thread_id}' not found")
-    everything = body.model_dump(exclude_none=True)
-    payload = {k: v for k, v in everything.items() if k not in SCHEDULE_FIELDS}
+    payload = body.model_dump(exclude_unset=True)  # the whole request, as the reference keeps it
     return store.create(payload=payload, schedule=body.schedule,
                         assistant_id=assistant["assistant_id"], thread_id=thread_id,
                         end_time=body.end_time, metadata=body.metadata, enabled=body.enabled,

@@ -100,11 +100,9 @@ def update_state(thread_id: str, body: StateUpdateBody, orch: Orch) -> dict[str,
 
 @router.post("/threads/{thread_id}/history")
 def post_history(thread_id: str, body: HistoryBody, orch: Orch) -> list[dict[str, Any]]:
-    before = body.before.model_dump(exclude_none=True) if body.before is not None and \
-        not isinstance(body.before, str) else body.before
     checkpoint = body.checkpoint.model_dump(exclude={"thread_id"}, exclude_none=True) \
         if body.checkpoint else None
-    return state_api.history(orch, thread_id, limit=body.limit, before=before,
+    return state_api.history(orch, thread_id, limit=body.limit, before=body.before,
                              metadata=body.metadata, checkpoint=checkpoint)
 
 
