@@ -23,13 +23,14 @@ from graphwright.server.assistants_store import AssistantStore
 from graphwright.server.cors import allow_origins
 from graphwright.server.cron_store import InvalidScheduleError
 from graphwright.server.deps import Guarded, Service
+from graphwright.server.errors import UnprocessableError
 from graphwright.server.routes import assistants, crons, review, runs, store, system, threads
 from graphwright.server.runs import RunStore
 from nodes.gate_models import GateDecisionError
 
 STATUS_OF_ERROR = ((NotFoundError, 404), (ThreadBusyError, 409), (ConflictError, 409),
-                   (GateDecisionError, 422), (InvalidScheduleError, 422), (UserError, 400),
-                   (InfrastructureError, 503))
+                   (GateDecisionError, 422), (UnprocessableError, 422), (InvalidScheduleError, 422),
+                   (UserError, 400), (InfrastructureError, 503))
 
 
 async def graphwright_error(request: Request, exc: Exception) -> JSONResponse:

@@ -1,8 +1,8 @@
 """What a due cron does: enqueue its run for the workers, on its thread or a new one.
 
 Each call is named by the run id the scheduler derives from the cron and the slot, so a
-scheduler that takes over a claim finds the run already made and only re-enqueues it
-while it is still pending (a worker acknowledges a finished run's extra entry unrun).
+scheduler that takes over a claim finds the run already made (the run store records and
+queues a run in one step) and leaves it.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from typing import Any
 
 from checkpoints.errors import NotFoundError
 from graphwright.orchestrator import Orchestrator
+from graphwright.server import run_assistant
 from graphwright.server.cron_scheduler import CronScheduler, Fire
 from graphwright.server.runs import RunStore
 from graphwright.server.schemas import RunCreate
-from graphwright.server.threads_api import on_run_start
 
 
 def fire_for(orch: Orchestrator) -> Fire:
@@ -27,18 +27,17 @@ def fire_for(orch: Orchestrator) -> Fire:
                 raise NotFoundError(f"cron {cron['cron_id']}: its thread {thread_id} is gone")
             orch.create_thread(thread, {"cron_id": cron["cron_id"]})
         try:
-            existing = runs.get(thread, run_id)
+            runs.get(thread, run_id)
+            return  # made (and queued, in the same step) before a takeover
         except NotFoundError:
-            existing = None
-        if existing is not None:
-            if existing.status == "pending":
-                runs.enqueue(existing)
-            return
+            pass
         payload = dict(cron["payload"])
         payload["metadata"] = {**(cron.get("metadata") or {}), **(payload.get("metadata") or {})}
+        payload.setdefault("multitask_strategy", "enqueue")  # a busy thread delays the run, never drops it
         body = RunCreate.model_validate(payload)
-        body.assistant_id = on_run_start(orch, thread, body.assistant_id)["graph_id"]
-        runs.enqueue(runs.create(thread, body, run_id=run_id))
+        assistant = run_assistant.resolve(orch, body)
+        run_assistant.stamp(orch, thread, assistant)
+        runs.create(thread, body, queue=True, run_id=run_id, assistant_id=assistant["assistant_id"])
 
     return fire
 

@@ -208,13 +208,3 @@ class Threads:
         docs = self._load(self.index.page(query, 0, -1), body.status, fields)
         return sum(self._matches(d, body.metadata, body.values, body.status) for d in docs)
 
-
-def on_run_start(orch: Orchestrator, thread_id: str, assistant_id: str) -> dict[str, Any]:
-    """What the runs side calls as a run is created: the run's assistant (a graph name or an
-    assistant id), its thread stamped with ``metadata.graph_id`` and ``assistant_id``."""
-    from graphwright.server.assistants_store import AssistantStore  # stores import no routes
-
-    assistant = AssistantStore.of(orch).get(assistant_id)
-    orch.graphs.get(assistant["graph_id"])
-    Threads(orch).stamp(thread_id, assistant["graph_id"], assistant["assistant_id"])
-    return assistant
