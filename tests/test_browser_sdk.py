@@ -77,7 +77,7 @@ def test_a_page_from_another_origin_lists_threads_and_streams_a_run(
     assert error == ""
     assert '"assistants":true' in info and '"crons":true' in info
     assert listed == made  # only this owner's threads, oldest first
-    assert events[0] == "metadata" and events[-1] == "end"
+    assert events[0] == "metadata" and "error" not in events  # the reference sends no end event
     assert [e for e in events if e.startswith("updates:")][:3] == \
         ["updates:plan", "updates:act", "updates:observe"]
     assert done == "idle agent"  # the run stamped metadata.graph_id
