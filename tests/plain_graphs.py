@@ -30,7 +30,8 @@ def step(state: Counter, config: RunnableConfig) -> dict[str, Any]:
     if effects:
         with open(effects, "a", encoding="utf-8") as out:
             out.write(f"{config['configurable']['thread_id']}\n")
-    return {"items": ["step"], "count": state.get("count", 0) + 1}
+    label = (config.get("configurable") or {}).get("label")  # an assistant's or a run's config
+    return {"items": ["step", *([label] if label else [])], "count": state.get("count", 0) + 1}
 
 
 def build(checkpointer: BaseCheckpointSaver[Any] | None = None) -> Graph:

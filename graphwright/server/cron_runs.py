@@ -22,22 +22,27 @@ def fire_for(orch: Orchestrator) -> Fire:
 
     def fire(cron: dict[str, Any], run_id: str, thread_id: str | None) -> None:
         thread = thread_id or run_id  # a stateless cron's run gets a thread of its own
+        try:
+            runs.get(thread, run_id)
+            return  # made (and queued, in the same step) before a takeover; its record
+            # outlives a stateless run's deleted thread
+        except NotFoundError:
+            pass
         if not orch.meta(thread):
             if thread_id:
                 raise NotFoundError(f"cron {cron['cron_id']}: its thread {thread_id} is gone")
             orch.create_thread(thread, {"cron_id": cron["cron_id"]})
-        try:
-            runs.get(thread, run_id)
-            return  # made (and queued, in the same step) before a takeover
-        except NotFoundError:
-            pass
         payload = dict(cron["payload"])
         payload["metadata"] = {**(cron.get("metadata") or {}), **(payload.get("metadata") or {})}
         payload.setdefault("multitask_strategy", "enqueue")  # a busy thread delays the run, never drops it
         body = RunCreate.model_validate(payload)
         assistant = run_assistant.resolve(orch, body)
         run_assistant.stamp(orch, thread, assistant)
-        runs.create(thread, body, queue=True, run_id=run_id, assistant_id=assistant["assistant_id"])
+        if thread_id:
+            runs.create(thread, body, queue=True, run_id=run_id, assistant_id=assistant["assistant_id"])
+        else:  # its thread goes when the run ends, unless the cron keeps it
+            runs.create(thread, body, queue=True, run_id=run_id, assistant_id=assistant["assistant_id"],
+                        stateless=str(cron.get("on_run_completed") or "delete"))
 
     return fire
 
