@@ -2,6 +2,7 @@
 through the Python API directly, measured in one run.
 
     python -m bench.http [--runs 100]     (as a module: a script named http.py would shadow the stdlib)
+    python -m bench.http --search 10000   (thread search: the Redis index against the old scan)
 
 Starts its own redis-server, `graphwright serve --queue` and two `graphwright worker`
 processes on free ports, all on the offline model. Prints p50 and p99 latency and runs
@@ -26,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import httpx
 from langgraph_sdk import get_client
 
+from bench import thread_search
 from graphwright import Orchestrator, Settings
 from graphwright.offline import OfflineChatModel
 from tests.redis_servers import start_server
@@ -76,6 +78,7 @@ async def through_python(orch: Orchestrator, n: int) -> tuple[list[float], float
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--search", type=int, default=0, help="threads for the search benchmark")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         server = start_server(Path(tmp))
@@ -98,6 +101,12 @@ def main() -> None:
                 if time.monotonic() > deadline:
                     raise RuntimeError("the API did not start")
                 time.sleep(0.1)
+            if args.search:
+                settings = Settings(_env_file=None, REDIS_URL=server.url,  # type: ignore[call-arg]
+                                    GRAPHWRIGHT_KEY_PREFIX="benchhttp")
+                thread_search.run(Orchestrator(settings=settings, model=OfflineChatModel()), url,
+                                  args.search)
+                return
             http_lat, http_wall = asyncio.run(through_http(url, args.runs))
             settings = Settings(_env_file=None, REDIS_URL=server.url,  # type: ignore[call-arg]
                                 GRAPHWRIGHT_KEY_PREFIX="benchdirect")

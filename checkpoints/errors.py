@@ -37,3 +37,7 @@ class LockLostError(InfrastructureError):
 
 class CorruptCheckpointError(InfrastructureError):
     """A stored payload could not be decoded; the message names the key."""
+
+
+class ConflictError(UserError):
+    """The caller asked to create something that exists already (HTTP 409)."""

@@ -160,3 +160,46 @@ class Keys:
     def effects(self) -> str:
         """Unused by graphwright itself since effects are counted from the outbox and calendar."""
         return f"{self.prefix}:effects"
+
+    # --- HTTP service registries (each under one hash tag, so its multi-key
+    # commands stay on one Redis Cluster slot) ---------------------------------
+
+    def threads_by(self, order: str) -> str:
+        """Sorted set of thread ids by ``updated``, ``created`` or ``expires`` time (seconds)."""
+        return f"{self.prefix}:{{threads-index}}:by:{order}"
+
+    def threads_with_status(self, status: str) -> str:
+        """Set of the ids of threads whose API status is ``status``."""
+        return f"{self.prefix}:{{threads-index}}:status:{status}"
+
+    def threads_with_meta(self, key: str, value_json: str) -> str:
+        """Set of the ids of threads whose metadata has ``key`` equal to a scalar (as JSON)."""
+        return f"{self.prefix}:{{threads-index}}:meta:{escape(key)}={escape(value_json)}"
+
+    def thread_memberships(self, thread_id: str) -> str:
+        """Set of the metadata-index keys one thread is in (so a change can leave them)."""
+        return f"{self.prefix}:{{threads-index}}:of:{escape(thread_id)}"
+
+    def thread_search_scratch(self, token: str) -> str:
+        """Short-lived sorted set one search intersects into."""
+        return f"{self.prefix}:{{threads-index}}:tmp:{token}"
+
+    def assistants(self) -> str:
+        """Hash: assistant id -> the assistant's current document (JSON)."""
+        return f"{self.prefix}:{{assistants}}:latest"
+
+    def assistant_versions(self, assistant_id: str) -> str:
+        """Hash: version number -> that version's document (JSON)."""
+        return f"{self.prefix}:{{assistants}}:versions:{escape(assistant_id)}"
+
+    def crons(self) -> str:
+        """Hash: cron id -> the cron's document (JSON)."""
+        return f"{self.prefix}:{{crons}}:all"
+
+    def cron_due(self) -> str:
+        """Sorted set: cron id -> epoch seconds of its next due run."""
+        return f"{self.prefix}:{{crons}}:due"
+
+    def cron_firing(self) -> str:
+        """Sorted set: ``cron id|slot`` claimed but not yet enqueued -> claim time."""
+        return f"{self.prefix}:{{crons}}:firing"

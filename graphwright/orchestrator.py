@@ -61,6 +61,7 @@ from graphwright.serialize import jsonable
 from graphwright.settings import Settings
 from graphwright.store import redis_url
 from graphwright.streaming import StreamMode, in_thread, last_result, step_events
+from graphwright.thread_index import ThreadIndex
 from nodes.deps import Limits
 from nodes.gate_models import GateRequest
 from nodes.tracing import trace_model_call
@@ -97,6 +98,7 @@ class Orchestrator:
         self.tracer = TraceWriter(client, self.keys, ttl_s=self.settings.checkpoint_ttl_s)
         self.store = RedisStore(client, prefix=self.settings.key_prefix)
         self.memory = MemoryBook(self.store)
+        self.index = ThreadIndex(client, self.keys)
         self._compiled: dict[tuple[str, str], Graph] = {}
         for target in filter(None, (self.settings.graphs or "").split(",")):
             load_plugin(target.strip(), self.graphs)
@@ -295,6 +297,25 @@ class Orchestrator:
         """The thread's stored metadata (graph, status, times); empty for an unknown thread."""
         return self._meta(thread_id)
 
+    def update_meta(self, thread_id: str, /, **fields: str) -> None:
+        """Set fields of the thread's meta hash (the HTTP service's metadata, TTL, graph)."""
+        self._set_meta(thread_id, **fields)
+
+    def refresh_ttl(self, thread_id: str) -> None:
+        """Restart the thread's own TTL (``threads.create(ttl=...)``) on every key it has now."""
+        ttl = self._meta(thread_id).get("ttl_s")
+        if not ttl:
+            return
+        seconds = int(float(ttl))
+        registry = self.keys.registry(thread_id)
+        members = [m.decode() if isinstance(m, bytes) else m
+                   for m in self.client.smembers(registry)]
+        with self.client.pipeline(transaction=True) as pipe:
+            for key in [*members, registry, self.keys.meta(thread_id)]:
+                pipe.expire(key, seconds)
+            pipe.execute()
+        self.index.set_expiry(thread_id, time.time() + seconds)
+
     # --- inspecting ----------------------------------------------------------
 
     def state(self, thread_id: str) -> ThreadState:
@@ -355,6 +376,7 @@ class Orchestrator:
             self.saver.delete_thread(thread_id)
             # Without its fence counter, every token of the thread's earlier runs is refused.
             self.client.delete(self.keys.meta(thread_id), self.keys.fence(thread_id))
+        self.index.forget([thread_id])
 
     def draw(self, graph: str, format: drawing.Format = "mermaid", thread_id: str | None = None) -> str:
         """The graph as Mermaid, ASCII, SVG or a self-contained HTML page; never uses the network."""
@@ -434,13 +456,18 @@ class Orchestrator:
         key = self.keys.meta(thread_id)
         try:
             with self.client.pipeline(transaction=True) as pipe:  # one slot: the thread's
-                mapping = {**fields, "updated_at": str(time.time())}
+                now = time.time()
+                mapping = {**fields, "updated_at": str(now)}
                 pipe.hset(key, mapping=mapping)  # type: ignore[arg-type]  # redis-py's mapping type is invariant
                 pipe.sadd(self.keys.registry(thread_id), key)
                 pipe.execute()
-            # The threads index the saver keeps, so threads with no checkpoint yet are listed.
-            # It lives on another cluster slot, so it is written on its own (idempotent).
-            self.client.zadd(self.keys.threads(), {escape(thread_id): int(time.time() * 1000)})
+            # The global indexes live on other cluster slots, so they are written apart from
+            # the thread's keys (each write is idempotent): the threads index the saver keeps,
+            # so threads with no checkpoint yet are listed, and the HTTP search index.
+            with self.client.pipeline(transaction=False) as glob:
+                glob.zadd(self.keys.threads(), {escape(thread_id): int(now * 1000)})
+                self.index.on_write(glob, thread_id, fields, now)
+                glob.execute()
         except redis.RedisError as exc:
             raise _unavailable(exc) from exc
 
@@ -484,6 +511,7 @@ class Orchestrator:
             self._remember(thread_id, run_id)
             result = self._result(spec, compiled, thread_id, run_id, error)  # with its usage
         self._set_meta(thread_id, status=result.status)
+        self.refresh_ttl(thread_id)  # keys the run added expire with the rest
         yield StepEvent(thread_id=thread_id, kind="result", result=result)
 
     def _result(

@@ -57,6 +57,12 @@ class Settings(BaseSettings):
         default="sync", validation_alias="GRAPHWRIGHT_DURABILITY",
         description="LangGraph checkpoint durability; sync saves a step before the next starts",
     )
+    cors_origins: str | None = Field(
+        default=None, validation_alias="GRAPHWRIGHT_CORS_ORIGINS",
+        description="comma-separated origins browsers may call the HTTP API from ('*': any)",
+    )
+    cron_tick_s: float = Field(default=1.0, validation_alias="GRAPHWRIGHT_CRON_TICK_S")
+    cron_lease_s: float = Field(default=10.0, validation_alias="GRAPHWRIGHT_CRON_LEASE_S")
 
     def limits(self) -> Limits:
         return Limits(

@@ -94,10 +94,10 @@ def test_unknown_things_are_404_and_user_errors_400(service: Service) -> None:
         assert http.get("/threads/nope").status_code == 404
         assert http.post("/threads/nope/runs/wait", json={"assistant_id": "agent", "input": {"goal": "x"}}).status_code == 404
         tid = http.post("/threads", json={}).json()["thread_id"]
-        assert http.post("/threads", json={"thread_id": tid}).status_code == 400
+        assert http.post("/threads", json={"thread_id": tid}).status_code == 409  # as the reference
         assert http.post("/threads", json={"thread_id": tid, "if_exists": "do_nothing"}).status_code == 200
         r = http.post(f"/threads/{tid}/runs/wait", json={"assistant_id": "nope", "input": {"goal": "x"}})
-        assert r.status_code == 404 and "registered graphs" in r.json()["detail"]
+        assert r.status_code == 404 and "Assistant nope not found" in r.json()["detail"]
         r = http.post(f"/threads/{tid}/runs/wait", json={"assistant_id": "agent", "command": {"resume": {}}})
         assert r.status_code == 404 and "no thread" in r.json()["detail"]
         assert http.get(f"/threads/{tid}/runs/nope").status_code == 404

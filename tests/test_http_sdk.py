@@ -11,6 +11,7 @@ from langgraph_sdk import get_client, get_sync_client
 from graphwright import Orchestrator
 from graphwright.locking import thread_lock
 from graphwright.offline import OfflineChatModel
+from graphwright.server.assistants_store import system_id
 from graphwright.settings import Settings
 from tests.http_service import Service, running
 
@@ -77,9 +78,9 @@ def test_stream_yields_metadata_then_updates_in_order(service: Service) -> None:
 
 def test_assistants_and_their_graphs(service: Service) -> None:
     client = get_sync_client(url=service.url, api_key=None)
-    names = [a["assistant_id"] for a in client.assistants.search()]
-    assert names == ["agent", "orchestrator", "order_support"]
-    assert client.assistants.get("agent")["graph_id"] == "agent"
+    found = {a["graph_id"]: a["assistant_id"] for a in client.assistants.search()}
+    assert found == {g: system_id(g) for g in ("agent", "orchestrator", "order_support")}
+    assert client.assistants.get("agent")["graph_id"] == "agent"  # a graph name names its assistant
     graph = client.assistants.get_graph("agent")
     assert {n["id"] for n in graph["nodes"]} >= {"plan", "act", "observe", "compact", "human_gate"}
     assert {"source": "act", "target": "observe"} in [

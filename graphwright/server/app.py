@@ -10,17 +10,26 @@ from __future__ import annotations
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from checkpoints.errors import GraphwrightError, InfrastructureError, NotFoundError, UserError
+from checkpoints.errors import (
+    ConflictError,
+    GraphwrightError,
+    InfrastructureError,
+    NotFoundError,
+    UserError,
+)
 from graphwright.locking import ThreadBusyError
 from graphwright.orchestrator import Orchestrator
+from graphwright.server.assistants_store import AssistantStore
+from graphwright.server.cors import allow_origins
+from graphwright.server.cron_store import InvalidScheduleError
 from graphwright.server.deps import Guarded, Service
 from graphwright.server.errors import UnprocessableError
 from graphwright.server.routes import assistants, crons, review, runs, store, system, threads
 from graphwright.server.runs import RunStore
 from nodes.gate_models import GateDecisionError
 
-STATUS_OF_ERROR = ((NotFoundError, 404), (ThreadBusyError, 409), (GateDecisionError, 422),
-                   (UnprocessableError, 422),
+STATUS_OF_ERROR = ((NotFoundError, 404), (ThreadBusyError, 409), (ConflictError, 409),
+                   (GateDecisionError, 422), (UnprocessableError, 422), (InvalidScheduleError, 422),
                    (UserError, 400), (InfrastructureError, 503))
 
 
@@ -40,6 +49,8 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
     app.state.service = Service(orch=orch, store=RunStore(orch.client, orch.keys),
                                 api_key=api_key, queue_waits=queue_waits)
     app.add_exception_handler(GraphwrightError, graphwright_error)
+    allow_origins(app, orch.settings.cors_origins)
+    AssistantStore.of(orch).ensure_graphs(orch)
     app.include_router(system.router)
     for resource in (assistants, threads, runs, store, crons, review):
         app.include_router(resource.router, dependencies=Guarded)

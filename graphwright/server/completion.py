@@ -43,6 +43,7 @@ def drop_temporary_thread(orch: Orchestrator, store: RunStore, thread_id: str, r
 
 
 def after_run(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:
+    orch.refresh_ttl(thread_id)  # a thread with a TTL: the keys this run added expire with it
     raw = store.raw(thread_id, run_id)
     body = store.body(thread_id, run_id)
     if body.webhook:

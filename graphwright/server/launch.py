@@ -17,6 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from checkpoints.errors import NotFoundError, UserError
 from graphs.gates import gate_command, pending_gate
 from graphwright.locking import ThreadBusyError, held
+from graphwright.server import run_assistant
 from graphwright.server.deps import Service
 from graphwright.server.errors import UnprocessableError
 from graphwright.server.events import END, EventLog
@@ -39,6 +40,7 @@ class Launcher:
 
     def start(self, thread_id: str | None, body: RunCreate, *, background: bool) -> Run:
         """Check, record and queue (or begin executing) a run; on a temporary thread if none."""
+        assistant = run_assistant.resolve(self.orch, body)  # body now names the graph
         spec = self.orch.graphs.get(body.assistant_id)
         graph = self.orch.compiled(spec.name)
         check_input(spec, graph, body.input)
@@ -56,6 +58,8 @@ class Launcher:
             config = run_config(thread_id, str(uuid.uuid4()), body)
             if pending_gate(graph, config) is not None:
                 gate_command(graph, config, body.command.resume, spec.tools())  # 422 if it does not fit
+        run_assistant.stamp(self.orch, thread_id, assistant)
+        extra["assistant_id"] = assistant["assistant_id"]  # the record names the assistant, as the reference
         strategy = body.multitask_strategy or "reject"
         if strategy == "reject" and held(self.orch.client, self.orch.keys, thread_id) \
                 and not self.store.active(thread_id):

@@ -76,10 +76,11 @@ class RunStore:
     # --- creating --------------------------------------------------------------
 
     def create(self, thread_id: str, body: RunCreate, *, queue: bool, delay_s: float = 0,
-               **extra: str) -> Run:
+               run_id: str | None = None, **extra: str) -> Run:
         """Record the run and, with ``queue``, hand it to the workers: one step, refused
-        with ThreadBusyError when the thread is busy and the strategy is ``reject``."""
-        run_id, now = new_run_id(), time.time()
+        with ThreadBusyError when the thread is busy and the strategy is ``reject``.
+        ``run_id`` names it (a cron's run is named after its slot)."""
+        run_id, now = run_id or new_run_id(), time.time()
         strategy = body.multitask_strategy or "reject"
         record = {"run_id": run_id, "thread_id": thread_id, "assistant_id": body.assistant_id,
                   "created_at": str(now), "updated_at": str(now), "status": "pending",

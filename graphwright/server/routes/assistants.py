@@ -1,50 +1,101 @@
-"""``/assistants``: each registered graph is an assistant whose id is the graph name."""
+"""``/assistants``: assistants stored in Redis with their versions; each registered graph
+keeps a system assistant (its id derived from the graph name, which also names it)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 
-from graphs.context import RunInput
 from graphwright.drawing import drawable
-from graphwright.orchestrator import Orchestrator
 from graphwright.serialize import jsonable
+from graphwright.server import graph_schemas
+from graphwright.server.assistants_store import AssistantStore
+from graphwright.server.cron_store import CronStore
 from graphwright.server.deps import Orch
-from graphwright.server.runs import iso
-from graphwright.server.schemas import Assistant, AssistantSearch
+from graphwright.server.schemas_assistants import (
+    AssistantCountBody,
+    AssistantCreateBody,
+    AssistantLatestBody,
+    AssistantPatchBody,
+    AssistantSearchBody,
+    AssistantVersionsBody,
+)
+from graphwright.thread_index import Query
 
 router = APIRouter(tags=["assistants"])
 
 
-def assistant(orch: Orchestrator, name: str) -> Assistant:
-    spec = orch.graphs.get(name)
-    return Assistant(assistant_id=name, graph_id=name, name=name, description=spec.description,
-                     created_at=iso(0), updated_at=iso(0))
+def assistants(orch: Orch) -> AssistantStore:
+    return AssistantStore.of(orch)
 
 
-@router.post("/assistants/search", response_model=list[Assistant])
-def search_assistants(body: AssistantSearch, orch: Orch) -> list[Assistant]:
-    names = [n for n in orch.graphs.names() if body.graph_id in (None, n)]
-    return [assistant(orch, n) for n in names[body.offset: body.offset + body.limit]]
+Store = Annotated[AssistantStore, Depends(assistants)]
 
 
-@router.get("/assistants/{assistant_id}", response_model=Assistant)
-def get_assistant(assistant_id: str, orch: Orch) -> Assistant:
-    return assistant(orch, assistant_id)
+@router.post("/assistants")
+def create_assistant(body: AssistantCreateBody, store: Store) -> dict[str, Any]:
+    return store.create(**body.model_dump())
+
+
+@router.post("/assistants/search")
+def search_assistants(body: AssistantSearchBody, store: Store) -> list[dict[str, Any]]:
+    return store.search(**body.model_dump())
+
+
+@router.post("/assistants/count")
+def count_assistants(body: AssistantCountBody, store: Store) -> int:
+    return store.count(**body.model_dump())
+
+
+@router.get("/assistants/{assistant_id}")
+def get_assistant(assistant_id: str, store: Store) -> dict[str, Any]:
+    return store.get(assistant_id)
+
+
+@router.patch("/assistants/{assistant_id}")
+def patch_assistant(assistant_id: str, body: AssistantPatchBody, store: Store) -> dict[str, Any]:
+    return store.update(assistant_id, **body.model_dump())
+
+
+@router.delete("/assistants/{assistant_id}", status_code=204)
+def delete_assistant(assistant_id: str, store: Store, orch: Orch, delete_threads: bool = False) -> None:
+    """Delete the assistant, its versions and its crons (and, if asked, its threads)."""
+    deleted = store.delete(assistant_id)
+    crons = CronStore(orch.client, orch.keys)
+    for cron in crons.search(assistant_id=deleted, limit=10_000):
+        crons.delete(cron["cron_id"])
+    if delete_threads:
+        for thread_id in orch.index.page(Query(metadata={"assistant_id": deleted}), 0, -1):
+            if orch.meta(thread_id):
+                orch.delete(thread_id)
+
+
+@router.post("/assistants/{assistant_id}/versions")
+def get_versions(assistant_id: str, body: AssistantVersionsBody, store: Store) -> list[dict[str, Any]]:
+    return store.versions(assistant_id, **body.model_dump())
+
+
+@router.post("/assistants/{assistant_id}/latest")
+def set_latest(assistant_id: str, body: AssistantLatestBody, store: Store) -> dict[str, Any]:
+    return store.set_latest(assistant_id, body.version)
 
 
 @router.get("/assistants/{assistant_id}/graph")
-def get_graph(assistant_id: str, orch: Orch, xray: bool | int = False) -> dict[str, Any]:
-    graph = orch.compiled(assistant_id)
+def get_graph(assistant_id: str, store: Store, orch: Orch, xray: bool | int = False) -> dict[str, Any]:
+    graph = orch.compiled(store.get(assistant_id)["graph_id"])
     return jsonable(drawable(graph, xray=bool(xray)).to_json())  # type: ignore[no-any-return]
 
 
 @router.get("/assistants/{assistant_id}/schemas")
-def get_schemas(assistant_id: str, orch: Orch) -> dict[str, Any]:
-    graph = orch.compiled(assistant_id)
-    # Runs take {"goal", "constraints"} (or LangGraph-style messages); the state is the graph's.
-    return {"graph_id": assistant_id, "input_schema": RunInput.model_json_schema(),
-            "output_schema": graph.get_output_jsonschema(),
-            "state_schema": graph.get_output_jsonschema(), "config_schema": None,
-            "context_schema": None}
+def get_schemas(assistant_id: str, store: Store, orch: Orch) -> dict[str, Any]:
+    graph_id = store.get(assistant_id)["graph_id"]
+    return {"graph_id": graph_id, **graph_schemas.schemas(orch.compiled(graph_id))}
+
+
+@router.get("/assistants/{assistant_id}/subgraphs")
+@router.get("/assistants/{assistant_id}/subgraphs/{namespace}")
+def get_subgraphs(assistant_id: str, store: Store, orch: Orch, namespace: str | None = None,
+                  recurse: bool = False) -> dict[str, Any]:
+    graph = orch.compiled(store.get(assistant_id)["graph_id"])
+    return graph_schemas.subgraphs(graph, namespace, recurse)

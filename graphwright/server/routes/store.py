@@ -1,7 +1,111 @@
-"""``/store``: the long-term memory store of the LangGraph API (items under namespaces)."""
+"""``/store``: LangGraph's long-term store over HTTP (items under namespaces), served by
+graphwright's ``RedisStore`` with the Agent Server's shapes and error codes."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Any, Literal
+
+from fastapi import APIRouter, Response
+from fastapi.responses import JSONResponse, PlainTextResponse
+from langgraph.store.base import Item
+from pydantic import Field
+
+from graphwright.server.deps import Orch
+from graphwright.server.schemas import _Request
 
 router = APIRouter(tags=["store"])
+
+
+class PutBody(_Request):
+    namespace: list[str]
+    key: str
+    value: dict[str, Any]
+    index: Literal[False] | list[str] | None = None
+    ttl: float | None = None
+
+
+class DeleteBody(_Request):
+    namespace: list[str] = Field(default_factory=list)
+    key: str
+
+
+class SearchBody(_Request):
+    namespace_prefix: list[str] = Field(default_factory=list)
+    filter: dict[str, Any] | None = None
+    limit: int = Field(default=10, ge=1, le=1000)
+    offset: int = Field(default=0, ge=0)
+    query: str | None = None
+    refresh_ttl: bool | None = None
+
+
+class NamespacesBody(_Request):
+    prefix: list[str] | None = None
+    suffix: list[str] | None = None
+    max_depth: int | None = Field(default=None, ge=1)
+    limit: int = Field(default=100, ge=1, le=1000)
+    offset: int = Field(default=0, ge=0)
+
+
+def refused(namespace: list[str] | tuple[str, ...] | None) -> Response | None:
+    """The reference's 422 (plain text) for a namespace label that is empty or has a period."""
+    for label in namespace or ():
+        if not label or "." in label:
+            return PlainTextResponse(
+                f"Namespace label {label!r} must be a non-empty string without periods",
+                status_code=422)
+    return None
+
+
+def item_doc(item: Item) -> dict[str, Any]:
+    doc: dict[str, Any] = item.dict()
+    return doc
+
+
+@router.put("/store/items", status_code=204)
+def put_item(body: PutBody, orch: Orch) -> Response:
+    if (bad := refused(body.namespace)) is not None:
+        return bad
+    orch.store.put(tuple(body.namespace), body.key, body.value, index=body.index, ttl=body.ttl)
+    return Response(status_code=204)
+
+
+@router.get("/store/items")
+def get_item(orch: Orch, key: str | None = None, namespace: str = "",
+             refresh_ttl: bool | None = None) -> Response:
+    labels = namespace.split(".")
+    if (bad := refused(labels)) is not None:
+        return bad
+    if not key:
+        return JSONResponse({"error": "Key is required"}, status_code=400)
+    item = orch.store.get(tuple(labels), key, refresh_ttl=refresh_ttl)
+    return JSONResponse(None if item is None else item_doc(item))
+
+
+@router.delete("/store/items", status_code=204)
+def delete_item(body: DeleteBody, orch: Orch) -> Response:
+    if (bad := refused(body.namespace)) is not None:
+        return bad
+    orch.store.delete(tuple(body.namespace), body.key)
+    return Response(status_code=204)
+
+
+@router.post("/store/items/search")
+def search_items(body: SearchBody, orch: Orch) -> Response:
+    if (bad := refused(body.namespace_prefix)) is not None:
+        return bad
+    found = orch.store.search(tuple(body.namespace_prefix), query=body.query, filter=body.filter,
+                              limit=body.limit, offset=body.offset, refresh_ttl=body.refresh_ttl)
+    return JSONResponse({"items": [item_doc(i) for i in found]})
+
+
+@router.post("/store/namespaces")
+def list_namespaces(body: NamespacesBody, orch: Orch) -> Response:
+    if (bad := refused(body.prefix) or refused(body.suffix)) is not None:
+        return bad
+    found = orch.store.list_namespaces(
+        prefix=tuple(body.prefix) if body.prefix else None,
+        suffix=tuple(body.suffix) if body.suffix else None,
+        max_depth=body.max_depth, limit=body.limit, offset=body.offset)
+    return JSONResponse({"namespaces": [list(ns) for ns in found]})
+
+

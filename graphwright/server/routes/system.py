@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from fastapi import APIRouter
 
+from graphwright.server.deps import Orch
 from graphwright.server.schemas import Health
 
 router = APIRouter(tags=["system"])
+
+
+def _version(package: str) -> str | None:
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None
 
 
 @router.get("/ok", response_model=Health)
@@ -18,5 +27,15 @@ def health() -> Health:
 
 
 @router.get("/info")
-def info() -> dict[str, Any]:
-    return {"version": "0.1.0", "flags": {"assistants": True, "crons": False, "langsmith": False}}
+def info(orch: Orch) -> dict[str, Any]:
+    """The reference's ``/info`` (chat UIs call it on connect), plus graphwright's own part."""
+    return {
+        "version": _version("graphwright"),
+        "langgraph_py_version": _version("langgraph"),
+        "flags": {"assistants": True, "crons": True, "langsmith": False,
+                  "langsmith_tracing_replicas": False, "langsmith_tracing_session_on_runs": False},
+        "host": {"kind": "self-hosted", "project_id": None, "host_revision_id": None,
+                 "revision_id": None, "tenant_id": None},
+        "graphwright": {"graphs": orch.graphs.names(), "key_prefix": orch.keys.prefix,
+                        "queue": orch.keys.queue(), "cors": bool(orch.settings.cors_origins)},
+    }

@@ -1,0 +1,230 @@
+"""Assistants in Redis: a graph plus its config, context and metadata, with every version kept.
+
+The current document of each assistant is one field of a hash; its versions are a hash
+of their own (version number -> document). Each registered graph keeps a system
+assistant whose id the reference server derives from the graph name (a UUID5), so
+clients may name either.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import redis
+
+from checkpoints.errors import ConflictError, NotFoundError, UserError
+from checkpoints.keys import Keys
+from graphwright.orchestrator import Orchestrator
+from graphwright.thread_index import contains
+
+NAMESPACE_GRAPH = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")  # the reference's namespace
+SORTABLE = ("assistant_id", "graph_id", "name", "created_at", "updated_at")
+Doc = dict[str, Any]
+
+
+def system_id(graph_id: str) -> str:
+    """The id of a graph's own assistant, the same one the reference server gives it."""
+    return str(uuid.uuid5(NAMESPACE_GRAPH, graph_id))
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def _settle(config: Mapping[str, Any] | None, context: Mapping[str, Any] | None,
+            ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Config and context kept in step, as the reference does (context mirrors configurable)."""
+    config = dict(config or {})
+    if config.get("configurable") and context:
+        raise UserError("give either config.configurable or context, not both; prefer context")
+    if config.get("configurable"):
+        return config, dict(config["configurable"])
+    if context:
+        config["configurable"] = dict(context)
+        return config, dict(context)
+    return config, None if context is None else {}
+
+
+class AssistantStore:
+    """Create, version, search and delete assistants; ``graphs`` names the known graph ids."""
+
+    def __init__(self, client: redis.Redis, keys: Keys, graphs: Callable[[], Iterable[str]]) -> None:
+        self.redis = client
+        self.keys = keys
+        self.graphs = graphs
+
+    @classmethod
+    def of(cls, orch: Orchestrator) -> AssistantStore:
+        """The assistants of an Orchestrator's graphs."""
+        return cls(orch.client, orch.keys, orch.graphs.names)
+
+    def ensure_graphs(self, orch: Orchestrator) -> None:
+        self.ensure_system({spec.name: spec.description for spec in orch.graphs})
+
+    # --- reading -----------------------------------------------------------------
+
+    def _load(self, assistant_id: str) -> Doc | None:
+        raw: bytes | None = self.redis.hget(self.keys.assistants(), assistant_id)  # type: ignore[assignment]  # bytes client
+        return None if raw is None else dict(json.loads(raw))
+
+    def resolve_id(self, assistant_id: str) -> str:
+        """A graph name stands for its system assistant."""
+        return system_id(assistant_id) if assistant_id in set(self.graphs()) else assistant_id
+
+    def get(self, assistant_id: str) -> Doc:
+        doc = self._load(self.resolve_id(assistant_id))
+        if doc is None:
+            raise NotFoundError(f"Assistant {assistant_id} not found")
+        return doc
+
+    def all(self) -> list[Doc]:
+        raw: dict[bytes, bytes] = self.redis.hgetall(self.keys.assistants())  # type: ignore[assignment]  # bytes client
+        return [json.loads(v) for v in raw.values()]
+
+    def _matching(self, graph_id: str | None, name: str | None,
+                  metadata: Mapping[str, Any] | None) -> list[Doc]:
+        if graph_id is not None:
+            self._check_graph(graph_id)
+        return [a for a in self.all()
+                if (not graph_id or a["graph_id"] == graph_id)
+                and (not name or name.lower() in str(a.get("name") or "").lower())
+                and (not metadata or contains(a.get("metadata") or {}, metadata))]
+
+    def search(self, *, graph_id: str | None = None, name: str | None = None,
+               metadata: Mapping[str, Any] | None = None, limit: int = 10, offset: int = 0,
+               sort_by: str | None = None, sort_order: str | None = None,
+               select: list[str] | None = None) -> list[Doc]:
+        found = self._matching(graph_id, name, metadata)
+        field = (sort_by or "").lower()
+        descending = not (sort_order and sort_order.upper() == "ASC")
+        if field in SORTABLE:
+            lowered = field in ("name", "graph_id")
+            found.sort(key=lambda a: str(a.get(field) or "").lower() if lowered else str(a.get(field)),
+                       reverse=descending)
+        else:
+            found.sort(key=lambda a: str(a["created_at"]), reverse=True)
+        page = found[offset: offset + limit]
+        return [{k: v for k, v in a.items() if k in select} for a in page] if select else page
+
+    def count(self, *, graph_id: str | None = None, name: str | None = None,
+              metadata: Mapping[str, Any] | None = None) -> int:
+        return len(self._matching(graph_id, name, metadata))
+
+    def versions(self, assistant_id: str, *, metadata: Mapping[str, Any] | None = None,
+                 limit: int = 10, offset: int = 0) -> list[Doc]:
+        assistant_id = self.get(assistant_id)["assistant_id"]
+        raw: dict[bytes, bytes] = self.redis.hgetall(self.keys.assistant_versions(assistant_id))  # type: ignore[assignment]  # bytes client
+        docs = [json.loads(v) for v in raw.values()]
+        docs = [d for d in docs if not metadata or contains(d.get("metadata") or {}, metadata)]
+        docs.sort(key=lambda d: int(d["version"]), reverse=True)
+        return docs[offset: offset + limit]
+
+    # --- writing -----------------------------------------------------------------
+
+    def _check_graph(self, graph_id: str) -> None:
+        known = sorted(self.graphs())
+        if graph_id not in known:
+            raise NotFoundError(f"Graph '{graph_id}' not found. Expected one of: {known}")
+
+    def create(self, *, graph_id: str, assistant_id: str | None = None,
+               config: Mapping[str, Any] | None = None, context: Mapping[str, Any] | None = None,
+               metadata: Mapping[str, Any] | None = None, if_exists: str | None = None,
+               name: str | None = None, description: str | None = None) -> Doc:
+        self._check_graph(graph_id)
+        config_, context_ = _settle(config, context)
+        assistant_id = assistant_id or str(uuid.uuid4())
+        existing = self._load(assistant_id)
+        if existing is not None:
+            if (if_exists or "raise") == "raise":
+                raise ConflictError(f"Assistant {assistant_id} already exists")
+            return existing
+        now = now_iso()
+        doc: Doc = {"assistant_id": assistant_id, "graph_id": graph_id, "config": config_,
+                    "context": context_ or {}, "metadata": dict(metadata or {}),
+                    "name": name or "Untitled", "description": description,
+                    "created_at": now, "updated_at": now, "version": 1}
+        version = {k: v for k, v in doc.items() if k != "updated_at"}
+        with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hsetnx(self.keys.assistants(), assistant_id, json.dumps(doc))
+            pipe.hsetnx(self.keys.assistant_versions(assistant_id), "1", json.dumps(version))
+            created, _ = pipe.execute()
+        return doc if created else self.get(assistant_id)
+
+    def ensure_system(self, descriptions: Mapping[str, str]) -> None:
+        """Give each registered graph its assistant (kept across restarts; name and
+        description follow the registry)."""
+        for graph_id, description in descriptions.items():
+            aid = system_id(graph_id)
+            doc = self.create(graph_id=graph_id, assistant_id=aid, if_exists="do_nothing",
+                              metadata={"created_by": "system"}, name=graph_id,
+                              description=description or None)
+            if doc.get("description") != (description or None) or doc.get("name") != graph_id:
+                self.update(aid, name=graph_id, description=description or None)
+
+    def update(self, assistant_id: str, *, graph_id: str | None = None,
+               config: Mapping[str, Any] | None = None, context: Mapping[str, Any] | None = None,
+               metadata: Mapping[str, Any] | None = None, name: str | None = None,
+               description: str | None = None) -> Doc:
+        """A new version from the current one; metadata is merged, the rest replaced if given."""
+        if graph_id is not None:
+            self._check_graph(graph_id)
+        config_, context_ = _settle(config, context)
+
+        def change(doc: Doc) -> Doc:
+            return {**doc, "graph_id": graph_id or doc["graph_id"],
+                    "config": config_ or doc["config"],
+                    "context": context_ if context_ is not None else doc.get("context", {}),
+                    "metadata": {**doc.get("metadata", {}), **(metadata or {})},
+                    "name": name if name is not None else doc["name"],
+                    "description": description if description is not None else doc.get("description")}
+
+        return self._new_version(assistant_id, change)
+
+    def _new_version(self, assistant_id: str, change: Callable[[Doc], Doc]) -> Doc:
+        assistant_id = self.get(assistant_id)["assistant_id"]
+        versions_key = self.keys.assistant_versions(assistant_id)
+        for _ in range(20):  # optimistic: retry when another writer added a version meanwhile
+            with self.redis.pipeline(transaction=True) as pipe:
+                try:
+                    pipe.watch(versions_key, self.keys.assistants())  # type: ignore[no-untyped-call]  # redis-py leaves watch untyped
+                    current = self._load(assistant_id)
+                    if current is None:
+                        raise NotFoundError(f"Assistant {assistant_id} not found")
+                    number = int(pipe.hlen(versions_key)) + 1
+                    now = now_iso()
+                    doc = {**change(current), "version": number, "updated_at": now}
+                    version = {k: v for k, v in doc.items() if k != "updated_at"}
+                    version["created_at"] = now
+                    pipe.multi()
+                    pipe.hset(versions_key, str(number), json.dumps(version))
+                    pipe.hset(self.keys.assistants(), assistant_id, json.dumps(doc))
+                    pipe.execute()
+                    return doc
+                except redis.WatchError:
+                    continue
+        raise ConflictError(f"assistant {assistant_id} is being changed by others; try again")
+
+    def set_latest(self, assistant_id: str, version: int) -> Doc:
+        doc = self.get(assistant_id)
+        raw: bytes | None = self.redis.hget(self.keys.assistant_versions(doc["assistant_id"]), str(version))  # type: ignore[assignment]  # bytes client
+        if raw is None:
+            raise NotFoundError(f"Version {version} not found for assistant {doc['assistant_id']}")
+        chosen = json.loads(raw)
+        doc.update({k: chosen.get(k) for k in ("config", "context", "metadata", "name",
+                                               "description", "graph_id")},
+                   version=int(chosen["version"]), updated_at=now_iso())
+        self.redis.hset(self.keys.assistants(), doc["assistant_id"], json.dumps(doc))
+        return doc
+
+    def delete(self, assistant_id: str) -> str:
+        doc = self.get(assistant_id)
+        with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hdel(self.keys.assistants(), doc["assistant_id"])
+            pipe.delete(self.keys.assistant_versions(doc["assistant_id"]))
+            pipe.execute()
+        return str(doc["assistant_id"])
+

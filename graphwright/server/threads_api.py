@@ -1,0 +1,210 @@
+"""Threads over HTTP: the Agent Server's thread documents, search, copy, prune and TTL.
+
+Search reads one page of the thread index (status and scalar metadata answered by
+Redis sets); only filters the index cannot answer (``values``, nested metadata,
+``ids``) and sorts by id or status read the candidates one by one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from checkpoints.errors import ConflictError, NotFoundError
+from graphwright.orchestrator import Orchestrator
+from graphwright.serialize import jsonable
+from graphwright.server import state_api
+from graphwright.server.runs import iso
+from graphwright.server.schemas_threads import (
+    ThreadCountBody,
+    ThreadCreateBody,
+    ThreadPatchBody,
+    ThreadSearchBody,
+    ThreadTTL,
+)
+from graphwright.thread_index import API_STATUS, ApiStatus, Order, Query, contains
+
+FIELDS = ("thread_id", "created_at", "updated_at", "state_updated_at", "metadata", "status",
+          "config", "values", "interrupts", "error")
+_PATH = re.compile(r"[^.\[\]]+|\[-?\d+\]")
+
+
+def extract_path(doc: Any, path: str) -> Any:
+    """``values.messages[-1].content`` from a document; ``None`` where a step is missing."""
+    for step in _PATH.findall(path):
+        if step.startswith("["):
+            index = int(step[1:-1])
+            doc = doc[index] if isinstance(doc, list) and -len(doc) <= index < len(doc) else None
+        else:
+            doc = doc.get(step) if isinstance(doc, Mapping) else None
+        if doc is None:
+            return None
+    return doc
+
+
+class Threads:
+    """The thread resource of one service."""
+
+    def __init__(self, orch: Orchestrator) -> None:
+        self.orch = orch
+        self.index = orch.index
+
+    # --- documents -------------------------------------------------------------
+
+    def status(self, meta: Mapping[str, str]) -> ApiStatus:
+        return API_STATUS.get(self.orch.status_of(dict(meta)) or "", "idle")
+
+    def doc(self, thread_id: str, *, fields: Iterable[str] = FIELDS) -> dict[str, Any]:
+        meta = self.orch.meta(thread_id)
+        if not meta:
+            raise NotFoundError(f"Thread with ID {thread_id} not found")
+        return self._doc(thread_id, meta, set(fields))
+
+    def _doc(self, thread_id: str, meta: Mapping[str, str], fields: set[str]) -> dict[str, Any]:
+        created = float(meta.get("created_at") or meta.get("updated_at") or 0)
+        updated = iso(float(meta.get("updated_at") or created))
+        out: dict[str, Any] = {
+            "thread_id": thread_id, "created_at": iso(created), "updated_at": updated,
+            "state_updated_at": updated, "metadata": json.loads(meta.get("metadata") or "{}"),
+            "status": self.status(meta), "config": {}, "values": None,
+        }
+        if meta.get("graph"):  # it has state: the reference then also tells interrupts and error
+            out["interrupts"], out["error"] = {}, None
+            if fields & {"values", "interrupts"}:
+                snap = self.orch.snapshot(thread_id)
+                out["values"] = jsonable(snap.values)
+                out["interrupts"] = {t.id: [{"id": i.id, "value": jsonable(i.value)} for i in t.interrupts]
+                                     for t in snap.tasks if t.interrupts}
+        return {k: v for k, v in out.items() if k in fields}
+
+    # --- writing ---------------------------------------------------------------
+
+    def create(self, body: ThreadCreateBody) -> dict[str, Any]:
+        if body.thread_id and self.orch.meta(body.thread_id):
+            if (body.if_exists or "raise") == "raise":
+                raise ConflictError(f"Thread with ID {body.thread_id} already exists")
+            return self.doc(body.thread_id)
+        thread_id = self.orch.create_thread(body.thread_id or str(uuid.uuid4()), body.metadata)
+        if body.ttl is not None:
+            self.set_ttl(thread_id, body.ttl)
+        if body.supersteps:
+            steps = [[u.model_dump() for u in s.updates] for s in body.supersteps]
+            state_api.bulk_update(self.orch, thread_id, steps)
+        return self.doc(thread_id)
+
+    def set_ttl(self, thread_id: str, ttl: ThreadTTL) -> None:
+        self.orch.update_meta(thread_id, ttl_s=str(int(ttl.ttl * 60)))
+        self.orch.refresh_ttl(thread_id)
+
+    def patch(self, thread_id: str, body: ThreadPatchBody) -> dict[str, Any]:
+        meta = self.orch.meta(thread_id)
+        if not meta:
+            raise NotFoundError(f"Thread with ID {thread_id} not found")
+        merged = {**json.loads(meta.get("metadata") or "{}"), **(body.metadata or {})}
+        self.orch.update_meta(thread_id, metadata=json.dumps(merged))
+        if body.ttl is not None:
+            self.set_ttl(thread_id, body.ttl)
+        return self.doc(thread_id)
+
+    def stamp(self, thread_id: str, graph_id: str, assistant_id: str) -> None:
+        """Note which graph and assistant run on the thread (a chat UI lists threads by them)."""
+        meta = self.orch.meta(thread_id)
+        current = json.loads(meta.get("metadata") or "{}")
+        if current.get("graph_id") == graph_id and current.get("assistant_id") == assistant_id:
+            return
+        stamped = {**current, "graph_id": graph_id, "assistant_id": assistant_id}
+        self.orch.update_meta(thread_id, metadata=json.dumps(stamped))
+
+    def delete(self, thread_id: str) -> None:
+        if not self.orch.meta(thread_id):
+            raise NotFoundError(f"Thread with ID {thread_id} not found")
+        self.orch.delete(thread_id)
+
+    def copy(self, thread_id: str) -> dict[str, Any]:
+        meta = self.orch.meta(thread_id)
+        if not meta:
+            raise NotFoundError(f"Thread with ID {thread_id} not found")
+        new_id = str(uuid.uuid4())
+        self.orch.saver.copy_thread(thread_id, new_id)
+        kept = {k: v for k, v in meta.items() if k in ("graph", "metadata", "ttl_s")}  # idle, as the reference
+        self.orch.update_meta(new_id, **kept, thread_id=new_id, created_at=str(time.time()))
+        self.orch.refresh_ttl(new_id)
+        return self.doc(new_id)
+
+    def prune(self, thread_ids: list[str], strategy: str) -> int:
+        known = [t for t in thread_ids if self.orch.meta(t)]
+        if strategy == "delete":
+            for thread_id in known:
+                self.orch.delete(thread_id)
+        else:
+            self.orch.saver.prune(known, strategy="keep_latest")
+        return len(known)
+
+    # --- searching -------------------------------------------------------------
+
+    def _matches(self, doc: Mapping[str, Any], metadata: Mapping[str, Any] | None,
+                 values: Mapping[str, Any] | None, status: str | None) -> bool:
+        return ((not metadata or contains(doc["metadata"], metadata))
+                and (not values or (doc["values"] is not None and contains(doc["values"], values)))
+                and (not status or doc["status"] == status))
+
+    def _load(self, ids: Iterable[str], status: str | None, fields: set[str]) -> list[dict[str, Any]]:
+        """Thread documents for index hits; drops threads that are gone and fixes stale statuses."""
+        docs, gone = [], []
+        for thread_id in ids:
+            meta = self.orch.meta(thread_id)
+            if not meta:
+                gone.append(thread_id)
+                continue
+            doc = self._doc(thread_id, meta, fields | {"status", "metadata"})
+            if status and doc["status"] != status:  # a run's process died: its thread is an error
+                with self.orch.client.pipeline(transaction=True) as pipe:
+                    self.index.set_status(pipe, thread_id, doc["status"])
+                    pipe.execute()
+            docs.append(doc)
+        self.index.forget(gone)
+        return docs
+
+    def search(self, body: ThreadSearchBody) -> list[dict[str, Any]]:
+        self.index.drop_expired()
+        fields = set(body.select or FIELDS) | ({"values"} if body.values or body.extract else set())
+        order: Order = "created" if body.sort_by == "created_at" else "updated"
+        descending = (body.sort_order or "desc").lower() == "desc"
+        query = Query(status=body.status, metadata=body.metadata, order=order, descending=descending)
+        checks = bool(body.values or body.ids or query.needs_check()
+                      or body.sort_by in ("thread_id", "status"))
+        if not checks:
+            ids = self.index.page(query, body.offset, body.limit)
+            docs = [d for d in self._load(ids, body.status, fields) if self._matches(d, None, None, body.status)]
+        else:
+            ids = body.ids if body.ids else self.index.page(query, 0, -1)
+            docs = [d for d in self._load(ids, body.status, fields | {"values"} if body.values else fields)
+                    if self._matches(d, body.metadata, body.values, body.status)]
+            if body.sort_by in ("thread_id", "status"):
+                docs.sort(key=lambda d: str(d[body.sort_by or "thread_id"]), reverse=descending)
+            elif body.ids:
+                key = "created_at" if order == "created" else "updated_at"
+                docs.sort(key=lambda d: str(d[key]), reverse=descending)
+            docs = docs[body.offset: body.offset + body.limit]
+        return [self._shape(d, body) for d in docs]
+
+    @staticmethod
+    def _shape(doc: dict[str, Any], body: ThreadSearchBody) -> dict[str, Any]:
+        out = {k: v for k, v in doc.items() if k in (body.select or FIELDS)}
+        if body.extract:
+            out["extracted"] = {alias: extract_path(doc, path) for alias, path in body.extract.items()}
+        return out
+
+    def count(self, body: ThreadCountBody) -> int:
+        self.index.drop_expired()
+        query = Query(status=body.status, metadata=body.metadata)
+        if not (body.values or query.needs_check()):
+            return self.index.count(query)
+        fields = {"status", "metadata"} | ({"values"} if body.values else set())
+        docs = self._load(self.index.page(query, 0, -1), body.status, fields)
+        return sum(self._matches(d, body.metadata, body.values, body.status) for d in docs)
+

@@ -1,0 +1,203 @@
+"""The thread search index: threads by status and metadata without reading every thread.
+
+Layout (all under one hash tag, so intersections are one command even on a cluster):
+``by:updated`` and ``by:created`` sorted sets (thread id -> epoch seconds), one set per
+API status, one set per scalar metadata pair (``key=<JSON value>``) and, per thread,
+the set of metadata sets it is in, so a metadata change leaves the old ones. A search
+intersects the order set with the filter sets (weight 0) and reads one page of it.
+Non-scalar metadata filters, ``values`` and ``ids`` are checked on the candidates.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import redis
+from redis.client import Pipeline
+
+from checkpoints.keys import Keys
+
+ApiStatus = Literal["idle", "busy", "interrupted", "error"]
+STATUSES: tuple[ApiStatus, ...] = ("idle", "busy", "interrupted", "error")
+# The Orchestrator's run statuses as the Agent Server's thread statuses.
+API_STATUS: dict[str, ApiStatus] = {
+    "running": "busy", "interrupted": "interrupted", "failed": "error",
+    "completed": "idle", "stopped": "idle", "": "idle",
+}
+Order = Literal["updated", "created"]
+
+# Leave the metadata sets the thread was in, join the new ones, remember which.
+_REINDEX_META = """
+local thread = ARGV[1]
+for _, key in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  redis.call('SREM', key, thread)
+end
+redis.call('DEL', KEYS[1])
+for i = 2, #KEYS do
+  redis.call('SADD', KEYS[i], thread)
+  redis.call('SADD', KEYS[1], KEYS[i])
+end
+return #KEYS - 1
+"""
+
+
+def scalar_pairs(metadata: Mapping[str, Any]) -> dict[str, str]:
+    """The top-level pairs the index keeps: key -> the value as canonical JSON."""
+    return {k: json.dumps(v, sort_keys=True) for k, v in metadata.items()
+            if v is None or isinstance(v, str | int | float | bool)}
+
+
+def contains(superset: Any, subset: Mapping[str, Any]) -> bool:
+    """JSON containment (Postgres ``@>`` on objects), the reference's metadata match."""
+    if not isinstance(superset, Mapping):
+        return False
+    for key, value in subset.items():
+        if key not in superset:
+            return False
+        if isinstance(value, Mapping) and isinstance(superset[key], Mapping):
+            if not contains(superset[key], value):
+                return False
+        elif superset[key] != value:
+            return False
+    return True
+
+
+@dataclass(frozen=True, kw_only=True)
+class Query:
+    """What a thread search asks for; the index answers the status and scalar metadata."""
+
+    status: ApiStatus | None = None
+    metadata: Mapping[str, Any] | None = None
+    order: Order = "updated"
+    descending: bool = True
+
+    def indexed(self) -> dict[str, str]:
+        return scalar_pairs(self.metadata or {})
+
+    def needs_check(self) -> bool:
+        """Whether some metadata filter is not answered by the index alone."""
+        return len(self.indexed()) != len(self.metadata or {})
+
+
+class ThreadIndex:
+    """Reads and writes the index; writers pass their own pipeline so it joins their write."""
+
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        self.client = client
+        self.keys = keys
+        self._reindex = client.register_script(_REINDEX_META)
+
+    # --- writing ---------------------------------------------------------------
+
+    def on_write(self, pipe: Pipeline, thread_id: str, fields: Mapping[str, str],
+                 now: float | None = None) -> None:
+        """Index one write of the thread's meta hash (the Orchestrator's ``_set_meta``)."""
+        now = time.time() if now is None else now
+        k = self.keys
+        pipe.zadd(k.threads_by("updated"), {thread_id: now})
+        created = float(fields["created_at"]) if fields.get("created_at") else now
+        pipe.zadd(k.threads_by("created"), {thread_id: created}, nx=True)
+        if "status" in fields:
+            self.set_status(pipe, thread_id, API_STATUS.get(fields["status"], "idle"))
+        elif "created_at" in fields:
+            self.set_status(pipe, thread_id, "idle")
+        if "metadata" in fields:
+            self.set_metadata(pipe, thread_id, json.loads(fields["metadata"] or "{}"))
+
+    def set_status(self, pipe: Pipeline, thread_id: str, status: ApiStatus) -> None:
+        for other in STATUSES:
+            if other != status:
+                pipe.srem(self.keys.threads_with_status(other), thread_id)
+        pipe.sadd(self.keys.threads_with_status(status), thread_id)
+
+    def set_metadata(self, pipe: Pipeline | redis.Redis, thread_id: str,
+                     metadata: Mapping[str, Any]) -> None:
+        sets = [self.keys.threads_with_meta(key, value)
+                for key, value in scalar_pairs(metadata).items()]
+        self._reindex(keys=[self.keys.thread_memberships(thread_id), *sets], args=[thread_id],
+                      client=pipe)
+
+    def forget(self, thread_ids: Iterable[str]) -> None:
+        """Remove threads from every index set (deleted, or expired by their TTL)."""
+        ids = list(thread_ids)
+        if not ids:
+            return
+        k = self.keys
+        with self.client.pipeline(transaction=True) as pipe:
+            for thread_id in ids:
+                self._reindex(keys=[k.thread_memberships(thread_id)], args=[thread_id], client=pipe)
+            for order in ("updated", "created", "expires"):
+                pipe.zrem(k.threads_by(order), *ids)
+            for status in STATUSES:
+                pipe.srem(k.threads_with_status(status), *ids)
+            pipe.execute()
+
+    def set_expiry(self, thread_id: str, at: float | None) -> None:
+        """Note when a thread's TTL deletes it (``None``: never), so the index can drop it."""
+        if at is None:
+            self.client.zrem(self.keys.threads_by("expires"), thread_id)
+        else:
+            self.client.zadd(self.keys.threads_by("expires"), {thread_id: at})
+
+    def drop_expired(self, now: float | None = None) -> list[str]:
+        """Forget the threads whose TTL has passed; returns their ids."""
+        now = time.time() if now is None else now
+        raw: list[bytes] = self.client.zrangebyscore(self.keys.threads_by("expires"), "-inf", now)  # type: ignore[assignment]  # bytes client
+        gone = [r.decode() for r in raw]
+        self.forget(gone)
+        return gone
+
+    # --- reading ---------------------------------------------------------------
+
+    def _sources(self, query: Query) -> dict[str, float]:
+        k = self.keys
+        sources = {k.threads_by(query.order): 1.0}
+        if query.status:
+            sources[k.threads_with_status(query.status)] = 0.0
+        for key, value in query.indexed().items():
+            sources[k.threads_with_meta(key, value)] = 0.0
+        return sources
+
+    def page(self, query: Query, offset: int, limit: int) -> list[str]:
+        """Ids of the candidates ``offset .. offset+limit-1`` in the query's order.
+
+        ``limit < 0`` reads every candidate.
+        """
+        sources = self._sources(query)
+        end = -1 if limit < 0 else offset + limit - 1
+        if len(sources) == 1:
+            (only,) = sources
+            raw: list[bytes] = self.client.zrange(only, offset, end, desc=query.descending)  # type: ignore[assignment]  # bytes client
+            return [r.decode() for r in raw]
+        scratch = self.keys.thread_search_scratch(uuid.uuid4().hex)
+        with self.client.pipeline(transaction=True) as pipe:
+            pipe.zinterstore(scratch, sources, aggregate="SUM")
+            pipe.zrange(scratch, offset, end, desc=query.descending)
+            pipe.delete(scratch)
+            _, raw, _ = pipe.execute()
+        return [r.decode() for r in raw]
+
+    def count(self, query: Query) -> int:
+        """How many threads the index part of the query matches."""
+        sources = self._sources(query)
+        if len(sources) == 1:
+            return int(self.client.zcard(next(iter(sources))))
+        scratch = self.keys.thread_search_scratch(uuid.uuid4().hex)
+        with self.client.pipeline(transaction=True) as pipe:
+            pipe.zinterstore(scratch, sources, aggregate="SUM")
+            pipe.delete(scratch)
+            total, _ = pipe.execute()
+        return int(total)
+
+    def status_of(self, thread_id: str) -> ApiStatus | None:
+        """The status the index holds for a thread (to repair it when the live one differs)."""
+        with self.client.pipeline(transaction=False) as pipe:
+            for status in STATUSES:
+                pipe.sismember(self.keys.threads_with_status(status), thread_id)
+            found = pipe.execute()
+        return next((s for s, hit in zip(STATUSES, found, strict=True) if hit), None)

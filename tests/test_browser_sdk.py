@@ -1,0 +1,92 @@
+"""A page on another origin lists threads and streams a run through the JS SDK in headless
+Chromium: CORS (``GRAPHWRIGHT_CORS_ORIGINS``), ``/info`` and thread search work."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import httpx
+import pytest
+from langgraph_sdk import get_sync_client
+
+from graphwright import Orchestrator
+from graphwright.offline import OfflineChatModel
+from graphwright.settings import Settings
+from tests.http_service import Service, free_port, running
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def page_dir(tmp_path: Path) -> Path:
+    """The page and the SDK bundled for browsers (scripts/node-sdk installs and bundles it)."""
+    sdk = Path(subprocess.run([str(ROOT / "scripts" / "node-sdk")], check=True, capture_output=True,
+                              text=True).stdout.strip().splitlines()[-1])
+    shutil.copy(sdk / "langgraph-sdk.browser.js", tmp_path)
+    shutil.copy(ROOT / "tests" / "pages" / "threads_page.html", tmp_path / "index.html")
+    return tmp_path
+
+
+@pytest.fixture
+def page_origin(page_dir: Path) -> Iterator[str]:
+    port = free_port()
+    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(page_dir))
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    serving = threading.Thread(target=server.serve_forever, daemon=True)
+    serving.start()
+    yield f"http://127.0.0.1:{port}"
+    server.shutdown()
+
+
+@pytest.fixture
+def service(redis_url: str, prefix: str, page_origin: str) -> Iterator[Service]:
+    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
+                        GRAPHWRIGHT_CORS_ORIGINS=page_origin)
+    with running(Orchestrator(settings=settings, model=OfflineChatModel()), worker=False) as svc:
+        yield svc
+
+
+def test_a_page_from_another_origin_lists_threads_and_streams_a_run(
+    service: Service, page_origin: str
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    chromium = shutil.which("chromium")
+    assert chromium, "chromium (Debian package) is installed by scripts/test"
+    sdk = get_sync_client(url=service.url, api_key=None)
+    made = [sdk.threads.create(metadata={"owner": "browser"})["thread_id"] for _ in range(2)]
+    sdk.threads.create(metadata={"owner": "someone else"})
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        page = browser.new_page()
+        page.goto(f"{page_origin}/index.html?api={service.url}")
+        page.wait_for_function("document.getElementById('done').textContent"
+                               " || document.getElementById('error').textContent", timeout=60_000)
+        error = page.inner_text("#error")
+        info = page.inner_text("#info")
+        listed = page.locator("#threads li").all_inner_texts()
+        events = page.locator("#events li").all_inner_texts()
+        done = page.inner_text("#done")
+        browser.close()
+    assert error == ""
+    assert '"assistants":true' in info and '"crons":true' in info
+    assert listed == made  # only this owner's threads, oldest first
+    assert events[0] == "metadata" and "error" not in events  # the reference sends no end event
+    assert [e for e in events if e.startswith("updates:")][:3] == \
+        ["updates:plan", "updates:act", "updates:observe"]
+    assert done == "idle agent"  # the run stamped metadata.graph_id
+
+
+def test_preflights_from_other_origins_are_refused(service: Service, page_origin: str) -> None:
+    asked = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}
+    ok = httpx.options(f"{service.url}/threads/search", headers={"Origin": page_origin, **asked})
+    assert ok.status_code == 200 and ok.headers["access-control-allow-origin"] == page_origin
+    other = httpx.options(f"{service.url}/threads/search",
+                          headers={"Origin": "http://127.0.0.1:1", **asked})
+    assert other.status_code == 400 and "access-control-allow-origin" not in other.headers
