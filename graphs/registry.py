@@ -33,6 +33,7 @@ class GraphSpec:
     make_input: InputAdapter = agent_input
     tools: Callable[[], ToolRegistry] = build_registry  # validates edited arguments at a gate
     uses_memory: bool = False  # its input takes the recalled long-term memories
+    native_input: bool = False  # takes its own input as given (a langgraph.json graph)
 
 
 class GraphRegistry:
@@ -44,10 +45,11 @@ class GraphRegistry:
     def register(
         self, name: str, build: Builder, *, description: str = "",
         make_input: InputAdapter = agent_input, tools: Callable[[], ToolRegistry] = build_registry,
-        uses_memory: bool = False,
+        uses_memory: bool = False, native_input: bool = False,
     ) -> None:
         self._specs[name] = GraphSpec(name=name, description=description, build=build,
-                                      make_input=make_input, tools=tools, uses_memory=uses_memory)
+                                      make_input=make_input, tools=tools, uses_memory=uses_memory,
+                                      native_input=native_input)
 
     def get(self, name: str) -> GraphSpec:
         spec = self._specs.get(name)
