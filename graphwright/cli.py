@@ -7,6 +7,7 @@ User errors print one line and exit 2; infrastructure errors print one line and 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from functools import wraps
@@ -36,6 +37,17 @@ errors = Console(stderr=True, soft_wrap=True)  # one line, never wrapped
 
 F = TypeVar("F", bound=Callable[..., Any])
 JSON = typer.Option(False, "--json", help="Machine-readable output.")
+
+
+@app.callback()
+def project(
+    config: Path | None = typer.Option(
+        None, "--config", help="A langgraph.json whose graphs to serve and run; by default the "
+        "one in the working directory, if any."),
+) -> None:
+    """graphwright: run, resume, inspect and draw agent graphs."""
+    if config is not None:
+        os.environ["GRAPHWRIGHT_CONFIG"] = str(config)  # read by Orchestrator.from_env
 
 
 def friendly(func: F) -> F:
@@ -137,19 +149,39 @@ def follow(events: Iterator[StepEvent], as_json: bool) -> RunResult:
 @friendly
 def run(
     graph: str = typer.Argument(..., help="Registered graph name, e.g. agent."),
-    goal: str = typer.Argument(..., help="What the run should do."),
+    goal: str | None = typer.Argument(None, help="What the run should do (a user message)."),
+    input: str | None = typer.Option(None, "--input", "-i",
+                                     help="The graph's own input as JSON, e.g. for a langgraph.json graph."),
     thread: str | None = typer.Option(None, "--thread", help="Thread id; a new one by default."),
     constraint: list[str] = typer.Option([], "--constraint", "-c", help="A hard constraint; repeatable."),
     replace: bool = typer.Option(False, "--replace", help="Delete THREAD first if it exists."),
     user: str | None = typer.Option(None, "--user", help="Recall and remember for this user id."),
     as_json: bool = JSON,
 ) -> None:
-    """Run GRAPH on GOAL, streaming steps; stops at a gate with the command to answer it."""
+    """Run GRAPH on GOAL (or --input), streaming steps; stops at a gate with the command to answer it."""
+    if (goal is None) == (input is None):
+        raise UserError("give either GOAL or --input '<json>'")
     orch = Orchestrator.from_env()
     if replace and thread and thread in {t.thread_id for t in orch.threads()}:
         orch.delete(thread)
-    follow(orch.stream(graph, {"goal": goal, "constraints": constraint}, thread_id=thread,
-                       user_id=user), as_json)
+    given: str | dict[str, Any] = goal or ""
+    if input is not None:
+        given = _json_object(input, "--input")
+    elif not orch.graphs.get(graph).native_input:
+        given = {"goal": goal, "constraints": constraint}
+    result = follow(orch.stream(graph, given, thread_id=thread, user_id=user), as_json)
+    if result.answer is None and result.status == "completed" and not as_json:
+        emit_json(orch.state(result.thread_id).values)  # a graph of its own: its output state
+
+
+def _json_object(text: str, option: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{option} is not valid JSON: {exc.msg} at position {exc.pos}") from exc
+    if not isinstance(value, dict):
+        raise UserError(f"{option} must be a JSON object")
+    return value
 
 
 @app.command()

@@ -49,3 +49,11 @@ def answer_of(values: Any) -> str | None:
         if isinstance(message, BaseMessage) and message.type == "human":
             return None
     return None
+
+
+def output_of(graph: Graph, values: Any) -> Any:
+    """The state as the graph's output schema shows it (what ``runs.wait`` returns)."""
+    channels = graph.output_channels
+    if not isinstance(values, dict) or isinstance(channels, str):
+        return values
+    return {k: v for k, v in values.items() if k in channels}

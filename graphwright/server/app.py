@@ -20,6 +20,7 @@ from checkpoints.errors import GraphwrightError, InfrastructureError, NotFoundEr
 from graphs.context import RunInput
 from graphwright.drawing import drawable
 from graphwright.locking import ThreadBusyError, held
+from graphwright.native import output_of
 from graphwright.orchestrator import Orchestrator
 from graphwright.serialize import jsonable
 from graphwright.server import review
@@ -196,7 +197,8 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
 
     def final_values(thread_id: str) -> dict[str, Any]:
         snap = orch.snapshot(thread_id)
-        values: dict[str, Any] = jsonable(snap.values)
+        graph = orch.compiled(orch.meta(thread_id)["graph"])
+        values: dict[str, Any] = jsonable(output_of(graph, snap.values))
         interrupts = [{"value": jsonable(i.value), "id": i.id} for t in snap.tasks for i in t.interrupts]
         if interrupts:
             values["__interrupt__"] = interrupts

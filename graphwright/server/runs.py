@@ -112,7 +112,9 @@ def execute(orch: Orchestrator, store: RunStore, run: Run, body: RunCreate) -> I
         events = orch.stream_resume(thread, body.command.resume, run_id=run.run_id)
     else:
         user = (body.metadata or {}).get("user_id")  # recall and remember for this user
-        events = orch.stream(body.assistant_id, goal_of(body.input), thread_id=thread,
+        given = body.input or {} if orch.graphs.get(body.assistant_id).native_input \
+            else goal_of(body.input)  # a langgraph.json graph takes its own input as given
+        events = orch.stream(body.assistant_id, given, thread_id=thread,
                              run_id=run.run_id, user_id=str(user) if user is not None else None)
     yield from follow(store, run, events)
 
