@@ -215,3 +215,34 @@ def test_create_agent_gate_from_the_python_api_and_the_cli(
         assert [c["tool"] for c in gate["pending"]["calls"]] == ["write_note", "write_note"]
         assert cli("resume", gate["thread_id"], *flag)["status"] == "completed"
         assert both.notes() == expected, flag
+
+
+def test_draw_each_project_with_and_without_a_thread_offline(
+    both: Both, cli: Callable[..., Any]
+) -> None:
+    orch = both.gw.orch
+    notes_turn(both)
+    threads = {
+        "report": orch.invoke("report", {"topic": "t", "depth": 3}).thread_id,
+        "pipeline": orch.invoke("pipeline", {"text": "a b"}).thread_id,
+        "configured": orch.invoke("configured", "Ada").thread_id,
+        "assistant": orch.invoke("assistant", "two notes").thread_id,  # waits at its gate
+    }
+    mark = {"mermaid": "classDef visited", "ascii": "visited: "}
+    for graph, thread in threads.items():
+        for fmt, marker in mark.items():
+            plain_text = cli("draw", graph, "--format", fmt)["text"]
+            marked = cli("draw", graph, "--format", fmt, "--thread", thread)["text"]
+            assert "__start__" in plain_text and marker not in plain_text, (graph, fmt)
+            assert marker in marked, (graph, fmt)
+    page = cli("draw", "assistant", "-f", "html", "--thread", threads["assistant"])["text"]
+    assert page.startswith("<!doctype html>") and "classDef gate" in page
+    report = cli("draw", "report", "--thread", threads["report"])["text"]
+    assert "outline -. &nbsp;write&nbsp; .-> write;" in report  # the branch names its edge
+    assert "class __start__,outline,write visited;" in report and "expand visited" not in report
+    gate = cli("draw", "assistant", "--thread", threads["assistant"])["text"]
+    assert "gate;" in gate  # the HITL middleware's node waits for a decision
+    assert "steps: outline → write" in cli("draw", "report", "-f", "ascii", "--thread",
+                                           threads["report"])["text"]
+    orch.resume(threads["assistant"], {"decisions": [{"type": "reject"}, {"type": "reject"}]})
+    both.model.load(Reply(content="Not written."))
