@@ -7,12 +7,13 @@ import html
 import json
 from typing import Any
 
-from fastapi import FastAPI, Request
-from fastapi.params import Depends
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from graphwright.drawing import mermaid_library
-from graphwright.orchestrator import Orchestrator
+from graphwright.server.deps import Orch
+
+router = APIRouter(tags=["review"])
 
 STYLE = """body{font-family:system-ui,sans-serif;margin:2rem;max-width:70rem}
 table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .5rem;
@@ -45,33 +46,34 @@ def _page(title: str, body: str, head: str = "") -> HTMLResponse:
 <body>{body}</body></html>""")
 
 
-def mount(app: FastAPI, orch: Orchestrator, guarded: list[Depends]) -> None:
-    @app.get("/review", response_class=HTMLResponse, dependencies=guarded)
-    def waiting(request: Request) -> HTMLResponse:
-        key = request.query_params.get("api_key")
-        suffix = f"?api_key={html.escape(key)}" if key else ""
-        rows = "".join(
-            f'<tr><td><a href="/review/{html.escape(t.thread_id)}{suffix}">{html.escape(t.thread_id)}</a>'
-            f"</td><td>{html.escape(t.graph or '')}</td></tr>"
-            for t in orch.threads() if t.status == "interrupted"
-        )
-        table = f"<table><tr><th>thread</th><th>graph</th></tr>{rows}</table>" if rows else \
-            "<p>No thread is waiting at a gate.</p>"
-        return _page("waiting", f"<h1>Threads waiting for a decision</h1>{table}")
+@router.get("/review", response_class=HTMLResponse)
+def waiting(request: Request, orch: Orch) -> HTMLResponse:
+    key = request.query_params.get("api_key")
+    suffix = f"?api_key={html.escape(key)}" if key else ""
+    rows = "".join(
+        f'<tr><td><a href="/review/{html.escape(t.thread_id)}{suffix}">{html.escape(t.thread_id)}</a>'
+        f"</td><td>{html.escape(t.graph or '')}</td></tr>"
+        for t in orch.threads() if t.status == "interrupted"
+    )
+    table = f"<table><tr><th>thread</th><th>graph</th></tr>{rows}</table>" if rows else \
+        "<p>No thread is waiting at a gate.</p>"
+    return _page("waiting", f"<h1>Threads waiting for a decision</h1>{table}")
 
-    @app.get("/review/assets/mermaid.min.js", dependencies=guarded)
-    def mermaid_js() -> Response:
-        return Response(mermaid_library(), media_type="text/javascript")
 
-    @app.get("/review/{thread_id}", response_class=HTMLResponse, dependencies=guarded)
-    def thread_page(thread_id: str, request: Request) -> HTMLResponse:
-        state = orch.state(thread_id)
-        graph = state.graph or ""
-        key = request.headers.get("x-api-key") or request.query_params.get("api_key") or ""
-        drawing = orch.draw(graph, "mermaid", thread_id)
-        pending = state.pending.calls if state.pending else []
-        calls = "".join(
-            f"""<div class="call" data-call="{html.escape(c.id)}"><h3>{html.escape(c.tool)}
+@router.get("/review/assets/mermaid.min.js")
+def mermaid_js() -> Response:
+    return Response(mermaid_library(), media_type="text/javascript")
+
+
+@router.get("/review/{thread_id}", response_class=HTMLResponse)
+def thread_page(thread_id: str, request: Request, orch: Orch) -> HTMLResponse:
+    state = orch.state(thread_id)
+    graph = state.graph or ""
+    key = request.headers.get("x-api-key") or request.query_params.get("api_key") or ""
+    drawing = orch.draw(graph, "mermaid", thread_id)
+    pending = state.pending.calls if state.pending else []
+    calls = "".join(
+        f"""<div class="call" data-call="{html.escape(c.id)}"><h3>{html.escape(c.tool)}
 <small>({html.escape(c.risk)}{', worker ' + html.escape(c.worker) if c.worker else ''})</small></h3>
 <p>{html.escape(c.reason)}</p><pre class="args">{html.escape(json.dumps(c.args, ensure_ascii=False, indent=2))}</pre>
 <p><button id="approve-{html.escape(c.id)}" onclick='decide({_js(c.id)}, "approve")'>Approve</button>
@@ -79,16 +81,16 @@ def mount(app: FastAPI, orch: Orchestrator, guarded: list[Depends]) -> None:
 <input id="reason-{html.escape(c.id)}" placeholder="reason for rejecting"></p>
 <p><textarea id="args-{html.escape(c.id)}" rows="6" cols="70">{html.escape(json.dumps(c.args, ensure_ascii=False, indent=2))}</textarea><br>
 <button onclick='decide({_js(c.id)}, "edit")'>Edit and approve</button></p></div>"""
-            for c in pending
-        )
-        answer = state.values.get("answer")
-        trace_rows = "".join(
-            f"<tr><td>{html.escape(e['kind'])}</td><td>{html.escape(str(e.get('step', '')))}</td>"
-            f"<td><pre>{html.escape(json.dumps({k: v for k, v in e.items() if k in ('tool', 'args', 'ok', 'error', 'stop_reason', 'decisions', 'model')}, ensure_ascii=False))}</pre></td></tr>"
-            for e in orch.trace(thread_id)
-        )
-        src = "/review/assets/mermaid.min.js" + (f"?api_key={html.escape(key)}" if key else "")
-        body = f"""<h1>Thread {html.escape(thread_id)}</h1>
+        for c in pending
+    )
+    answer = state.values.get("answer")
+    trace_rows = "".join(
+        f"<tr><td>{html.escape(e['kind'])}</td><td>{html.escape(str(e.get('step', '')))}</td>"
+        f"<td><pre>{html.escape(json.dumps({k: v for k, v in e.items() if k in ('tool', 'args', 'ok', 'error', 'stop_reason', 'decisions', 'model')}, ensure_ascii=False))}</pre></td></tr>"
+        for e in orch.trace(thread_id)
+    )
+    src = "/review/assets/mermaid.min.js" + (f"?api_key={html.escape(key)}" if key else "")
+    body = f"""<h1>Thread {html.escape(thread_id)}</h1>
 <p>graph <b>{html.escape(graph)}</b> · status <b id="thread-status">{html.escape(str(state.status))}</b></p>
 <p id="status"></p>
 {f'<div id="answer"><h2>Answer</h2><p>{html.escape(answer)}</p></div>' if answer else ''}
@@ -99,4 +101,4 @@ def mount(app: FastAPI, orch: Orchestrator, guarded: list[Depends]) -> None:
 <script>const THREAD = {_js(thread_id)}, GRAPH = {_js(graph)}, API_KEY = {_js(key)};
 const DIGESTS = {_js({c.id: c.digest for c in pending})};{SCRIPT}
 mermaid.initialize({{startOnLoad: true, securityLevel: "strict"}});</script>"""
-        return _page(thread_id, body)
+    return _page(thread_id, body)
