@@ -101,8 +101,15 @@ def mermaid(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = N
         "current": [] if path.gate else path.current,
         "gate": path.current if path.gate else [],
     }
-    lines += [f"\tclass {','.join(nodes)} {name};" for name, nodes in marks.items() if nodes]
+    lines += [f"\tclass {','.join(map(_mermaid_id, nodes))} {name};"
+              for name, nodes in marks.items() if nodes]
     return "\n".join(lines) + "\n"
+
+
+def _mermaid_id(node: str) -> str:
+    """The id LangGraph's Mermaid output gives a node: other characters as ``\\<hex>``."""
+    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in "_-") else f"\\{ord(ch):x}"
+                   for ch in node)
 
 
 def ascii_art(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None) -> str:

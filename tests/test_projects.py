@@ -241,8 +241,41 @@ def test_draw_each_project_with_and_without_a_thread_offline(
     assert "outline -. &nbsp;write&nbsp; .-> write;" in report  # the branch names its edge
     assert "class __start__,outline,write visited;" in report and "expand visited" not in report
     gate = cli("draw", "assistant", "--thread", threads["assistant"])["text"]
-    assert "gate;" in gate  # the HITL middleware's node waits for a decision
+    assert "class HumanInTheLoopMiddleware\\2eafter_model gate;" in gate  # waits for a decision
     assert "steps: outline → write" in cli("draw", "report", "-f", "ascii", "--thread",
                                            threads["report"])["text"]
-    orch.resume(threads["assistant"], {"decisions": [{"type": "reject"}, {"type": "reject"}]})
-    both.model.load(Reply(content="Not written."))
+    done = orch.resume(threads["assistant"], {"decisions": [{"type": "reject"}, {"type": "reject"}]})
+    assert done.status == "completed" and both.notes() == {}
+
+
+def test_create_agent_gate_answered_on_the_review_page(both: Both) -> None:
+    import shutil as sh
+
+    from playwright.sync_api import sync_playwright
+
+    notes_turn(both)
+    waiting = both.gw.orch.invoke("assistant", "two notes", thread_id="hitl-review")
+    assert waiting.status == "interrupted"
+    chromium = sh.which("chromium")
+    assert chromium, "chromium (Debian package) is installed by scripts/test"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.goto(f"{both.gw.url}/review/hitl-review")
+        page.wait_for_selector("pre.mermaid svg", timeout=30_000)
+        assert "two notes" in page.inner_text("#conversation")
+        calls = page.locator("fieldset.call")
+        assert calls.count() == 2
+        assert "Writing a note changes the notes folder" in calls.nth(0).inner_text()
+        calls.nth(0).locator("input[value=approve]").check()
+        calls.nth(1).locator("input[value=edit]").check()
+        calls.nth(1).locator("textarea.edit-args").fill('{"title": "b", "body": "from review"}')
+        (Path(__file__).parent / "artifacts").mkdir(exist_ok=True)
+        page.screenshot(path=str(Path(__file__).parent / "artifacts" / "review-page-hitl.png"),
+                        full_page=True)
+        page.click("#submit")
+        page.wait_for_selector("#answer", timeout=30_000)
+        answer = page.inner_text("#answer")
+        browser.close()
+    assert "Both notes are written." in answer
+    assert both.notes() == {"a": "first", "b": "from review"}
