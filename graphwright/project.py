@@ -9,6 +9,7 @@ saver and store instead of the in-memory ones.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -181,7 +182,9 @@ def _import(name: str) -> ModuleType:
 
 
 def _import_file(path: Path, shown: str) -> ModuleType:
-    name = "gw_project_" + shown.replace("/", "__").replace(".py", "").replace(" ", "_").lstrip("._")
+    # One module per file: two projects' ./graph.py must not share a cached module.
+    tag = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:10]
+    name = f"gw_project_{tag}_{path.stem}"
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)
