@@ -90,12 +90,12 @@ def _local(target: str) -> str:
     return target if target.startswith("/") and not target.startswith("//") else "/review"
 
 
-@router.get("/review/assets/mermaid.min.js")
+@router.get("/review/assets/mermaid.min.js", dependencies=Reviewer)
 def mermaid_js() -> Response:
     return Response(mermaid_library(), media_type="text/javascript")
 
 
-@router.get("/review/assets/review.js")
+@router.get("/review/assets/review.js", dependencies=Reviewer)
 def review_js() -> Response:
     script = (files("graphwright") / "assets" / "review.js").read_text(encoding="utf-8")
     return Response(script, media_type="text/javascript")
