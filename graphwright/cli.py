@@ -21,8 +21,10 @@ from rich.table import Table
 from checkpoints.embedded import EmbeddedRedis
 from checkpoints.errors import GraphwrightError, NotFoundError, UserError
 from graphwright.drawing import FORMATS
+from graphwright.native import output_of
 from graphwright.orchestrator import Orchestrator
 from graphwright.results import RunResult, StepEvent
+from graphwright.serialize import jsonable
 from graphwright.settings import Settings
 from nodes.gate_models import GateRequest, decide_all
 
@@ -171,7 +173,7 @@ def run(
         given = {"goal": goal, "constraints": constraint}
     result = follow(orch.stream(graph, given, thread_id=thread, user_id=user), as_json)
     if result.answer is None and result.status == "completed" and not as_json:
-        emit_json(orch.state(result.thread_id).values)  # a graph of its own: its output state
+        emit_json(jsonable(output_of(orch.compiled(graph), orch.snapshot(result.thread_id).values)))
 
 
 def _json_object(text: str, option: str) -> dict[str, Any]:

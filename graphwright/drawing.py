@@ -118,7 +118,7 @@ def ascii_art(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None =
     g.edges = [e for e in g.edges if e.source != e.target]
     text = g.draw_ascii()
     text += "".join(f"\n{e.source} ⟲ loops back to itself ({e.data})" for e in loops)
-    return text + (f"\n{path.legend()}\n" if path else "")
+    return text + (f"\n{path.legend()}\n" if path else "\n")
 
 
 def dot(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None) -> str:
