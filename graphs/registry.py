@@ -30,10 +30,14 @@ class GraphSpec:
     name: str
     description: str
     build: Builder
-    make_input: InputAdapter = agent_input
+    make_input: InputAdapter | None = agent_input  # None: the graph takes its own input as given
     tools: Callable[[], ToolRegistry] = build_registry  # validates edited arguments at a gate
     uses_memory: bool = False  # its input takes the recalled long-term memories
-    native_input: bool = False  # takes its own input as given (a langgraph.json graph)
+
+    @property
+    def native_input(self) -> bool:
+        """Whether the graph takes its own input as given (a langgraph.json graph)."""
+        return self.make_input is None
 
 
 class GraphRegistry:
@@ -44,12 +48,12 @@ class GraphRegistry:
 
     def register(
         self, name: str, build: Builder, *, description: str = "",
-        make_input: InputAdapter = agent_input, tools: Callable[[], ToolRegistry] = build_registry,
-        uses_memory: bool = False, native_input: bool = False,
+        make_input: InputAdapter | None = agent_input,
+        tools: Callable[[], ToolRegistry] = build_registry,
+        uses_memory: bool = False,
     ) -> None:
         self._specs[name] = GraphSpec(name=name, description=description, build=build,
-                                      make_input=make_input, tools=tools, uses_memory=uses_memory,
-                                      native_input=native_input)
+                                      make_input=make_input, tools=tools, uses_memory=uses_memory)
 
     def get(self, name: str) -> GraphSpec:
         spec = self._specs.get(name)

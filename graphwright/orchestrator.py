@@ -186,7 +186,7 @@ class Orchestrator:
                 payload = own_input(compiled, graph, input)
                 yield from self._run(spec, compiled, thread_id, payload, payload, run_id)
                 return
-            payload = spec.make_input(run_input)
+            payload = spec.make_input(run_input) if spec.make_input else run_input.model_dump()
             if scopes:
                 self._set_meta(thread_id, user_id=str(user_id),
                                remember=json.dumps(user_messages(payload, run_input)))
@@ -347,7 +347,8 @@ class Orchestrator:
 
     def delete(self, thread_id: str) -> None:
         """Remove every key of the thread: checkpoints, trace, metadata, idempotency records."""
-        self._thread(thread_id)
+        if not self._meta(thread_id):
+            raise NotFoundError(f"no thread {thread_id!r}; `threads` lists the known ones")
         with thread_lock(self.client, self.keys, thread_id):
             self.saver.delete_thread(thread_id)
             self.client.delete(self.keys.meta(thread_id))

@@ -115,7 +115,7 @@ class Project:
             value = load_attribute(target, self.root)
             registry.register(
                 name, _builder(name, value), description=f"{target} (langgraph.json)",
-                tools=ToolRegistry, native_input=True,
+                tools=ToolRegistry, make_input=None,
             )
 
 

@@ -173,7 +173,7 @@ def build_asking(ctx: GraphContext) -> Graph:
 def test_any_other_interrupt_gets_a_json_answer_form(service: Service) -> None:
     from playwright.sync_api import sync_playwright
 
-    service.orch.graphs.register("asking", build_asking, native_input=True)
+    service.orch.graphs.register("asking", build_asking, make_input=None)
     assert service.orch.invoke("asking", {}, thread_id="ask-1").status == "interrupted"
     with sync_playwright() as p:
         browser = browser_for(p)

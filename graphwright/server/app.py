@@ -14,11 +14,13 @@ from checkpoints.errors import GraphwrightError, InfrastructureError, NotFoundEr
 from graphwright.locking import ThreadBusyError
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.deps import Guarded, Service
+from graphwright.server.errors import UnprocessableError
 from graphwright.server.routes import assistants, crons, review, runs, store, system, threads
 from graphwright.server.runs import RunStore
 from nodes.gate_models import GateDecisionError
 
 STATUS_OF_ERROR = ((NotFoundError, 404), (ThreadBusyError, 409), (GateDecisionError, 422),
+                   (UnprocessableError, 422),
                    (UserError, 400), (InfrastructureError, 503))
 
 

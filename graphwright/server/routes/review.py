@@ -23,7 +23,7 @@ from graphwright.native import answer_of
 from graphwright.server import review_page as view
 from graphwright.server import signed_cookie
 from graphwright.server.deps import Orch, Svc, service
-from graphwright.server.routes.runs import run_inline, start
+from graphwright.server.launch import Launcher
 from graphwright.server.schemas import CommandBody, RunCreate
 
 router = APIRouter(tags=["review"])
@@ -142,8 +142,12 @@ async def answer(thread_id: str, body: Answer, svc: Svc) -> dict[str, Any]:
     if not graph:
         raise HTTPException(status_code=404, detail=f"no thread {thread_id!r}")
     run_body = RunCreate(assistant_id=graph, command=CommandBody(resume=body.resume))
-    run = await run_in_threadpool(start, svc.orch, svc.store, thread_id, run_body)
-    values = await run_in_threadpool(run_inline, svc.orch, svc.store, run, run_body)
-    return {"run_id": run.run_id, "interrupted": "__interrupt__" in values}
+    launch = Launcher(svc)
+    run = await run_in_threadpool(launch.start, thread_id, run_body, background=False)
+    await launch.finished(run)
+    done = await run_in_threadpool(svc.store.raw, thread_id, run.run_id)
+    if done.get("status") == "error":
+        raise HTTPException(status_code=422, detail=done.get("error") or "the answer was refused")
+    return {"run_id": run.run_id, "status": done.get("status")}
 
 
