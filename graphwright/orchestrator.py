@@ -46,7 +46,7 @@ from graphwright.inputs import load_plugin, parse_input, user_messages
 from graphwright.locking import held, thread_lock
 from graphwright.models import make_model
 from graphwright.native import answer_of, own_input
-from graphwright.project import Project, find_config, load_project
+from graphwright.project import Project, find_config, load_project, run_configurable
 from graphwright.remember import extract
 from graphwright.results import (
     CheckpointInfo,
@@ -66,6 +66,7 @@ from nodes.gate_models import GateRequest
 from tools.policy import Policy
 
 log = logging.getLogger(__name__)
+MAX_COMPILED = 256  # compiled graphs kept, by graph, limits and (for factories) configuration
 
 
 class Orchestrator:
@@ -101,7 +102,7 @@ class Orchestrator:
                                 index=project.store_index() if project else None,
                                 ttl=project.store_ttl() if project else None)
         self.memory = MemoryBook(self.store)
-        self._compiled: dict[tuple[str, str], Graph] = {}
+        self._compiled: dict[tuple[str, str, str], Graph] = {}
         for target in filter(None, (self.settings.graphs or "").split(",")):
             load_plugin(target.strip(), self.graphs)
         if project is not None:
@@ -386,17 +387,26 @@ class Orchestrator:
 
     # --- internals -----------------------------------------------------------
 
-    def compiled(self, graph: str) -> Graph:
-        """The compiled graph registered as ``graph`` (default limits)."""
-        return self._graph(self.graphs.get(graph), None)
+    def compiled(self, graph: str, config: RunnableConfig | None = None) -> Graph:
+        """The compiled graph registered as ``graph`` (default limits).
 
-    def _graph(self, spec: GraphSpec, limits: Limits | None) -> Graph:
+        A graph built from the run's config (a ``langgraph.json`` factory) is built for
+        the ``configurable`` values of ``config``, like ``langgraph dev`` does per run.
+        """
+        return self._graph(self.graphs.get(graph), None, config)
+
+    def _graph(self, spec: GraphSpec, limits: Limits | None,
+               config: RunnableConfig | None = None) -> Graph:
         limits = limits or self.limits
-        key = (spec.name, limits.model_dump_json())
+        configurable = run_configurable(config) if spec.per_config else {}
+        key = (spec.name, limits.model_dump_json(), json.dumps(configurable, sort_keys=True, default=str))
         if key not in self._compiled:
+            if len(self._compiled) >= MAX_COMPILED:  # many configurations: forget the oldest
+                self._compiled.pop(next(iter(self._compiled)))
             self._compiled[key] = spec.build(GraphContext(
                 model=self.model, redis_client=self.client, keys=self.keys,
                 checkpointer=self.saver, limits=limits, policy=self.policy, store=self.store,
+                configurable=configurable or None,
             ))
         return self._compiled[key]
 

@@ -115,7 +115,7 @@ class Project:
             value = load_attribute(target, self.root)
             registry.register(
                 name, _builder(name, value), description=f"{target} (langgraph.json)",
-                tools=ToolRegistry, make_input=None,
+                tools=ToolRegistry, make_input=None, per_config=takes_config(value),
             )
 
 
@@ -222,13 +222,28 @@ def compile_graph(name: str, value: Any, ctx: GraphContext) -> Graph:
                              "StateGraph or a factory returning one")
 
 
-def _call_factory(name: str, factory: Callable[..., Any], ctx: GraphContext) -> Any:
-    config: RunnableConfig = {"configurable": {}}
+RUN_KEYS = ("thread_id", "checkpoint_id", "checkpoint_ns", "run_id", "gw_fence")
+
+
+def run_configurable(config: RunnableConfig | None) -> dict[str, Any]:
+    """The ``configurable`` values a factory may build from: not the per-run bookkeeping."""
+    given = (config or {}).get("configurable") or {}
+    return {k: v for k, v in given.items() if k not in RUN_KEYS and not k.startswith("__")}
+
+
+def takes_config(value: Any) -> bool:
+    """Whether ``value`` is a factory called with the run's config."""
+    if isinstance(value, Pregel | StateGraph) or not callable(value):
+        return False
     try:
-        params = inspect.signature(factory).parameters
+        return bool(inspect.signature(value).parameters)
     except (TypeError, ValueError):
-        params = {}  # type: ignore[assignment]  # builtins without a signature take nothing
-    result = factory(config) if params else factory()
+        return False
+
+
+def _call_factory(name: str, factory: Callable[..., Any], ctx: GraphContext) -> Any:
+    config: RunnableConfig = {"configurable": dict(ctx.configurable or {})}
+    result = factory(config) if takes_config(factory) else factory()
     if inspect.isawaitable(result):
         result = asyncio.run(_await(result))
     return result

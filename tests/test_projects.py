@@ -149,6 +149,8 @@ def test_a_factory_taking_the_config_and_a_plain_string_input(
     given = {"messages": [{"role": "user", "content": "Alan"}]}
     mine = same_on_both(both, "configured", given)
     assert [m["content"] for m in mine["values"]["messages"]] == ["Alan", "Hello, Alan!"]
+    configured = same_on_both(both, "configured", given, config={"configurable": {"greeting": "Hi"}})
+    assert configured["values"]["messages"][-1]["content"] == "Hi, Alan!"  # built for this run
 
 
 def notes_turn(both: Both) -> None:
