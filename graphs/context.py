@@ -39,3 +39,4 @@ class GraphContext:
     limits: Limits
     policy: Policy | None = None
     store: BaseStore | None = None  # long-term memory, handed to nodes as LangGraph's store
+    configurable: dict[str, Any] | None = None  # the run's, for a graph built per configuration

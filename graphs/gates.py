@@ -9,7 +9,14 @@ from langgraph.types import Command
 from pydantic import BaseModel
 
 from graphs.context import Graph
-from nodes.gate_models import GateDecisionError, GateRequest, PendingCall, parse_decisions
+from graphs.hitl import hitl_calls, hitl_resume, is_hitl_request
+from nodes.gate_models import (
+    GateDecisionError,
+    GateRequest,
+    PendingCall,
+    from_langchain,
+    parse_decisions,
+)
 from tools.registry import ToolRegistry
 
 
@@ -17,8 +24,13 @@ def pending_gate(graph: Graph, config: RunnableConfig) -> GateRequest | None:
     """Every call waiting for approval on the thread, each naming its worker and interrupt."""
     calls: list[PendingCall] = []
     errors: list[str] = []
-    for task in graph.get_state(config).tasks:
+    snapshot = graph.get_state(config)
+    for task in snapshot.tasks:
         for item in task.interrupts:
+            if is_hitl_request(item.value):  # LangChain's HumanInTheLoopMiddleware
+                values = snapshot.values if isinstance(snapshot.values, dict) else {}
+                calls += hitl_calls(item.value, item.id, list(values.get("messages") or []))
+                continue
             if not (isinstance(item.value, dict) and item.value.get("kind") == "approval"):
                 continue
             request = GateRequest.model_validate(item.value)
@@ -53,8 +65,9 @@ def gate_command(
         groups.setdefault(call.interrupt_id or "", []).append(call)
     if len(groups) == 1:
         ((interrupt_id, calls),) = groups.items()
-        decisions = parse_decisions(GateRequest(calls=calls), answer, registry)
-        return Command(resume={interrupt_id: {k: d.model_dump() for k, d in decisions.items()}})
+        return Command(resume={interrupt_id: _answer(calls, answer, registry)})
+    if isinstance(answer, dict) and isinstance(answer.get("decisions"), list):
+        answer = from_langchain(request.calls, answer["decisions"])  # by position, across workers
     if not (isinstance(answer, dict) and "action" not in answer):
         raise GateDecisionError(
             f"{len(request.calls)} calls wait in {len(groups)} workers; answer with a map of "
@@ -69,9 +82,16 @@ def gate_command(
     for interrupt_id, calls in groups.items():
         part = {c.id: answer[c.id] for c in calls if c.id in answer}
         if part:
-            decisions = parse_decisions(GateRequest(calls=calls), part, registry)
-            resume[interrupt_id] = {k: d.model_dump() for k, d in decisions.items()}
+            resume[interrupt_id] = _answer(calls, part, registry)
     return Command(resume=resume)
+
+
+def _answer(calls: list[PendingCall], answer: Any, registry: ToolRegistry) -> Any:
+    """The resume value of one interrupt: graphwright's decision map, or LangChain's shape."""
+    if calls[0].origin == "langchain":
+        return hitl_resume(calls, answer)
+    decisions = parse_decisions(GateRequest(calls=calls), answer, registry)
+    return {k: d.model_dump() for k, d in decisions.items()}
 
 
 def _plain(decision: Any) -> Any:

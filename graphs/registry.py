@@ -33,6 +33,12 @@ class GraphSpec:
     make_input: InputAdapter | None = agent_input  # None: the graph takes its own input as given
     tools: Callable[[], ToolRegistry] = build_registry  # validates edited arguments at a gate
     uses_memory: bool = False  # its input takes the recalled long-term memories
+    per_config: bool = False  # built again for each run configuration (a factory of config)
+
+    @property
+    def native_input(self) -> bool:
+        """Whether the graph takes its own input as given (a langgraph.json graph)."""
+        return self.make_input is None
 
 
 class GraphRegistry:
@@ -45,10 +51,11 @@ class GraphRegistry:
         self, name: str, build: Builder, *, description: str = "",
         make_input: InputAdapter | None = agent_input,
         tools: Callable[[], ToolRegistry] = build_registry,
-        uses_memory: bool = False,
+        uses_memory: bool = False, per_config: bool = False,
     ) -> None:
         self._specs[name] = GraphSpec(name=name, description=description, build=build,
-                                      make_input=make_input, tools=tools, uses_memory=uses_memory)
+                                      make_input=make_input, tools=tools, uses_memory=uses_memory,
+                                      per_config=per_config)
 
     def get(self, name: str) -> GraphSpec:
         spec = self._specs.get(name)

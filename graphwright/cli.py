@@ -7,6 +7,7 @@ User errors print one line and exit 2; infrastructure errors print one line and 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from functools import wraps
@@ -21,8 +22,10 @@ from checkpoints.embedded import EmbeddedRedis
 from checkpoints.errors import GraphwrightError, NotFoundError, UserError
 from graphwright.drawing import FORMATS
 from graphwright.live import LiveText
+from graphwright.native import output_of
 from graphwright.orchestrator import Orchestrator
 from graphwright.results import RunResult, StepEvent
+from graphwright.serialize import jsonable
 from graphwright.settings import Settings
 from nodes.gate_models import GateRequest, decide_all
 
@@ -37,6 +40,17 @@ errors = Console(stderr=True, soft_wrap=True)  # one line, never wrapped
 
 F = TypeVar("F", bound=Callable[..., Any])
 JSON = typer.Option(False, "--json", help="Machine-readable output.")
+
+
+@app.callback()
+def project(
+    config: Path | None = typer.Option(
+        None, "--config", help="A langgraph.json whose graphs to serve and run; by default the "
+        "one in the working directory, if any."),
+) -> None:
+    """graphwright: run, resume, inspect and draw agent graphs."""
+    if config is not None:
+        os.environ["GRAPHWRIGHT_CONFIG"] = str(config)  # read by Orchestrator.from_env
 
 
 def friendly(func: F) -> F:
@@ -152,19 +166,41 @@ def follow(events: Iterator[StepEvent], as_json: bool) -> RunResult:
 @friendly
 def run(
     graph: str = typer.Argument(..., help="Registered graph name, e.g. agent."),
-    goal: str = typer.Argument(..., help="What the run should do."),
+    goal: str | None = typer.Argument(None, help="What the run should do (a user message)."),
+    input: str | None = typer.Option(None, "--input", "-i",
+                                     help="The graph's own input as JSON, e.g. for a langgraph.json graph."),
     thread: str | None = typer.Option(None, "--thread", help="Thread id; a new one by default."),
     constraint: list[str] = typer.Option([], "--constraint", "-c", help="A hard constraint; repeatable."),
     replace: bool = typer.Option(False, "--replace", help="Delete THREAD first if it exists."),
     user: str | None = typer.Option(None, "--user", help="Recall and remember for this user id."),
     as_json: bool = JSON,
 ) -> None:
-    """Run GRAPH on GOAL, streaming steps and the model's tokens; stops at a gate with the command to answer it."""
+    """Run GRAPH on GOAL (or --input), streaming steps and the model's tokens; stops at a gate
+    with the command to answer it."""
+    if (goal is None) == (input is None):
+        raise UserError("give either GOAL or --input '<json>'")
     orch = Orchestrator.from_env()
     if replace and thread and thread in {t.thread_id for t in orch.threads()}:
         orch.delete(thread)
-    follow(orch.stream(graph, {"goal": goal, "constraints": constraint}, thread_id=thread,
-                       user_id=user, mode="messages"), as_json)
+    given: str | dict[str, Any] = goal or ""
+    if input is not None:
+        given = _json_object(input, "--input")
+    elif not orch.graphs.get(graph).native_input:
+        given = {"goal": goal, "constraints": constraint}
+    result = follow(orch.stream(graph, given, thread_id=thread, user_id=user, mode="messages"),
+                    as_json)
+    if result.answer is None and result.status == "completed" and not as_json:
+        emit_json(jsonable(output_of(orch.compiled(graph), orch.snapshot(result.thread_id).values)))
+
+
+def _json_object(text: str, option: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{option} is not valid JSON: {exc.msg} at position {exc.pos}") from exc
+    if not isinstance(value, dict):
+        raise UserError(f"{option} must be a JSON object")
+    return value
 
 
 @app.command()

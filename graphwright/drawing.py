@@ -39,9 +39,11 @@ class Path:
     visited: list[str] = field(default_factory=list)
     current: list[str] = field(default_factory=list)
     gate: bool = False
+    steps: list[str] = field(default_factory=list)  # every node run, in order, repeats kept
 
     def legend(self) -> str:
         parts = [f"visited: {', '.join(self.visited) or '-'}",
+                 f"steps: {' → '.join(self.steps) or '-'}",
                  f"current: {', '.join(self.current) or 'finished'}"]
         if self.gate:
             parts.append("pending gate: waiting for a decision")
@@ -53,11 +55,14 @@ def path_of(graph: CompiledStateGraph[Any, Any, Any, Any], config: RunnableConfi
     snapshots = list(graph.get_state_history(config))  # newest first
     if not snapshots:
         return Path()
-    visited: list[str] = []
+    ran: list[str] = []
     for snap in reversed(snapshots[1:]):
-        visited += [n for n in snap.next if n not in visited]
+        ran += snap.next
     latest = snapshots[0]
-    return Path(visited=visited, current=list(latest.next), gate=bool(latest.interrupts))
+    visited = list(dict.fromkeys(ran))
+    steps = [n for n in ran if n != "__start__"]
+    return Path(visited=visited, current=list(latest.next), gate=bool(latest.interrupts),
+                steps=steps)
 
 
 def drawable(graph: CompiledStateGraph[Any, Any, Any, Any], *, xray: bool = True) -> DrawableGraph:
@@ -65,14 +70,30 @@ def drawable(graph: CompiledStateGraph[Any, Any, Any, Any], *, xray: bool = True
     return graph.get_graph(xray=xray)
 
 
-def mermaid(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None) -> str:
+def labelled(graph: CompiledStateGraph[Any, Any, Any, Any]) -> DrawableGraph:
+    """The drawable graph with every conditional edge labelled by the branch that takes it.
+
+    A router returning a ``Literal`` of node names has no path map, so LangGraph leaves
+    its edges blank; the branch value is then the target's name.
+    """
     g = drawable(graph)
+    g.edges = [e._replace(data=e.data if e.data is not None else _branch(e.target))
+               if e.conditional else e for e in g.edges]
+    return g
+
+
+def _branch(target: str) -> str:
+    return "end" if target == "__end__" else target.split(":")[-1]
+
+
+def mermaid(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None) -> str:
+    g = labelled(graph)
     text = g.draw_mermaid()
     if path is None:
         return text
     drawn = set(g.nodes)  # workers drawn as expanded subgraphs are not nodes: not marked
     path = Path(visited=[n for n in path.visited if n in drawn],
-                current=[n for n in path.current if n in drawn], gate=path.gate)
+                current=[n for n in path.current if n in drawn], gate=path.gate, steps=path.steps)
     lines = [text.rstrip()]
     lines += [f"\tclassDef {name} {style};" for name, style in STYLES.items()]
     marks = {
@@ -80,18 +101,29 @@ def mermaid(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = N
         "current": [] if path.gate else path.current,
         "gate": path.current if path.gate else [],
     }
-    lines += [f"\tclass {','.join(nodes)} {name};" for name, nodes in marks.items() if nodes]
+    lines += [f"\tclass {','.join(map(_mermaid_id, nodes))} {name};"
+              for name, nodes in marks.items() if nodes]
     return "\n".join(lines) + "\n"
 
 
+def _mermaid_id(node: str) -> str:
+    """The id LangGraph's Mermaid output gives a node: other characters as ``\\<hex>``."""
+    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in "_-") else f"\\{ord(ch):x}"
+                   for ch in node)
+
+
 def ascii_art(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None) -> str:
-    text = drawable(graph).draw_ascii()
-    return text + (f"\n{path.legend()}\n" if path else "")
+    g = labelled(graph)
+    loops = [e for e in g.edges if e.source == e.target]  # the ASCII layout cannot draw these
+    g.edges = [e for e in g.edges if e.source != e.target]
+    text = g.draw_ascii()
+    text += "".join(f"\n{e.source} ⟲ loops back to itself ({e.data})" for e in loops)
+    return text + (f"\n{path.legend()}\n" if path else "\n")
 
 
 def dot(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None) -> str:
     """Graphviz DOT text: solid fixed edges, dashed conditional ones, colours for the path."""
-    g = drawable(graph)
+    g = labelled(graph)
     fills = {"visited": "#dbeafe", "current": "#fde68a", "gate": "#fecaca"}
     lines = ["digraph G {", '  rankdir=TB; node [shape=box, style="rounded,filled", fillcolor=white];']
     for node_id in g.nodes:
@@ -103,7 +135,8 @@ def dot(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None)
         lines.append(f'  "{node_id}" [label="{node_id}", fillcolor="{colour}"];')
     for edge in g.edges:
         style = "dashed" if edge.conditional else "solid"
-        lines.append(f'  "{edge.source}" -> "{edge.target}" [style={style}];')
+        label = f', label="{edge.data}"' if edge.data is not None else ""
+        lines.append(f'  "{edge.source}" -> "{edge.target}" [style={style}{label}];')
     lines.append("}")
     return "\n".join(lines) + "\n"
 

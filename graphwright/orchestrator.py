@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -47,6 +48,8 @@ from graphwright.connect import connect
 from graphwright.inputs import load_plugin, parse_input, user_messages
 from graphwright.locking import ThreadLock, held, thread_lock
 from graphwright.models import make_model
+from graphwright.native import answer_of, own_input
+from graphwright.project import Project, find_config, load_project, run_configurable
 from graphwright.remember import ExtractionError, extract
 from graphwright.results import (
     CheckpointInfo,
@@ -68,6 +71,7 @@ from nodes.tracing import trace_model_call
 from tools.policy import Policy
 
 log = logging.getLogger(__name__)
+MAX_COMPILED = 256  # compiled graphs kept, by graph, limits and (for factories) configuration
 
 
 class Orchestrator:
@@ -82,13 +86,16 @@ class Orchestrator:
         graphs: GraphRegistry | None = None,
         limits: Limits | None = None,
         policy: Policy | None = None,
+        project: Project | None = None,
     ) -> None:
         self.settings = settings or Settings()
+        self.project = project
         self.client: redis.Redis = client if client is not None else self._connect()
         client = self.client
         self.keys = Keys(prefix=self.settings.key_prefix)
         self.saver = RedisSaver(
-            client, prefix=self.settings.key_prefix, ttl_s=self.settings.checkpoint_ttl_s,
+            client, prefix=self.settings.key_prefix,
+            ttl_s=(project.checkpoint_ttl_s() if project else None) or self.settings.checkpoint_ttl_s,
             encrypt=self.settings.encrypt,
         )
         self.model = model or make_model(self.settings)
@@ -96,12 +103,16 @@ class Orchestrator:
         self.limits = limits or self.settings.limits()
         self.policy = policy
         self.tracer = TraceWriter(client, self.keys, ttl_s=self.settings.checkpoint_ttl_s)
-        self.store = RedisStore(client, prefix=self.settings.key_prefix)
+        self.store = RedisStore(client, prefix=self.settings.key_prefix,
+                                index=project.store_index() if project else None,
+                                ttl=project.store_ttl() if project else None)
         self.memory = MemoryBook(self.store)
         self.index = ThreadIndex(client, self.keys)
-        self._compiled: dict[tuple[str, str], Graph] = {}
+        self._compiled: dict[tuple[str, str, str], Graph] = {}
         for target in filter(None, (self.settings.graphs or "").split(",")):
             load_plugin(target.strip(), self.graphs)
+        if project is not None:
+            project.register(self.graphs)
 
     def _connect(self) -> redis.Redis:
         client: redis.Redis = connect(redis_url(self.settings), cluster=self.settings.redis_cluster,
@@ -114,8 +125,27 @@ class Orchestrator:
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Orchestrator:
-        """Settings from the environment and ``.env``; embedded Redis and offline model by default."""
+        """Settings from the environment and ``.env``; embedded Redis and offline model by default.
+
+        A ``langgraph.json`` named by ``GRAPHWRIGHT_CONFIG``, or in the working directory,
+        adds its graphs (see ``from_config``).
+        """
+        path = find_config(os.environ.get("GRAPHWRIGHT_CONFIG") or None)
+        if path is not None:
+            return cls.from_config(path, **overrides)
         return cls(settings=Settings(), **overrides)
+
+    @classmethod
+    def from_config(cls, path: str | os.PathLike[str], **overrides: Any) -> Orchestrator:
+        """Serve the LangGraph project described by the ``langgraph.json`` at ``path``.
+
+        Its env is applied before the settings are read, its dependencies go on
+        ``sys.path``, and its graphs are registered beside graphwright's own.
+        """
+        project = load_project(path)
+        project.apply()
+        overrides.setdefault("settings", Settings())
+        return cls(project=project, **overrides)
 
     # --- running -------------------------------------------------------------
 
@@ -151,7 +181,7 @@ class Orchestrator:
         each before the step event of the node that called the model.
         """
         spec = self.graphs.get(graph)
-        run_input = parse_input(input)
+        run_input = None if spec.native_input else parse_input(input)
         scopes = self._scopes(user_id) if user_id is not None else []  # checked before any read
         thread_id = thread_id or f"{graph}-{uuid.uuid4().hex[:12]}"
         with self._lock(thread_id) as lock:
@@ -167,6 +197,10 @@ class Orchestrator:
                 if snapshot.next:
                     raise UserError(f"thread {thread_id!r} has an unfinished run (its process "
                                     "stopped mid-step); resume it first")
+            if run_input is None:  # a langgraph.json graph: its own input, as given
+                payload = own_input(compiled, graph, input)
+                yield from self._run(spec, compiled, thread_id, payload, payload, run_id)
+                return
             payload = spec.make_input(run_input) if spec.make_input else run_input.model_dump()
             if scopes:
                 self._set_meta(thread_id, user_id=str(user_id),
@@ -411,17 +445,26 @@ class Orchestrator:
 
     # --- internals -----------------------------------------------------------
 
-    def compiled(self, graph: str) -> Graph:
-        """The compiled graph registered as ``graph`` (default limits)."""
-        return self._graph(self.graphs.get(graph), None)
+    def compiled(self, graph: str, config: RunnableConfig | None = None) -> Graph:
+        """The compiled graph registered as ``graph`` (default limits).
 
-    def _graph(self, spec: GraphSpec, limits: Limits | None) -> Graph:
+        A graph built from the run's config (a ``langgraph.json`` factory) is built for
+        the ``configurable`` values of ``config``, like ``langgraph dev`` does per run.
+        """
+        return self._graph(self.graphs.get(graph), None, config)
+
+    def _graph(self, spec: GraphSpec, limits: Limits | None,
+               config: RunnableConfig | None = None) -> Graph:
         limits = limits or self.limits
-        key = (spec.name, limits.model_dump_json())
+        configurable = run_configurable(config) if spec.per_config else {}
+        key = (spec.name, limits.model_dump_json(), json.dumps(configurable, sort_keys=True, default=str))
         if key not in self._compiled:
+            if len(self._compiled) >= MAX_COMPILED:  # many configurations: forget the oldest
+                self._compiled.pop(next(iter(self._compiled)))
             self._compiled[key] = spec.build(GraphContext(
                 model=self.model, redis_client=self.client, keys=self.keys,
                 checkpointer=self.saver, limits=limits, policy=self.policy, store=self.store,
+                configurable=configurable or None,
             ))
         return self._compiled[key]
 
@@ -480,14 +523,15 @@ class Orchestrator:
 
     def _run(
         self, spec: GraphSpec, compiled: Graph, thread_id: str, payload: Any,
-        run_input: RunInput | None, run_id: str | None = None, lock: ThreadLock | None = None,
-        mode: StreamMode = "steps",
+        run_input: RunInput | dict[str, Any] | None, run_id: str | None = None,
+        lock: ThreadLock | None = None, mode: StreamMode = "steps",
     ) -> Iterator[StepEvent]:
         run_id = run_id or str(uuid.uuid4())
         config = self._config(thread_id, run_id, lock.fence if lock else None)
         self._set_meta(thread_id, graph=spec.name, status="running", thread_id=thread_id)
         started = self.tracer.emit(thread_id, "run_start", run_id=run_id, graph=spec.name,
-                                   input=run_input.model_dump() if run_input else None,
+                                   input=run_input.model_dump() if isinstance(run_input, RunInput)
+                                   else jsonable(run_input),
                                    resumed=run_input is None)
         if run_input is not None:  # usage counts from here, across later resumes
             self._set_meta(thread_id, trace_from=started)
@@ -519,7 +563,7 @@ class Orchestrator:
     ) -> RunResult:
         config = self._config(thread_id)
         snapshot = compiled.get_state(config)
-        values = snapshot.values or {}
+        values = snapshot.values if isinstance(snapshot.values, dict) else {}
         pending = pending_gate(compiled, config)
         status: RunStatus
         if error:
@@ -535,7 +579,7 @@ class Orchestrator:
         since = self.tracer.read(thread_id, self._meta(thread_id).get("trace_from") or "-")
         return RunResult(
             thread_id=thread_id, graph=spec.name, run_id=run_id, status=status,
-            answer=values.get("answer"), stop_reason=values.get("stop_reason"),
+            answer=answer_of(snapshot.values), stop_reason=values.get("stop_reason"),
             pending=pending if status == "interrupted" else None,
             steps=int((snapshot.metadata or {}).get("step", 0)),
             usage=Usage(

@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from checkpoints.errors import UserError
 from graphs.state import ProposedCall, canonical
@@ -37,6 +37,9 @@ class PendingCall(BaseModel):
     # timed out); the reviewer answers retry, mark_done or reject instead of approve or edit.
     kind: Literal["approval", "outcome_unknown"] = "approval"
     idempotency_key: str | None = None  # the key a retry runs under, for outcome_unknown
+    description: str | None = None  # what the reviewer is told (LangChain's HITL description)
+    allowed_decisions: list[str] = Field(default_factory=lambda: ["approve", "edit", "reject"])
+    origin: Literal["graphwright", "langchain"] = "graphwright"  # whose interrupt raised it
 
 
 class GateRequest(BaseModel):
@@ -45,6 +48,23 @@ class GateRequest(BaseModel):
     kind: Literal["approval"] = "approval"
     calls: list[PendingCall]
     error: str | None = None  # why the previous answer was refused, when re-asked
+    # The same calls in LangChain's HITLRequest shape, so chat UIs built for
+    # HumanInTheLoopMiddleware render graphwright's gate too; always derived from calls.
+    action_requests: list[dict[str, Any]] = Field(default_factory=list)
+    review_configs: list[dict[str, Any]] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _hitl_view(self) -> GateRequest:
+        self.action_requests = [
+            {"name": c.tool, "args": c.args, "description": c.description or c.reason}
+            for c in self.calls
+        ]
+        configs: dict[str, list[str]] = {}
+        for c in self.calls:
+            configs.setdefault(c.tool, c.allowed_decisions)
+        self.review_configs = [{"action_name": name, "allowed_decisions": allowed}
+                               for name, allowed in configs.items()]
+        return self
 
 
 class _Decision(BaseModel):
@@ -116,6 +136,8 @@ def parse_decisions(
     One decision answers a gate with one pending call; several calls take a map of
     call id to decision, with every pending call answered.
     """
+    if isinstance(answer, dict) and isinstance(answer.get("decisions"), list):
+        answer = from_langchain(request.calls, answer["decisions"])
     try:
         if isinstance(answer, dict) and "action" not in answer:
             decisions = _decision_map.validate_python(answer)
@@ -219,3 +241,34 @@ def decide_all(
     raise GateDecisionError(
         f"unknown action {action!r}; use approve, edit or reject (retry, mark_done or reject "
         "for a call whose outcome is unknown)")
+
+
+
+def from_langchain(calls: list[PendingCall], decisions: list[Any]) -> dict[str, dict[str, Any]]:
+    """LangChain's ``decisions`` list as a map of call id to decision, by position.
+
+    Each decision is bound to the digest of the call at its position (or to the
+    ``digest`` it carries), so it cannot approve arguments the reviewer did not see.
+    """
+    if len(decisions) != len(calls):
+        raise GateDecisionError(f"{len(decisions)} decision(s) for {len(calls)} pending call(s) "
+                                f"({', '.join(c.id for c in calls)}); give one per call, in order")
+    out: dict[str, dict[str, Any]] = {}
+    for call, given in zip(calls, decisions, strict=True):
+        kind = given.get("type") if isinstance(given, dict) else None
+        if kind not in call.allowed_decisions:
+            raise GateDecisionError(f"decision {kind!r} for {call.id} ({call.tool}) is not allowed; "
+                                    f"allowed: {', '.join(call.allowed_decisions)}")
+        bound = str(given.get("digest") or call.digest)
+        if kind == "approve":
+            out[call.id] = {"action": "approve", "digest": bound}
+        elif kind == "edit":
+            action = given.get("edited_action") or {}
+            if action.get("name", call.tool) != call.tool:
+                raise GateDecisionError(f"an edit of {call.id} cannot switch the tool from "
+                                        f"{call.tool} to {action.get('name')}")
+            out[call.id] = {"action": "edit", "digest": bound, "args": action.get("args")}
+        else:
+            out[call.id] = {"action": "reject", "digest": bound,
+                            "reason": given.get("message") or "rejected by the reviewer"}
+    return out

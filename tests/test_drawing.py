@@ -44,7 +44,7 @@ def test_mermaid_with_a_thread_marks_the_path_and_the_pending_gate(orch: Orchest
     assert "class human_gate gate;" in text
     assert "class __start__,plan visited;" in text
     plain = orch.draw("agent", "mermaid")
-    assert "classDef gate" not in plain and "plan -.-> human_gate;" in plain
+    assert "classDef gate" not in plain and "plan -. &nbsp;human_gate&nbsp; .-> human_gate;" in plain
     ascii_art = orch.draw("agent", "ascii", "d")
     assert "pending gate: waiting for a decision" in ascii_art
 

@@ -31,10 +31,8 @@ ENDPOINTS = [  # one or more per family: assistants, threads, runs, review, sche
     ("GET", "/threads/t1/runs/r1", None),
     ("GET", "/threads/t1/runs/r1/join", None),
     ("POST", "/threads/t1/runs/r1/cancel", None),
-    ("GET", "/review", None),
-    ("GET", "/review/t1", None),
-    ("GET", "/review/assets/mermaid.min.js", None),
 ]
+REVIEW_PAGES = ["/review", "/review/t1", "/review/assets/mermaid.min.js", "/review/assets/review.js"]
 
 
 @pytest.fixture
@@ -57,6 +55,17 @@ def test_every_endpoint_needs_the_key_and_reveals_nothing(
         # With the key the request reaches its handler: found or not, never a server error.
         assert r.status_code < 500, (path, r.status_code, r.text)
         assert r.status_code != 401 and "missing or wrong API key" not in r.text
+
+
+@pytest.mark.parametrize("path", REVIEW_PAGES)
+def test_review_pages_send_a_visitor_without_the_key_to_log_in(service: Service, path: str) -> None:
+    with httpx.Client(base_url=service.url) as http:
+        for headers in ({}, {"x-api-key": "wrong"}):
+            r = http.get(path, headers=headers)
+            assert r.status_code == 303 and r.headers["location"] == f"/review/login?next={path}"
+            assert "mermaid" not in r.text and "t1" not in r.text.replace(path, "")
+        assert http.get(path, headers={"x-api-key": KEY}).status_code in (200, 404)
+        assert http.post("/review/t1/answer", json={"resume": None}).status_code == 401
 
 
 def test_health_needs_no_key_and_the_api_is_documented(service: Service) -> None:

@@ -52,6 +52,7 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
     allow_origins(app, orch.settings.cors_origins)
     AssistantStore.of(orch).ensure_graphs(orch)
     app.include_router(system.router)
-    for resource in (assistants, threads, runs, store, crons, review):
+    for resource in (assistants, threads, runs, store, crons):
         app.include_router(resource.router, dependencies=Guarded)
+    app.include_router(review.router)  # its own check: the signed login cookie, never ?api_key=
     return app

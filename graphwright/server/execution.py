@@ -71,8 +71,8 @@ class Executor:
     def drive(self, thread_id: str, run_id: str, *, recovering: bool) -> None:
         body = self.store.body(thread_id, run_id)
         spec = self.orch.graphs.get(body.assistant_id)
-        graph = self.orch.compiled(spec.name)
         config = run_config(thread_id, run_id, body)
+        graph = self.orch.compiled(spec.name, config)  # a factory graph: built for this config
         before = graph.get_state({"configurable": {"thread_id": thread_id}}).config.get("configurable", {}).get("checkpoint_id")
         self.publish(thread_id, run_id, "metadata", {"run_id": run_id, "attempt": 2 if recovering else 1})
         try:

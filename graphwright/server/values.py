@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphwright.native import output_of
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.framing import wire
 
@@ -13,7 +14,7 @@ def final_values(orch: Orchestrator, thread_id: str) -> Any:
     if not meta.get("graph"):
         return {}
     snap = orch.snapshot(thread_id)
-    values = wire(snap.values)
+    values = wire(output_of(orch.compiled(meta["graph"]), snap.values))  # the output schema's view
     interrupts = [{"value": wire(i.value), "id": i.id} for t in snap.tasks for i in t.interrupts]
     if interrupts and isinstance(values, dict):
         values["__interrupt__"] = interrupts

@@ -1,104 +1,153 @@
-"""``/review``: server-rendered pages where a reviewer sees the graph, the path, the trace and
-the pending calls, and answers them with buttons that call the same runs API."""
+"""``/review``: pages where a reviewer reads the conversation, the pending calls and the run's
+path, and answers every pending call at once.
+
+With an API key set, the key is entered once on ``/review/login`` and kept in a signed
+cookie; these routes accept that cookie or the ``x-api-key`` header, never a URL parameter.
+"""
 
 from __future__ import annotations
 
-import html
-import json
+import hmac
+from importlib.resources import files
 from typing import Any
+from urllib.parse import parse_qs, quote
 
-from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import BaseModel, ConfigDict
+from starlette.concurrency import run_in_threadpool
 
+from graphs.hitl import is_hitl_request
 from graphwright.drawing import mermaid_library
-from graphwright.server.deps import Orch
+from graphwright.native import answer_of
+from graphwright.server import review_page as view
+from graphwright.server import signed_cookie
+from graphwright.server.deps import Orch, Svc, service
+from graphwright.server.launch import Launcher
+from graphwright.server.schemas import CommandBody, RunCreate
 
 router = APIRouter(tags=["review"])
 
-STYLE = """body{font-family:system-ui,sans-serif;margin:2rem;max-width:70rem}
-table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .5rem;
-vertical-align:top;text-align:left}pre{margin:0;white-space:pre-wrap}.call{border:1px solid #b91c1c;
-padding:1rem;margin:1rem 0}button{margin-right:.5rem}#answer{background:#ecfdf5;padding:1rem}"""
 
-SCRIPT = """
-async function decide(callId, action) {
-  const decision = {action: action, digest: DIGESTS[callId]};
-  if (action === "edit") decision.args = JSON.parse(document.getElementById("args-" + callId).value);
-  if (action === "reject") decision.reason = document.getElementById("reason-" + callId).value || "rejected in review";
-  const headers = {"content-type": "application/json"};
-  if (API_KEY) headers["x-api-key"] = API_KEY;
-  const res = await fetch("/threads/" + encodeURIComponent(THREAD) + "/runs/wait", {method: "POST",
-    headers: headers, body: JSON.stringify({assistant_id: GRAPH, command: {resume: {[callId]: decision}}})});
-  const status = document.getElementById("status");
-  if (!res.ok) { status.textContent = "refused: " + (await res.text()); return; }
-  location.reload();
-}
-"""
+def reviewer(request: Request) -> None:
+    """Let the request through with the login cookie or the key header; else ask to log in."""
+    key = service(request).api_key
+    if key is None:
+        return
+    given = request.headers.get("x-api-key") or ""
+    if hmac.compare_digest(given.encode(), key.encode()):
+        return
+    if signed_cookie.claims_of(request, signed_cookie.secret_for(key)) is not None:
+        return
+    if request.method == "GET":
+        target = quote(request.url.path, safe="/")
+        raise HTTPException(status_code=303, headers={"Location": f"/review/login?next={target}"})
+    raise HTTPException(status_code=401, detail="log in at /review/login first")
 
 
-def _js(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False).replace("</", "<\\/")
+Reviewer = [Depends(reviewer)]
 
 
-def _page(title: str, body: str, head: str = "") -> HTMLResponse:
-    return HTMLResponse(f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
-<title>{html.escape(title)} · graphwright review</title><style>{STYLE}</style>{head}</head>
-<body>{body}</body></html>""")
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    resume: Any
 
 
-@router.get("/review", response_class=HTMLResponse)
-def waiting(request: Request, orch: Orch) -> HTMLResponse:
-    key = request.query_params.get("api_key")
-    suffix = f"?api_key={html.escape(key)}" if key else ""
-    rows = "".join(
-        f'<tr><td><a href="/review/{html.escape(t.thread_id)}{suffix}">{html.escape(t.thread_id)}</a>'
-        f"</td><td>{html.escape(t.graph or '')}</td></tr>"
-        for t in orch.threads() if t.status == "interrupted"
-    )
-    table = f"<table><tr><th>thread</th><th>graph</th></tr>{rows}</table>" if rows else \
-        "<p>No thread is waiting at a gate.</p>"
-    return _page("waiting", f"<h1>Threads waiting for a decision</h1>{table}")
+@router.get("/review/login", response_class=HTMLResponse)
+def login_page(next: str = "/review") -> HTMLResponse:
+    return HTMLResponse(view.page("log in", f"""<h1>Review: log in</h1>
+<form method="post" action="/review/login"><input type="hidden" name="next" value="{view.e(_local(next))}">
+<p><label>API key <input type="password" name="api_key" autocomplete="current-password" autofocus></label>
+<button type="submit">Log in</button></p></form>"""))
 
 
-@router.get("/review/assets/mermaid.min.js")
+@router.post("/review/login")
+async def login(request: Request, svc: Svc) -> Response:
+    form = parse_qs((await request.body()).decode(errors="replace"))
+    given = (form.get("api_key") or [""])[0]
+    target = _local((form.get("next") or ["/review"])[0])
+    if svc.api_key is not None and not hmac.compare_digest(given.encode(), svc.api_key.encode()):
+        return HTMLResponse(view.page("log in", '<h1>Review: log in</h1><p id="status">That key is '
+                                      'not right.</p><p><a href="/review/login">Try again</a></p>'),
+                            status_code=401)
+    response = RedirectResponse(target, status_code=303)
+    if svc.api_key is not None:
+        token = signed_cookie.sign({"sub": "reviewer"}, signed_cookie.secret_for(svc.api_key))
+        signed_cookie.set_cookie(response, token, secure=request.url.scheme == "https")
+    return response
+
+
+@router.post("/review/logout")
+def logout() -> Response:
+    response = RedirectResponse("/review/login", status_code=303)
+    signed_cookie.clear_cookie(response)
+    return response
+
+
+def _local(target: str) -> str:
+    """Only a path on this site: a login never redirects elsewhere."""
+    return target if target.startswith("/") and not target.startswith("//") else "/review"
+
+
+@router.get("/review/assets/mermaid.min.js", dependencies=Reviewer)
 def mermaid_js() -> Response:
     return Response(mermaid_library(), media_type="text/javascript")
 
 
-@router.get("/review/{thread_id}", response_class=HTMLResponse)
-def thread_page(thread_id: str, request: Request, orch: Orch) -> HTMLResponse:
+@router.get("/review/assets/review.js", dependencies=Reviewer)
+def review_js() -> Response:
+    script = (files("graphwright") / "assets" / "review.js").read_text(encoding="utf-8")
+    return Response(script, media_type="text/javascript")
+
+
+@router.get("/review", response_class=HTMLResponse, dependencies=Reviewer)
+def waiting(orch: Orch) -> HTMLResponse:
+    rows = "".join(f"<tr><td>{view.thread_link(t.thread_id)}</td><td>{view.e(t.graph or '')}</td></tr>"
+                   for t in orch.threads() if t.status == "interrupted")
+    table = f"<table><tr><th>thread</th><th>graph</th></tr>{rows}</table>" if rows else \
+        "<p>No thread is waiting at a gate.</p>"
+    return HTMLResponse(view.page("waiting", f"<h1>Threads waiting for a decision</h1>{table}"))
+
+
+@router.get("/review/{thread_id}", response_class=HTMLResponse, dependencies=Reviewer)
+def thread_page(thread_id: str, orch: Orch) -> HTMLResponse:
     state = orch.state(thread_id)
+    snapshot = orch.snapshot(thread_id)
     graph = state.graph or ""
-    key = request.headers.get("x-api-key") or request.query_params.get("api_key") or ""
-    drawing = orch.draw(graph, "mermaid", thread_id)
-    pending = state.pending.calls if state.pending else []
-    calls = "".join(
-        f"""<div class="call" data-call="{html.escape(c.id)}"><h3>{html.escape(c.tool)}
-<small>({html.escape(c.risk)}{', worker ' + html.escape(c.worker) if c.worker else ''})</small></h3>
-<p>{html.escape(c.reason)}</p><pre class="args">{html.escape(json.dumps(c.args, ensure_ascii=False, indent=2))}</pre>
-<p><button id="approve-{html.escape(c.id)}" onclick='decide({_js(c.id)}, "approve")'>Approve</button>
-<button onclick='decide({_js(c.id)}, "reject")'>Reject</button>
-<input id="reason-{html.escape(c.id)}" placeholder="reason for rejecting"></p>
-<p><textarea id="args-{html.escape(c.id)}" rows="6" cols="70">{html.escape(json.dumps(c.args, ensure_ascii=False, indent=2))}</textarea><br>
-<button onclick='decide({_js(c.id)}, "edit")'>Edit and approve</button></p></div>"""
-        for c in pending
-    )
-    answer = state.values.get("answer")
-    trace_rows = "".join(
-        f"<tr><td>{html.escape(e['kind'])}</td><td>{html.escape(str(e.get('step', '')))}</td>"
-        f"<td><pre>{html.escape(json.dumps({k: v for k, v in e.items() if k in ('tool', 'args', 'ok', 'error', 'stop_reason', 'decisions', 'model')}, ensure_ascii=False))}</pre></td></tr>"
-        for e in orch.trace(thread_id)
-    )
-    src = "/review/assets/mermaid.min.js" + (f"?api_key={html.escape(key)}" if key else "")
-    body = f"""<h1>Thread {html.escape(thread_id)}</h1>
-<p>graph <b>{html.escape(graph)}</b> · status <b id="thread-status">{html.escape(str(state.status))}</b></p>
-<p id="status"></p>
-{f'<div id="answer"><h2>Answer</h2><p>{html.escape(answer)}</p></div>' if answer else ''}
-{f'<h2>Pending calls</h2>{calls}' if calls else ''}
-<h2>Graph</h2><pre class="mermaid">{html.escape(drawing)}</pre>
-<h2>Trace</h2><table><tr><th>event</th><th>step</th><th>detail</th></tr>{trace_rows}</table>
-<script src="{src}"></script>
-<script>const THREAD = {_js(thread_id)}, GRAPH = {_js(graph)}, API_KEY = {_js(key)};
-const DIGESTS = {_js({c.id: c.digest for c in pending})};{SCRIPT}
-mermaid.initialize({{startOnLoad: true, securityLevel: "strict"}});</script>"""
-    return _page(thread_id, body)
+    values = snapshot.values if isinstance(snapshot.values, dict) else {}
+    calls = state.pending.calls if state.pending else []
+    other = [(i.id, i.value) for t in snapshot.tasks for i in t.interrupts
+             if not (isinstance(i.value, dict) and i.value.get("kind") == "approval")
+             and not is_hitl_request(i.value)]
+    answer = answer_of(snapshot.values) if not snapshot.next else None
+    e = view.e
+    body = f"""<h1>Thread {e(thread_id)}</h1>
+<p>graph <b>{e(graph)}</b> · status <b id="thread-status">{e(state.status)}</b></p>
+<p id="status" role="status"></p>
+{f'<div id="answer"><h2>Answer</h2>{view.clipped(answer)}</div>' if answer else ''}
+<h2>Conversation</h2><div id="conversation">{view.conversation(list(values.get("messages") or []))}</div>
+{f'<h2>Pending calls ({len(calls)})</h2>{view.pending_form(thread_id, graph, calls)}' if calls else ''}
+{f'<h2>Waiting for an answer</h2>{view.generic_form(thread_id, other)}' if other else ''}
+<h2>Path</h2><pre class="mermaid">{e(orch.draw(graph, "mermaid", thread_id))}</pre>
+<h3>Steps</h3>{view.steps(orch.history(thread_id))}
+<h2>Trace</h2>{view.trace(orch.trace(thread_id))}"""
+    return HTMLResponse(view.page(thread_id, body, scripts=True))
+
+
+@router.post("/review/{thread_id}/answer", dependencies=Reviewer)
+async def answer(thread_id: str, body: Answer, svc: Svc) -> dict[str, Any]:
+    """Resume the thread with the page's answer, recorded as a run like any other."""
+    graph = (await run_in_threadpool(svc.orch.meta, thread_id)).get("graph")
+    if not graph:
+        raise HTTPException(status_code=404, detail=f"no thread {thread_id!r}")
+    run_body = RunCreate(assistant_id=graph, command=CommandBody(resume=body.resume))
+    launch = Launcher(svc)
+    run = await run_in_threadpool(launch.start, thread_id, run_body, background=False)
+    await launch.finished(run)
+    done = await run_in_threadpool(svc.store.raw, thread_id, run.run_id)
+    if done.get("status") == "error":
+        raise HTTPException(status_code=422, detail=done.get("error") or "the answer was refused")
+    return {"run_id": run.run_id, "status": done.get("status")}
+
+

@@ -1,0 +1,253 @@
+"""A LangGraph project described by ``langgraph.json``: its graphs, env, dependencies, store.
+
+Graphs are read the way ``langgraph dev`` reads them (``./path.py:attr`` or
+``module:attr``; a compiled graph, a ``StateGraph``, a functional ``@entrypoint`` or a
+factory taking a ``RunnableConfig`` or nothing) and compiled with graphwright's Redis
+saver and store instead of the in-memory ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any, cast
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import StateGraph
+from langgraph.pregel import Pregel
+from langgraph.store.base import IndexConfig, TTLConfig
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from checkpoints.errors import ConfigurationError
+from graphs.context import Graph, GraphContext
+from graphs.registry import GraphRegistry
+from tools.registry import ToolRegistry
+
+CONFIG_NAME = "langgraph.json"
+
+
+class StoreConfig(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    index: dict[str, Any] | None = None
+    ttl: dict[str, Any] | None = None
+
+
+class CheckpointerConfig(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    ttl: dict[str, Any] | None = None  # {"default_ttl": minutes, "strategy": "delete", ...}
+
+
+class ProjectConfig(BaseModel):
+    """The parts of ``langgraph.json`` graphwright reads; other keys are allowed and ignored."""
+
+    model_config = ConfigDict(extra="allow")
+
+    graphs: dict[str, str | dict[str, Any]] = Field(min_length=1)
+    dependencies: list[str] = Field(default_factory=list)
+    env: str | dict[str, str] | None = None
+    store: StoreConfig | None = None
+    checkpointer: CheckpointerConfig | None = None
+
+
+class Project:
+    """One loaded ``langgraph.json``; paths in it are relative to its folder."""
+
+    def __init__(self, path: Path, config: ProjectConfig) -> None:
+        self.path = path
+        self.root = path.parent
+        self.config = config
+
+    @property
+    def graphs(self) -> dict[str, str]:
+        """Graph id to ``./path.py:attr`` or ``module:attr``."""
+        return {name: spec if isinstance(spec, str) else str(spec.get("path", ""))
+                for name, spec in self.config.graphs.items()}
+
+    def env(self) -> dict[str, str]:
+        """The project's environment: the mapping, or the variables of its env file."""
+        env = self.config.env
+        if env is None or isinstance(env, dict):
+            return dict(env or {})
+        return read_env_file(self.root / env)
+
+    def apply(self) -> None:
+        """Put the env into ``os.environ`` (set variables win) and the dependencies on sys.path."""
+        for key, value in self.env().items():
+            os.environ.setdefault(key, value)
+        for dep in reversed(self.config.dependencies):
+            if dep.startswith((".", "/")):  # a local package; other entries are pip requirements
+                folder = str((self.root / dep).resolve())
+                if folder not in sys.path:
+                    sys.path.insert(0, folder)
+
+    def checkpoint_ttl_s(self) -> int | None:
+        ttl = (self.config.checkpointer.ttl if self.config.checkpointer else None) or {}
+        minutes = ttl.get("default_ttl")
+        return int(float(minutes) * 60) if minutes is not None else None
+
+    def store_ttl(self) -> TTLConfig | None:
+        ttl = self.config.store.ttl if self.config.store else None
+        return cast(TTLConfig, ttl) if ttl else None
+
+    def store_index(self) -> IndexConfig | None:
+        index = dict(self.config.store.index or {}) if self.config.store else {}
+        if not index:
+            return None
+        embed = index.get("embed")
+        if isinstance(embed, str) and ":" in embed and (embed.startswith(".") or ".py:" in embed):
+            index["embed"] = load_attribute(embed, self.root)  # a function of the project
+        return cast(IndexConfig, index)
+
+    def register(self, registry: GraphRegistry) -> None:
+        """Register every graph under its id; each takes its own input."""
+        for name, target in self.graphs.items():
+            value = load_attribute(target, self.root)
+            registry.register(
+                name, _builder(name, value), description=f"{target} (langgraph.json)",
+                tools=ToolRegistry, make_input=None, per_config=takes_config(value),
+            )
+
+
+def find_config(explicit: str | os.PathLike[str] | None = None) -> Path | None:
+    """``explicit``, or ``langgraph.json`` in the working directory when there is one."""
+    if explicit:
+        path = Path(explicit)
+        if path.is_dir():
+            path = path / CONFIG_NAME
+        if not path.is_file():
+            raise ConfigurationError(f"no project file at {path}; give the path of a langgraph.json")
+        return path.resolve()
+    here = Path.cwd() / CONFIG_NAME
+    return here.resolve() if here.is_file() else None
+
+
+def load_project(path: str | os.PathLike[str]) -> Project:
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        return Project(path.resolve(), ProjectConfig.model_validate(raw))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigurationError(f"cannot read {path}: {exc}") from exc
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(map(str, first["loc"])) or "top level"
+        raise ConfigurationError(f"{path}: {where}: {first['msg']}") from exc
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """``KEY=value`` lines; blank lines, comments and ``export`` prefixes are allowed."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigurationError(f"the project's env file cannot be read: {exc}") from exc
+    out: dict[str, str] = {}
+    for line in lines:
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.removeprefix("export ").partition("=")
+        out[key.strip()] = value.strip().strip("'\"")
+    return out
+
+
+def load_attribute(target: str, root: Path) -> Any:
+    """The attribute named by ``./path.py:attr`` (relative to ``root``) or ``module:attr``."""
+    where, _, attr = target.rpartition(":")
+    if not where or not attr:
+        raise ConfigurationError(f"graph {target!r}: write it as ./path.py:attr or module:attr")
+    module = _import_file(root / where, where) if where.endswith(".py") else _import(where)
+    try:
+        return getattr(module, attr)
+    except AttributeError as exc:
+        raise ConfigurationError(f"{where} has no attribute {attr!r} (from {target!r})") from exc
+
+
+def _import(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise ConfigurationError(f"module {name!r} cannot be imported: {exc}; list its folder "
+                                 "under dependencies in langgraph.json") from exc
+
+
+def _import_file(path: Path, shown: str) -> ModuleType:
+    # One module per file: two projects' ./graph.py must not share a cached module.
+    tag = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:10]
+    name = f"gw_project_{tag}_{path.stem}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None or not path.is_file():
+        raise ConfigurationError(f"graph file {path} does not exist")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except ImportError as exc:
+        del sys.modules[name]
+        raise ConfigurationError(f"{shown} cannot be imported: {exc}") from exc
+    return module
+
+
+def _builder(name: str, value: Any) -> Callable[[GraphContext], Graph]:
+    def build(ctx: GraphContext) -> Graph:
+        return compile_graph(name, value, ctx)
+
+    return build
+
+
+def compile_graph(name: str, value: Any, ctx: GraphContext) -> Graph:
+    """The graph ``value`` stands for, with graphwright's checkpointer and store."""
+    if not isinstance(value, Pregel | StateGraph) and callable(value):
+        value = _call_factory(name, value, ctx)
+    if isinstance(value, StateGraph):
+        return value.compile(checkpointer=ctx.checkpointer, store=ctx.store, name=name)
+    if isinstance(value, Pregel):
+        update: dict[str, Any] = {"checkpointer": ctx.checkpointer, "store": ctx.store}
+        if value.name == "LangGraph":
+            update["name"] = name
+        return cast(Graph, value.copy(update=update))
+    raise ConfigurationError(f"graph {name!r} is a {type(value).__name__}, not a graph, a "
+                             "StateGraph or a factory returning one")
+
+
+RUN_KEYS = ("thread_id", "checkpoint_id", "checkpoint_ns", "run_id", "gw_fence")
+
+
+def run_configurable(config: RunnableConfig | None) -> dict[str, Any]:
+    """The ``configurable`` values a factory may build from: not the per-run bookkeeping."""
+    given = (config or {}).get("configurable") or {}
+    return {k: v for k, v in given.items() if k not in RUN_KEYS and not k.startswith("__")}
+
+
+def takes_config(value: Any) -> bool:
+    """Whether ``value`` is a factory called with the run's config."""
+    if isinstance(value, Pregel | StateGraph) or not callable(value):
+        return False
+    try:
+        return bool(inspect.signature(value).parameters)
+    except (TypeError, ValueError):
+        return False
+
+
+def _call_factory(name: str, factory: Callable[..., Any], ctx: GraphContext) -> Any:
+    config: RunnableConfig = {"configurable": dict(ctx.configurable or {})}
+    result = factory(config) if takes_config(factory) else factory()
+    if inspect.isawaitable(result):
+        result = asyncio.run(_await(result))
+    return result
+
+
+async def _await(value: Any) -> Any:
+    return await value
