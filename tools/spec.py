@@ -43,6 +43,19 @@ class ToolSpec:
     timeout_s: float = 30.0
     max_result_chars: int = 4_000
     retry_reads: int = 0
+    idempotent: bool = False  # a write that may run again with the same key without harm
+    server: str | None = None  # the MCP server the tool comes from; None for Python tools
+    json_schema: dict[str, Any] | None = None  # shown to the model instead of args_model's
+
+    @property
+    def source(self) -> str:
+        """Where the tool comes from: ``python`` or ``mcp:<server>``."""
+        return f"mcp:{self.server}" if self.server else "python"
+
+    @property
+    def model_name(self) -> str:
+        """The name the model calls it by: model APIs allow only ``[A-Za-z0-9_-]``."""
+        return self.name.replace(".", "__")
 
     def __post_init__(self) -> None:
         if self.risk == "write" and self.retry_reads:
@@ -56,8 +69,8 @@ class ToolSpec:
 
         return StructuredTool.from_function(
             func=refuse,
-            name=self.name,
+            name=self.model_name,
             description=self.description,
-            args_schema=self.args_model,
-            metadata={"risk": self.risk, "trust": self.trust},
+            args_schema=self.json_schema or self.args_model,
+            metadata={"risk": self.risk, "trust": self.trust, "source": self.source},
         )
