@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from checkpoints.keys import Keys
 from nodes.deps import Limits
 from tools.policy import Policy
+from tools.spec import ToolSpec
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]
 
@@ -39,3 +40,4 @@ class GraphContext:
     limits: Limits
     policy: Policy | None = None
     store: BaseStore | None = None  # long-term memory, handed to nodes as LangGraph's store
+    extra_tools: tuple[ToolSpec, ...] = ()  # tools from configuration (MCP servers) for the agent

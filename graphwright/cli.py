@@ -19,6 +19,7 @@ from rich.table import Table
 
 from checkpoints.embedded import EmbeddedRedis
 from checkpoints.errors import GraphwrightError, NotFoundError, UserError
+from graphwright.cli_tools import tools_command
 from graphwright.drawing import FORMATS
 from graphwright.orchestrator import Orchestrator
 from graphwright.results import RunResult, StepEvent
@@ -101,7 +102,8 @@ def show_gate(thread_id: str, pending: GateRequest) -> None:
     for column in ("tool", "arguments", "risk", "why"):
         table.add_column(column)
     for c in pending.calls:
-        table.add_row(c.id, c.tool, json.dumps(c.args, ensure_ascii=False, indent=1), c.risk, c.reason)
+        tool = f"{c.tool}\n(MCP server {c.server})" if c.server else c.tool
+        table.add_row(c.id, tool, json.dumps(c.args, ensure_ascii=False, indent=1), c.risk, c.reason)
     console.print(table)
     console.print("answer it with one of:")
     console.print(f"  graphwright resume {thread_id} --approve", highlight=False)
@@ -398,6 +400,9 @@ def memory_forget(user: str = typer.Argument(..., help="User id."),
     if not Orchestrator.from_env().forget(user, key):
         raise NotFoundError(f"user {user!r} has no memory {key!r}")
     emit_json({"forgot": key, "user": user}) if as_json else console.print(f"forgot {key} for {user}")
+
+
+app.command("tools")(friendly(tools_command))
 
 
 @embedded_app.command("stop")

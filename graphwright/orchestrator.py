@@ -10,7 +10,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 import redis
@@ -60,7 +60,11 @@ from graphwright.store import redis_url
 from graphwright.streaming import in_thread, last_result
 from nodes.deps import Limits
 from nodes.gate_models import GateRequest
+from tools.mcp import tool_specs
+from tools.mcp_config import ServerConfig, load_mcp_servers, parse_mcp_servers
 from tools.policy import Policy
+from tools.registry import ToolRegistry
+from tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +81,9 @@ class Orchestrator:
         graphs: GraphRegistry | None = None,
         limits: Limits | None = None,
         policy: Policy | None = None,
+        mcp_servers: Mapping[str, Any] | None = None,
     ) -> None:
+        """``mcp_servers`` (an ``mcpServers`` mapping) adds to GRAPHWRIGHT_MCP_SERVERS."""
         self.settings = settings or Settings()
         self.client: redis.Redis = client if client is not None else self._connect()
         client = self.client
@@ -94,6 +100,12 @@ class Orchestrator:
         self.store = RedisStore(client, prefix=self.settings.key_prefix)
         self.memory = MemoryBook(self.store)
         self._compiled: dict[tuple[str, str], Graph] = {}
+        configured = self.settings.mcp_servers
+        self.mcp_servers: dict[str, ServerConfig] = {
+            **(load_mcp_servers(configured) if configured else {}),
+            **parse_mcp_servers(mcp_servers or {}),
+        }
+        self._extra_tools: tuple[ToolSpec, ...] | None = None
         for target in filter(None, (self.settings.graphs or "").split(",")):
             load_plugin(target.strip(), self.graphs)
 
@@ -182,7 +194,7 @@ class Orchestrator:
                 if decision is None:
                     raise UserError(f"thread {thread_id!r} is waiting at a gate; give a decision "
                                     "(approve, edit or reject)")
-                payload = gate_command(compiled, config, decision, spec.tools())
+                payload = gate_command(compiled, config, decision, self.tools(spec.name))
             elif snapshot.interrupts:
                 payload = Command(resume=decision)  # a user graph's own interrupt
             elif snapshot.next:
@@ -352,6 +364,20 @@ class Orchestrator:
 
     # --- internals -----------------------------------------------------------
 
+    def extra_tools(self) -> tuple[ToolSpec, ...]:
+        """The MCP servers' tools; the servers start on first use, once per process."""
+        if self._extra_tools is None:
+            self._extra_tools = tuple(tool_specs(self.mcp_servers))
+        return self._extra_tools
+
+    def tools(self, graph: str = "agent") -> ToolRegistry:
+        """Every tool a run of ``graph`` may call: its own and the configured ones."""
+        registry = self.graphs.get(graph).tools()
+        for spec in self.extra_tools():
+            if registry.get(spec.name) is None:
+                registry.add(spec)
+        return registry
+
     def compiled(self, graph: str) -> Graph:
         """The compiled graph registered as ``graph`` (default limits)."""
         return self._graph(self.graphs.get(graph), None)
@@ -363,6 +389,7 @@ class Orchestrator:
             self._compiled[key] = spec.build(GraphContext(
                 model=self.model, redis_client=self.client, keys=self.keys,
                 checkpointer=self.saver, limits=limits, policy=self.policy, store=self.store,
+                extra_tools=self.extra_tools(),
             ))
         return self._compiled[key]
 

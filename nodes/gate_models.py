@@ -31,6 +31,7 @@ class PendingCall(BaseModel):
     risk: str
     reason: str
     digest: str
+    server: str | None = None  # the MCP server the tool comes from, if any
     worker: str | None = None  # the worker subgraph waiting, in an orchestrator run
     interrupt_id: str | None = None  # LangGraph's id of the interrupt holding this call
 
@@ -79,7 +80,7 @@ def gate_request(calls: list[ProposedCall], registry: ToolRegistry) -> GateReque
         pending.append(PendingCall(
             id=call["id"], tool=call["name"], args=call["args"],
             risk=spec.risk if spec else "unknown", reason=call["reason"],
-            digest=digest(call["name"], call["args"]),
+            digest=digest(call["name"], call["args"]), server=spec.server if spec else None,
         ))
     return GateRequest(calls=pending)
 

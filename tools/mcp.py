@@ -127,13 +127,15 @@ def _protocol_failure(conn: McpConnection, tool: str, exc: MCPError) -> ToolFail
 
 def _result(conn: McpConnection, tool: str, result: mcp_types.CallToolResult,
             max_chars: int) -> Any:
-    """The model-facing result: structured content if any, else the text blocks joined."""
+    """The model-facing result: the text blocks (what the server wrote for models), else
+    the structured content."""
+    text = _text(result)
     if result.is_error:
-        text = _text(result) or "the tool reported an error without a message"
-        raise ToolFailure(f"{tool} on MCP server {conn.name!r} failed: {text[:max_chars]}")
-    if result.structured_content is not None:
+        detail = text[:max_chars] or "the tool reported an error without a message"
+        raise ToolFailure(f"{tool} on MCP server {conn.name!r} failed: {detail}")
+    if not text and result.structured_content is not None:
         return result.structured_content
-    return _text(result)
+    return text
 
 
 def _text(result: mcp_types.CallToolResult) -> str:

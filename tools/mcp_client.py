@@ -91,9 +91,9 @@ class McpConnection:
              timeout_s: float, check_first: bool = False) -> mcp_types.CallToolResult:
         """Call ``tool``; raises ConnectionLost, ServerStartError or MCPError.
 
-        With ``check_first`` (writes), a ping proves the connection alive before the call
-        is sent, so a server that died while idle is restarted instead of failing a write
-        whose outcome would then be unknown.
+        With ``check_first`` (writes), a round trip proves the connection alive before the
+        call is sent, so a server that died while idle is restarted instead of failing a
+        write whose outcome would then be unknown.
         """
         budget = 2 * self.config.startup_timeout_s + timeout_s + 5
         return event_loop().run(self._call(tool, arguments, meta, timeout_s, check_first),
@@ -120,8 +120,8 @@ class McpConnection:
                     timeout_s: float, check_first: bool) -> mcp_types.CallToolResult:
         client = await self._connected()
         if check_first:
-            try:
-                await client.send_ping()
+            try:  # ping is gone from the 2026 protocol; listing tools is as cheap
+                await client.session.list_tools()
             except (MCPError, OSError, EOFError):
                 await self._disconnect()
                 client = await self._connected()
@@ -181,7 +181,8 @@ class McpConnection:
         if isinstance(config, StdioServer):
             if self._errlog is not None:
                 self._errlog.close()
-            self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+            # Kept open for the life of the server; read back when it fails to start.
+            self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
             params = StdioServerParameters(command=config.command, args=config.args,
                                            env=config.env or None, cwd=config.cwd)
             return stdio_client(params, errlog=self._errlog)

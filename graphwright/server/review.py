@@ -72,7 +72,7 @@ def mount(app: FastAPI, orch: Orchestrator, guarded: list[Depends]) -> None:
         pending = state.pending.calls if state.pending else []
         calls = "".join(
             f"""<div class="call" data-call="{html.escape(c.id)}"><h3>{html.escape(c.tool)}
-<small>({html.escape(c.risk)}{', worker ' + html.escape(c.worker) if c.worker else ''})</small></h3>
+<small>({html.escape(c.risk)}{', MCP server ' + html.escape(c.server) if c.server else ''}{', worker ' + html.escape(c.worker) if c.worker else ''})</small></h3>
 <p>{html.escape(c.reason)}</p><pre class="args">{html.escape(json.dumps(c.args, ensure_ascii=False, indent=2))}</pre>
 <p><button id="approve-{html.escape(c.id)}" onclick='decide({_js(c.id)}, "approve")'>Approve</button>
 <button onclick='decide({_js(c.id)}, "reject")'>Reject</button>
