@@ -15,6 +15,7 @@ from typing import Any
 from graphwright import Orchestrator, Settings
 from nodes.deps import Limits
 from tests.openai_server import ScriptedOpenAI
+from tools.policy import Policy
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,12 +66,12 @@ def commits(repo: Path) -> list[str]:
 
 
 def orchestrator(settings: Settings, scripted: ScriptedOpenAI, servers: dict[str, Any],
-                 **limits: Any) -> Orchestrator:
+                 policy: Policy | None = None, **limits: Any) -> Orchestrator:
     """The Orchestrator with the real ChatOpenAI against ``scripted`` and these MCP servers."""
     configured = settings.model_copy(update={
         "openai_base_url": scripted.base_url, "openai_max_retries": 0, "openai_timeout_s": 20,
     })
-    return Orchestrator(settings=configured, mcp_servers=servers,
+    return Orchestrator(settings=configured, mcp_servers=servers, policy=policy,
                         limits=Limits(**limits) if limits else None)
 
 

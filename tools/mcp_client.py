@@ -160,7 +160,8 @@ class McpConnection:
                                    f"{self.config.startup_timeout_s}s{self._stderr_tail()}") from exc
         except Exception as exc:
             await self._disconnect()
-            raise ServerStartError(f"{self.describe()} did not start: {_reason(exc)}"
+            verb = "did not start" if isinstance(self.config, StdioServer) else "is unreachable"
+            raise ServerStartError(f"{self.describe()} {verb}: {_reason(exc)}"
                                    f"{self._stderr_tail()}") from exc
         return self._client
 
