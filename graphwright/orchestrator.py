@@ -60,7 +60,6 @@ from graphwright.store import redis_url
 from graphwright.streaming import in_thread, last_result
 from nodes.deps import Limits
 from nodes.gate_models import GateRequest
-from tools.mcp import tool_specs
 from tools.mcp_config import ServerConfig, load_mcp_servers, parse_mcp_servers
 from tools.policy import Policy
 from tools.registry import ToolRegistry
@@ -367,7 +366,11 @@ class Orchestrator:
     def extra_tools(self) -> tuple[ToolSpec, ...]:
         """The MCP servers' tools; the servers start on first use, once per process."""
         if self._extra_tools is None:
-            self._extra_tools = tuple(tool_specs(self.mcp_servers))
+            self._extra_tools = ()
+            if self.mcp_servers:
+                from tools.mcp import tool_specs  # the MCP SDK only when servers are configured
+
+                self._extra_tools = tuple(tool_specs(self.mcp_servers))
         return self._extra_tools
 
     def tools(self, graph: str = "agent") -> ToolRegistry:

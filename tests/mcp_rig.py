@@ -12,12 +12,22 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from graphwright import Orchestrator, Settings
 from nodes.deps import Limits
 from tests.openai_server import ScriptedOpenAI
+from tools.mcp_client import close_all
 from tools.policy import Policy
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def stop_mcp_servers() -> Iterator[None]:
+    """Stop the servers a test started (they are per process otherwise, until exit)."""
+    yield
+    close_all()
 
 
 def time_server() -> dict[str, Any]:

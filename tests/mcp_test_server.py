@@ -50,6 +50,12 @@ def lookup(key: str, limit: int = 3) -> str:
 
 
 @server.tool(annotations={"readOnlyHint": True, **CLOSED})
+def check_login(username: str, password: str) -> str:
+    """Check a username and password against the test directory."""
+    return f"{username}: valid" if password else f"{username}: no password"
+
+
+@server.tool(annotations={"readOnlyHint": True, **CLOSED})
 def big(size: int) -> str:
     """Return SIZE characters."""
     return "x" * size

@@ -11,6 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from checkpoints.errors import ConfigurationError
+from tests.mcp_rig import stop_mcp_servers  # noqa: F401  # autouse: servers stop after each test
 from tools.executor import describe_validation
 from tools.mcp import classify, tool_specs
 from tools.mcp_client import ServerStartError

@@ -7,7 +7,13 @@ from pathlib import Path
 import redis
 
 from graphwright import Settings
-from tests.mcp_rig import effects, free_port, http_server, orchestrator
+from tests.mcp_rig import (
+    effects,
+    free_port,
+    http_server,
+    orchestrator,
+    stop_mcp_servers,  # noqa: F401  # autouse: servers stop after each test
+)
 from tests.openai_server import Reply, ScriptedOpenAI, call
 from tools.executor import ToolCall, ToolExecutor
 from tools.mcp import tool_specs
