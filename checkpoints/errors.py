@@ -31,5 +31,9 @@ class RedisUnavailableError(InfrastructureError):
     """Redis could not be reached or answered with a connection-level error."""
 
 
+class LockLostError(InfrastructureError):
+    """This process no longer holds the thread; its writes are refused."""
+
+
 class CorruptCheckpointError(InfrastructureError):
     """A stored payload could not be decoded; the message names the key."""

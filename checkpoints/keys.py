@@ -77,6 +77,10 @@ class Keys:
         """Run lock of the thread (SET NX with expiry)."""
         return f"{self.thread_tag(thread_id)}:lock"
 
+    def fence(self, thread_id: str) -> str:
+        """Integer counter, INCR on every lock acquisition; its value is the run's fencing token."""
+        return f"{self.thread_tag(thread_id)}:fence"
+
     def meta(self, thread_id: str) -> str:
         """Hash: the thread's graph, status and times, kept by the Orchestrator."""
         return f"{self.thread_tag(thread_id)}:meta"
@@ -111,10 +115,14 @@ class Keys:
         """List of messages the built-in ``send_email`` tool queued."""
         return f"{self.prefix}:outbox"
 
+    def outbox_ids(self) -> str:
+        """Hash: idempotency key -> message, so ``send_email`` queues a key once (outbox's slot)."""
+        return f"{{{self.outbox()}}}:ids"
+
     def calendar(self) -> str:
         """Hash: event id -> event of the built-in calendar tools."""
         return f"{self.prefix}:calendar"
 
     def effects(self) -> str:
-        """Hash counting side effects per tool, so tests can prove exactly-once."""
+        """Unused by graphwright itself since effects are counted from the outbox and calendar."""
         return f"{self.prefix}:effects"

@@ -3,47 +3,82 @@
 from __future__ import annotations
 
 import json
+import logging
+import threading
 import time
+from collections import deque
 from typing import Any
 
 import redis
 
-from checkpoints.errors import RedisUnavailableError
+from checkpoints.errors import LockLostError, RedisUnavailableError
 from checkpoints.keys import Keys
 from checkpoints.redact import redact
+
+log = logging.getLogger(__name__)
 
 MAX_EVENTS = 10_000  # per thread; older events are trimmed (approximately) beyond this
 
 
+# KEYS: events, fence, registry. ARGV: fence, event JSON, max events, ttl ('' = none).
+_FENCED_XADD = """
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return false end
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'e', ARGV[2])
+redis.call('SADD', KEYS[3], KEYS[1])
+if ARGV[4] ~= '' then redis.call('EXPIRE', KEYS[1], ARGV[4]) end
+return id
+"""
+BUFFERED = 1_000  # events kept in memory while Redis is unreachable, per writer
+
+
 class TraceWriter:
-    """Appends and reads trace events; every event is redacted before it leaves the process."""
+    """Appends and reads trace events; every event is redacted before it leaves the process.
+
+    A trace write never fails the step that emits it: while Redis is unreachable events
+    wait in memory (logged loudly) and are written before the next one. With a fencing
+    token, an event from a run that lost its thread lock is refused with LockLostError.
+    """
 
     def __init__(self, client: redis.Redis, keys: Keys, *, ttl_s: int | None = None) -> None:
         self.redis = client
         self.keys = keys
         self.ttl_s = ttl_s
+        self._waiting: deque[tuple[str, str, int | None]] = deque(maxlen=BUFFERED)
+        self._guard = threading.Lock()
 
-    def emit(self, thread_id: str, kind: str, **fields: Any) -> str:
-        """Append one redacted event; returns its stream entry id."""
+    def emit(self, thread_id: str, kind: str, *, fence: int | None = None, **fields: Any) -> str:
+        """Append one redacted event; returns its stream entry id ("" while it waits in memory)."""
         event = redact({"kind": kind, "ts": time.time(), **fields})
+        data = json.dumps(event, ensure_ascii=False, default=str)
+        with self._guard:
+            try:
+                while self._waiting:
+                    self._append(*self._waiting[0])
+                    self._waiting.popleft()
+                return self._append(thread_id, data, fence)
+            except redis.RedisError as exc:
+                self._waiting.append((thread_id, data, fence))
+                log.error("trace event %s of thread %s not written yet (%s); %d event(s) wait "
+                          "in memory", kind, thread_id, exc, len(self._waiting))
+                return ""
+
+    def _append(self, thread_id: str, data: str, fence: int | None) -> str:
         key = self.keys.events(thread_id)
-        try:
+        if fence is not None:
+            entry_id = self.redis.eval(_FENCED_XADD, 3, key, self.keys.fence(thread_id),
+                                       self.keys.registry(thread_id), str(fence), data,
+                                       MAX_EVENTS, self.ttl_s or "")
+            if entry_id is None:
+                raise LockLostError(f"thread {thread_id!r} is held by a newer run; its trace "
+                                    "refuses this process's events")
+        else:
             with self.redis.pipeline(transaction=False) as pipe:
-                pipe.xadd(
-                    key,
-                    {"e": json.dumps(event, ensure_ascii=False, default=str)},
-                    maxlen=MAX_EVENTS,
-                    approximate=True,
-                )
+                pipe.xadd(key, {"e": data}, maxlen=MAX_EVENTS, approximate=True)
                 # The thread registry lets delete and TTL refresh find the stream.
                 pipe.sadd(self.keys.registry(thread_id), key)
                 if self.ttl_s:
                     pipe.expire(key, self.ttl_s)
                 entry_id = pipe.execute()[0]
-        except redis.RedisError as exc:
-            raise RedisUnavailableError(
-                f"cannot append to the trace of thread {thread_id!r}: {exc}"
-            ) from exc
         return entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
 
     def read(self, thread_id: str, since: str = "-") -> list[dict[str, Any]]:

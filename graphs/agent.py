@@ -24,7 +24,7 @@ from nodes.deps import AgentDeps, Limits
 from nodes.human_gate import human_gate
 from nodes.observe import observe
 from nodes.plan import plan
-from nodes.routing import after_gate, after_observe, after_plan
+from nodes.routing import after_act, after_gate, after_observe, after_plan
 from tools.executor import ToolExecutor
 from tools.policy import Policy
 from tools.registry import ToolRegistry
@@ -66,7 +66,7 @@ def build_agent_graph(
     builder.add_edge(START, "plan")
     builder.add_conditional_edges("plan", after_plan)
     builder.add_conditional_edges("human_gate", after_gate)
-    builder.add_edge("act", "observe")
+    builder.add_conditional_edges("act", after_act)
     builder.add_conditional_edges("observe", after_observe)
     builder.add_edge("compact", "plan")
     return builder.compile(checkpointer=checkpointer, name=name, store=store)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import operator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -13,7 +13,7 @@ from typing_extensions import TypedDict  # pydantic builds JSON schemas from it 
 StopReason = Literal[
     "answered", "max_steps", "tool_errors", "repeated_call", "deadline", "token_budget", "rejected"
 ]
-Action = Literal["run", "needs_approval", "refuse"]
+Action = Literal["run", "needs_approval", "refuse", "outcome_unknown"]
 Outcome = Literal["ok", "error", "repeat", "rejected"]
 
 
@@ -25,6 +25,9 @@ class ProposedCall(TypedDict):
     args: dict[str, Any] | str  # arguments as proposed; a string is JSON the model broke
     action: Action  # what the policy decided
     reason: str  # why, in words shown at the gate
+    idempotency_key: NotRequired[str]  # a write whose outcome is unknown: its key, for the reviewer
+    retry: NotRequired[bool]  # the reviewer chose to run that write again under the same key
+    settled: NotRequired[str]  # the reviewer marked that write done, with this result text
 
 
 class CallRecord(TypedDict):

@@ -102,9 +102,16 @@ def show_gate(thread_id: str, pending: GateRequest) -> None:
     for column in ("tool", "arguments", "risk", "why"):
         table.add_column(column)
     for c in pending.calls:
+        why = c.reason if c.kind == "approval" else f"OUTCOME UNKNOWN (key {c.idempotency_key}): {c.reason}"
         tool = f"{c.tool}\n(MCP server {c.server})" if c.server else c.tool
-        table.add_row(c.id, tool, json.dumps(c.args, ensure_ascii=False, indent=1), c.risk, c.reason)
+        table.add_row(c.id, tool, json.dumps(c.args, ensure_ascii=False, indent=1), c.risk, why)
     console.print(table)
+    if any(c.kind == "outcome_unknown" for c in pending.calls):
+        console.print("a write's outcome is unknown; check it, then answer with one of:")
+        console.print(f"  graphwright resume {thread_id} --retry", highlight=False)
+        console.print(f"  graphwright resume {thread_id} --mark-done '<what it did>'", highlight=False)
+        console.print(f"  graphwright resume {thread_id} --reject '<reason>'", highlight=False)
+        return
     console.print("answer it with one of:")
     console.print(f"  graphwright resume {thread_id} --approve", highlight=False)
     console.print(f"  graphwright resume {thread_id} --edit '<new arguments as JSON>'", highlight=False)
@@ -162,27 +169,30 @@ def resume(
     edit: str | None = typer.Option(None, "--edit", help="New arguments (JSON) for the pending call."),
     reject: str | None = typer.Option(None, "--reject", help="Reject the pending calls with this reason."),
     end: bool = typer.Option(False, "--end", help="With --reject: end the run instead of re-planning."),
+    retry: bool = typer.Option(False, "--retry", help="Run a write of unknown outcome again (same key)."),
+    mark_done: str | None = typer.Option(None, "--mark-done",
+                                         help="A write of unknown outcome did happen, with this result."),
     as_json: bool = JSON,
 ) -> None:
     """Answer the pending gate of THREAD, or continue a run whose process died."""
     chosen = [name for name, on in (("approve", approve), ("edit", edit is not None),
-                                     ("reject", reject is not None)) if on]
+                                     ("reject", reject is not None), ("retry", retry),
+                                     ("mark_done", mark_done is not None)) if on]
     if len(chosen) > 1:
-        raise UserError("choose one of --approve, --edit and --reject")
+        raise UserError("choose one of --approve, --edit, --reject, --retry and --mark-done")
+    args = None
+    if edit is not None:
+        try:
+            args = json.loads(edit)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"--edit is not valid JSON: {exc.msg} at position {exc.pos}") from exc
+
+    def decide(pending: GateRequest) -> Any:  # called with the thread's lock held
+        return decide_all(pending, chosen[0], args=args, reason=reject, end_run=end,
+                          result=mark_done)
+
     orch = Orchestrator.from_env()
-    decision = None
-    if chosen:
-        pending = orch.state(thread).pending
-        if pending is None:
-            raise UserError(f"thread {thread!r} is not waiting at a gate; resume it without a decision")
-        args = None
-        if edit is not None:
-            try:
-                args = json.loads(edit)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"--edit is not valid JSON: {exc.msg} at position {exc.pos}") from exc
-        decision = decide_all(pending, chosen[0], args=args, reason=reject, end_run=end)
-    follow(orch.stream_resume(thread, decision), as_json)
+    follow(orch.stream_resume(thread, decide=decide if chosen else None), as_json)
 
 
 @app.command()

@@ -1,51 +1,114 @@
-"""One run per thread at a time: a Redis lock with expiry, renewed while the run is alive.
+"""One run per thread at a time: a fenced Redis lock with expiry, renewed while the run lives.
 
-A lock left by a process that died on this host is taken over at once instead of
-waiting for the expiry.
+Every acquisition increments the thread's fence counter (``Keys.fence``); the new value
+is the run's fencing token, kept in the lock value and passed to every write of the run
+(checkpoints, idempotency records, trace), which refuse a token that is no longer the
+newest. A holder that was frozen past the lock's expiry therefore cannot write after
+another process took the thread over.
+
+A lock left by a dead process is taken over at once instead of waiting for the expiry,
+but only when the holder is provably gone: same host, same boot, same PID namespace,
+and its PID is unused or now belongs to a process that started at another time.
+Anything less certain waits for the expiry.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import random
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import redis
-from redis.exceptions import LockError
 
-from checkpoints.errors import RedisUnavailableError, UserError
+from checkpoints.errors import LockLostError, RedisUnavailableError, UserError
 from checkpoints.keys import Keys
 
+log = logging.getLogger(__name__)
+
 LOCK_TTL_S = 30.0
+
+# KEYS: lock, fence. ARGV: owner JSON, ttl ms, the stale value to replace ('' = must be free).
+_ACQUIRE = """
+local cur = redis.call('GET', KEYS[1])
+local owner = cjson.decode(ARGV[1])
+if cur then
+  local ok, held = pcall(cjson.decode, cur)
+  if ok and type(held) == 'table' and held['id'] == owner['id'] then return cur end
+  if cur ~= ARGV[3] then return false end
+end
+owner['fence'] = redis.call('INCR', KEYS[2])
+local value = cjson.encode(owner)
+redis.call('SET', KEYS[1], value, 'PX', ARGV[2])
+return value
+"""
+# KEYS: lock. ARGV: our value, ttl ms. 1 when renewed, 0 when the lock is not ours any more.
+_RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
 
 
 class ThreadBusyError(UserError):
     """Another invoke or resume is running on this thread."""
 
 
-def _alive(pid: int) -> bool:
+def _read(path: str) -> str | None:
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
+def _start_time(pid: int) -> str | None:
+    """When the process started, in clock ticks since boot (Linux), or None."""
+    stat = _read(f"/proc/{pid}/stat")
+    if stat is None:
+        return None
+    return stat.rsplit(")", 1)[-1].split()[19]  # field 22 of proc(5), counted after the name
+
+
+def _pid_namespace() -> str | None:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+
+
+def identity() -> dict[str, Any]:
+    """Who holds a lock: enough to tell, on the same machine, whether it is still alive."""
+    return {"host": socket.gethostname(), "boot": _read("/proc/sys/kernel/random/boot_id"),
+            "pidns": _pid_namespace(), "pid": os.getpid(), "start": _start_time(os.getpid())}
 
 
 def _stale(raw: bytes | str | None) -> bool:
-    """True when the holder ran on this host and its process is gone."""
+    """True when the lock is free, or its holder provably died on this machine."""
     if raw is None:
         return True
     try:
         owner = json.loads(raw)
     except ValueError:
         return False
-    return bool(owner.get("host") == socket.gethostname() and not _alive(int(owner.get("pid", 0))))
+    me = identity()
+    same_machine = all(owner.get(k) == me[k] and me[k] is not None for k in ("host", "boot", "pidns"))
+    if not same_machine or owner.get("start") is None:
+        return False  # cannot tell: wait for the expiry
+    return bool(_start_time(int(owner.get("pid", 0))) != owner["start"])
 
 
 def held(client: redis.Redis, keys: Keys, thread_id: str) -> bool:
@@ -53,46 +116,83 @@ def held(client: redis.Redis, keys: Keys, thread_id: str) -> bool:
     return not _stale(client.get(keys.lock(thread_id)))
 
 
+@dataclass
+class ThreadLock:
+    """A held lock: its fencing token, and whether renewal has lost it."""
+
+    thread_id: str
+    fence: int
+    value: str
+    lost: threading.Event = field(default_factory=threading.Event)
+
+    def check(self) -> None:
+        """Raise LockLostError when the lock could not be kept."""
+        if self.lost.is_set():
+            raise LockLostError(
+                f"the run lock of thread {self.thread_id!r} was lost (expired or taken over); "
+                "this process stopped writing to it"
+            )
+
+
+def _acquire(client: redis.Redis, keys: Keys, thread_id: str, ttl_s: float) -> ThreadLock | None:
+    name, fence = keys.lock(thread_id), keys.fence(thread_id)
+    owner = json.dumps({**identity(), "id": uuid.uuid4().hex})
+    ttl_ms = int(ttl_s * 1000)
+    value = client.eval(_ACQUIRE, 2, name, fence, owner, ttl_ms, "")
+    if value is None:
+        current = client.get(name)
+        if current is not None and _stale(current):  # a dead holder: replace exactly that value
+            value = client.eval(_ACQUIRE, 2, name, fence, owner, ttl_ms, current)
+    if value is None:
+        return None
+    text = value.decode() if isinstance(value, bytes) else str(value)
+    return ThreadLock(thread_id=thread_id, fence=int(json.loads(text)["fence"]), value=text)
+
+
+def _renew(client: redis.Redis, keys: Keys, lock: ThreadLock, ttl_s: float,
+           stop: threading.Event) -> None:
+    """Renew every third of the TTL; on errors retry with backoff until the lock would expire."""
+    name, ttl_ms = keys.lock(lock.thread_id), int(ttl_s * 1000)
+    last_ok, wait = time.monotonic(), ttl_s / 3
+    while not stop.wait(wait):
+        try:
+            renewed = client.eval(_RENEW, 1, name, lock.value, ttl_ms)
+        except redis.RedisError as exc:
+            if time.monotonic() - last_ok >= ttl_s:
+                log.error("thread %s: lock expired while Redis was unreachable (%s)",
+                          lock.thread_id, exc)
+                lock.lost.set()
+                return
+            wait = min(ttl_s / 10, 0.05 * 2 ** random.uniform(0, 4))
+            continue
+        if not renewed:
+            log.error("thread %s: the run lock was taken over; this run stops", lock.thread_id)
+            lock.lost.set()
+            return
+        last_ok, wait = time.monotonic(), ttl_s / 3
+
+
 @contextmanager
-def thread_lock(client: redis.Redis, keys: Keys, thread_id: str) -> Iterator[None]:
-    """Hold the thread's lock for the duration, renewing it every third of its TTL."""
-    name = keys.lock(thread_id)
-    token = json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "id": uuid.uuid4().hex})
-    lock = client.lock(name, timeout=LOCK_TTL_S, blocking=False, thread_local=False)
+def thread_lock(
+    client: redis.Redis, keys: Keys, thread_id: str, *, ttl_s: float = LOCK_TTL_S
+) -> Iterator[ThreadLock]:
+    """Hold the thread's lock for the duration, renewing it; yields its fencing token."""
     try:
-        acquired = lock.acquire(token=token)
-        if not acquired and _stale(client.get(name)):
-            with client.pipeline() as pipe:  # take over a dead holder's lock atomically
-                pipe.watch(name)  # type: ignore[no-untyped-call]  # untyped in redis-py
-                if _stale(pipe.get(name)):
-                    pipe.multi()
-                    pipe.set(name, token, px=int(LOCK_TTL_S * 1000))
-                    pipe.execute()
-                    acquired = True
-    except redis.WatchError:
-        acquired = False
+        lock = _acquire(client, keys, thread_id, ttl_s)
     except redis.RedisError as exc:
         raise RedisUnavailableError(f"cannot take the run lock of thread {thread_id!r}: {exc}") from exc
-    if not acquired:
+    if lock is None:
         raise ThreadBusyError(
             f"thread {thread_id!r} is already running in another process; "
             "wait for it to finish, or use another thread"
         )
-    lock.local.token = token.encode()
     stop = threading.Event()
-
-    def renew() -> None:
-        while not stop.wait(LOCK_TTL_S / 3):
-            try:
-                lock.reacquire()
-            except (LockError, redis.RedisError):
-                return
-
-    renewer = threading.Thread(target=renew, daemon=True, name=f"gw-lock-{thread_id}")
+    renewer = threading.Thread(target=_renew, args=(client, keys, lock, ttl_s, stop), daemon=True,
+                               name=f"gw-lock-{thread_id}")
     renewer.start()
     try:
-        yield
+        yield lock
     finally:
         stop.set()
-        with suppress(LockError, redis.RedisError):  # expired or taken over: nothing to release
-            lock.release()
+        with suppress(redis.RedisError):  # expired or taken over: nothing to release
+            client.eval(_RELEASE, 1, keys.lock(thread_id), lock.value)

@@ -192,6 +192,8 @@ def schedule(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, A
 
 
 def _event_outcome(created: Done, title: str, zh: bool) -> str:
+    if created.ok and not isinstance(created.result, dict):  # a reviewer's "mark done" text
+        return f"已创建日程「{title}」：{created.result}" if zh else f"Created '{title}': {created.result}"
     if created.ok:
         e = created.result
         span = f"{e['start_time'].replace('T', ' ')}–{e['end_time'][-5:]}"

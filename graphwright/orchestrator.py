@@ -10,18 +10,19 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
 import redis
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
-from redis.cluster import RedisCluster
 
 from checkpoints.errors import (
     GraphwrightError,
     InfrastructureError,
+    LockLostError,
     NotFoundError,
     RedisUnavailableError,
     UserError,
@@ -41,8 +42,9 @@ from graphs.registry import (
     default_registry,
 )
 from graphwright import drawing
+from graphwright.connect import connect
 from graphwright.inputs import load_plugin, parse_input, user_messages
-from graphwright.locking import held, thread_lock
+from graphwright.locking import ThreadLock, held, thread_lock
 from graphwright.models import make_model
 from graphwright.remember import extract
 from graphwright.results import (
@@ -109,10 +111,8 @@ class Orchestrator:
             load_plugin(target.strip(), self.graphs)
 
     def _connect(self) -> redis.Redis:
-        url = redis_url(self.settings)
-        if self.settings.redis_cluster:
-            return RedisCluster.from_url(url)  # type: ignore[return-value]  # same command API
-        return redis.Redis.from_url(url)
+        return connect(redis_url(self.settings), cluster=self.settings.redis_cluster,
+                       retry_budget_s=self.settings.redis_retry_s)
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Orchestrator:
@@ -151,7 +151,7 @@ class Orchestrator:
         run_input = parse_input(input)
         scopes = self._scopes(user_id) if user_id is not None else []  # checked before any read
         thread_id = thread_id or f"{graph}-{uuid.uuid4().hex[:12]}"
-        with thread_lock(self.client, self.keys, thread_id):
+        with self._lock(thread_id) as lock:
             meta = self._meta(thread_id)
             if meta.get("graph") and meta["graph"] != graph:
                 raise UserError(f"thread {thread_id!r} belongs to graph {meta['graph']!r}, not {graph!r}")
@@ -173,23 +173,33 @@ class Orchestrator:
                         f"{r.kind} {r.key}: {r.value}"
                         for r in effective(self.memory.recall(scopes))
                     ]
-            yield from self._run(spec, compiled, thread_id, payload, run_input, run_id)
+            yield from self._run(spec, compiled, thread_id, payload, run_input, run_id, lock)
 
     def stream_resume(
         self, thread_id: str, decision: Any = None, *, limits: Limits | None = None,
-        run_id: str | None = None,
+        run_id: str | None = None, decide: Callable[[GateRequest], Any] | None = None,
     ) -> Iterator[StepEvent]:
-        """Like ``resume``, yielding each step as it happens and the result last."""
+        """Like ``resume``, yielding each step as it happens and the result last.
+
+        ``decide`` builds the decision from the pending gate, read under the thread's lock
+        (so a second reviewer racing the first is told the thread is running elsewhere).
+        """
         meta = self._meta(thread_id)
         if not meta.get("graph"):
             raise NotFoundError(f"no thread {thread_id!r}; `threads` lists the known ones")
         spec = self.graphs.get(meta["graph"])
-        with thread_lock(self.client, self.keys, thread_id):
+        with self._lock(thread_id) as lock:
             compiled = self._graph(spec, limits)
             config = self._config(thread_id)
             snapshot = compiled.get_state(config)
             payload: Any
-            if pending_gate(compiled, config) is not None:
+            gate = pending_gate(compiled, config)
+            if decide is not None:
+                if gate is None:
+                    raise UserError(f"thread {thread_id!r} is not waiting at a gate; resume it "
+                                    "without a decision")
+                decision = decide(gate)
+            if gate is not None:
                 if decision is None:
                     raise UserError(f"thread {thread_id!r} is waiting at a gate; give a decision "
                                     "(approve, edit or reject)")
@@ -205,7 +215,7 @@ class Orchestrator:
                 status = self.status_of(meta)
                 raise UserError(f"thread {thread_id!r} has already finished ({status}); there is "
                                 "nothing to resume; start a new run with invoke")
-            yield from self._run(spec, compiled, thread_id, payload, None, run_id)
+            yield from self._run(spec, compiled, thread_id, payload, None, run_id, lock)
 
     async def ainvoke(self, graph: str, input: str | dict[str, Any] | RunInput, *,
                       thread_id: str | None = None, limits: Limits | None = None) -> RunResult:
@@ -326,9 +336,10 @@ class Orchestrator:
     def delete(self, thread_id: str) -> None:
         """Remove every key of the thread: checkpoints, trace, metadata, idempotency records."""
         self._thread(thread_id)
-        with thread_lock(self.client, self.keys, thread_id):
+        with self._lock(thread_id):
             self.saver.delete_thread(thread_id)
-            self.client.delete(self.keys.meta(thread_id))
+            # Without its fence counter, every token of the thread's earlier runs is refused.
+            self.client.delete(self.keys.meta(thread_id), self.keys.fence(thread_id))
 
     def draw(self, graph: str, format: drawing.Format = "mermaid", thread_id: str | None = None) -> str:
         """The graph as Mermaid, ASCII, SVG or a self-contained HTML page; never uses the network."""
@@ -396,8 +407,14 @@ class Orchestrator:
             ))
         return self._compiled[key]
 
-    def _config(self, thread_id: str, run_id: str | None = None) -> RunnableConfig:
+    def _lock(self, thread_id: str) -> AbstractContextManager[ThreadLock]:
+        return thread_lock(self.client, self.keys, thread_id, ttl_s=self.settings.lock_ttl_s)
+
+    def _config(self, thread_id: str, run_id: str | None = None,
+                fence: int | None = None) -> RunnableConfig:
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+        if fence is not None:  # every checkpoint, record and trace write of the run carries it
+            config["configurable"]["gw_fence"] = fence
         if run_id:
             config["run_id"] = uuid.UUID(run_id)
             config["recursion_limit"] = 10_000  # budgets in Limits end runs, not this counter
@@ -439,10 +456,10 @@ class Orchestrator:
 
     def _run(
         self, spec: GraphSpec, compiled: Graph, thread_id: str, payload: Any,
-        run_input: RunInput | None, run_id: str | None = None,
+        run_input: RunInput | None, run_id: str | None = None, lock: ThreadLock | None = None,
     ) -> Iterator[StepEvent]:
         run_id = run_id or str(uuid.uuid4())
-        config = self._config(thread_id, run_id)
+        config = self._config(thread_id, run_id, lock.fence if lock else None)
         self._set_meta(thread_id, graph=spec.name, status="running", thread_id=thread_id)
         started = self.tracer.emit(thread_id, "run_start", run_id=run_id, graph=spec.name,
                                    input=run_input.model_dump() if run_input else None,
@@ -451,12 +468,19 @@ class Orchestrator:
             self._set_meta(thread_id, trace_from=started)
         error = None
         try:
-            for chunk in compiled.stream(payload, config, stream_mode="updates"):
+            # "sync": a step's checkpoint (with the calls it proposed) is saved before the
+            # next step starts, so no tool runs for calls a crash could make the model re-plan.
+            for chunk in compiled.stream(payload, config, stream_mode="updates",
+                                         durability=self.settings.durability):
+                if lock is not None:
+                    lock.check()
                 for node, update in chunk.items():
                     yield StepEvent(thread_id=thread_id,
                                     kind="interrupt" if node == "__interrupt__" else "step", node=node,
                                     update=jsonable(update if isinstance(update, dict) else
                                                     {"interrupts": update}))
+        except LockLostError:
+            raise  # the thread belongs to a newer run now: nothing of it is ours to write
         except GraphwrightError:
             self._set_meta(thread_id, status="failed")
             raise

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -43,6 +45,18 @@ class Settings(BaseSettings):
     project: str = Field(default="default", validation_alias="GRAPHWRIGHT_PROJECT")
     api_key: SecretStr | None = Field(default=None, validation_alias="GRAPHWRIGHT_API_KEY")
     claim_idle_ms: int = Field(default=60_000, validation_alias="GRAPHWRIGHT_CLAIM_IDLE_MS")
+    redis_retry_s: float = Field(
+        default=15.0, ge=0, validation_alias="GRAPHWRIGHT_REDIS_RETRY_S",
+        description="how long a Redis command keeps retrying through an outage before failing",
+    )
+    lock_ttl_s: float = Field(
+        default=30.0, gt=0, validation_alias="GRAPHWRIGHT_LOCK_TTL_S",
+        description="expiry of a thread's run lock; renewed every third of it while the run lives",
+    )
+    durability: Literal["sync", "async", "exit"] = Field(
+        default="sync", validation_alias="GRAPHWRIGHT_DURABILITY",
+        description="LangGraph checkpoint durability; sync saves a step before the next starts",
+    )
 
     def limits(self) -> Limits:
         return Limits(

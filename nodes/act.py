@@ -14,7 +14,7 @@ from langchain_core.runnables import RunnableConfig
 from graphs.state import AgentState, CallRecord, Outcome, ProposedCall, canonical
 from nodes.deps import AgentDeps
 from nodes.stops import repeat_run
-from nodes.tracing import run_of, thread_of
+from nodes.tracing import fence_of, run_of, thread_of
 from tools.executor import Observation, ToolCall, ToolError
 
 
@@ -62,7 +62,9 @@ def act(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[s
     plan: list[tuple[ProposedCall, Observation | None]] = []
     for call in calls:
         key = canonical(call["args"])
-        repeats = repeat_run(log, call["name"], key)
+        # A write settled at the gate after an unknown outcome is that same call, not a repeat.
+        resolved = bool(call.get("retry")) or "settled" in call
+        repeats = 0 if resolved else repeat_run(log, call["name"], key)
         blocked = repeat_warning(call) if repeats >= 1 else (
             refused(call) if call["action"] == "refuse" and deps.registry.get(call["name"])
             else None
@@ -71,13 +73,38 @@ def act(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[s
         log.append(CallRecord(call_id=call["id"], name=call["name"], canonical_args=key,
                               outcome=outcome))
         plan.append((call, blocked))
-    observations = run_all(state, deps, thread_id, run_of(config), plan)
+    observations = run_all(state, deps, thread_id, run_of(config), plan, fence_of(config))
     records = log[len(state.get("call_log") or []):]
-    for record, obs in zip(records, observations, strict=True):
+    done, held = split_unknown(calls, records, observations)
+    for record, obs in done:
         if record["outcome"] == "ok" and not obs.ok:
             record["outcome"] = "error"
-    return {"messages": [to_message(o) for o in observations], "call_log": records,
-            "proposed": []}
+    return {"messages": [to_message(o) for _, o in done], "call_log": [r for r, _ in done],
+            "proposed": held}
+
+
+def is_unknown(obs: Observation) -> bool:
+    return obs.error is not None and obs.error.type == "outcome_unknown"
+
+
+def split_unknown(
+    calls: list[ProposedCall], records: list[CallRecord], observations: list[Observation]
+) -> tuple[list[tuple[CallRecord, Observation]], list[ProposedCall]]:
+    """Calls that ran, and those held for the gate: a write of unknown outcome and the
+    calls after it, which wait until a reviewer has settled it."""
+    done: list[tuple[CallRecord, Observation]] = []
+    held: list[ProposedCall] = []
+    for i, call in enumerate(calls):
+        obs = observations[i] if i < len(observations) else None
+        if obs is not None and is_unknown(obs):
+            held.append({"id": call["id"], "name": call["name"], "args": call["args"],
+                         "action": "outcome_unknown", "reason": obs.error.message if obs.error
+                         else "", "idempotency_key": obs.idempotency_key or ""})
+        elif obs is None:
+            held.append(call)
+        else:
+            done.append((records[i], obs))
+    return done, held
 
 
 def run_all(
@@ -86,18 +113,28 @@ def run_all(
     thread_id: str,
     run_id: str,
     plan: Sequence[tuple[ProposedCall, Observation | None]],
+    fence: int | None = None,
 ) -> list[Observation]:
-    """Independent reads run in parallel; as soon as a write is among them, all run in order."""
+    """Independent reads run in parallel; as soon as a write is among them, all run in order.
+
+    In order, the calls after a write whose outcome is unknown are not run (and not returned).
+    """
     step = state.get("model_calls") or 0
 
     def one(item: tuple[ProposedCall, Observation | None]) -> Observation:
         call, blocked = item
         started = time.time()
-        obs = blocked or deps.executor.execute(
-            ToolCall(name=call["name"], args=call["args"], id=call["id"]), thread_id=thread_id
-        )
+        tool_call = ToolCall(name=call["name"], args=call["args"], id=call["id"])
+        if blocked is not None:
+            obs = blocked
+        elif "settled" in call:
+            obs = deps.executor.mark_done(tool_call, call["settled"], thread_id=thread_id,
+                                          fence=fence)
+        else:
+            obs = deps.executor.execute(tool_call, thread_id=thread_id, fence=fence,
+                                        retry=bool(call.get("retry")))
         deps.trace.emit(
-            thread_id, "tool_call", run_id=run_id, step=step, node="act", tool=call["name"],
+            thread_id, "tool_call", fence=fence, run_id=run_id, step=step, node="act", tool=call["name"],
             call_id=call["id"], args=call["args"], start=started, end=time.time(), ok=obs.ok,
             replayed=obs.replayed, result=summarize(obs.result) if obs.ok else None,
             error=obs.error.model_dump() if obs.error else None,
@@ -109,7 +146,12 @@ def run_all(
         for call, _ in plan
     )
     if writes or len(plan) < 2:
-        return [one(item) for item in plan]
+        done: list[Observation] = []
+        for item in plan:
+            done.append(one(item))
+            if is_unknown(done[-1]):
+                break
+        return done
     with ThreadPoolExecutor(max_workers=min(8, len(plan)), thread_name_prefix="gw-act") as pool:
         return list(pool.map(one, plan))
 

@@ -21,7 +21,7 @@ from nodes.deps import AgentDeps
 from nodes.handoff import Handoff, cut_index, fallback, parse, problems, required
 from nodes.plan import text_of
 from nodes.prompt import system_prompt
-from nodes.tracing import as_ai, run_of, thread_of, total_tokens
+from nodes.tracing import as_ai, fence_of, run_of, thread_of, total_tokens
 
 HANDOFF_PROMPT = """Write the handoff record for the folded part of an agent's conversation.
 Reply with JSON only: {"facts": [{"fact": str, "source": call or message id}],
@@ -69,7 +69,8 @@ def compact(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> di
         handoff = fallback(folded, previous)
     tokens = total_tokens(reply)
     deps.trace.emit(
-        thread_of(config), "compaction", run_id=run_of(config), step=state.get("model_calls") or 0,
+        thread_of(config), "compaction", fence=fence_of(config), run_id=run_of(config),
+        step=state.get("model_calls") or 0,
         node="compact", folded=len(folded), kept=len(messages) - cut, start=started,
         end=time.time(), summary_rejected=missing, tokens=tokens,
     )

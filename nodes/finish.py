@@ -10,7 +10,7 @@ from langchain_core.runnables import RunnableConfig
 from graphs.state import AgentState, StopReason
 from nodes.deps import AgentDeps
 from nodes.stops import partial_answer
-from nodes.tracing import run_of, thread_of
+from nodes.tracing import fence_of, run_of, thread_of
 
 
 def finish(
@@ -25,7 +25,8 @@ def finish(
     """Record the stop reason and the answer (partial when the run did not answer)."""
     text = answer if answer is not None else partial_answer(state, reason, detail)
     deps.trace.emit(
-        thread_of(config), "stop", run_id=run_of(config), step=state.get("model_calls") or 0,
+        thread_of(config), "stop", fence=fence_of(config), run_id=run_of(config),
+        step=state.get("model_calls") or 0,
         stop_reason=reason, answer=text,
     )
     update: dict[str, Any] = {"stop_reason": reason, "answer": text, "proposed": []}

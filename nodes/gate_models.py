@@ -34,6 +34,10 @@ class PendingCall(BaseModel):
     server: str | None = None  # the MCP server the tool comes from, if any
     worker: str | None = None  # the worker subgraph waiting, in an orchestrator run
     interrupt_id: str | None = None  # LangGraph's id of the interrupt holding this call
+    # "outcome_unknown": a write that may have happened (its process died mid-call, or it
+    # timed out); the reviewer answers retry, mark_done or reject instead of approve or edit.
+    kind: Literal["approval", "outcome_unknown"] = "approval"
+    idempotency_key: str | None = None  # the key a retry runs under, for outcome_unknown
 
 
 class GateRequest(BaseModel):
@@ -66,7 +70,24 @@ class Reject(_Decision):
     end_run: bool = Field(default=False, description="stop the run instead of letting it re-plan")
 
 
-Decision = Annotated[Approve | Edit | Reject, Field(discriminator="action")]
+class Retry(_Decision):
+    """Run a write whose outcome is unknown again, under the same idempotency key."""
+
+    action: Literal["retry"] = "retry"
+    digest: str = Field(description="digest of the pending call being retried")
+
+
+class MarkDone(_Decision):
+    """A write whose outcome is unknown did happen; the model is told ``result``."""
+
+    action: Literal["mark_done"] = "mark_done"
+    digest: str = Field(description="digest of the pending call being settled")
+    result: str = Field(min_length=1, description="what the write did, told to the model")
+
+
+AnyDecision = Approve | Edit | Reject | Retry | MarkDone
+Decision = Annotated[AnyDecision, Field(discriminator="action")]
+UNKNOWN_ACTIONS = ("retry", "mark_done", "reject")
 _decision = TypeAdapter(Decision)
 _decision_map = TypeAdapter(dict[str, Decision])
 
@@ -74,20 +95,23 @@ _decision_map = TypeAdapter(dict[str, Decision])
 def gate_request(calls: list[ProposedCall], registry: ToolRegistry) -> GateRequest:
     pending = []
     for call in calls:
-        if call["action"] != "needs_approval":
+        if call["action"] not in ("needs_approval", "outcome_unknown"):
             continue
         spec = registry.get(call["name"])
+        unknown = call["action"] == "outcome_unknown"
         pending.append(PendingCall(
             id=call["id"], tool=call["name"], args=call["args"],
             risk=spec.risk if spec else "unknown", reason=call["reason"],
             digest=digest(call["name"], call["args"]), server=spec.server if spec else None,
+            kind="outcome_unknown" if unknown else "approval",
+            idempotency_key=call.get("idempotency_key") if unknown else None,
         ))
     return GateRequest(calls=pending)
 
 
 def parse_decisions(
     request: GateRequest, answer: Any, registry: ToolRegistry
-) -> dict[str, Approve | Edit | Reject]:
+) -> dict[str, AnyDecision]:
     """Validate a reviewer's answer against the pending calls, or raise GateDecisionError.
 
     One decision answers a gate with one pending call; several calls take a map of
@@ -122,6 +146,7 @@ def parse_decisions(
                 f"{decision.digest}, pending {call.digest}: {call.tool} "
                 f"{json.dumps(call.args, ensure_ascii=False)}); review the pending call again"
             )
+        check_kind(call, decision)
         if isinstance(decision, Edit):
             spec = registry.get(call.tool)
             if spec is None:
@@ -136,6 +161,18 @@ def parse_decisions(
     return decisions
 
 
+def check_kind(call: PendingCall, decision: AnyDecision) -> None:
+    """Approve and edit answer an approval; retry and mark_done answer an unknown outcome."""
+    unknown = call.kind == "outcome_unknown"
+    if unknown and decision.action not in UNKNOWN_ACTIONS:
+        raise GateDecisionError(
+            f"whether {call.tool} (call {call.id}, key {call.idempotency_key}) took effect is "
+            "unknown; answer retry, mark_done with its result, or reject"
+        )
+    if not unknown and decision.action in ("retry", "mark_done"):
+        raise GateDecisionError(f"call {call.id} waits for approval; answer approve, edit or reject")
+
+
 def decide_all(
     request: GateRequest,
     action: str,
@@ -143,7 +180,8 @@ def decide_all(
     args: dict[str, Any] | None = None,
     reason: str | None = None,
     end_run: bool = False,
-) -> dict[str, Approve | Edit | Reject]:
+    result: str | None = None,
+) -> dict[str, AnyDecision]:
     """One action for the pending calls, bound to their digests (what a reviewer's button sends).
 
     ``edit`` takes the new arguments of the single pending call, or a map of call id to
@@ -151,6 +189,12 @@ def decide_all(
     """
     if action == "approve":
         return {c.id: Approve(digest=c.digest) for c in request.calls}
+    if action == "retry":
+        return {c.id: Retry(digest=c.digest) for c in request.calls}
+    if action == "mark_done":
+        if not result:
+            raise GateDecisionError("mark_done needs the write's result; it is told to the model")
+        return {c.id: MarkDone(digest=c.digest, result=result) for c in request.calls}
     if action == "reject":
         if not reason:
             raise GateDecisionError("a rejection needs a reason; it is told to the model")
@@ -173,4 +217,6 @@ def decide_all(
             else Approve(digest=c.digest)
             for c in request.calls
         }
-    raise GateDecisionError(f"unknown action {action!r}; use approve, edit or reject")
+    raise GateDecisionError(
+        f"unknown action {action!r}; use approve, edit or reject (retry, mark_done or reject "
+        "for a call whose outcome is unknown)")

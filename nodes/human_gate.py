@@ -18,14 +18,16 @@ from graphs.state import AgentState, CallRecord, ProposedCall, canonical
 from nodes.act import to_message
 from nodes.deps import AgentDeps
 from nodes.gate_models import (
-    Approve,
+    AnyDecision,
     Edit,
     GateDecisionError,
+    MarkDone,
     Reject,
+    Retry,
     gate_request,
     parse_decisions,
 )
-from nodes.tracing import run_of, thread_of
+from nodes.tracing import fence_of, run_of, thread_of
 from tools.executor import Observation, ToolError
 
 
@@ -58,13 +60,24 @@ def human_gate(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) ->
             # A second interrupt in the same node is a fresh question; the state is untouched.
             answer = interrupt(request.model_copy(update={"error": str(exc)}).model_dump())
     thread_id = thread_of(config)
-    deps.trace.emit(thread_id, "gate_decision", run_id=run_of(config),
+    deps.trace.emit(thread_id, "gate_decision", fence=fence_of(config), run_id=run_of(config),
                     step=state.get("model_calls") or 0, node="human_gate",
                     decisions={k: v.model_dump() for k, v in decisions.items()})
     return apply(state, decisions)
 
 
-def apply(state: AgentState, decisions: dict[str, Approve | Edit | Reject]) -> dict[str, Any]:
+def settle_unknown(call: ProposedCall, decision: Retry | MarkDone) -> ProposedCall:
+    """A write whose outcome was unknown, as the reviewer settled it: act retries or records it."""
+    settled: ProposedCall = {"id": call["id"], "name": call["name"], "args": call["args"],
+                             "action": "run", "reason": f"the reviewer chose {decision.action}"}
+    if isinstance(decision, Retry):
+        settled["retry"] = True
+    else:
+        settled["settled"] = decision.result
+    return settled
+
+
+def apply(state: AgentState, decisions: dict[str, AnyDecision]) -> dict[str, Any]:
     """Approved and edited calls become runnable; rejected ones become observations."""
     runnable: list[ProposedCall] = []
     rejected: list[Observation] = []
@@ -75,6 +88,8 @@ def apply(state: AgentState, decisions: dict[str, Approve | Edit | Reject]) -> d
         decision = decisions.get(call["id"])
         if decision is None:
             runnable.append(call)
+        elif isinstance(decision, Retry | MarkDone):
+            runnable.append(settle_unknown(call, decision))
         elif isinstance(decision, Reject):
             rejected.append(rejection(call, decision.reason))
             log.append(CallRecord(call_id=call["id"], name=call["name"],

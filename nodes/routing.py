@@ -33,6 +33,13 @@ def after_gate(state: AgentState) -> Literal["act", "plan", "observe"]:
     return "plan"
 
 
+def after_act(state: AgentState) -> Literal["human_gate", "observe"]:
+    """A write whose outcome is unknown goes to a reviewer; everything else is observed."""
+    if any(call["action"] == "outcome_unknown" for call in state.get("proposed") or []):
+        return "human_gate"
+    return "observe"
+
+
 def after_observe(state: AgentState) -> Literal["plan", "compact", "__end__"]:
     """Stop on a stop condition; compact when the context is past its trigger."""
     if state.get("stop_reason"):

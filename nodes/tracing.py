@@ -19,6 +19,12 @@ def run_of(config: RunnableConfig) -> str:
     return str(config.get("run_id") or (config.get("metadata") or {}).get("run_id") or "")
 
 
+def fence_of(config: RunnableConfig) -> int | None:
+    """The run's fencing token (see graphwright.locking), when the run holds a thread lock."""
+    fence = (config.get("configurable") or {}).get("gw_fence")
+    return int(fence) if fence is not None else None
+
+
 def as_ai(message: Any) -> AIMessage:
     """A chat model's reply, checked: every model call here expects an AI message."""
     if not isinstance(message, AIMessage):
@@ -37,7 +43,8 @@ def trace_model_call(
     """Model, request id, token usage, timing and proposed calls of one model call."""
     usage = dict(reply.usage_metadata or {})
     trace.emit(
-        thread_of(config), "model_call", run_id=run_of(config), step=step, node=node,
+        thread_of(config), "model_call", fence=fence_of(config), run_id=run_of(config), step=step,
+        node=node,
         model=reply.response_metadata.get("model_name"),
         request_id=reply.response_metadata.get("id") or reply.id,
         input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),

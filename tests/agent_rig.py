@@ -105,7 +105,9 @@ class AgentRig:
         return [e["tool"] for e in self.tool_events(config)]
 
     def effects(self) -> dict[str, int]:
-        return {k.decode(): int(v) for k, v in self.client.hgetall(self.keys.effects()).items()}
+        """Side effects counted from what the tools left behind (outbox and calendar)."""
+        counts = {"send_email": len(self.outbox()), "create_event": len(self.calendar())}
+        return {tool: n for tool, n in counts.items() if n}
 
     def outbox(self) -> list[dict[str, Any]]:
         return [json.loads(m) for m in self.client.lrange(self.keys.outbox(), 0, -1)]

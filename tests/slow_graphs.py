@@ -6,8 +6,11 @@ starts in Redis so a test knows when to kill the process mid-step.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import replace
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -16,7 +19,7 @@ from langchain_core.outputs import ChatResult
 from graphs.agent import build_agent_graph
 from graphs.registry import Graph, GraphContext, GraphRegistry
 from graphwright.offline import OfflineChatModel
-from tools.builtin import ScheduleArgs, build_registry
+from tools.builtin import EventArgs, ScheduleArgs, build_registry
 from tools.policy import Policy
 from tools.registry import ToolRegistry
 from tools.spec import ToolContext
@@ -39,6 +42,44 @@ def slow_tools() -> ToolRegistry:
     return reg
 
 
+EFFECTS_ENV = "SLOW_GRAPHS_EFFECTS"  # file the slow write appends one line to per effect
+WRITE_DELAY_S = 0.5
+
+
+def slow_write_tools() -> ToolRegistry:
+    """create_event as a plain external write: slow before and after its effect, not keyed.
+
+    Each effect appends a line to the file named by SLOW_GRAPHS_EFFECTS, outside Redis.
+    Redis counters ``slow:write_started`` and ``slow:write_effected`` tell a test where it is;
+    ``slow:hold`` (when set) makes it wait after its effect until the key is deleted.
+    """
+    builtin = build_registry()
+    original = builtin.get("create_event")
+    assert original is not None
+
+    def slow_create(args: EventArgs, ctx: ToolContext) -> object:
+        base = f"{ctx.keys.prefix}:slow"
+        ctx.redis.incr(f"{base}:write_started")
+        time.sleep(WRITE_DELAY_S)
+        with Path(os.environ[EFFECTS_ENV]).open("a") as effects:
+            effects.write(f"{ctx.idempotency_key}\n")
+        ctx.redis.incr(f"{base}:write_effected")
+        while ctx.redis.exists(f"{base}:hold"):
+            time.sleep(0.02)
+        time.sleep(WRITE_DELAY_S)
+        return {"title": args.title, "start_time": args.start_time, "end_time": args.end_time}
+
+    reg = ToolRegistry([s for s in builtin if s.name != "create_event"])
+    reg.add(replace(original, func=slow_create, keyed=False))
+    return reg
+
+
+def build_slow_write(ctx: GraphContext, policy: Policy | None) -> Graph:
+    return build_agent_graph(tools=slow_write_tools(), model=ctx.model, redis_client=ctx.redis_client,
+                             policy=policy, limits=ctx.limits, keys=ctx.keys,
+                             checkpointer=ctx.checkpointer)
+
+
 def build(ctx: GraphContext, policy: Policy | None) -> Graph:
     return build_agent_graph(tools=slow_tools(), model=ctx.model, redis_client=ctx.redis_client,
                              policy=policy, limits=ctx.limits, keys=ctx.keys,
@@ -51,6 +92,10 @@ def register(graphs: GraphRegistry) -> None:
                     tools=slow_tools)
     graphs.register("slow_agent_gated", lambda ctx: build(ctx, None),
                     description="agent with a slow get_schedule; writes are gated", tools=slow_tools)
+    for name, policy in (("slow_write", Policy(per_tool={"create_event": "never"})),
+                         ("slow_write_gated", None)):
+        graphs.register(name, partial(build_slow_write, policy=policy), tools=slow_write_tools,
+                        description="agent whose create_event is a slow, unkeyed external write")
 
 
 class SlowAnswerModel(OfflineChatModel):

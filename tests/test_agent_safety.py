@@ -89,7 +89,9 @@ def test_crash_in_act_after_the_write_resumes_and_the_write_happens_once(scripte
     assert replayed == [False, True]
 
 
-def test_redis_failure_in_act_after_the_write_resumes_and_the_write_happens_once(rig: AgentRig) -> None:
+def test_a_trace_write_failing_after_the_write_does_not_fail_the_step(
+    rig: AgentRig, caplog: pytest.LogCaptureFixture
+) -> None:
     """The trace append after a recorded write fails (a real WRONGTYPE error from Redis)."""
     builtin = build_registry()
     original = builtin.get("create_event")
@@ -115,15 +117,14 @@ def test_redis_failure_in_act_after_the_write_resumes_and_the_write_happens_once
     rig.run(graph, 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.', config=config)
     request = pending_gate(graph, config)
     assert request is not None
-    with pytest.raises(RedisUnavailableError, match="cannot append to the trace"):
-        graph.invoke(gate_command(graph, config, Approve(digest=request.calls[0].digest), reg), config)
-    assert rig.effects() == {"create_event": 1}
-    assert graph.get_state(config).next == ("act",)
-    rig.client.delete(events_key)
-    rig.client.rename(events_key + ":saved", events_key)
     rig.script(Reply(content="Created 'Design review' on 2026-12-01 10:00-11:00."))
-    out = graph.invoke(None, config)
+    with caplog.at_level("ERROR", logger="checkpoints.trace"):
+        out = graph.invoke(gate_command(graph, config, Approve(digest=request.calls[0].digest), reg),
+                           config)
+    # The effect happened, so the run carries on and tells the truth; the lost event is loud.
     assert out["stop_reason"] == "answered" and "Design review" in out["answer"]
     assert rig.effects() == {"create_event": 1} and len(rig.calendar()) == 1
-    creates = [e for e in rig.tool_events(config) if e["tool"] == "create_event"]
-    assert [e["replayed"] for e in creates] == [True]  # the first append was the one that failed
+    assert any("trace event tool_call" in r.getMessage() and "not written yet" in r.getMessage()
+               for r in caplog.records)
+    messages = [m for m in out["messages"] if getattr(m, "name", None) == "create_event"]
+    assert len(messages) == 1 and messages[0].status == "success"

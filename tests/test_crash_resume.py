@@ -12,9 +12,12 @@ from pathlib import Path
 import pytest
 import redis
 
+from checkpoints.errors import UserError
 from checkpoints.keys import Keys
-from graphwright import Orchestrator, Settings, ThreadBusyError
+from graphwright import Orchestrator, Settings
 from graphwright.offline import OfflineChatModel
+from graphwright.results import RunResult
+from nodes.gate_models import GateDecisionError, decide_all
 
 ROOT = Path(__file__).resolve().parent.parent
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
@@ -40,66 +43,108 @@ def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=120, check=False)
 
 
-def answer_uninterrupted(redis_url: str, prefix: str, graph: str, *decision: str) -> str:
-    import json
-
-    env = env_for(redis_url, prefix + "ref")
-    out = cli(env, "run", graph, GOAL, "--thread", "ref")
-    if decision:
-        out = cli(env, "resume", "ref", *decision)
-    assert out.returncode == 0, out.stderr
-    return str(json.loads(out.stdout)["answer"])
+def calendar(client: redis.Redis, prefix: str) -> int:
+    return len(client.hvals(Keys(prefix=prefix).calendar()))
 
 
-def effects(client: redis.Redis, prefix: str) -> dict[bytes, bytes]:
-    return client.hgetall(Keys(prefix=prefix).effects())
+def effect_lines(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
 
 
-def test_killed_mid_step_resumes_in_a_new_process_and_writes_once(
-    redis_url: str, prefix: str, client: redis.Redis
-) -> None:
-    import json
-
-    env = env_for(redis_url, prefix)
-    proc = subprocess.Popen([*CLI, "run", "slow_agent", GOAL, "--thread", "k"], env=env, cwd=ROOT,
+def start_run(env: dict[str, str], graph: str, thread: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([*CLI, "run", graph, GOAL, "--thread", thread], env=env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_for(lambda: client.get(f"{prefix}:slow:started") == b"1")
-    # The slow read is running; a second run on the thread is refused while it lives.
-    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_GRAPHS="tests.slow_graphs:register")
-    with pytest.raises(ThreadBusyError, match="already running"):
-        Orchestrator(settings=settings, model=OfflineChatModel()).resume("k")
+
+
+def kill(proc: subprocess.Popen[bytes]) -> None:
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
-    assert effects(client, prefix) == {}
-    status = json.loads(cli(env, "threads").stdout)[0]["status"]
-    assert status == "failed"  # running, but its process is gone
-    out = cli(env, "resume", "k")
-    assert out.returncode == 0, out.stderr
-    result = json.loads(out.stdout)
-    assert result["status"] == "completed"
-    assert result["answer"] == answer_uninterrupted(redis_url, prefix, "slow_agent")
-    assert effects(client, prefix) == {b"create_event": b"1"}
-    assert client.get(f"{prefix}:slow:started") == b"2"  # the killed step ran again, the write once
+
+
+def orchestrator(redis_url: str, prefix: str) -> Orchestrator:
+    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
+                        GRAPHWRIGHT_GRAPHS="tests.slow_graphs:register")
+    return Orchestrator(settings=settings, model=OfflineChatModel())
+
+
+def settle(orch: Orchestrator, thread: str, action: str, **kw: str) -> RunResult:
+    return orch.resume(thread, decide_all(orch.state(thread).pending, action, **kw))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("moment", ["after_effect", "before_effect"])
+def test_killed_inside_an_ungated_write_stops_at_the_gate_with_its_key(
+    redis_url: str, prefix: str, client: redis.Redis, tmp_path: Path, moment: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The process dies mid-write; the resumed run never re-runs it by itself nor calls it failed."""
+    import json
+
+    effects = tmp_path / "effects"
+    monkeypatch.setenv("SLOW_GRAPHS_EFFECTS", str(effects))
+    env = {**env_for(redis_url, prefix), "SLOW_GRAPHS_EFFECTS": str(effects)}
+    client.set(f"{prefix}:slow:hold", 1)  # the write waits after its effect until released
+    proc = start_run(env, "slow_write", "w")
+    marker = "write_effected" if moment == "after_effect" else "write_started"
+    wait_for(lambda: client.get(f"{prefix}:slow:{marker}") == b"1")
+    kill(proc)
+    client.delete(f"{prefix}:slow:hold")
+    assert len(effect_lines(effects)) == (1 if moment == "after_effect" else 0)
+    orch = orchestrator(redis_url, prefix)
+    assert orch.state("w").status == "failed"  # running, but its process is gone
+    result = orch.resume("w")
+    assert result.status == "interrupted" and result.pending is not None
+    (pending,) = result.pending.calls
+    assert pending.kind == "outcome_unknown" and pending.tool == "create_event"
+    assert pending.idempotency_key == f"w:{pending.id}"
+    assert int(client.get(f"{prefix}:slow:write_started") or 0) == 1  # not run again by itself
+    with pytest.raises(GateDecisionError, match="unknown"):  # not something to approve
+        settle(orch, "w", "approve")
+    if moment == "after_effect":  # the reviewer checked: it happened (through the CLI)
+        done = cli(env, "resume", "w", "--mark-done", "booked, confirmation 42")
+        assert done.returncode == 0, done.stderr
+        final = RunResult.model_validate(json.loads(done.stdout))
+    else:  # the reviewer checked: it did not happen; run it again under the same key
+        final = settle(orch, "w", "retry")
+    assert final.status == "completed" and "Design review" in (final.answer or "")
+    assert effect_lines(effects) == [pending.idempotency_key]  # exactly one effect, that key
 
 
 def test_killed_at_the_gate_resumes_with_approval_and_writes_once(
     redis_url: str, prefix: str, client: redis.Redis
 ) -> None:
-    import json
-
     env = env_for(redis_url, prefix)
-    proc = subprocess.Popen([*CLI, "run", "slow_agent_gated", GOAL, "--thread", "g"], env=env,
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = start_run(env, "slow_agent_gated", "g")
     meta = Keys(prefix=prefix).meta("g")
     wait_for(lambda: client.hget(meta, "status") == b"interrupted")
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
-    out = cli(env, "resume", "g", "--approve")
-    assert out.returncode == 0, out.stderr
-    result = json.loads(out.stdout)
-    assert result["status"] == "completed"
-    assert result["answer"] == answer_uninterrupted(redis_url, prefix, "slow_agent_gated", "--approve")
-    assert effects(client, prefix) == {b"create_event": b"1"}
-    again = cli(env, "resume", "g", "--approve")
-    assert again.returncode == 2 and effects(client, prefix) == {b"create_event": b"1"}
+    kill(proc)
+    assert calendar(client, prefix) == 0
+    orch = orchestrator(redis_url, prefix)
+    result = settle(orch, "g", "approve")
+    assert result.status == "completed" and "Created 'Design review'" in (result.answer or "")
+    assert calendar(client, prefix) == 1
+    with pytest.raises(UserError, match="already finished"):
+        orch.resume("g")
+    assert calendar(client, prefix) == 1
+
+
+def test_killed_inside_an_approved_write_after_its_effect_settles_at_the_gate(
+    redis_url: str, prefix: str, client: redis.Redis, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    effects = tmp_path / "effects"
+    monkeypatch.setenv("SLOW_GRAPHS_EFFECTS", str(effects))
+    env = {**env_for(redis_url, prefix), "SLOW_GRAPHS_EFFECTS": str(effects)}
+    orch = orchestrator(redis_url, prefix)
+    assert orch.invoke("slow_write_gated", GOAL, thread_id="a").status == "interrupted"
+    client.set(f"{prefix}:slow:hold", 1)
+    proc = subprocess.Popen([*CLI, "resume", "a", "--approve"], env=env, cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(lambda: client.get(f"{prefix}:slow:write_effected") == b"1")
+    kill(proc)
+    client.delete(f"{prefix}:slow:hold")
+    result = orch.resume("a")
+    assert result.status == "interrupted" and result.pending is not None
+    assert result.pending.calls[0].kind == "outcome_unknown"
+    stopped = settle(orch, "a", "reject", reason="undone by hand")
+    assert stopped.status == "completed" and "rejected" in (stopped.answer or "")
+    assert len(effect_lines(effects)) == 1

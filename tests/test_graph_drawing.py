@@ -11,7 +11,8 @@ from tools.builtin import build_registry
 AGENT_EDGES = {
     ("__start__", "plan"), ("plan", "act"), ("plan", "human_gate"), ("plan", "__end__"),
     ("human_gate", "act"), ("human_gate", "plan"), ("human_gate", "observe"),
-    ("act", "observe"), ("observe", "plan"), ("observe", "compact"), ("observe", "__end__"),
+    ("act", "observe"), ("act", "human_gate"), ("observe", "plan"), ("observe", "compact"),
+    ("observe", "__end__"),
     ("compact", "plan"),
 }
 
@@ -24,7 +25,7 @@ def test_agent_graph_draws_its_five_nodes_and_every_edge(client: redis.Redis) ->
     mermaid = drawn.draw_mermaid()
     for node in ("plan", "act", "observe", "compact", "human_gate"):
         assert node in mermaid
-    assert "observe -.-> compact" in mermaid and "act --> observe" in mermaid
+    assert "observe -.-> compact" in mermaid and "act -.-> observe" in mermaid
 
 
 def test_every_registered_graph_compiles_and_draws(client: redis.Redis) -> None:

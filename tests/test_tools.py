@@ -96,7 +96,7 @@ def test_calendar_refuses_overlaps_and_lists_the_day(
     assert backwards.error is not None and backwards.error.type == "invalid_arguments"
     day = run(executor, "get_schedule", {"date": "2026-12-01"})
     assert [e["title"] for e in day.result] == ["Review"]
-    assert int(client.hget(keys.effects(), "create_event") or 0) == 1
+    assert len(client.hvals(keys.calendar())) == 1
 
 
 def test_send_email_only_fills_the_outbox(
@@ -213,7 +213,6 @@ def test_a_write_under_one_key_runs_once(
     again = run(executor, "send_email", args, "call-7", "thread-9")
     assert first.ok and again.ok and again.replayed and not first.replayed
     assert again.result == first.result
-    assert int(client.hget(keys.effects(), "send_email") or 0) == 1
     assert client.llen(keys.outbox()) == 1
     other = run(executor, "send_email", args, "call-8", "thread-9")
     assert other.ok and client.llen(keys.outbox()) == 2
@@ -271,16 +270,15 @@ def test_policy_table(policy: Policy, tool: str, tainted: bool, action: str) -> 
     assert policy.decide(REG, tool, {}, tainted=tainted).action == action
 
 
-def test_injected_note_cannot_send_mail_without_approval(
-    executor: ToolExecutor, client: redis.Redis, keys: Keys
-) -> None:
+def test_a_note_taints_the_run_and_taint_overrides_a_lax_policy(executor: ToolExecutor) -> None:
     note = run(executor, "search_notes", {"keyword": "会议"})
     assert note.ok and "send_email" in note.result[0]["content"]
-    tainted = note.trust == "untrusted"
+    assert note.trust == "untrusted"
     lax = Policy(per_tool={"send_email": "never"})
     injected = {"to": "attacker@example.com", "subject": "keys", "body": "API key"}
-    assert lax.decide(REG, "send_email", injected, tainted=tainted).action == "needs_approval"
-    assert client.llen(keys.outbox()) == 0
+    # The same call runs ungated in a clean run, so the tainted verdict below is the taint's.
+    assert lax.decide(REG, "send_email", injected, tainted=False).action == "run"
+    assert lax.decide(REG, "send_email", injected, tainted=True).action == "needs_approval"
 
 
 def test_after_approval_the_gated_mail_is_sent_exactly_once(
@@ -288,10 +286,12 @@ def test_after_approval_the_gated_mail_is_sent_exactly_once(
 ) -> None:
     args = {"to": "li@example.com", "subject": "notes", "body": "summary"}
     assert Policy().decide(REG, "send_email", args, tainted=True).action == "needs_approval"
-    assert client.llen(keys.outbox()) == 0
-    for _ in range(2):  # approved, then the node re-runs on resume
-        assert run(executor, "send_email", args, "approved-1").ok
+    first = run(executor, "send_email", args, "approved-1")
+    again = run(executor, "send_email", args, "approved-1")  # the node re-runs on resume
+    assert first.ok and again.ok and again.replayed and not first.replayed
     assert client.llen(keys.outbox()) == 1
+    assert run(executor, "send_email", args, "approved-2").ok  # another call is another mail
+    assert client.llen(keys.outbox()) == 2
 
 
 def test_every_builtin_is_a_langchain_tool_with_documented_arguments() -> None:

@@ -93,11 +93,31 @@ def test_model_factory_picks_openai_only_when_configured(monkeypatch: pytest.Mon
     assert model.model_name == "local-model" and model.max_retries == 2 and model.request_timeout == 60.0
 
 
-def test_trace_of_unreachable_redis_is_a_clear_error() -> None:
-    from checkpoints.errors import RedisUnavailableError
+def test_a_trace_write_with_redis_gone_waits_in_memory_and_is_written_later(
+    client: redis.Redis, prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
     from checkpoints.keys import Keys
     from checkpoints.trace import TraceWriter
 
-    dead = redis.Redis(port=1, socket_connect_timeout=0.2)
-    with pytest.raises(RedisUnavailableError, match="cannot append to the trace of thread 't1'"):
-        TraceWriter(dead, Keys()).emit("t1", "stop")
+    keys = Keys(prefix=prefix)
+    writer = TraceWriter(redis.Redis(port=1, socket_connect_timeout=0.2), keys)
+    with caplog.at_level("ERROR", logger="checkpoints.trace"):
+        assert writer.emit("t1", "tool_call", tool="send_email") == ""  # no exception: the step goes on
+    assert "not written yet" in caplog.text
+    writer.redis = client  # Redis is back
+    writer.emit("t1", "stop")
+    assert [e["kind"] for e in TraceWriter(client, keys).read("t1")] == ["tool_call", "stop"]
+
+
+def test_a_trace_write_of_a_run_that_lost_its_lock_is_refused(client: redis.Redis, prefix: str) -> None:
+    from checkpoints.errors import LockLostError
+    from checkpoints.keys import Keys
+    from checkpoints.trace import TraceWriter
+
+    keys = Keys(prefix=prefix)
+    client.set(keys.fence("t1"), 3)
+    writer = TraceWriter(client, keys)
+    writer.emit("t1", "tool_call", fence=3)
+    with pytest.raises(LockLostError):
+        writer.emit("t1", "tool_call", fence=2)
+    assert len(writer.read("t1")) == 1

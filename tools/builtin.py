@@ -119,6 +119,29 @@ def _parse_time(value: str) -> datetime:
         raise InvalidInput(f"{value!r} is not a real date and time") from exc
 
 
+# KEYS: calendar. ARGV: id, start, end, event JSON. Times are YYYY-MM-DDTHH:MM, so they
+# compare as strings.
+_BOOK = """
+local same = redis.call('HGET', KEYS[1], ARGV[1])
+if same then return {'booked', same} end
+for _, raw in ipairs(redis.call('HVALS', KEYS[1])) do
+  local other = cjson.decode(raw)
+  if other['start_time'] < ARGV[3] and ARGV[2] < other['end_time'] then return {'overlap', raw} end
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
+return {'booked', ARGV[4]}
+"""
+# KEYS: outbox, its key index. ARGV: idempotency key, message JSON.
+_QUEUE_MAIL = """
+if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 1 then redis.call('RPUSH', KEYS[1], ARGV[2]) end
+return 1
+"""
+
+
+def _text_list(reply: Any) -> list[str]:
+    return [v.decode() if isinstance(v, bytes) else str(v) for v in reply]
+
+
 def _events(client: redis.Redis, key: str) -> list[dict[str, Any]]:
     return [json.loads(v) for v in client.hvals(key)]
 
@@ -183,47 +206,34 @@ def build_registry() -> ToolRegistry:
         ]
         return sorted(day, key=lambda e: e["start_time"])
 
-    @reg.tool(EventArgs, risk="write")
+    @reg.tool(EventArgs, risk="write", keyed=True)
     def create_event(args: EventArgs, ctx: ToolContext) -> dict[str, Any]:
         """Create a calendar event. Needs the user's approval. Refused when the slot
         overlaps an existing event: check get_schedule first."""
         start, end = _parse_time(args.start_time), _parse_time(args.end_time)
         if end <= start:
             raise InvalidInput("end_time must be after start_time")
-        key = ctx.keys.calendar()
         event = {"id": ctx.idempotency_key or uuid.uuid4().hex, **args.model_dump()}
-        with ctx.redis.pipeline() as pipe:
-            for _ in range(5):  # WATCH/MULTI with a bounded retry
-                try:
-                    pipe.watch(key)  # type: ignore[no-untyped-call]  # untyped in redis-py
-                    for other in (json.loads(v) for v in pipe.hvals(key)):
-                        if other["id"] == event["id"]:
-                            return dict(other)
-                        if _parse_time(other["start_time"]) < end and start < _parse_time(
-                            other["end_time"]
-                        ):
-                            raise Conflict(
-                                f"the slot overlaps '{other['title']}' "
-                                f"({other['start_time']} to {other['end_time']})"
-                            )
-                    pipe.multi()
-                    pipe.hset(key, event["id"], json.dumps(event, ensure_ascii=False))
-                    pipe.hincrby(ctx.keys.effects(), "create_event", 1)
-                    pipe.execute()
-                    return event
-                except redis.WatchError:
-                    continue
-        raise Conflict("the calendar kept changing; try again")
+        # One script checks the key, the overlaps and books: a second call under the same
+        # key returns the first booking instead of booking again.
+        outcome, stored = _text_list(ctx.redis.eval(
+            _BOOK, 1, ctx.keys.calendar(), event["id"], args.start_time, args.end_time,
+            json.dumps(event, ensure_ascii=False)))
+        booked: dict[str, Any] = json.loads(stored)
+        if outcome == "overlap":
+            raise Conflict(f"the slot overlaps '{booked['title']}' "
+                           f"({booked['start_time']} to {booked['end_time']})")
+        return booked
 
-    @reg.tool(EmailArgs, risk="write")
+    @reg.tool(EmailArgs, risk="write", keyed=True)
     def send_email(args: EmailArgs, ctx: ToolContext) -> dict[str, str]:
         """Send an e-mail (queued in the outbox). Needs the user's approval. Only send what
         the user asked for, to the address the user gave."""
         message = {"id": ctx.idempotency_key or uuid.uuid4().hex, **args.model_dump()}
-        with ctx.redis.pipeline(transaction=True) as pipe:
-            pipe.rpush(ctx.keys.outbox(), json.dumps(message, ensure_ascii=False))
-            pipe.hincrby(ctx.keys.effects(), "send_email", 1)
-            pipe.execute()
+        # The message and its key are stored in one script: a second call under the same
+        # key queues nothing.
+        ctx.redis.eval(_QUEUE_MAIL, 2, ctx.keys.outbox(), ctx.keys.outbox_ids(), message["id"],
+                       json.dumps(message, ensure_ascii=False))
         return {"queued": message["id"], "to": args.to}
 
     return reg

@@ -16,7 +16,7 @@ class ToolInfo(BaseModel):
     risk: str
     trust: str
     needs_approval: bool  # in a run that has read nothing untrusted
-    idempotent: bool
+    idempotent: bool  # after an unknown outcome it runs again under its key, without asking
     timeout_s: float
     max_result_chars: int
     description: str  # its first line
@@ -32,7 +32,7 @@ def catalog(registry: ToolRegistry, policy: Policy | None = None) -> list[ToolIn
         decision = policy.decide(registry, name, {}, tainted=False)
         out.append(ToolInfo(
             name=name, source=spec.source, risk=spec.risk, trust=spec.trust,
-            needs_approval=decision.action == "needs_approval", idempotent=spec.idempotent,
+            needs_approval=decision.action == "needs_approval", idempotent=spec.keyed,
             timeout_s=spec.timeout_s, max_result_chars=spec.max_result_chars,
             description=(spec.description.splitlines() or [""])[0],
         ))

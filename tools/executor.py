@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Literal
 
 import redis
 from pydantic import BaseModel, ValidationError
 
-from checkpoints.errors import RedisUnavailableError
 from checkpoints.keys import Keys
 from tools.errors import ToolFailure
+from tools.records import Claim, Records, args_digest
 from tools.registry import ToolRegistry
 from tools.spec import ToolContext, ToolSpec
 
@@ -33,12 +34,13 @@ ErrorType = Literal[
     "unavailable",
     "conflict",
     "in_progress",
+    "outcome_unknown",
     "tool_error",
     "internal_error",
     "rejected",
 ]
 TRUNCATION_MARKER = "\n…[truncated by graphwright: {dropped} of {total} characters omitted]"
-PENDING = b"__pending__"
+QUEUE_LIMIT_S = 60.0  # a call that cannot even start within this is refused, never run
 
 
 class ToolError(BaseModel):
@@ -68,6 +70,7 @@ class Observation(BaseModel):
     replayed: bool = False
     attempts: int = 1
     duration_ms: float = 0.0
+    idempotency_key: str | None = None  # set for writes
 
     def for_model(self) -> str:
         """The text put in the ToolMessage."""
@@ -118,8 +121,21 @@ def cap(text: str, limit: int) -> tuple[str, bool]:
     return text[:limit] + marker, True
 
 
+def outcome_unknown(call: ToolCall, key: str, why: str) -> Observation:
+    """A write that may or may not have happened: the run stops for a reviewer."""
+    obs = _failure(call, "outcome_unknown",
+                   f"{why}; whether {call.name} took effect is unknown (idempotency key {key}); "
+                   "a reviewer decides: retry with the same key, mark it done, or reject", False)
+    return obs.model_copy(update={"idempotency_key": key})
+
+
 class ToolExecutor:
-    """Executes calls for one registry against one Redis (for idempotency records)."""
+    """Executes calls for one registry against one Redis (for idempotency records).
+
+    Reads and writes run in separate bounded pools, so a write never queues behind
+    hung reads; the time a call waits for a worker thread never counts against its
+    timeout.
+    """
 
     def __init__(
         self,
@@ -129,14 +145,18 @@ class ToolExecutor:
         keys: Keys | None = None,
         record_ttl_s: int = 30 * 24 * 3600,
         max_workers: int = 8,
+        write_workers: int = 4,
     ) -> None:
         self.registry = registry
         self.redis = client
         self.keys = keys or Keys()
-        self.record_ttl_s = record_ttl_s
-        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="gw-tool")
+        self.records = Records(client, self.keys, ttl_s=record_ttl_s)
+        self._reads = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="gw-read")
+        self._writes = ThreadPoolExecutor(max_workers=write_workers, thread_name_prefix="gw-write")
 
-    def execute(self, call: ToolCall, *, thread_id: str) -> Observation:
+    def execute(self, call: ToolCall, *, thread_id: str, fence: int | None = None,
+                retry: bool = False) -> Observation:
+        """Run ``call``. ``retry`` re-runs a write whose outcome is unknown, under its key."""
         spec = self.registry.get(call.name)
         if spec is None:
             allowed = ", ".join(self.registry.names())
@@ -153,7 +173,7 @@ class ToolExecutor:
         except ValueError as exc:
             return _failure(call, "invalid_arguments", str(exc), False)
         if spec.risk == "write":
-            return self._write_once(spec, call, args, thread_id)
+            return self._write_once(spec, call, args, thread_id, fence, retry)
         return self._run_with_retries(spec, call, args, thread_id)
 
     # --- writes: exactly once per idempotency key ---
@@ -161,85 +181,114 @@ class ToolExecutor:
     def idempotency_key(self, thread_id: str, call_id: str) -> str:
         return f"{thread_id}:{call_id}"
 
-    def _write_once(
-        self, spec: ToolSpec, call: ToolCall, args: BaseModel, thread_id: str
-    ) -> Observation:
-        key = self.keys.idempotency(thread_id, call.id)
-        claim_ttl = int(spec.timeout_s) + 60
-        try:
-            claimed = self.redis.set(key, PENDING, nx=True, ex=claim_ttl)
-            # Listed in the thread's registry, so deleting the thread deletes the record.
-            self.redis.sadd(self.keys.registry(thread_id), key)
-            if not claimed:
-                recorded = self.redis.get(key)
-                if recorded is not None and recorded != PENDING:
-                    replay = Observation.model_validate_json(recorded)
-                    return replay.model_copy(update={"replayed": True})
-                return _failure(
-                    call,
-                    "in_progress",
-                    f"call {call.id} is already running; wait for its result",
-                    True,
-                )
-        except redis.RedisError as exc:
-            raise RedisUnavailableError(
-                f"cannot record the idempotency key of {spec.name} ({exc}); the write was not run"
-            ) from exc
-        ctx = ToolContext(
-            thread_id=thread_id,
-            tool_call_id=call.id,
-            idempotency_key=self.idempotency_key(thread_id, call.id),
-            redis=self.redis,
-            keys=self.keys,
-        )
-        obs = self._attempt(spec, call, args, ctx)
-        # Record before returning: a resumed run or a retried node gets this result back.
-        try:
-            self.redis.set(key, obs.model_dump_json(), ex=self.record_ttl_s)
-        except redis.RedisError as exc:
-            raise RedisUnavailableError(
-                f"{spec.name} ran (call {call.id}) but its result could not be recorded ({exc}); "
-                "its pending claim expires, so check the effect before running it again"
-            ) from exc
+    def mark_done(self, call: ToolCall, result: str, *, thread_id: str,
+                  fence: int | None = None) -> Observation:
+        """A reviewer's word that a write whose outcome was unknown did happen, with its result."""
+        key = self.idempotency_key(thread_id, call.id)
+        obs = Observation(ok=True, tool=call.name, call_id=call.id, result=result,
+                          idempotency_key=key)
+        self.records.claim(thread_id, call.id, tool=call.name, digest=args_digest(call.name, call.args),
+                           key=key, fence=fence, reclaim=True)
+        self.records.settle(thread_id, call.id, attempt="", status="done",
+                            result=obs.model_dump_json(), fence=fence)
         return obs
+
+    def _write_once(
+        self, spec: ToolSpec, call: ToolCall, args: BaseModel, thread_id: str,
+        fence: int | None, retry: bool,
+    ) -> Observation:
+        key = self.idempotency_key(thread_id, call.id)
+        # A tool that dedupes on the key itself is safe to run again under the same key.
+        claim = self.records.claim(thread_id, call.id, tool=spec.name, key=key, fence=fence,
+                                   digest=args_digest(spec.name, call.args),
+                                   reclaim=retry or spec.keyed)
+        if claim.outcome != "claimed":
+            return self._not_run(call, key, claim)
+        ctx = ToolContext(thread_id=thread_id, tool_call_id=call.id, idempotency_key=key,
+                          redis=self.redis, keys=self.keys)
+        obs, future = self._attempt(spec, call, args, ctx)
+        obs = obs.model_copy(update={"idempotency_key": key})
+        if future is not None:  # timed out, still running: its outcome is unknown for now
+            obs = outcome_unknown(call, key, f"{spec.name} did not finish within {spec.timeout_s}s")
+            self.records.settle(thread_id, call.id, attempt=claim.attempt, status="unknown",
+                                result="", fence=fence)
+            future.add_done_callback(lambda f: self._late(spec, call, thread_id, claim.attempt, f))
+            return obs
+        # Recorded before returning: a resumed run or a retried node gets this result back.
+        self.records.settle(thread_id, call.id, attempt=claim.attempt, status="done",
+                            result=obs.model_dump_json(), fence=fence)
+        return obs
+
+    def _not_run(self, call: ToolCall, key: str, claim: Claim) -> Observation:
+        if claim.outcome == "done" and claim.result:
+            replay = Observation.model_validate_json(claim.result)
+            return replay.model_copy(update={"replayed": True})
+        if claim.outcome == "conflict":
+            return _failure(call, "conflict",
+                            f"call id {call.id} was already used for {call.name} with other "
+                            "arguments; nothing was run or replayed", False)
+        return outcome_unknown(call, key, "an earlier execution of this call never recorded its "
+                               "result (its process stopped, or it timed out)")
+
+    def _late(self, spec: ToolSpec, call: ToolCall, thread_id: str, attempt: str,
+              future: Future[Any]) -> None:
+        """A timed-out write that finished after all: record its result if nobody moved on."""
+        if future.cancelled() or future.exception() is not None:
+            return
+        obs = self._observation(spec, call, future.result())
+        try:
+            self.records.settle(thread_id, call.id, attempt=attempt, status="done",
+                                result=obs.model_dump_json(), fence=None, required="unknown")
+        except Exception:  # a callback thread has nobody to raise to
+            log.exception("the late result of %s (call %s) could not be recorded", spec.name, call.id)
 
     # --- reads: bounded retries on retryable failures ---
 
     def _run_with_retries(
         self, spec: ToolSpec, call: ToolCall, args: BaseModel, thread_id: str
     ) -> Observation:
-        ctx = ToolContext(
-            thread_id=thread_id,
-            tool_call_id=call.id,
-            idempotency_key=None,
-            redis=self.redis,
-            keys=self.keys,
-        )
+        ctx = ToolContext(thread_id=thread_id, tool_call_id=call.id, idempotency_key=None,
+                          redis=self.redis, keys=self.keys)
         attempts = 0
         while True:
             attempts += 1
-            obs = self._attempt(spec, call, args, ctx)
+            obs, _ = self._attempt(spec, call, args, ctx)
             retry = obs.error is not None and obs.error.retryable
             if not retry or attempts > spec.retry_reads:
                 return obs.model_copy(update={"attempts": attempts})
             time.sleep(min(0.05 * 2**attempts, 1.0))
 
+    def _start(self, spec: ToolSpec, args: BaseModel, ctx: ToolContext) -> Future[Any] | None:
+        """Submit to the tool's pool and wait for it to start; None if it never could."""
+        started = threading.Event()
+
+        def run() -> Any:
+            started.set()
+            return spec.func(args, ctx)
+
+        future = (self._writes if spec.risk == "write" else self._reads).submit(run)
+        if not started.wait(QUEUE_LIMIT_S) and future.cancel():
+            return None
+        started.wait()
+        return future
+
     def _attempt(
         self, spec: ToolSpec, call: ToolCall, args: BaseModel, ctx: ToolContext
-    ) -> Observation:
+    ) -> tuple[Observation, Future[Any] | None]:
+        """The observation, and the future when the call timed out and may still finish."""
+        future = self._start(spec, args, ctx)
         start = time.perf_counter()
-        future = self._pool.submit(spec.func, args, ctx)
+        if future is None:
+            obs = _failure(call, "unavailable", f"{spec.name} could not start: every worker was "
+                           "busy; it was not run", True)
+            return obs, None
+        late: Future[Any] | None = None
         try:
-            result = future.result(timeout=spec.timeout_s)
+            obs = self._observation(spec, call, future.result(timeout=spec.timeout_s))
         except FutureTimeout:
-            # The worker thread cannot be killed; its result, if any, is discarded.
-            outcome = "the effect may or may not have happened" if spec.risk == "write" else ""
-            obs = _failure(
-                call,
-                "timeout",
-                f"{spec.name} did not finish within {spec.timeout_s}s {outcome}".strip(),
-                spec.risk == "read",
-            )
+            late = future  # a thread cannot be killed; a write's late result is still recorded
+            obs = _failure(call, "timeout", f"{spec.name} did not finish within {spec.timeout_s}s",
+                           spec.risk == "read")
         except ToolFailure as exc:
             obs = _failure(call, exc.kind, str(exc), exc.retryable)  # type: ignore[arg-type]
         except Exception as exc:  # a bug in a tool: recorded as ours, not the model's
@@ -250,23 +299,12 @@ class ToolExecutor:
                 f"{spec.name} failed inside graphwright: {type(exc).__name__}: {exc}",
                 False,
             )
-        else:
-            text = (
-                result
-                if isinstance(result, str)
-                else json.dumps(result, ensure_ascii=False, default=str)
-            )
-            capped, truncated = cap(text, spec.max_result_chars)
-            obs = Observation(
-                ok=True,
-                tool=spec.name,
-                call_id=call.id,
-                result=capped if truncated else result,
-                truncated=truncated,
-            )
-        return obs.model_copy(
-            update={
-                "trust": spec.trust,
-                "duration_ms": (time.perf_counter() - start) * 1000,
-            }
-        )
+        update = {"trust": spec.trust, "duration_ms": (time.perf_counter() - start) * 1000}
+        return obs.model_copy(update=update), late
+
+    def _observation(self, spec: ToolSpec, call: ToolCall, result: Any) -> Observation:
+        text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+        capped, truncated = cap(text, spec.max_result_chars)
+        return Observation(ok=True, tool=spec.name, call_id=call.id,
+                           result=capped if truncated else result, truncated=truncated,
+                           trust=spec.trust)

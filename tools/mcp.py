@@ -87,7 +87,7 @@ def to_spec(conn: McpConnection, tool: mcp_types.Tool) -> ToolSpec:
         timeout_s=timeout_s,
         max_result_chars=max_chars,
         retry_reads=1 if risk == "read" else 0,  # a read after a restart is safe to repeat
-        idempotent=idempotent,
+        keyed=idempotent,  # after an unknown outcome it runs again under its key, unasked
         server=server,
         json_schema=tool.input_schema,
     )

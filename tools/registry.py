@@ -38,6 +38,7 @@ class ToolRegistry:
         timeout_s: float = 30.0,
         max_result_chars: int = 4_000,
         retry_reads: int = 0,
+        keyed: bool = False,
     ) -> Callable[[ToolFunc], ToolFunc]:
         """Register ``func(args, ctx)``; its docstring is the description the model reads."""
 
@@ -53,6 +54,7 @@ class ToolRegistry:
                     timeout_s=timeout_s,
                     max_result_chars=max_result_chars,
                     retry_reads=retry_reads,
+                    keyed=keyed,
                 )
             )
             return func

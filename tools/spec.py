@@ -43,7 +43,9 @@ class ToolSpec:
     timeout_s: float = 30.0
     max_result_chars: int = 4_000
     retry_reads: int = 0
-    idempotent: bool = False  # a write that may run again with the same key without harm
+    # A write that dedupes on ``ctx.idempotency_key`` itself (the built-in ones do): after
+    # a crash mid-call it is run again under the same key instead of asking a reviewer.
+    keyed: bool = False
     server: str | None = None  # the MCP server the tool comes from; None for Python tools
     json_schema: dict[str, Any] | None = None  # shown to the model instead of args_model's
 
