@@ -21,6 +21,7 @@ from tests.mcp_rig import (  # noqa: F401  # stop_mcp_servers: autouse
     ROOT,
     commits,
     faulty_server,
+    git,
     git_server,
     make_repo,
     orchestrator,
@@ -124,8 +125,12 @@ def test_killed_inside_the_commit_the_resumed_run_does_not_commit_twice(
     hook.unlink()
     assert commits(repo) == ["Add notes"]
     resumed = orch.resume("k")  # a new process would do the same: the state is all in Redis
-    assert commits(repo) == ["Add notes"]  # the witness: still one commit
-    (event,) = [e for e in orch.trace("k") if e["kind"] == "tool_call"]
-    assert not event["ok"] and event["error"]["type"] == "in_progress"
-    assert resumed.status == "completed"
+    assert commits(repo) == ["Add notes"]  # the witness: still one commit, nothing re-ran it
+    assert resumed.status == "interrupted" and resumed.pending is not None
+    (unknown,) = resumed.pending.calls
+    assert (unknown.kind, unknown.tool, unknown.server) == ("outcome_unknown", "git.git_commit", "git")
+    head = git(repo, "rev-parse", "--short", "HEAD").strip()
+    done = orch.resume("k", {"action": "mark_done", "digest": unknown.digest,
+                             "result": f"committed as {head}"})
+    assert done.status == "completed" and commits(repo) == ["Add notes"]
     scripted.assert_done()
