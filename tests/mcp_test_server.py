@@ -75,6 +75,13 @@ def crash() -> str:
     os._exit(3)
 
 
+@server.tool(annotations=CLOSED)
+def crash_write(text: str) -> str:
+    """A write that kills the server after its effect, before answering."""
+    _log({"tool": "crash_write", "text": text})
+    os._exit(3)
+
+
 @server.tool(annotations={"readOnlyHint": True, **CLOSED})
 def refuse() -> str:
     """Always fails, as an isError result."""

@@ -17,6 +17,7 @@ from tests.mcp_rig import (  # noqa: F401  # stop_mcp_servers: autouse
     time_server,
 )
 from tests.openai_server import Reply, ScriptedOpenAI, call
+from tools.policy import Policy
 
 
 def tool_events(orch: Orchestrator, thread: str) -> list[dict[str, Any]]:
@@ -73,7 +74,9 @@ def test_malformed_crash_hang_oversized_and_error_results_are_typed_and_the_run_
 ) -> None:
     log = tmp_path / "effects.jsonl"
     server = faulty_server(log, max_result_chars=500, overrides={"hang": {"timeout_s": 1}})
-    orch = orchestrator(settings, scripted, {"t": server}, max_tool_errors=10, max_model_calls=10)
+    policy = Policy(per_tool={"t.crash_write": "never"})  # runs unasked, so it can crash
+    orch = orchestrator(settings, scripted, {"t": server}, policy, max_tool_errors=10,
+                        max_model_calls=10)
     steps = [
         ("t__lookup", {"key": 5}),
         ("t__crash", {}),
@@ -81,16 +84,24 @@ def test_malformed_crash_hang_oversized_and_error_results_are_typed_and_the_run_
         ("t__big", {"size": 20_000}),
         ("t__refuse", {}),
         ("t__whoami", {}),
+        ("t__crash_write", {"text": "once"}),
     ]
     scripted.load(*(Reply(tool_calls=[call(name, args)]) for name, args in steps),
                   Reply(content="Done despite the failures."))
     result = orch.invoke("agent", "Exercise the faulty server.", thread_id="f")
+    # A write whose server died mid-call is neither failed nor retried: a reviewer decides.
+    assert result.status == "interrupted" and result.pending is not None
+    (unknown,) = result.pending.calls
+    assert (unknown.kind, unknown.tool, unknown.server) == ("outcome_unknown", "t.crash_write", "t")
+    assert "closed the connection during the call" in unknown.reason
+    result = orch.resume("f", {"action": "reject", "reason": "it did happen; leave it"})
     assert result.status == "completed" and result.answer == "Done despite the failures."
+    assert [e["text"] for e in effects(log) if e["tool"] == "crash_write"] == ["once"]
     events = tool_events(orch, "f")
     outcome = {e["tool"]: (e["error"] or {}).get("type", "ok") for e in events}
     assert outcome == {"t.lookup": "invalid_arguments", "t.crash": "unavailable",
                        "t.hang": "timeout", "t.big": "ok", "t.refuse": "tool_error",
-                       "t.whoami": "ok"}
+                       "t.whoami": "ok", "t.crash_write": "outcome_unknown"}
     by_tool = {e["tool"]: e for e in events}
     assert "key: Input should be a valid string" in by_tool["t.lookup"]["error"]["message"]
     assert "MCP server 't'" in by_tool["t.crash"]["error"]["message"]

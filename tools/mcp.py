@@ -29,6 +29,12 @@ class McpTimeout(ToolFailure):
     kind = "timeout"
 
 
+class LostMidWrite(ToolFailure):
+    """The server went away during a write: whether it took effect is unknown."""
+
+    kind = "outcome_unknown"
+
+
 def classify(annotations: mcp_types.ToolAnnotations | None) -> tuple[Risk, Trust, bool]:
     """(risk, trust, idempotent) from MCP annotations; missing hints take the cautious side."""
     hints = annotations or mcp_types.ToolAnnotations()
@@ -100,11 +106,9 @@ def _caller(conn: McpConnection, tool: str, risk: Risk, timeout_s: float, max_ch
             result = conn.call(tool, args.to_call(), meta=meta, timeout_s=timeout_s,
                                check_first=risk == "write")
         except ConnectionLost as exc:
-            outcome = ("; the write may or may not have happened, so it is not retried"
-                       if risk == "write" else "")
-            failure = Unavailable(f"{exc}{outcome}")
-            failure.retryable = risk == "read"
-            raise failure from exc
+            if risk == "write":  # never retried blindly: a reviewer decides
+                raise LostMidWrite(f"{exc} during the call") from exc
+            raise Unavailable(str(exc)) from exc  # retryable: the read runs again, restarted
         except ServerStartError as exc:
             raise Unavailable(str(exc)) from exc
         except concurrent.futures.TimeoutError as exc:
