@@ -30,6 +30,8 @@ def test_stdio_and_http_entries_in_the_common_shape() -> None:
     assert isinstance(servers["git"], StdioServer) and servers["git"].describe() == "uvx mcp-server-git"
     web = servers["web"]
     assert isinstance(web, HttpServer) and web.describe() == "http://127.0.0.1:9/mcp"
+    secret = HttpServer(url="https://user:pw@mcp.example/mcp?token=abc", tools=["*"])
+    assert secret.describe() == "https://mcp.example/mcp"
     assert web.allows("web", "fetch") and not web.allows("web", "delete")
     assert servers["git"].allows("git", "anything")
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 import redis
 
 from graphwright import Settings
+from tests.http_service import running
 from tests.mcp_rig import (
     effects,
     free_port,
@@ -43,6 +45,9 @@ def test_injected_instruction_in_untrusted_output_makes_every_later_write_wait(
         assert pending.tool == "web.post_note" and pending.server == "web"
         assert "untrusted" in pending.reason
         assert orch.state("w").values["tainted"] is True
+        with running(orch, worker=False) as service:  # the reviewer sees where the call goes
+            page = httpx.get(f"{service.url}/review/w", timeout=30).text
+        assert "web.post_note" in page and "MCP server web" in page
         done = orch.resume("w", {"action": "reject", "reason": "injected instruction"})
         assert done.status == "completed"
     posted = [e for e in effects(log) if e["tool"] == "post_note"]

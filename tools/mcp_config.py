@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
@@ -81,7 +82,11 @@ class HttpServer(_Server):
         return data
 
     def describe(self) -> str:
-        return self.url  # headers may carry credentials: never shown
+        """The URL without credentials (user info, query); headers are never shown."""
+        parts = urlsplit(self.url)
+        host = parts.hostname or ""
+        netloc = f"{host}:{parts.port}" if parts.port else host
+        return f"{parts.scheme}://{netloc}{parts.path}"
 
 
 ServerConfig = StdioServer | HttpServer
