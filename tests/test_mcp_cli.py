@@ -72,6 +72,16 @@ def test_tools_lists_every_tool_with_source_risk_trust_and_approval(
     assert "tools of agent" in table and "mcp:git" in table and "needs approval" in table
 
 
+def test_a_server_that_does_not_start_is_one_line_on_the_cli(
+    cli_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    servers = {"broken": {"command": "no-such-mcp-server", "args": ["--flag"], "tools": ["*"]}}
+    monkeypatch.setenv("GRAPHWRIGHT_MCP_SERVERS", json.dumps(servers))
+    result = CliRunner().invoke(app, ["tools"])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "MCP server 'broken' (no-such-mcp-server --flag) did not start" in result.stderr
+
+
 def test_one_run_uses_an_mcp_tool_and_a_builtin_and_the_trace_redacts_both(
     cli_env: dict[str, str], scripted: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,

@@ -124,3 +124,29 @@ def test_a_server_that_does_not_start_is_one_error_naming_it_and_its_command() -
     with pytest.raises(ServerStartError) as caught:
         tool_specs(dying)
     assert "MCP server 'dying'" in str(caught.value) and "bad token" in str(caught.value)
+
+
+def test_configured_overrides_win_over_annotations() -> None:
+    from tools.mcp import to_spec
+    from tools.mcp_client import McpConnection
+
+    (config,) = parse_mcp_servers({"s": {
+        "command": "unused", "tools": ["*"], "timeout_s": 5,
+        "overrides": {"fetch": {"trust": "untrusted", "max_result_chars": 500},
+                      "s.save": {"idempotent": True, "timeout_s": 2},
+                      "peek": {"risk": "read"}}}}).values()
+    conn = McpConnection("s", config)  # never started: building specs needs no server
+
+    def spec(name: str, **hints: bool) -> ToolSpec:
+        tool = mcp_types.Tool(name=name, input_schema={"type": "object"},
+                              annotations=mcp_types.ToolAnnotations.model_validate(hints))
+        return to_spec(conn, tool)
+
+    fetch = spec("fetch", readOnlyHint=True, openWorldHint=False)
+    assert (fetch.risk, fetch.trust, fetch.max_result_chars, fetch.timeout_s) == (
+        "read", "untrusted", 500, 5)
+    save = spec("save", openWorldHint=False)
+    assert (save.risk, save.keyed, save.timeout_s, save.retry_reads) == ("write", True, 2, 0)
+    assert spec("peek").risk == "read" and spec("peek").retry_reads == 1
+    assert spec("other", idempotentHint=True, openWorldHint=False).keyed
+    assert conn.starts == 0

@@ -103,7 +103,9 @@ def _caller(conn: McpConnection, tool: str, risk: Risk, timeout_s: float, max_ch
     def call(args: McpArguments, ctx: ToolContext) -> Any:
         meta = {META_KEY: ctx.idempotency_key} if ctx.idempotency_key else None
         try:
-            result = conn.call(tool, args.to_call(), meta=meta, timeout_s=timeout_s,
+            # A second past the executor's own timeout, which then speaks first; this one
+            # only frees the thread.
+            result = conn.call(tool, args.to_call(), meta=meta, timeout_s=timeout_s + 1,
                                check_first=risk == "write")
         except ConnectionLost as exc:
             if risk == "write":  # never retried blindly: a reviewer decides
@@ -112,8 +114,12 @@ def _caller(conn: McpConnection, tool: str, risk: Risk, timeout_s: float, max_ch
         except ServerStartError as exc:
             raise Unavailable(str(exc)) from exc
         except concurrent.futures.TimeoutError as exc:
+            if risk == "write":
+                raise LostMidWrite(f"{conn.describe()} did not answer {tool} in time") from exc
             raise McpTimeout(f"{conn.describe()} did not answer {tool} in time") from exc
         except MCPError as exc:
+            if risk == "write" and exc.error.code == mcp_types.REQUEST_TIMEOUT:
+                raise LostMidWrite(f"{conn.describe()} did not answer {tool} in time") from exc
             raise _protocol_failure(conn, tool, exc) from exc
         return _result(conn, tool, result, max_chars)
 
