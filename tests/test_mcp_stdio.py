@@ -5,6 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from checkpoints.errors import ConfigurationError
 from graphwright import Orchestrator, Settings
 from tests.mcp_rig import (  # noqa: F401  # stop_mcp_servers: autouse
     commits,
@@ -17,6 +20,8 @@ from tests.mcp_rig import (  # noqa: F401  # stop_mcp_servers: autouse
     time_server,
 )
 from tests.openai_server import Reply, ScriptedOpenAI, call
+from tools.mcp import tool_specs
+from tools.mcp_config import parse_mcp_servers
 from tools.policy import Policy
 
 
@@ -41,6 +46,8 @@ def test_time_server_reads_run_ungated_with_the_servers_own_schema(
     schema = offered["time__get_current_time"]["parameters"]
     assert schema["required"] == ["timezone"] and "IANA" in schema["properties"]["timezone"]["description"]
     assert "calculate" in offered  # the built-in tools are there too
+    with pytest.raises(ConfigurationError, match=r"MCP server 'time' .* has no tool 'get_weather'"):
+        tool_specs(parse_mcp_servers({"time": {**time_server(), "tools": ["get_weather"]}}))
     scripted.assert_done()
 
 

@@ -13,9 +13,12 @@ import atexit
 import concurrent.futures
 import tempfile
 import threading
-from collections.abc import Coroutine
+from collections.abc import AsyncIterator, Coroutine
+from contextlib import asynccontextmanager
 from typing import IO, Any, TypeVar
 
+import anyio
+import httpx2
 import mcp_types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -27,6 +30,9 @@ from checkpoints.errors import ConfigurationError
 from tools.mcp_config import HttpServer, ServerConfig, StdioServer
 
 T = TypeVar("T")
+# A connection that broke under a call, whichever layer noticed.
+TRANSPORT_ERRORS = (OSError, EOFError, anyio.ClosedResourceError, anyio.BrokenResourceError,
+                    httpx2.TransportError)
 
 
 class ServerStartError(ConfigurationError):
@@ -122,20 +128,27 @@ class McpConnection:
         if check_first:
             try:  # ping is gone from the 2026 protocol; listing tools is as cheap
                 await client.session.list_tools()
-            except (MCPError, OSError, EOFError):
-                await self._disconnect()
+            except (MCPError, *TRANSPORT_ERRORS):
+                await self._drop(client)
                 client = await self._connected()
         try:
             return await client.call_tool(tool, arguments, read_timeout_seconds=timeout_s,
                                           meta=meta)  # type: ignore[arg-type]  # a plain _meta dict
         except MCPError as exc:
             if exc.error.code == mcp_types.CONNECTION_CLOSED:
-                await self._disconnect()
+                await self._drop(client)
                 raise ConnectionLost(f"{self.describe()} closed the connection") from exc
             raise
-        except (OSError, EOFError) as exc:  # a transport error the SDK let through
-            await self._disconnect()
+        except TRANSPORT_ERRORS as exc:  # a transport error the SDK let through
+            await self._drop(client)
             raise ConnectionLost(f"{self.describe()}: {type(exc).__name__}: {exc}") from exc
+
+    async def _drop(self, client: Client) -> None:
+        """Forget a broken connection, unless another call already replaced it."""
+        assert self._lock is not None  # set by _connected, which gave us ``client``
+        async with self._lock:
+            if self._client is client:
+                await self._disconnect()
 
     async def _connected(self) -> Client:
         if self._lock is None:
@@ -188,8 +201,7 @@ class McpConnection:
                                            env=config.env or None, cwd=config.cwd)
             return stdio_client(params, errlog=self._errlog)
         assert isinstance(config, HttpServer)
-        http = create_mcp_http_client(headers=config.headers or None)
-        return streamable_http_client(config.url, http_client=http)
+        return _http_transport(config)
 
     async def _disconnect(self) -> None:
         self._client = None
@@ -210,6 +222,16 @@ class McpConnection:
         return f"; its stderr ends: {' | '.join(lines[-3:])[-400:]}" if lines else ""
 
 
+@asynccontextmanager
+async def _http_transport(config: HttpServer) -> AsyncIterator[Any]:
+    """Streamable HTTP with the configured headers; the HTTP client closes with it."""
+    async with (
+        create_mcp_http_client(headers=config.headers or None) as http,
+        streamable_http_client(config.url, http_client=http) as streams,
+    ):
+        yield streams
+
+
 def _reason(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup):
         return "; ".join(_reason(e) for e in exc.exceptions)
@@ -223,8 +245,10 @@ _CONNECTIONS_LOCK = threading.Lock()
 
 
 def connection(name: str, config: ServerConfig) -> McpConnection:
-    """The process's connection to this server (same name and configuration: same connection)."""
-    key = (name, config.model_dump_json())
+    """The process's connection to this server: one per name and transport (command or URL),
+    whatever the allowlist and limits."""
+    transport = config.model_dump_json(include={"command", "args", "env", "cwd", "url", "headers"})
+    key = (name, transport)
     with _CONNECTIONS_LOCK:
         if key not in _CONNECTIONS:
             _CONNECTIONS[key] = McpConnection(name, config)
