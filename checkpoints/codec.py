@@ -12,48 +12,75 @@ from typing import Any
 import ormsgpack
 from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
 from checkpoints.errors import CorruptCheckpointError
+from checkpoints.keys import escape, unescape
 
 EMPTY = "empty"
 SEP = "\x00"
+FORMAT = 2  # layout 2: a thread is a fixed set of keys (see checkpoints.keys)
+_SEP = b"\x00"
 
 
 @dataclass(frozen=True, kw_only=True)
 class Doc:
     """A checkpoint as stored: everything but the channel values."""
 
+    ns: str
     checkpoint_id: str
     parent_id: str | None
     checkpoint: bytes
     checkpoint_type: str
     metadata: bytes
     metadata_type: str
+    delta: bool = False  # the graph keeps a DeltaChannel (prune refuses such threads)
+    run_id: str | None = None
+
+
+def ns_prefix(ns: str) -> bytes:
+    """The start of every member of a namespace: escaped ``ns`` then NUL."""
+    return escape(ns).encode() + _SEP
+
+
+def checkpoint_prefix(ns: str, checkpoint_id: str) -> bytes:
+    """The start of a checkpoint's member and of each of its writes' members."""
+    return ns_prefix(ns) + checkpoint_id.encode() + _SEP
 
 
 def encode_doc(doc: Doc) -> bytes:
-    return ormsgpack.packb(
+    """The checkpoint's member in the thread's sorted set."""
+    body = ormsgpack.packb(
         [
-            doc.checkpoint_id,
+            FORMAT,
             doc.parent_id,
             doc.checkpoint_type,
             doc.checkpoint,
             doc.metadata_type,
             doc.metadata,
+            doc.delta,
+            doc.run_id,
         ]
     )
+    return checkpoint_prefix(doc.ns, doc.checkpoint_id) + body
 
 
 def decode_doc(raw: bytes, *, key: str) -> Doc:
     try:
-        cid, parent, ctype, cbytes, mtype, mbytes = ormsgpack.unpackb(raw)
+        ens, cid, body = raw.split(_SEP, 2)
+        fmt, parent, ctype, cbytes, mtype, mbytes, delta, run_id = ormsgpack.unpackb(body)
+        if fmt != FORMAT:
+            raise ValueError(f"unknown document format {fmt!r}")
         return Doc(
-            checkpoint_id=str(cid),
+            ns=unescape(ens.decode()),
+            checkpoint_id=cid.decode(),
             parent_id=parent,
             checkpoint_type=ctype,
             checkpoint=cbytes,
             metadata_type=mtype,
             metadata=mbytes,
+            delta=bool(delta),
+            run_id=run_id,
         )
     except (ormsgpack.MsgpackDecodeError, ValueError, TypeError) as exc:
         raise CorruptCheckpointError(f"corrupt checkpoint document at key {key!r}: {exc}") from exc
@@ -61,6 +88,7 @@ def decode_doc(raw: bytes, *, key: str) -> Doc:
 
 def make_doc(
     serde: SerializerProtocol,
+    ns: str,
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
     parent_id: str | None,
@@ -68,13 +96,20 @@ def make_doc(
     body = {k: v for k, v in checkpoint.items() if k != "channel_values"}
     ctype, cbytes = serde.dumps_typed(body)
     mtype, mbytes = serde.dumps_typed(metadata)
+    delta = "counters_since_delta_snapshot" in metadata or any(
+        isinstance(v, _DeltaSnapshot) for v in checkpoint["channel_values"].values()
+    )
+    run_id = metadata.get("run_id")
     return Doc(
+        ns=ns,
         checkpoint_id=checkpoint["id"],
         parent_id=parent_id,
         checkpoint=cbytes,
         checkpoint_type=ctype,
         metadata=mbytes,
         metadata_type=mtype,
+        delta=delta,
+        run_id=str(run_id) if run_id else None,
     )
 
 
@@ -88,8 +123,8 @@ def load_metadata(serde: SerializerProtocol, doc: Doc, *, key: str) -> Checkpoin
     return loaded
 
 
-def blob_field(channel: str, version: str | int | float) -> str:
-    return f"{channel}{SEP}{version}"
+def blob_field(ns: str, channel: str, version: str | int | float) -> str:
+    return f"{escape(ns)}{SEP}{channel}{SEP}{version}"
 
 
 def encode_typed(typed: tuple[str, bytes]) -> bytes:
@@ -113,15 +148,19 @@ def load_blob(serde: SerializerProtocol, raw: bytes | None, *, key: str) -> tupl
     return True, _loads(serde, typed, key=key)
 
 
-def write_field(task_id: str, idx: int) -> str:
-    return f"{task_id}{SEP}{idx}"
-
-
 def encode_write(
-    serde: SerializerProtocol, task_id: str, channel: str, value: Any, task_path: str
-) -> bytes:
+    serde: SerializerProtocol,
+    prefix: bytes,
+    task_id: str,
+    idx: int,
+    channel: str,
+    value: Any,
+    task_path: str,
+) -> tuple[bytes, bytes]:
+    """``(member prefix, member)`` of one pending write; the prefix names (task, idx)."""
     type_, data = serde.dumps_typed(value)
-    return ormsgpack.packb([task_id, channel, type_, data, task_path])
+    head = prefix + f"{task_id}{SEP}{idx}{SEP}".encode()
+    return head, head + ormsgpack.packb([channel, type_, data, task_path])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -133,20 +172,20 @@ class StoredWrite:
     idx: int
 
 
-def decode_writes(raw: dict[bytes, bytes], *, key: str) -> list[StoredWrite]:
-    """Decode a writes hash, ordered by LangGraph's ``writes_sort_key``."""
+def decode_writes(members: list[bytes], *, key: str) -> list[StoredWrite]:
+    """Decode one checkpoint's write members, ordered by LangGraph's ``writes_sort_key``."""
     out: list[StoredWrite] = []
     try:
-        for field, value in raw.items():
-            idx = int(field.decode().rpartition(SEP)[2])
-            task_id, channel, type_, data, task_path = ormsgpack.unpackb(value)
+        for member in members:
+            _, _, task_id, idx, body = member.split(_SEP, 4)
+            channel, type_, data, task_path = ormsgpack.unpackb(body)
             out.append(
                 StoredWrite(
-                    task_id=task_id,
+                    task_id=task_id.decode(),
                     channel=channel,
                     typed=(type_, data),
                     task_path=task_path,
-                    idx=idx,
+                    idx=int(idx),
                 )
             )
     except (ormsgpack.MsgpackDecodeError, ValueError, TypeError) as exc:

@@ -6,7 +6,7 @@ Redis commands, texts to embed), gets the reply sent back, and returns its resul
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -33,3 +33,39 @@ async def adrive(op: Generator[R, Any, T], answer: Callable[[R], Awaitable[Any]]
     except StopIteration as stop:
         result: T = stop.value
         return result
+
+
+def stream(
+    op: Generator[Any, Any, None], is_request: Callable[[Any], bool], answer: Callable[[Any], Any]
+) -> Iterator[Any]:
+    """Run a streaming operation: requests are answered, anything else is passed out."""
+    reply = None
+    while True:
+        try:
+            item = op.send(reply)
+        except StopIteration:
+            return
+        if is_request(item):
+            reply = answer(item)
+        else:
+            reply = None
+            yield item
+
+
+async def astream(
+    op: Generator[Any, Any, None],
+    is_request: Callable[[Any], bool],
+    answer: Callable[[Any], Awaitable[Any]],
+) -> AsyncIterator[Any]:
+    """``stream`` with an awaitable answerer."""
+    reply = None
+    while True:
+        try:
+            item = op.send(reply)
+        except StopIteration:
+            return
+        if is_request(item):
+            reply = await answer(item)
+        else:
+            reply = None
+            yield item

@@ -38,36 +38,60 @@ class Keys:
         return f"{self.prefix}:{{{escape(thread_id)}}}"
 
     def registry(self, thread_id: str) -> str:
-        """Set of every other key of the thread: for TTL refresh, delete and copy."""
+        """Set of keys other parts of graphwright add to the thread (trace, records):
+        ``delete_thread`` deletes them too. The saver's own keys are fixed and not listed."""
         return f"{self.thread_tag(thread_id)}:keys"
 
-    def namespaces(self, thread_id: str) -> str:
-        """Set of the checkpoint namespaces the thread has used."""
+    def checkpoints(self, thread_id: str) -> str:
+        """Sorted set (scores 0, lexical order) of ``ns NUL id NUL document``: every
+        checkpoint of the thread, grouped by namespace, oldest first within one."""
+        return f"{self.thread_tag(thread_id)}:cp"
+
+    def blobs(self, thread_id: str) -> str:
+        """Hash: ``ns NUL channel NUL version`` -> serialized channel value, once per version."""
+        return f"{self.thread_tag(thread_id)}:blobs"
+
+    def writes(self, thread_id: str) -> str:
+        """Sorted set of ``ns NUL checkpoint NUL task NUL idx NUL write``: pending writes."""
+        return f"{self.thread_tag(thread_id)}:w"
+
+    def run_ids(self, thread_id: str) -> str:
+        """Set of the run ids that wrote checkpoints in the thread."""
+        return f"{self.thread_tag(thread_id)}:rids"
+
+    def saver_keys(self, thread_id: str) -> tuple[str, ...]:
+        """Every key the saver writes for a thread: a fixed set, whatever its length."""
+        return (
+            self.checkpoints(thread_id),
+            self.blobs(thread_id),
+            self.writes(thread_id),
+            self.run_ids(thread_id),
+        )
+
+    def ttl_keys(self, thread_id: str) -> tuple[str, ...]:
+        """The keys a saver with a TTL refreshes together on every write of the thread."""
+        return (
+            *self.saver_keys(thread_id),
+            self.registry(thread_id),
+            self.meta(thread_id),
+            self.events(thread_id),
+            self.thread_runs(thread_id),
+        )
+
+    # --- layout 1 (read only to migrate it) ----------------------------------
+
+    def legacy_namespaces(self, thread_id: str) -> str:
+        """Layout 1's set of namespaces: its presence marks a thread to migrate."""
         return f"{self.thread_tag(thread_id)}:ns"
 
-    def head(self, thread_id: str, ns: str) -> str:
-        """The newest checkpoint document of a namespace (read in the first round trip)."""
-        return f"{self.thread_tag(thread_id)}:{escape(ns)}:head"
-
-    def checkpoints(self, thread_id: str, ns: str) -> str:
-        """Hash: checkpoint id -> checkpoint document (no channel values)."""
+    def legacy_checkpoints(self, thread_id: str, ns: str) -> str:
         return f"{self.thread_tag(thread_id)}:{escape(ns)}:cps"
 
-    def index(self, thread_id: str, ns: str) -> str:
-        """Sorted set (all scores 0, ordered by id) of the namespace's checkpoint ids."""
-        return f"{self.thread_tag(thread_id)}:{escape(ns)}:idx"
-
-    def blobs(self, thread_id: str, ns: str) -> str:
-        """Hash: ``channel NUL version`` -> serialized channel value, once per version."""
+    def legacy_blobs(self, thread_id: str, ns: str) -> str:
         return f"{self.thread_tag(thread_id)}:{escape(ns)}:blobs"
 
-    def writes(self, thread_id: str, ns: str, checkpoint_id: str) -> str:
-        """Hash: ``task_id NUL idx`` -> pending write of one checkpoint."""
+    def legacy_writes(self, thread_id: str, ns: str, checkpoint_id: str) -> str:
         return f"{self.thread_tag(thread_id)}:{escape(ns)}:w:{escape(checkpoint_id)}"
-
-    def thread_run(self, thread_id: str, run_id: str) -> str:
-        """Set of ``ns NUL checkpoint_id`` the run wrote in this thread."""
-        return f"{self.thread_tag(thread_id)}:run:{escape(run_id)}"
 
     def events(self, thread_id: str) -> str:
         """Stream of trace events of the thread."""
@@ -100,8 +124,13 @@ class Keys:
     # --- global indexes (not tied to one slot) -------------------------------
 
     def threads(self) -> str:
-        """Sorted set: escaped thread id -> last write time in milliseconds."""
+        """Sorted set: escaped thread id -> last activity time in milliseconds (the saver
+        adds a thread when it is created; the Orchestrator bumps it on every run)."""
         return f"{self.prefix}:threads"
+
+    def thread_ids(self) -> str:
+        """Sorted set (scores 0): escaped ids of threads with checkpoints, for stable paging."""
+        return f"{self.prefix}:thread_ids"
 
     def run(self, run_id: str) -> str:
         """Set of escaped thread ids a run wrote checkpoints in."""

@@ -53,14 +53,21 @@ class TraceWriter:
         with self._guard:
             try:
                 while self._waiting:
-                    self._append(*self._waiting[0])
-                    self._waiting.popleft()
+                    self._flush_one()
                 return self._append(thread_id, data, fence)
             except redis.RedisError as exc:
                 self._waiting.append((thread_id, data, fence))
                 log.error("trace event %s of thread %s not written yet (%s); %d event(s) wait "
                           "in memory", kind, thread_id, exc, len(self._waiting))
                 return ""
+
+    def _flush_one(self) -> None:
+        try:
+            self._append(*self._waiting[0])
+        except LockLostError:  # its run lost the thread meanwhile: the event is not its to add
+            log.error("dropped a trace event of thread %s: its run no longer holds the thread",
+                      self._waiting[0][0])
+        self._waiting.popleft()
 
     def _append(self, thread_id: str, data: str, fence: int | None) -> str:
         key = self.keys.events(thread_id)

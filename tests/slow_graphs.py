@@ -7,6 +7,7 @@ starts in Redis so a test knows when to kill the process mid-step.
 from __future__ import annotations
 
 import os
+import signal
 import time
 from dataclasses import replace
 from functools import partial
@@ -74,6 +75,24 @@ def slow_write_tools() -> ToolRegistry:
     return reg
 
 
+def dying_mail_tools() -> ToolRegistry:
+    """send_email that kills its own process right after its effect, before the executor's
+    record (the first time only: ``slow:died`` marks it)."""
+    builtin = build_registry()
+    original = builtin.get("send_email")
+    assert original is not None
+
+    def send_then_die(args: Any, ctx: ToolContext) -> object:
+        result = original.func(args, ctx)
+        if ctx.redis.set(f"{ctx.keys.prefix}:slow:died", 1, nx=True):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return result
+
+    reg = ToolRegistry([s for s in builtin if s.name != "send_email"])
+    reg.add(replace(original, func=send_then_die))
+    return reg
+
+
 def build_slow_write(ctx: GraphContext, policy: Policy | None) -> Graph:
     return build_agent_graph(tools=slow_write_tools(), model=ctx.model, redis_client=ctx.redis_client,
                              policy=policy, limits=ctx.limits, keys=ctx.keys,
@@ -92,6 +111,11 @@ def register(graphs: GraphRegistry) -> None:
                     tools=slow_tools)
     graphs.register("slow_agent_gated", lambda ctx: build(ctx, None),
                     description="agent with a slow get_schedule; writes are gated", tools=slow_tools)
+    graphs.register("mail_then_die", lambda ctx: build_agent_graph(
+        tools=dying_mail_tools(), model=ctx.model, redis_client=ctx.redis_client,
+        policy=Policy(per_tool={"send_email": "never"}), limits=ctx.limits, keys=ctx.keys,
+        checkpointer=ctx.checkpointer), description="send_email dies after its effect",
+        tools=dying_mail_tools)
     for name, policy in (("slow_write", Policy(per_tool={"create_event": "never"})),
                          ("slow_write_gated", None)):
         graphs.register(name, partial(build_slow_write, policy=policy), tools=slow_write_tools,

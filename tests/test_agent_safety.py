@@ -7,7 +7,6 @@ from dataclasses import replace
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from checkpoints.errors import RedisUnavailableError
 from graphs.gates import gate_command, pending_gate
 from nodes.gate_models import Approve
 from tests.agent_rig import AgentRig

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from graphs.gates import pending_gate
 from nodes.deps import Limits
 from tests.agent_rig import AgentRig
 from tests.openai_server import Reply, call
@@ -124,14 +125,24 @@ def test_retrying_a_rejected_call_stops_rejected(scripted_rig: AgentRig) -> None
     assert rig.outbox() == []
 
 
-def test_policy_never_lets_a_write_run_without_a_gate(rig: AgentRig) -> None:
-    # A per-tool rule can skip the gate for a trusted run (no notes read yet).
+def test_policy_never_skips_the_gate_only_while_the_run_is_untainted(rig: AgentRig) -> None:
+    event = {"title": "Design review", "start_time": "2026-12-01T10:00", "end_time": "2026-12-01T11:00"}
     rig.script(
         Reply(tool_calls=[call("get_schedule", {"date": "2026-12-01"}, "c1")]),
-        Reply(tool_calls=[call("create_event", {"title": "Design review", "start_time": "2026-12-01T10:00",
-                                                "end_time": "2026-12-01T11:00"}, "c2")]),
+        Reply(tool_calls=[call("create_event", event, "c2")]),
         Reply(content="Created 'Design review'."),
     )
     graph = rig.build(policy=Policy(per_tool={"create_event": "never"}))
-    out, _ = rig.run(graph, 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.')
+    out, config = rig.run(graph, 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.')
+    # A trusted run: the write ran at once, and the gate was never entered.
     assert out["stop_reason"] == "answered" and rig.effects() == {"create_event": 1}
+    assert graph.get_state(config).interrupts == ()
+    assert not any(e["kind"] == "gate_decision" for e in rig.trace(config))
+    if rig.scripted:  # once the run has read untrusted notes, the same policy gates the write
+        rig.client.delete(rig.keys.calendar())
+        rig.script(Reply(tool_calls=[call("search_notes", {"keyword": "会议"}, "n1")]),
+                   Reply(tool_calls=[call("create_event", event, "n2")]))
+        out, config = rig.run(graph, "看看会议纪要，然后安排评审")
+        request = pending_gate(graph, config)
+        assert request is not None and request.calls[0].tool == "create_event"
+        assert rig.effects() == {}

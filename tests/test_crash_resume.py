@@ -148,3 +148,19 @@ def test_killed_inside_an_approved_write_after_its_effect_settles_at_the_gate(
     stopped = settle(orch, "a", "reject", reason="undone by hand")
     assert stopped.status == "completed" and "rejected" in (stopped.answer or "")
     assert len(effect_lines(effects)) == 1
+
+
+def test_a_crash_between_a_builtin_writes_effect_and_its_record_leaves_one_effect(
+    redis_url: str, prefix: str, client: redis.Redis
+) -> None:
+    env = env_for(redis_url, prefix)
+    goal = "Send an e-mail to li@example.com saying the review moved to 11:00"
+    died = subprocess.run([*CLI, "run", "mail_then_die", goal, "--thread", "m"], env=env, cwd=ROOT,
+                          capture_output=True, timeout=120, check=False)
+    assert died.returncode == -signal.SIGKILL
+    outbox = Keys(prefix=prefix).outbox()
+    assert client.llen(outbox) == 1  # the effect happened; the executor never recorded it
+    result = orchestrator(redis_url, prefix).resume("m")
+    # send_email dedupes on the idempotency key, so re-running it under that key is safe.
+    assert result.status == "completed", result.error
+    assert client.llen(outbox) == 1

@@ -66,13 +66,15 @@ def _cp(**values: Any) -> Any:
 def test_key_templates_are_pinned() -> None:
     k = Keys(prefix="gw")
     assert k.registry("t1") == "gw:{t1}:keys"
-    assert k.namespaces("t1") == "gw:{t1}:ns"
-    assert k.head("t1", "") == "gw:{t1}::head"
-    assert k.checkpoints("t1", "sub:1") == "gw:{t1}:sub%3A1:cps"
-    assert k.index("t1", "") == "gw:{t1}::idx"
-    assert k.blobs("t1", "") == "gw:{t1}::blobs"
-    assert k.writes("t1", "", "c1") == "gw:{t1}::w:c1"
-    assert k.thread_run("t1", "r1") == "gw:{t1}:run:r1"
+    assert k.checkpoints("t1") == "gw:{t1}:cp"
+    assert k.blobs("t1") == "gw:{t1}:blobs"
+    assert k.writes("t1") == "gw:{t1}:w"
+    assert k.run_ids("t1") == "gw:{t1}:rids"
+    assert k.fence("t1") == "gw:{t1}:fence"
+    assert k.thread_ids() == "gw:thread_ids"
+    assert k.legacy_namespaces("t1") == "gw:{t1}:ns"
+    assert k.legacy_checkpoints("t1", "sub:1") == "gw:{t1}:sub%3A1:cps"
+    assert k.legacy_writes("t1", "", "c1") == "gw:{t1}::w:c1"
     assert k.events("t1") == "gw:{t1}:events"
     assert k.lock("t1") == "gw:{t1}:lock"
     assert k.meta("t1") == "gw:{t1}:meta"
@@ -88,7 +90,7 @@ def test_key_templates_are_pinned() -> None:
 
 
 def test_thread_ids_cannot_break_the_hash_tag() -> None:
-    key = Keys(prefix="gw").head("a}b{c: d|é", "x")
+    key = Keys(prefix="gw").checkpoints("a}b{c: d|é")
     tag = key[key.index("{") + 1 : key.index("}")]
     assert tag == "a%7Db%7Bc%3A%20d%7C%C3%A9"
 
@@ -154,8 +156,8 @@ def test_unchanged_channel_is_stored_once(saver: RedisSaver, client: redis.Redis
             generate_metadata(step=step),
             new,
         )
-    fields = client.hkeys(saver.keys.blobs("once", ""))
-    assert sorted(f.split(b"\x00")[0] for f in fields) == [b"big"] + [b"n"] * 5
+    fields = client.hkeys(saver.keys.blobs("once"))
+    assert sorted(f.split(b"\x00")[1] for f in fields) == [b"big"] + [b"n"] * 5
 
 
 def test_write_is_idempotent_per_task_and_index(saver: RedisSaver) -> None:
@@ -179,13 +181,13 @@ def test_ttl_covers_every_key_of_the_thread_and_is_refreshed(
     saver = RedisSaver(client, prefix=prefix, ttl_s=100)
     stored = saver.put(_cfg("ttl"), _cp(a=1), generate_metadata(run_id="r1"), {"a": 1})
     saver.put_writes(stored, [("a", 2)], "t")
-    own = [m.decode() for m in client.smembers(saver.keys.registry("ttl"))]
-    assert len(own) >= 6
-    for key in [*own, saver.keys.registry("ttl")]:
-        assert 0 < client.ttl(key) <= 100, key
+    own = [k for k in saver.keys.saver_keys("ttl") if client.exists(k)]
+    assert len(own) == 4
+    assert sorted(k.decode() for k in client.keys(f"{prefix}:{{ttl}}:*")) == sorted(own)
     for key in own:
+        assert 0 < client.ttl(key) <= 100, key
         client.expire(key, 5)
-    saver.put_writes(stored, [("b", 3)], "t2")
+    saver.put(stored, _cp(a=3), generate_metadata(run_id="r1"), {"a": 2})
     assert all(client.ttl(k) > 50 for k in own)
 
 
@@ -197,7 +199,7 @@ def test_encryption_at_rest_hides_values(
     cp = generate_checkpoint(channel_values={"secret": "launch code 4242"})
     cp["channel_versions"] = {"secret": 1}
     saver.put(_cfg("enc"), cp, generate_metadata(), {"secret": 1})
-    raw = b"".join(client.hvals(saver.keys.blobs("enc", "")))
+    raw = b"".join(client.hvals(saver.keys.blobs("enc")))
     assert b"launch code" not in raw
     got = saver.get_tuple(_cfg("enc"))
     assert got is not None and got.checkpoint["channel_values"] == {"secret": "launch code 4242"}
@@ -247,12 +249,15 @@ def test_redis_going_away_mid_run_raises_and_keeps_what_was_stored(
 def test_corrupt_payload_names_the_key(saver: RedisSaver, client: redis.Redis) -> None:
     stored = saver.put(_cfg("bad"), _cp(a=1), generate_metadata(), {"a": 1})
     cid = stored["configurable"]["checkpoint_id"]
-    client.hset(saver.keys.checkpoints("bad", ""), cid, b"\xc1garbage")
-    client.set(saver.keys.head("bad", ""), b"\xc1garbage")
+    key = saver.keys.checkpoints("bad")
+    client.delete(key)
+    client.zadd(key, {b"\x00" + cid.encode() + b"\x00\xc1garbage": 0})
     with pytest.raises(CorruptCheckpointError) as err:
         saver.get_tuple(_cfg("bad"))
-    assert saver.keys.checkpoints("bad", "") in str(err.value)
-    client.hset(saver.keys.blobs("bad", ""), "a\x001", b"msgpack\x00\xc1\xc1")
+    assert key in str(err.value)
+    client.delete(key)
+    saver.put(_cfg("bad"), _cp(a=1), generate_metadata(), {"a": 1})
+    client.hset(saver.keys.blobs("bad"), "\x00a\x001", b"msgpack\x00\xc1\xc1")
     with pytest.raises(CorruptCheckpointError):
         list(saver.list(_cfg("bad")))
 

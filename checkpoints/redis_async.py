@@ -1,0 +1,272 @@
+"""``AsyncRedisSaver``: the checkpoint saver over an asyncio Redis client.
+
+Its sync methods, which LangGraph calls when a sync node runs a subgraph inside an
+async graph or from ``asyncio.to_thread(graph.get_state, ...)``, run the async ones on
+the saver's event loop (``asyncio.run_coroutine_threadsafe``) and wait; on that loop's
+own thread they would deadlock it, so there they are refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
+
+import redis
+import redis.asyncio as aredis
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
+
+from checkpoints import atomic, ops, ops_admin, ops_delta
+from checkpoints.drive import adrive, astream
+from checkpoints.errors import ConfigurationError
+from checkpoints.keys import DEFAULT_PREFIX
+from checkpoints.migrate import migrate_thread
+from checkpoints.saver_base import (
+    AsyncClient,
+    SaverBase,
+    SyncCallOnLoopError,
+    before_id,
+    check_client,
+    checked_prune,
+    describe_client,
+    is_batch,
+    now_ms,
+    redact_url,
+    translate,
+)
+
+T = TypeVar("T")
+
+
+class AsyncRedisSaver(SaverBase):
+    """Checkpoint saver over an asyncio client, for ``ainvoke``/``astream`` graphs."""
+
+    def __init__(
+        self,
+        client: AsyncClient,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        ttl_s: int | None = None,
+        serde: SerializerProtocol | None = None,
+        encrypt: bool = False,
+    ) -> None:
+        cluster = isinstance(client, AsyncRedisCluster)
+        super().__init__(prefix=prefix, ttl_s=ttl_s, serde=serde, encrypt=encrypt, cluster=cluster)
+        check_client(client)
+        self.client = client
+        self.where = describe_client(client)
+        try:
+            self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            self.loop = None  # set by the first async call
+
+    @classmethod
+    def from_url(cls, url: str, *, cluster: bool = False, **kwargs: Any) -> AsyncRedisSaver:
+        """Build from ``redis://``, ``rediss://`` or ``unix://``."""
+        client: AsyncClient = (
+            AsyncRedisCluster.from_url(url) if cluster else aredis.Redis.from_url(url)
+        )
+        saver = cls(client, **kwargs)
+        saver.where = redact_url(url)
+        return saver
+
+    async def _send(self, batch: ops.Batch) -> builtins.list[Any]:
+        cmds, transaction, fake = atomic.plan(batch)
+        try:
+            try:
+                replies = await self._execute(cmds, transaction, atomic.wire)
+            except redis.exceptions.NoScriptError:
+                # A new or restarted server: load every script (on every node) once.
+                for body in atomic.script_bodies():
+                    await self.client.script_load(body)
+                replies = await self._execute(cmds, transaction, atomic.wire)
+        except redis.RedisError as exc:
+            raise translate(self.where, exc) from exc
+        return [None] * fake if fake else replies
+
+    async def _execute(
+        self,
+        cmds: builtins.list[ops.Command],
+        transaction: bool,
+        wire: Callable[[ops.Command], ops.Command],
+    ) -> builtins.list[Any]:
+        if len(cmds) == 1 and not transaction:
+            return [await self.client.execute_command(*wire(cmds[0]))]
+        pipe = self.client.pipeline(transaction=transaction)
+        for cmd in cmds:
+            pipe.execute_command(*wire(cmd))
+        return await pipe.execute()
+
+    async def run(self, op: ops.Op[T]) -> T:
+        """Drive an operation to completion, one round trip per batch."""
+        self.loop = asyncio.get_running_loop()
+        return await adrive(op, self._send)
+
+    async def _read(self, make: Callable[[], ops.Op[T]]) -> T:
+        try:
+            return await self.run(make())
+        except ops.LegacyThread as legacy:
+            await self.run(migrate_thread(self.ctx, legacy.thread_id))
+            return await self.run(make())
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return await self._read(lambda: ops.get_tuple(self.ctx, config))
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        nss = None
+        if config is not None and config["configurable"].get("checkpoint_ns") is None:
+            # Read (and migrate a layout-1 thread) first: the listing meets layout 2 only.
+            thread_id = str(config["configurable"]["thread_id"])
+            nss = await self._read(lambda: ops.namespaces(self.ctx, thread_id))
+        self.loop = asyncio.get_running_loop()
+        op = ops.listing(
+            self.ctx, config, filter=filter, before_id=before_id(before), limit=limit, nss=nss
+        )
+        async for page in astream(op, is_batch, self._send):
+            for tup in page:
+                yield tup
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return await self.run(
+            ops.put(self.ctx, config, checkpoint, metadata, new_versions, now_ms())
+        )
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        await self.run(ops.put_writes(self.ctx, config, writes, task_id, task_path))
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await self.run(ops_admin.delete_thread(self.ctx, str(thread_id)))
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        await self.run(ops_admin.delete_for_runs(self.ctx, [str(r) for r in run_ids]))
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        source, target = str(source_thread_id), str(target_thread_id)
+        await self._read(lambda: ops.namespaces(self.ctx, source))
+        await self.run(ops_admin.copy_thread(self.ctx, source, target, now_ms()))
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        await self.run(checked_prune(self.ctx, thread_ids, strategy))
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        return await self.run(ops_delta.delta_channel_history(self.ctx, config, channels))
+
+    async def amigrate(self, thread_id: str) -> None:
+        """Rewrite a thread stored by layout 1 (reads do this on their own)."""
+        await self.run(migrate_thread(self.ctx, thread_id))
+
+    async def athreads(self) -> builtins.list[tuple[str, float]]:
+        """Every thread id with its last activity time in epoch milliseconds, newest first."""
+        return await self.run(ops.all_threads(self.ctx))
+
+    # --- sync methods: bridged onto the saver's loop from any other thread ---
+
+    def _bridge(self, name: str, make: Callable[[], Awaitable[T]]) -> T:
+        try:
+            current: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            current = None
+        loop = self.loop
+        if loop is not None and current is loop:
+            raise SyncCallOnLoopError(
+                f"AsyncRedisSaver.{name} was called on the saver's own event loop, where "
+                f"waiting would block it; use `await a{name}(...)`, or call {name} from "
+                "another thread."
+            )
+        if loop is None or loop.is_closed() or not loop.is_running():
+            raise ConfigurationError(
+                f"AsyncRedisSaver.{name} needs the event loop the saver's client runs on, "
+                "and there is none running; use RedisSaver for sync code."
+            )
+
+        async def call() -> T:
+            return await make()
+
+        return asyncio.run_coroutine_threadsafe(call(), loop).result()
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self._bridge("get_tuple", lambda: self.aget_tuple(config))
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        async def collect() -> builtins.list[CheckpointTuple]:
+            return [
+                t async for t in self.alist(config, filter=filter, before=before, limit=limit)
+            ]
+
+        yield from self._bridge("list", collect)
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return self._bridge("put", lambda: self.aput(config, checkpoint, metadata, new_versions))
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        self._bridge("put_writes", lambda: self.aput_writes(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        self._bridge("delete_thread", lambda: self.adelete_thread(thread_id))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self._bridge("delete_for_runs", lambda: self.adelete_for_runs(run_ids))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self._bridge("copy_thread", lambda: self.acopy_thread(source_thread_id, target_thread_id))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        self._bridge("prune", lambda: self.aprune(thread_ids, strategy=strategy))
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        return self._bridge(
+            "get_delta_channel_history",
+            lambda: self.aget_delta_channel_history(config=config, channels=channels),
+        )

@@ -1,0 +1,170 @@
+"""What the sync and async Redis savers share: client checks, errors, the operations
+they run and the batch plan of a send."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import redis
+import redis.asyncio as aredis
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
+from redis.cluster import RedisCluster
+
+from checkpoints import ops, ops_admin
+from checkpoints.errors import (
+    ConfigurationError,
+    InfrastructureError,
+    LockLostError,
+    RedisUnavailableError,
+)
+from checkpoints.keys import DEFAULT_PREFIX, Keys
+from checkpoints.scripts import LOCK_LOST
+
+ENCRYPTION_KEY_ENV = "LANGGRAPH_AES_KEY"
+
+SyncClient = redis.Redis | RedisCluster
+AsyncClient = aredis.Redis | AsyncRedisCluster
+
+
+def redact_url(url: str) -> str:
+    """The URL with any password replaced, safe for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    user = f"{parts.username}:***@" if parts.username else "***@"
+    return urlunsplit((parts.scheme, user + host, parts.path, parts.query, parts.fragment))
+
+
+def describe_client(client: SyncClient | AsyncClient) -> str:
+    """A password-free address of the server a client talks to."""
+    if isinstance(client, RedisCluster | AsyncRedisCluster):
+        nodes = client.get_nodes()
+        return "redis cluster " + ",".join(f"{n.host}:{n.port}" for n in nodes[:3])
+    kwargs = client.connection_pool.connection_kwargs
+    if "path" in kwargs:
+        return f"unix://{kwargs['path']}"
+    scheme = (
+        "rediss" if client.connection_pool.connection_class.__name__.startswith("SSL") else "redis"
+    )
+    return f"{scheme}://{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}/{kwargs.get('db', 0)}"
+
+
+def check_client(client: SyncClient | AsyncClient) -> None:
+    if isinstance(client, RedisCluster | AsyncRedisCluster):
+        decode = client.get_connection_kwargs().get("decode_responses", False)
+    else:
+        decode = client.connection_pool.connection_kwargs.get("decode_responses", False)
+    if decode:
+        raise ConfigurationError(
+            "the Redis client has decode_responses=True; checkpoints are binary. "
+            "Pass a client created with decode_responses=False."
+        )
+
+
+def make_serde(*, encrypt: bool) -> SerializerProtocol | None:
+    """LangGraph's serializer, or its AES-encrypted twin keyed from the environment."""
+    if not encrypt:
+        return None
+    if not os.environ.get(ENCRYPTION_KEY_ENV):
+        raise ConfigurationError(
+            f"encryption at rest is on but {ENCRYPTION_KEY_ENV} is not set; "
+            "set it to a 16, 24 or 32 byte key."
+        )
+    return EncryptedSerializer.from_pycryptodome_aes()
+
+
+def translate(where: str, exc: redis.RedisError) -> Exception:
+    """The graphwright error for a redis-py error."""
+    if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
+        return RedisUnavailableError(
+            f"Redis at {where} is unreachable ({exc}). Start Redis there, or set REDIS_URL "
+            "to a running server; unset it to use the embedded Redis."
+        )
+    if LOCK_LOST in str(exc):
+        return LockLostError(
+            f"this process no longer holds the thread; Redis at {where} refused its write: "
+            f"{str(exc)[str(exc).index(LOCK_LOST):]}"
+        )
+    return InfrastructureError(f"Redis at {where} refused a command: {exc}")
+
+
+class SyncCallOnLoopError(ConfigurationError, asyncio.InvalidStateError):
+    """A sync method of an async saver was called on the saver's own event loop."""
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class SaverBase(BaseCheckpointSaver[str]):
+    """State and pure helpers shared by the sync and async savers."""
+
+    def __init__(
+        self,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        ttl_s: int | None = None,
+        serde: SerializerProtocol | None = None,
+        encrypt: bool = False,
+        cluster: bool = False,
+    ) -> None:
+        super().__init__(serde=serde or make_serde(encrypt=encrypt))
+        self.keys = Keys(prefix=prefix)
+        self.ttl_s = ttl_s
+        self.cluster = cluster
+        self._ctx: ops.Ctx | None = None
+
+    @property
+    def ctx(self) -> ops.Ctx:
+        # Cached: a put builds no context; rebuilt if a caller swaps serde or TTL.
+        ctx = self._ctx
+        if ctx is None or ctx.serde is not self.serde or ctx.ttl_s != self.ttl_s:
+            ctx = self._ctx = ops.Ctx(
+                keys=self.keys, serde=self.serde, ttl_s=self.ttl_s, cluster=self.cluster
+            )
+        return ctx
+
+    def get_next_version(self, current: str | None, channel: None) -> str:
+        """Zero-padded, so versions sort as strings; the random tail keeps forks apart."""
+        if current is None:
+            number = 0
+        elif isinstance(current, int):
+            number = current
+        else:
+            number = int(current.split(".")[0])
+        return f"{number + 1:032}.{random.random():016}"
+
+
+def checked_prune(ctx: ops.Ctx, thread_ids: Sequence[str], strategy: str) -> ops.Op[None]:
+    """The prune operation, with a caller's mistake refused before any write."""
+    if isinstance(thread_ids, str | bytes):
+        raise ConfigurationError(
+            f"prune takes a sequence of thread ids, not the string {thread_ids!r}; "
+            f"pass [{thread_ids!r}]"
+        )
+    if strategy not in ops_admin.PRUNE_STRATEGIES:
+        raise ConfigurationError(
+            f"unknown prune strategy {strategy!r}; use 'keep_latest' or 'delete'"
+        )
+    return ops_admin.prune(ctx, [str(t) for t in thread_ids], strategy)
+
+
+def before_id(before: RunnableConfig | None) -> str | None:
+    return before["configurable"].get("checkpoint_id") if before else None
+
+
+def is_batch(item: Any) -> bool:
+    return isinstance(item, ops.Batch)

@@ -1,0 +1,115 @@
+"""Run LangGraph's own test suite against graphwright's Redis savers.
+
+    python scripts/upstream/run.py [--all-savers] [pytest args...]
+
+Fetches the ``langgraph`` sdist matching the installed version (``pip download
+--no-binary :all: --no-deps``) into ``.cache/upstream/`` (git-ignored, kept between
+runs), copies its ``tests/``, adds ``RedisSaver`` and ``AsyncRedisSaver`` to its
+``sync_checkpointer``/``async_checkpointer`` fixtures, writes a copy of its prune tests
+(``test_prune_postgres.py``) with the Redis savers in place of PostgresSaver, starts a
+Redis server and runs the test files that use those fixtures. By default only the Redis
+parametrizations run (the upstream savers' own ones take minutes and test LangGraph,
+not graphwright); ``--all-savers`` runs InMemorySaver and SqliteSaver beside them.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = ROOT / ".cache" / "upstream"
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+
+from tests.redis_servers import start_server
+
+FIXTURES = ("sync_checkpointer", "async_checkpointer")
+# They hook PostgresSaver's SQL statements to race a turn against prune: Postgres only.
+POSTGRES_ONLY = (
+    "test_keep_latest_keeps_a_turn_saved_after_it_read_the_heads",
+    "test_keep_latest_refuses_a_thread_that_switches_to_a_delta_channel_mid_batch",
+    "test_keep_latest_keeps_a_delta_channel_turn_saved_after_the_thread_check",
+)
+
+
+def fetch(version: str) -> Path:
+    """The sdist's tests folder, downloaded and unpacked once per version."""
+    unpacked = CACHE / f"langgraph-{version}"
+    if (unpacked / "tests" / "conftest.py").exists():
+        return unpacked
+    CACHE.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "-q", "--no-binary", ":all:", "--no-deps",
+         f"langgraph=={version}", "-d", str(CACHE)],
+        check=True,
+    )
+    sdist = CACHE / f"langgraph-{version}.tar.gz"
+    with tarfile.open(sdist) as tar:
+        members = [m for m in tar.getmembers() if m.name.startswith(f"langgraph-{version}/tests/")]
+        tar.extractall(CACHE, members=members, filter="data")
+    return unpacked
+
+
+def prepare(unpacked: Path, version: str) -> Path:
+    """A fresh, patched copy of the tests to run in."""
+    work = CACHE / f"run-{version}"
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(unpacked / "tests", work / "tests")
+    conftest = work / "tests" / "conftest.py"
+    conftest.write_text(conftest.read_text() + (HERE / "conftest_overlay.py.in").read_text())
+    prune = (work / "tests" / "test_prune_postgres.py").read_text()
+    prune = re.sub(r"SYNC = \[.*?\]", "SYNC = [_checkpointer_redis]", prune, flags=re.S)
+    prune = re.sub(r"ASYNC = \[.*?\]", "ASYNC = [_checkpointer_redis_aio]", prune, flags=re.S)
+    prune = prune.replace('    pytest.mark.skipif(NO_DOCKER, reason="needs Postgres"),\n', "")
+    prune = prune.replace(
+        "from tests.conftest import NO_DOCKER",
+        "from tests.conftest import _checkpointer_redis, _checkpointer_redis_aio",
+    )
+    assert "_checkpointer_redis]" in prune and "skipif(NO_DOCKER" not in prune, "prune patch"
+    (work / "tests" / "test_prune_graphwright.py").write_text(prune)
+    (work / "tests" / "test_prune_postgres.py").unlink()
+    (work / "pytest.ini").write_text("[pytest]\naddopts = --strict-markers -p no:cacheprovider\n")
+    return work
+
+
+def test_files(work: Path) -> list[str]:
+    files = sorted(
+        p.name
+        for p in (work / "tests").glob("test_*.py")
+        if any(f in p.read_text() for f in FIXTURES)
+    )
+    return [f"tests/{name}" for name in [*files, "test_prune_graphwright.py"]]
+
+
+def main(argv: list[str]) -> int:
+    all_savers = "--all-savers" in argv
+    extra = [a for a in argv if a != "--all-savers"]
+    version = importlib.metadata.version("langgraph")
+    work = prepare(fetch(version), version)
+    server = start_server(CACHE / "redis")
+    env = {
+        **os.environ,
+        "NO_DOCKER": "true",
+        "GW_UPSTREAM_REDIS_URL": server.url,
+        "GW_UPSTREAM_ONLY_REDIS": "0" if all_savers else "1",
+        "PYTHONPATH": str(work),
+    }
+    deselect = [f"--deselect=tests/test_prune_graphwright.py::{t}" for t in POSTGRES_ONLY]
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:asyncio", *test_files(work),
+           *deselect, *extra]
+    print(f"LangGraph {version}'s tests against the Redis savers ({work})", flush=True)
+    try:
+        return subprocess.run(cmd, cwd=work, env=env).returncode
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
