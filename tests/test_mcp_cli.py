@@ -56,20 +56,22 @@ def invoke(*args: str) -> Any:
 def test_tools_lists_every_tool_with_source_risk_trust_and_approval(
     cli_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    servers = {"time": time_server(), "git": git_server(make_repo(tmp_path / "repo"))}
-    monkeypatch.setenv("GRAPHWRIGHT_MCP_SERVERS", json.dumps({"mcpServers": servers}))
+    config = {**faulty_server(tmp_path / "effects.jsonl"), "tools": ["lookup", "t.post_note",
+                                                                    "read_page"]}
+    monkeypatch.setenv("GRAPHWRIGHT_MCP_SERVERS", json.dumps({"mcpServers": {"t": config}}))
     rows = {r["name"]: r for r in invoke("tools", "--json")}
     assert rows["calculate"]["source"] == "python" and not rows["calculate"]["needs_approval"]
     assert rows["send_email"]["needs_approval"]
-    assert rows["time.get_current_time"] | {"description": ""} == {
-        "name": "time.get_current_time", "source": "mcp:time", "risk": "read",
-        "trust": "trusted", "needs_approval": False, "idempotent": False, "timeout_s": 30.0,
-        "max_result_chars": 4000, "description": ""}
-    commit = rows["git.git_commit"]
-    assert (commit["risk"], commit["needs_approval"], commit["idempotent"]) == ("write", True, False)
-    assert "git.git_add" not in rows  # not in the allowlist
+    assert rows["t.lookup"] == {
+        "name": "t.lookup", "source": "mcp:t", "risk": "read", "trust": "trusted",
+        "needs_approval": False, "idempotent": False, "timeout_s": 30.0,
+        "max_result_chars": 4000, "description": "Look a key up in the test dictionary."}
+    post = rows["t.post_note"]
+    assert (post["risk"], post["trust"], post["needs_approval"]) == ("write", "trusted", True)
+    assert rows["t.read_page"]["trust"] == "untrusted"
+    assert "t.crash" not in rows  # not in the allowlist
     table = invoke("tools")
-    assert "tools of agent" in table and "mcp:git" in table and "needs approval" in table
+    assert "tools of agent" in table and "mcp:t" in table and "needs approval" in table
 
 
 def test_a_server_that_does_not_start_is_one_line_on_the_cli(
