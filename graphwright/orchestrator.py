@@ -212,7 +212,9 @@ class Orchestrator:
                                     "without a decision")
                 payload = None
             else:
-                status = self.status_of(meta)
+                status = self._status(meta, snapshot)
+                if status != meta.get("status"):  # its process died after the last step
+                    self._set_meta(thread_id, status=str(status))
                 raise UserError(f"thread {thread_id!r} has already finished ({status}); there is "
                                 "nothing to resume; start a new run with invoke")
             yield from self._run(spec, compiled, thread_id, payload, None, run_id, lock)
@@ -287,7 +289,7 @@ class Orchestrator:
         spec, compiled, config = self._thread(thread_id)
         snapshot = compiled.get_state(config)
         return ThreadState(
-            thread_id=thread_id, graph=spec.name, status=self.status_of(self._meta(thread_id)),
+            thread_id=thread_id, graph=spec.name, status=self._status(self._meta(thread_id), snapshot),
             values=jsonable(snapshot.values), next=list(snapshot.next),
             pending=pending_gate(compiled, config),
             checkpoint_id=(snapshot.config.get("configurable") or {}).get("checkpoint_id"),
@@ -446,6 +448,19 @@ class Orchestrator:
                 pipe.execute()
         except redis.RedisError as exc:
             raise _unavailable(exc) from exc
+
+    def _status(self, meta: dict[str, str], snapshot: Any) -> Any:
+        """Like ``status_of``, but a run whose process died after its last step reads as
+        how that step ended, not as failed."""
+        status = self.status_of(meta)
+        if status != "failed" or meta.get("status") != "running" or snapshot.next:
+            return status
+        if snapshot.interrupts:
+            return "interrupted"
+        stop = (snapshot.values or {}).get("stop_reason")
+        if stop is None:
+            return status
+        return "completed" if stop == "answered" else "stopped"
 
     def status_of(self, meta: dict[str, str]) -> Any:
         """The thread's status; a run whose process died reads as failed."""

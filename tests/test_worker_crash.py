@@ -1,4 +1,5 @@
-"""A worker killed with SIGKILL mid-run: a second worker claims the run and finishes it."""
+"""A worker killed with SIGKILL inside a write: a second worker claims the run, which stops at
+the gate with the write's outcome unknown instead of running it again or calling it failed."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from langgraph_sdk import get_sync_client
 
 from graphwright import Orchestrator
 from graphwright.settings import Settings
+from nodes.gate_models import decide_all
 from tests.http_service import Service, running
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,40 +33,43 @@ def service(redis_url: str, prefix: str) -> Iterator[Service]:
         yield svc
 
 
-def start_worker(name: str, redis_url: str, prefix: str) -> subprocess.Popen[bytes]:
+def start_worker(name: str, redis_url: str, prefix: str, **extra: str) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     env.update(REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix, GRAPHWRIGHT_GRAPHS=PLUGIN,
-               GRAPHWRIGHT_CLAIM_IDLE_MS="1000", PYTHONPATH=str(ROOT))
+               GRAPHWRIGHT_CLAIM_IDLE_MS="1000", PYTHONPATH=str(ROOT), **extra)
     return subprocess.Popen([sys.executable, "-m", "graphwright", "worker", "--name", name],
                             env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
-def test_second_worker_finishes_a_run_whose_worker_was_killed(
-    service: Service, redis_url: str, prefix: str, client: redis.Redis
+def test_a_worker_killed_inside_a_write_is_claimed_and_left_to_a_reviewer(
+    service: Service, redis_url: str, prefix: str, client: redis.Redis, tmp_path: Path
 ) -> None:
+    effects = tmp_path / "effects"
     sdk = get_sync_client(url=service.url, api_key=None)
     tid = sdk.threads.create()["thread_id"]
-    run = sdk.runs.create(tid, "slow_answer", input={"goal": GOAL})
-    effects = service.orch.keys.effects()
-    first = start_worker("A", redis_url, prefix)
+    client.set(f"{prefix}:slow:hold", 1)  # the write waits after its effect until released
+    run = sdk.runs.create(tid, "slow_write", input={"goal": GOAL})
+    first = start_worker("A", redis_url, prefix, SLOW_GRAPHS_EFFECTS=str(effects))
     second = None
     try:
         deadline = time.monotonic() + 60
-        while client.get(f"{prefix}:slow:answering") != b"1":  # the event is booked, the answer is slow
+        while client.get(f"{prefix}:slow:write_effected") != b"1":
             assert time.monotonic() < deadline and first.poll() is None, first.stderr
             time.sleep(0.05)
-        assert client.hget(effects, "create_event") == b"1"
-        assert sdk.runs.get(tid, run["run_id"])["status"] == "running"
-        first.send_signal(signal.SIGKILL)
+        first.send_signal(signal.SIGKILL)  # after the effect, before its record
         first.wait(timeout=10)
-        second = start_worker("B", redis_url, prefix)
-        values = sdk.runs.join(tid, run["run_id"])
-        assert "Created 'Design review'" in values["answer"]
-        assert sdk.runs.get(tid, run["run_id"])["status"] == "success"
-        assert client.hget(effects, "create_event") == b"1"  # the side effect happened once
-        assert client.get(f"{prefix}:slow:answering") == b"2"  # only the unfinished step ran again
+        client.delete(f"{prefix}:slow:hold")
+        second = start_worker("B", redis_url, prefix, SLOW_GRAPHS_EFFECTS=str(effects))
+        sdk.runs.join(tid, run["run_id"])
+        assert sdk.runs.get(tid, run["run_id"])["status"] == "interrupted"
+        pending = service.orch.state(tid).pending
+        assert pending is not None and pending.calls[0].kind == "outcome_unknown"
+        assert int(client.get(f"{prefix}:slow:write_started") or 0) == 1  # never re-run by itself
         consumers = {c["name"]: c["pending"] for c in client.xinfo_consumers(service.orch.keys.queue(), "workers")}
-        assert consumers.get(b"A", consumers.get("A")) == 0
+        assert consumers.get(b"A", consumers.get("A")) == 0  # B claimed A's entry
+        assert len(effects.read_text().splitlines()) == 1
+        done = service.orch.resume(tid, decide_all(pending, "mark_done", result="booked, seen by hand"))
+        assert done.status == "completed" and len(effects.read_text().splitlines()) == 1
     finally:
         for proc in (first, second):
             if proc is not None and proc.poll() is None:
