@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from checkpoints.keys import Keys
 from nodes.deps import Limits
 from tools.policy import Policy
+from tools.spec import ToolSpec
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]
 
@@ -40,3 +41,4 @@ class GraphContext:
     policy: Policy | None = None
     store: BaseStore | None = None  # long-term memory, handed to nodes as LangGraph's store
     configurable: dict[str, Any] | None = None  # the run's, for a graph built per configuration
+    extra_tools: tuple[ToolSpec, ...] = ()  # tools from configuration (MCP servers) for the agent

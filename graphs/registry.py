@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,8 +13,10 @@ from graphs.orchestrator import build_orchestrator_graph, orchestrator_input
 from graphs.order_support import build_order_support_graph, order_input
 from tools.builtin import build_registry
 from tools.registry import ToolRegistry
+from tools.spec import ToolSpec
 
-__all__ = ["Graph", "GraphContext", "GraphRegistry", "GraphSpec", "RunInput", "default_registry"]
+__all__ = ["Graph", "GraphContext", "GraphRegistry", "GraphSpec", "RunInput", "agent_tools",
+           "default_registry"]
 
 
 Builder = Callable[[GraphContext], Graph]
@@ -70,9 +72,17 @@ class GraphRegistry:
         return iter(self._specs[n] for n in self.names())
 
 
+def agent_tools(extra: Iterable[ToolSpec] = ()) -> ToolRegistry:
+    """The built-in tools and the configured ones (MCP servers' tools, named ``server.tool``)."""
+    registry = build_registry()
+    for spec in extra:
+        registry.add(spec)
+    return registry
+
+
 def build_agent(ctx: GraphContext) -> Graph:
     return build_agent_graph(
-        tools=build_registry(), model=ctx.model, redis_client=ctx.redis_client,
+        tools=agent_tools(ctx.extra_tools), model=ctx.model, redis_client=ctx.redis_client,
         policy=ctx.policy, limits=ctx.limits, keys=ctx.keys, checkpointer=ctx.checkpointer,
         store=ctx.store,
     )

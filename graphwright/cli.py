@@ -20,6 +20,7 @@ from rich.table import Table
 
 from checkpoints.embedded import EmbeddedRedis
 from checkpoints.errors import GraphwrightError, NotFoundError, UserError
+from graphwright.cli_tools import tools_command
 from graphwright.drawing import FORMATS
 from graphwright.live import LiveText
 from graphwright.native import output_of
@@ -118,7 +119,8 @@ def show_gate(thread_id: str, pending: GateRequest) -> None:
         table.add_column(column)
     for c in pending.calls:
         why = c.reason if c.kind == "approval" else f"OUTCOME UNKNOWN (key {c.idempotency_key}): {c.reason}"
-        table.add_row(c.id, c.tool, json.dumps(c.args, ensure_ascii=False, indent=1), c.risk, why)
+        tool = f"{c.tool}\n(MCP server {c.server})" if c.server else c.tool
+        table.add_row(c.id, tool, json.dumps(c.args, ensure_ascii=False, indent=1), c.risk, why)
     console.print(table)
     if any(c.kind == "outcome_unknown" for c in pending.calls):
         console.print("a write's outcome is unknown; check it, then answer with one of:")
@@ -454,6 +456,9 @@ def memory_forget(user: str = typer.Argument(..., help="User id."),
     if not Orchestrator.from_env().forget(user, key):
         raise NotFoundError(f"user {user!r} has no memory {key!r}")
     emit_json({"forgot": key, "user": user}) if as_json else console.print(f"forgot {key} for {user}")
+
+
+app.command("tools")(friendly(tools_command))
 
 
 @embedded_app.command("stop")

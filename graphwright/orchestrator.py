@@ -11,7 +11,7 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -68,7 +68,10 @@ from graphwright.thread_index import ThreadIndex
 from nodes.deps import Limits
 from nodes.gate_models import GateRequest
 from nodes.tracing import trace_model_call
+from tools.mcp_config import ServerConfig, load_mcp_servers, parse_mcp_servers
 from tools.policy import Policy
+from tools.registry import ToolRegistry
+from tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
 MAX_COMPILED = 256  # compiled graphs kept, by graph, limits and (for factories) configuration
@@ -87,7 +90,9 @@ class Orchestrator:
         limits: Limits | None = None,
         policy: Policy | None = None,
         project: Project | None = None,
+        mcp_servers: Mapping[str, Any] | None = None,
     ) -> None:
+        """``mcp_servers`` (an ``mcpServers`` mapping) adds to GRAPHWRIGHT_MCP_SERVERS."""
         self.settings = settings or Settings()
         self.project = project
         self.client: redis.Redis = client if client is not None else self._connect()
@@ -109,6 +114,12 @@ class Orchestrator:
         self.memory = MemoryBook(self.store)
         self.index = ThreadIndex(client, self.keys)
         self._compiled: dict[tuple[str, str, str], Graph] = {}
+        configured = self.settings.mcp_servers
+        self.mcp_servers: dict[str, ServerConfig] = {
+            **(load_mcp_servers(configured) if configured else {}),
+            **parse_mcp_servers(mcp_servers or {}),
+        }
+        self._extra_tools: tuple[ToolSpec, ...] | None = None
         for target in filter(None, (self.settings.graphs or "").split(",")):
             load_plugin(target.strip(), self.graphs)
         if project is not None:
@@ -241,7 +252,7 @@ class Orchestrator:
                 if decision is None:
                     raise UserError(f"thread {thread_id!r} is waiting at a gate; give a decision "
                                     "(approve, edit or reject)")
-                payload = gate_command(compiled, config, decision, spec.tools())
+                payload = gate_command(compiled, config, decision, self.tools(spec.name))
             elif snapshot.interrupts:
                 payload = Command(resume=decision)  # a user graph's own interrupt
             elif snapshot.next:
@@ -250,7 +261,9 @@ class Orchestrator:
                                     "without a decision")
                 payload = None
             else:
-                status = self.status_of(meta)
+                status = self._status(meta, snapshot)
+                if status != meta.get("status"):  # its process died after the last step
+                    self._set_meta(thread_id, status=str(status))
                 raise UserError(f"thread {thread_id!r} has already finished ({status}); there is "
                                 "nothing to resume; start a new run with invoke")
             yield from self._run(spec, compiled, thread_id, payload, None, run_id, lock, mode)
@@ -356,7 +369,7 @@ class Orchestrator:
         spec, compiled, config = self._thread(thread_id)
         snapshot = compiled.get_state(config)
         return ThreadState(
-            thread_id=thread_id, graph=spec.name, status=self.status_of(self._meta(thread_id)),
+            thread_id=thread_id, graph=spec.name, status=self._status(self._meta(thread_id), snapshot),
             values=jsonable(snapshot.values), next=list(snapshot.next),
             pending=pending_gate(compiled, config),
             checkpoint_id=(snapshot.config.get("configurable") or {}).get("checkpoint_id"),
@@ -445,6 +458,24 @@ class Orchestrator:
 
     # --- internals -----------------------------------------------------------
 
+    def extra_tools(self) -> tuple[ToolSpec, ...]:
+        """The MCP servers' tools; the servers start on first use, once per process."""
+        if self._extra_tools is None:
+            self._extra_tools = ()
+            if self.mcp_servers:
+                from tools.mcp import tool_specs  # the MCP SDK only when servers are configured
+
+                self._extra_tools = tuple(tool_specs(self.mcp_servers))
+        return self._extra_tools
+
+    def tools(self, graph: str = "agent") -> ToolRegistry:
+        """Every tool a run of ``graph`` may call: its own and the configured ones."""
+        registry = self.graphs.get(graph).tools()
+        for spec in self.extra_tools():
+            if registry.get(spec.name) is None:
+                registry.add(spec)
+        return registry
+
     def compiled(self, graph: str, config: RunnableConfig | None = None) -> Graph:
         """The compiled graph registered as ``graph`` (default limits).
 
@@ -465,6 +496,7 @@ class Orchestrator:
                 model=self.model, redis_client=self.client, keys=self.keys,
                 checkpointer=self.saver, limits=limits, policy=self.policy, store=self.store,
                 configurable=configurable or None,
+                extra_tools=self.extra_tools(),
             ))
         return self._compiled[key]
 
@@ -513,6 +545,19 @@ class Orchestrator:
                 glob.execute()
         except redis.RedisError as exc:
             raise _unavailable(exc) from exc
+
+    def _status(self, meta: dict[str, str], snapshot: Any) -> Any:
+        """Like ``status_of``, but a run whose process died after its last step reads as
+        how that step ended, not as failed."""
+        status = self.status_of(meta)
+        if status != "failed" or meta.get("status") != "running" or snapshot.next:
+            return status
+        if snapshot.interrupts:
+            return "interrupted"
+        stop = (snapshot.values or {}).get("stop_reason")
+        if stop is None:
+            return status
+        return "completed" if stop == "answered" else "stopped"
 
     def status_of(self, meta: dict[str, str]) -> Any:
         """The thread's status; a run whose process died reads as failed."""

@@ -36,6 +36,10 @@ class Settings(BaseSettings):
         default=None, validation_alias="GRAPHWRIGHT_GRAPHS",
         description="comma-separated module:function entries that register user graphs",
     )
+    mcp_servers: str | None = Field(
+        default=None, validation_alias="GRAPHWRIGHT_MCP_SERVERS",
+        description="MCP servers whose tools the agent gets: inline JSON or a JSON file's path",
+    )
     max_model_calls: int = Field(default=8, validation_alias="GRAPHWRIGHT_MAX_MODEL_CALLS")
     max_tool_errors: int = Field(default=3, validation_alias="GRAPHWRIGHT_MAX_TOOL_ERRORS")
     deadline_s: float = Field(default=300.0, validation_alias="GRAPHWRIGHT_DEADLINE_S")

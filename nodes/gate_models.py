@@ -31,6 +31,7 @@ class PendingCall(BaseModel):
     risk: str
     reason: str
     digest: str
+    server: str | None = None  # the MCP server the tool comes from, if any
     worker: str | None = None  # the worker subgraph waiting, in an orchestrator run
     interrupt_id: str | None = None  # LangGraph's id of the interrupt holding this call
     # "outcome_unknown": a write that may have happened (its process died mid-call, or it
@@ -121,7 +122,7 @@ def gate_request(calls: list[ProposedCall], registry: ToolRegistry) -> GateReque
         pending.append(PendingCall(
             id=call["id"], tool=call["name"], args=call["args"],
             risk=spec.risk if spec else "unknown", reason=call["reason"],
-            digest=digest(call["name"], call["args"]),
+            digest=digest(call["name"], call["args"]), server=spec.server if spec else None,
             kind="outcome_unknown" if unknown else "approval",
             idempotency_key=call.get("idempotency_key") if unknown else None,
         ))

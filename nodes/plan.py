@@ -23,11 +23,13 @@ def propose(state: AgentState, deps: AgentDeps, reply: AIMessage) -> list[Propos
     tainted = bool(state.get("tainted"))
     proposed: list[ProposedCall] = []
     for call in reply.tool_calls:
-        decision = deps.policy.decide(deps.registry, call["name"], call["args"], tainted=tainted)
+        spec = deps.registry.get(call["name"])
+        name = spec.name if spec else call["name"]  # the model's "git__status" is git.status
+        decision = deps.policy.decide(deps.registry, name, call["args"], tainted=tainted)
         proposed.append(
             ProposedCall(
                 id=call["id"] or f"call_{uuid.uuid4().hex[:12]}",
-                name=call["name"],
+                name=name,
                 args=call["args"],
                 action=decision.action,
                 reason=decision.reason,

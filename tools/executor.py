@@ -208,11 +208,17 @@ class ToolExecutor:
                           redis=self.redis, keys=self.keys)
         obs, future = self._attempt(spec, call, args, ctx)
         obs = obs.model_copy(update={"idempotency_key": key})
-        if future is not None:  # timed out, still running: its outcome is unknown for now
-            obs = outcome_unknown(call, key, f"{spec.name} did not finish within {spec.timeout_s}s")
+        # The tool itself may not know (an MCP server that died mid-call): unknown as well.
+        lost = obs.error is not None and obs.error.type == "outcome_unknown"
+        if future is not None or lost:  # timed out, still running: its outcome is unknown for now
+            why = obs.error.message if lost and obs.error else (
+                f"{spec.name} did not finish within {spec.timeout_s}s")
+            obs = outcome_unknown(call, key, why)
             self.records.settle(thread_id, call.id, attempt=claim.attempt, status="unknown",
                                 result="", fence=fence)
-            future.add_done_callback(lambda f: self._late(spec, call, thread_id, claim.attempt, f))
+            if future is not None:
+                future.add_done_callback(
+                    lambda f: self._late(spec, call, thread_id, claim.attempt, f))
             return obs
         # Recorded before returning: a resumed run or a retried node gets this result back.
         self.records.settle(thread_id, call.id, attempt=claim.attempt, status="done",

@@ -14,13 +14,18 @@ class ToolRegistry:
 
     def __init__(self, specs: Iterable[ToolSpec] = ()) -> None:
         self._specs: dict[str, ToolSpec] = {}
+        self._by_model_name: dict[str, str] = {}
         for spec in specs:
             self.add(spec)
 
     def add(self, spec: ToolSpec) -> ToolSpec:
         if spec.name in self._specs:
             raise ValueError(f"a tool named {spec.name!r} is already registered")
+        if self._by_model_name.get(spec.model_name, spec.name) != spec.name:
+            raise ValueError(f"tools {spec.name!r} and {self._by_model_name[spec.model_name]!r} "
+                             f"would both be called {spec.model_name!r} by the model")
         self._specs[spec.name] = spec
+        self._by_model_name[spec.model_name] = spec.name
         return spec
 
     def tool(
@@ -57,7 +62,11 @@ class ToolRegistry:
         return decorate
 
     def get(self, name: str) -> ToolSpec | None:
-        return self._specs.get(name)
+        """The tool registered as ``name``, or as the model calls it (``git__status``)."""
+        spec = self._specs.get(name)
+        if spec is None and name in self._by_model_name:
+            spec = self._specs[self._by_model_name[name]]
+        return spec
 
     def names(self) -> list[str]:
         return sorted(self._specs)

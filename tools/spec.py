@@ -46,6 +46,18 @@ class ToolSpec:
     # A write that dedupes on ``ctx.idempotency_key`` itself (the built-in ones do): after
     # a crash mid-call it is run again under the same key instead of asking a reviewer.
     keyed: bool = False
+    server: str | None = None  # the MCP server the tool comes from; None for Python tools
+    json_schema: dict[str, Any] | None = None  # shown to the model instead of args_model's
+
+    @property
+    def source(self) -> str:
+        """Where the tool comes from: ``python`` or ``mcp:<server>``."""
+        return f"mcp:{self.server}" if self.server else "python"
+
+    @property
+    def model_name(self) -> str:
+        """The name the model calls it by: model APIs allow only ``[A-Za-z0-9_-]``."""
+        return self.name.replace(".", "__")
 
     def __post_init__(self) -> None:
         if self.risk == "write" and self.retry_reads:
@@ -59,8 +71,8 @@ class ToolSpec:
 
         return StructuredTool.from_function(
             func=refuse,
-            name=self.name,
+            name=self.model_name,
             description=self.description,
-            args_schema=self.args_model,
-            metadata={"risk": self.risk, "trust": self.trust},
+            args_schema=self.json_schema or self.args_model,
+            metadata={"risk": self.risk, "trust": self.trust, "source": self.source},
         )

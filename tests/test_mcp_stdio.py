@@ -1,0 +1,121 @@
+"""Real MCP servers over stdio in agent runs: mcp-server-time, mcp-server-git and a faulty one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from checkpoints.errors import ConfigurationError
+from graphwright import Orchestrator, Settings
+from tests.mcp_rig import (  # noqa: F401  # stop_mcp_servers: autouse
+    commits,
+    effects,
+    faulty_server,
+    git_server,
+    make_repo,
+    orchestrator,
+    stop_mcp_servers,
+    time_server,
+)
+from tests.openai_server import Reply, ScriptedOpenAI, call
+from tools.mcp import tool_specs
+from tools.mcp_config import parse_mcp_servers
+from tools.policy import Policy
+
+
+def tool_events(orch: Orchestrator, thread: str) -> list[dict[str, Any]]:
+    return [e for e in orch.trace(thread) if e["kind"] == "tool_call"]
+
+
+def test_time_server_reads_run_ungated_with_the_servers_own_schema(
+    settings: Settings, scripted: ScriptedOpenAI
+) -> None:
+    orch = orchestrator(settings, scripted, {"time": time_server()})
+    scripted.load(
+        Reply(tool_calls=[call("time__get_current_time", {"timezone": "Asia/Tokyo"})]),
+        Reply(content="It is evening in Tokyo."),
+    )
+    result = orch.invoke("agent", "What time is it in Tokyo?", thread_id="tm")
+    assert result.status == "completed" and result.pending is None
+    (event,) = tool_events(orch, "tm")
+    assert event["tool"] == "time.get_current_time" and event["ok"]
+    assert "Asia/Tokyo" in event["result"]
+    offered = {t["function"]["name"]: t["function"] for t in scripted.requests[0]["tools"]}
+    schema = offered["time__get_current_time"]["parameters"]
+    assert schema["required"] == ["timezone"] and "IANA" in schema["properties"]["timezone"]["description"]
+    assert "calculate" in offered  # the built-in tools are there too
+    with pytest.raises(ConfigurationError, match=r"MCP server 'time' .* has no tool 'get_weather'"):
+        tool_specs(parse_mcp_servers({"time": {**time_server(), "tools": ["get_weather"]}}))
+    scripted.assert_done()
+
+
+def test_git_commit_is_gated_and_approving_commits_once(
+    settings: Settings, scripted: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    orch = orchestrator(settings, scripted, {"git": git_server(repo)})
+    scripted.load(
+        Reply(tool_calls=[call("git__git_status", {"repo_path": str(repo)})]),
+        Reply(tool_calls=[call("git__git_commit", {"repo_path": str(repo), "message": "Add notes"})]),
+        Reply(content="Committed the notes."),
+    )
+    result = orch.invoke("agent", "Commit the staged notes.", thread_id="g")
+    assert result.status == "interrupted" and result.pending is not None
+    (pending,) = result.pending.calls
+    assert (pending.tool, pending.server, pending.risk) == ("git.git_commit", "git", "write")
+    assert commits(repo) == []  # the read ran; nothing was committed before approval
+    offered = {t["function"]["name"] for t in scripted.requests[0]["tools"]}
+    assert {n for n in offered if n.startswith("git__")} == {  # the allowlist, nothing more
+        "git__git_status", "git__git_log", "git__git_commit"}
+    assert tool_events(orch, "g")[0]["tool"] == "git.git_status"
+    done = orch.resume("g", {"action": "approve", "digest": pending.digest})
+    assert done.status == "completed" and done.answer == "Committed the notes."
+    assert commits(repo) == ["Add notes"]
+    scripted.assert_done()
+
+
+def test_malformed_crash_hang_oversized_and_error_results_are_typed_and_the_run_goes_on(
+    settings: Settings, scripted: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    log = tmp_path / "effects.jsonl"
+    server = faulty_server(log, max_result_chars=500, overrides={"hang": {"timeout_s": 1}})
+    policy = Policy(per_tool={"t.crash_write": "never"})  # runs unasked, so it can crash
+    orch = orchestrator(settings, scripted, {"t": server}, policy, max_tool_errors=10,
+                        max_model_calls=10)
+    steps = [
+        ("t__lookup", {"key": 5}),
+        ("t__crash", {}),
+        ("t__hang", {}),
+        ("t__big", {"size": 20_000}),
+        ("t__refuse", {}),
+        ("t__whoami", {}),
+        ("t__crash_write", {"text": "once"}),
+    ]
+    scripted.load(*(Reply(tool_calls=[call(name, args)]) for name, args in steps),
+                  Reply(content="Done despite the failures."))
+    result = orch.invoke("agent", "Exercise the faulty server.", thread_id="f")
+    # A write whose server died mid-call is neither failed nor retried: a reviewer decides.
+    assert result.status == "interrupted" and result.pending is not None
+    (unknown,) = result.pending.calls
+    assert (unknown.kind, unknown.tool, unknown.server) == ("outcome_unknown", "t.crash_write", "t")
+    assert "closed the connection during the call" in unknown.reason
+    result = orch.resume("f", {"action": "reject", "reason": "it did happen; leave it"})
+    assert result.status == "completed" and result.answer == "Done despite the failures."
+    assert [e["text"] for e in effects(log) if e["tool"] == "crash_write"] == ["once"]
+    events = tool_events(orch, "f")
+    outcome = {e["tool"]: (e["error"] or {}).get("type", "ok") for e in events}
+    assert outcome == {"t.lookup": "invalid_arguments", "t.crash": "unavailable",
+                       "t.hang": "timeout", "t.big": "ok", "t.refuse": "tool_error",
+                       "t.whoami": "ok", "t.crash_write": "outcome_unknown"}
+    by_tool = {e["tool"]: e for e in events}
+    assert "key: Input should be a valid string" in by_tool["t.lookup"]["error"]["message"]
+    assert "MCP server 't'" in by_tool["t.crash"]["error"]["message"]
+    assert "backing service said no" in by_tool["t.refuse"]["error"]["message"]
+    # The model saw the cap's marker; the crashed server was started again for the next call.
+    big = [m for m in scripted.requests[4]["messages"] if m["role"] == "tool"][-1]
+    assert "truncated by graphwright" in big["content"]
+    crashed = {e["pid"] for e in effects(log) if e["tool"] == "crash"}
+    assert by_tool["t.whoami"]["ok"] and str(by_tool["t.whoami"]["result"]) not in crashed
+    scripted.assert_done()
