@@ -38,10 +38,11 @@ from checkpoints.atomic import script_args as atomic_args
 from checkpoints.drive import adrive, drive
 from checkpoints.errors import ConfigurationError, InfrastructureError, RedisUnavailableError
 from checkpoints.keys import DEFAULT_PREFIX, Keys
+from checkpoints.sealed import LEGACY_KEY_ENV, SealCipher, sealer_from_env
 
 T = TypeVar("T")
 PAGE = 64
-ENCRYPTION_KEY_ENV = "LANGGRAPH_AES_KEY"
+ENCRYPTION_KEY_ENV = LEGACY_KEY_ENV
 
 SyncClient = redis.Redis | RedisCluster
 AsyncClient = aredis.Redis | AsyncRedisCluster
@@ -86,15 +87,10 @@ def _check_client(client: SyncClient | AsyncClient) -> None:
 
 
 def make_serde(*, encrypt: bool) -> SerializerProtocol | None:
-    """LangGraph's serializer, or its AES-encrypted twin keyed from the environment."""
+    """LangGraph's serializer, or its encrypted twin sealed with the keys from the environment."""
     if not encrypt:
         return None
-    if not os.environ.get(ENCRYPTION_KEY_ENV):
-        raise ConfigurationError(
-            f"encryption at rest is on but {ENCRYPTION_KEY_ENV} is not set; "
-            "set it to a 16, 24 or 32 byte key."
-        )
-    return EncryptedSerializer.from_pycryptodome_aes()
+    return EncryptedSerializer(SealCipher(sealer_from_env(encrypt=True)))
 
 
 def _unavailable(where: str, exc: Exception) -> RedisUnavailableError:

@@ -11,6 +11,7 @@ import redis
 from checkpoints.errors import RedisUnavailableError
 from checkpoints.keys import Keys
 from checkpoints.redact import redact
+from checkpoints.sealed import Sealer
 
 MAX_EVENTS = 10_000  # per thread; older events are trimmed (approximately) beyond this
 
@@ -18,8 +19,10 @@ MAX_EVENTS = 10_000  # per thread; older events are trimmed (approximately) beyo
 class TraceWriter:
     """Appends and reads trace events; every event is redacted before it leaves the process."""
 
-    def __init__(self, client: redis.Redis, keys: Keys, *, ttl_s: int | None = None) -> None:
+    def __init__(self, client: redis.Redis, keys: Keys, *, ttl_s: int | None = None,
+                 sealer: Sealer | None = None) -> None:
         self.redis = client
+        self.sealer = sealer or Sealer()  # events hold tool arguments and results
         self.keys = keys
         self.ttl_s = ttl_s
 
@@ -31,7 +34,7 @@ class TraceWriter:
             with self.redis.pipeline(transaction=False) as pipe:
                 pipe.xadd(
                     key,
-                    {"e": json.dumps(event, ensure_ascii=False, default=str)},
+                    {"e": self.sealer.seal_text(json.dumps(event, ensure_ascii=False, default=str))},
                     maxlen=MAX_EVENTS,
                     approximate=True,
                 )
@@ -58,7 +61,7 @@ class TraceWriter:
             ) from exc
         out = []
         for entry_id, data in entries:
-            event = json.loads(data[b"e"])
+            event = json.loads(self.sealer.open(data[b"e"]))
             event["id"] = entry_id.decode()
             out.append(event)
         return out

@@ -30,6 +30,7 @@ from checkpoints.keys import Keys, escape
 from checkpoints.memory import MemoryBook, MemoryRecord, Source, effective, scope_of
 from checkpoints.redis import RedisSaver
 from checkpoints.store import RedisStore
+from checkpoints.sealed import sealer_from_env
 from checkpoints.trace import TraceWriter
 from graphs.gates import gate_command, pending_gate
 from graphs.registry import (
@@ -63,6 +64,7 @@ from nodes.gate_models import GateRequest
 from tools.policy import Policy
 
 log = logging.getLogger(__name__)
+SEALED_META = frozenset({"metadata", "remember"})  # thread fields that hold the user's text
 
 
 class Orchestrator:
@@ -90,8 +92,10 @@ class Orchestrator:
         self.graphs = graphs or default_registry()
         self.limits = limits or self.settings.limits()
         self.policy = policy
-        self.tracer = TraceWriter(client, self.keys, ttl_s=self.settings.checkpoint_ttl_s)
-        self.store = RedisStore(client, prefix=self.settings.key_prefix)
+        self.sealer = sealer_from_env(encrypt=self.settings.encrypt)
+        self.tracer = TraceWriter(client, self.keys, ttl_s=self.settings.checkpoint_ttl_s,
+                                  sealer=self.sealer)
+        self.store = RedisStore(client, prefix=self.settings.key_prefix, sealer=self.sealer)
         self.memory = MemoryBook(self.store)
         self._compiled: dict[tuple[str, str], Graph] = {}
         for target in filter(None, (self.settings.graphs or "").split(",")):
@@ -385,13 +389,15 @@ class Orchestrator:
             raw = self.client.hgetall(self.keys.meta(thread_id))
         except redis.RedisError as exc:
             raise _unavailable(exc) from exc
-        return {_text(k): _text(v) for k, v in raw.items()}
+        return {_text(k): self.sealer.open_text(v) if _text(k) in SEALED_META else _text(v)
+                for k, v in raw.items()}
 
     def _set_meta(self, thread_id: str, /, **fields: str) -> None:
         key = self.keys.meta(thread_id)
         try:
             with self.client.pipeline(transaction=True) as pipe:
-                mapping = {**fields, "updated_at": str(time.time())}
+                mapping = {k: self.sealer.seal_text(v) if k in SEALED_META else v
+                           for k, v in {**fields, "updated_at": str(time.time())}.items()}
                 pipe.hset(key, mapping=mapping)  # type: ignore[arg-type]  # redis-py's mapping type is invariant
                 pipe.sadd(self.keys.registry(thread_id), key)
                 # The threads index the saver keeps, so threads with no checkpoint yet are listed.

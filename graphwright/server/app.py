@@ -35,7 +35,7 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
     """
     app = FastAPI(title="graphwright", version="0.1.0",
                   description="LangGraph-compatible API on Redis: assistants, threads, runs, review.")
-    app.state.service = Service(orch=orch, store=RunStore(orch.client, orch.keys),
+    app.state.service = Service(orch=orch, store=RunStore(orch.client, orch.keys, orch.sealer),
                                 api_key=api_key, queue_waits=queue_waits)
     app.add_exception_handler(GraphwrightError, graphwright_error)
     app.include_router(system.router)

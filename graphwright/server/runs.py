@@ -13,11 +13,13 @@ import redis
 
 from checkpoints.errors import NotFoundError, RedisUnavailableError
 from checkpoints.keys import Keys
+from checkpoints.sealed import Sealer
 from graphwright.orchestrator import Orchestrator
 from graphwright.results import RunResult, StepEvent
 from graphwright.server.schemas import Run, RunCreate, RunStatus, ThreadStatus
 
 GROUP = "workers"
+SEALED_RUN = frozenset({"body", "error"})  # fields of a run record sealed at rest
 TERMINAL: set[RunStatus] = {"success", "error", "interrupted", "timeout"}
 RUN_STATUS: dict[str, RunStatus] = {
     "completed": "success", "stopped": "success", "interrupted": "interrupted", "failed": "error",
@@ -47,9 +49,10 @@ def goal_of(body: dict[str, Any] | None) -> dict[str, Any]:
 class RunStore:
     """Run records: one hash per run, listed per thread, all under the thread's hash tag."""
 
-    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+    def __init__(self, client: redis.Redis, keys: Keys, sealer: Sealer | None = None) -> None:
         self.redis = client
         self.keys = keys
+        self.sealer = sealer or Sealer()  # the body and error hold the user's text
 
     def create(self, thread_id: str, body: RunCreate, status: RunStatus = "pending") -> Run:
         run_id, now = str(uuid.uuid4()), time.time()
@@ -61,7 +64,7 @@ class RunStore:
         key = self.keys.run_record(thread_id, run_id)
         try:
             with self.redis.pipeline(transaction=True) as pipe:
-                pipe.hset(key, mapping=record)  # type: ignore[arg-type]  # redis-py's mapping type is invariant
+                pipe.hset(key, mapping=self._sealed(record))  # type: ignore[arg-type]  # redis-py's mapping type is invariant
                 pipe.zadd(self.keys.thread_runs(thread_id), {run_id: now})
                 pipe.sadd(self.keys.registry(thread_id), key, self.keys.thread_runs(thread_id))
                 pipe.execute()
@@ -73,7 +76,8 @@ class RunStore:
         data: dict[bytes, bytes] = self.redis.hgetall(self.keys.run_record(thread_id, run_id))  # type: ignore[assignment]  # bytes client
         if not data:
             raise NotFoundError(f"no run {run_id!r} on thread {thread_id!r}")
-        return {k.decode(): v.decode() for k, v in data.items()}
+        return {k.decode(): self.sealer.open_text(v) if k.decode() in SEALED_RUN else v.decode()
+                for k, v in data.items()}
 
     def get(self, thread_id: str, run_id: str) -> Run:
         return self.to_run(self.raw(thread_id, run_id))
@@ -83,7 +87,10 @@ class RunStore:
 
     def update(self, thread_id: str, run_id: str, **fields: str) -> None:
         mapping: dict[str, str] = {**fields, "updated_at": str(time.time())}
-        self.redis.hset(self.keys.run_record(thread_id, run_id), mapping=mapping)  # type: ignore[arg-type]  # invariant mapping type
+        self.redis.hset(self.keys.run_record(thread_id, run_id), mapping=self._sealed(mapping))  # type: ignore[arg-type]  # invariant mapping type
+
+    def _sealed(self, record: dict[str, str]) -> dict[str, str | bytes]:
+        return {k: self.sealer.seal_text(v) if k in SEALED_RUN else v for k, v in record.items()}
 
     def list(self, thread_id: str, limit: int = 10) -> list[Run]:
         ids: list[bytes] = self.redis.zrevrange(self.keys.thread_runs(thread_id), 0, limit - 1)  # type: ignore[assignment]  # bytes client
