@@ -118,3 +118,7 @@ class Keys:
     def effects(self) -> str:
         """Hash counting side effects per tool, so tests can prove exactly-once."""
         return f"{self.prefix}:effects"
+
+    def rate(self, identity: str) -> str:
+        """Hash: the token bucket limiting how fast one identity creates runs."""
+        return f"{self.prefix}:rate:{escape(identity)}"

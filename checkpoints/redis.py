@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import os
 import random
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence

@@ -29,8 +29,8 @@ from checkpoints.errors import (
 from checkpoints.keys import Keys, escape
 from checkpoints.memory import MemoryBook, MemoryRecord, Source, effective, scope_of
 from checkpoints.redis import RedisSaver
-from checkpoints.store import RedisStore
 from checkpoints.sealed import sealer_from_env
+from checkpoints.store import RedisStore
 from checkpoints.trace import TraceWriter
 from graphs.gates import gate_command, pending_gate
 from graphs.registry import (

@@ -11,20 +11,24 @@ from fastapi import APIRouter, HTTPException
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
-from checkpoints.errors import GraphwrightError, NotFoundError
+from checkpoints.errors import GraphwrightError
 from graphwright.locking import ThreadBusyError, held
 from graphwright.orchestrator import Orchestrator
 from graphwright.serialize import jsonable
+from graphwright.server import access
+from graphwright.server.access import Grant, visible_thread
 from graphwright.server.deps import Orch, Store, Svc
+from graphwright.server.limits import RateLimited
 from graphwright.server.runs import TERMINAL, RunStore, execute
 from graphwright.server.schemas import Run, RunCreate
 
 router = APIRouter(tags=["runs"])
 
 
-def start(orch: Orchestrator, store: RunStore, thread_id: str, body: RunCreate) -> Run:
-    if not orch.meta(thread_id):
-        raise NotFoundError(f"no thread {thread_id!r}")
+def start(orch: Orchestrator, store: RunStore, thread_id: str, body: RunCreate,
+          grant: Grant) -> Run:
+    visible_thread(orch, grant, thread_id)
+    body.metadata = grant.metadata or body.metadata  # as the auth handlers left it
     orch.graphs.get(body.assistant_id)
     if held(orch.client, orch.keys, thread_id):
         raise ThreadBusyError(f"thread {thread_id!r} is busy with another run "
@@ -58,9 +62,10 @@ def run_inline(orch: Orchestrator, store: RunStore, run: Run, body: RunCreate) -
     return final_values(orch, run.thread_id)
 
 
-@router.post("/threads/{thread_id}/runs/wait")
-async def wait_run(thread_id: str, body: RunCreate, svc: Svc) -> dict[str, Any]:
-    run = await run_in_threadpool(start, svc.orch, svc.store, thread_id, body)
+@router.post("/threads/{thread_id}/runs/wait", dependencies=RateLimited)
+async def wait_run(thread_id: str, body: RunCreate, svc: Svc,
+                   grant: access.RunCreate) -> dict[str, Any]:
+    run = await run_in_threadpool(start, svc.orch, svc.store, thread_id, body, grant)
     if svc.queue_waits:
         await run_in_threadpool(svc.store.enqueue, run)
         return await finished(svc.orch, svc.store, thread_id, run.run_id, 600)
@@ -89,39 +94,47 @@ def sse(orch: Orchestrator, store: RunStore, run: Run, body: RunCreate,
     yield event("end", {"run_id": run.run_id, "status": store.get(run.thread_id, run.run_id).status})
 
 
-@router.post("/threads/{thread_id}/runs/stream")
-def stream_run(thread_id: str, body: RunCreate, orch: Orch, store: Store) -> EventSourceResponse:
-    run = start(orch, store, thread_id, body)
+@router.post("/threads/{thread_id}/runs/stream", dependencies=RateLimited)
+def stream_run(thread_id: str, body: RunCreate, orch: Orch, store: Store,
+               grant: access.RunCreate) -> EventSourceResponse:
+    run = start(orch, store, thread_id, body, grant)
     modes: list[str] = [body.stream_mode] if isinstance(body.stream_mode, str) else list(body.stream_mode)
     return EventSourceResponse(sse(orch, store, run, body, modes),
                                headers={"Content-Location": f"/threads/{thread_id}/runs/{run.run_id}"})
 
 
-@router.post("/threads/{thread_id}/runs", response_model=Run)
-def create_run(thread_id: str, body: RunCreate, orch: Orch, store: Store) -> Run:
-    run = start(orch, store, thread_id, body)
+@router.post("/threads/{thread_id}/runs", response_model=Run, dependencies=RateLimited)
+def create_run(thread_id: str, body: RunCreate, orch: Orch, store: Store,
+               grant: access.RunCreate) -> Run:
+    run = start(orch, store, thread_id, body, grant)
     store.enqueue(run)
     return run
 
 
 @router.get("/threads/{thread_id}/runs", response_model=list[Run])
-def list_runs(thread_id: str, store: Store, limit: int = 10) -> list[Run]:
+def list_runs(thread_id: str, orch: Orch, store: Store, grant: access.ThreadRead,
+              limit: int = 10) -> list[Run]:
+    visible_thread(orch, grant, thread_id)
     return store.list(thread_id, limit)
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}", response_model=Run)
-def get_run(thread_id: str, run_id: str, store: Store) -> Run:
+def get_run(thread_id: str, run_id: str, orch: Orch, store: Store, grant: access.ThreadRead) -> Run:
+    visible_thread(orch, grant, thread_id)
     return store.get(thread_id, run_id)
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/join")
 async def join_run(thread_id: str, run_id: str, orch: Orch, store: Store,
-                   timeout_s: float = 600) -> dict[str, Any]:
+                   grant: access.ThreadRead, timeout_s: float = 600) -> dict[str, Any]:
+    await run_in_threadpool(visible_thread, orch, grant, thread_id)
     return await finished(orch, store, thread_id, run_id, timeout_s)
 
 
 @router.post("/threads/{thread_id}/runs/{run_id}/cancel", status_code=202)
-def cancel_run(thread_id: str, run_id: str, store: Store) -> None:
+def cancel_run(thread_id: str, run_id: str, orch: Orch, store: Store,
+               grant: access.ThreadUpdate) -> None:
+    visible_thread(orch, grant, thread_id)
     run = store.get(thread_id, run_id)
     if run.status == "pending":
         store.update(thread_id, run_id, status="interrupted", error="cancelled before it started")

@@ -10,6 +10,8 @@ from fastapi import APIRouter
 from checkpoints.errors import NotFoundError
 from graphwright.orchestrator import Orchestrator
 from graphwright.serialize import jsonable
+from graphwright.server import access
+from graphwright.server.access import visible_thread
 from graphwright.server.deps import Orch
 from graphwright.server.runs import THREAD_STATUS, iso
 from graphwright.server.schemas import (
@@ -61,23 +63,25 @@ def state_body(thread_id: str, snap: Any) -> ThreadStateBody:
 
 
 @router.post("/threads", response_model=Thread)
-def create_thread(body: ThreadCreate, orch: Orch) -> Thread:
+def create_thread(body: ThreadCreate, orch: Orch, grant: access.ThreadCreate) -> Thread:
     if body.thread_id and orch.meta(body.thread_id) and body.if_exists == "do_nothing":
+        visible_thread(orch, grant, body.thread_id)
         return thread_body(orch, body.thread_id)
-    return thread_body(orch, orch.create_thread(body.thread_id, body.metadata))
+    return thread_body(orch, orch.create_thread(body.thread_id, grant.metadata))
 
 
 @router.get("/threads/{thread_id}", response_model=Thread)
-def get_thread(thread_id: str, orch: Orch) -> Thread:
+def get_thread(thread_id: str, orch: Orch, grant: access.ThreadRead) -> Thread:
+    visible_thread(orch, grant, thread_id)
     return thread_body(orch, thread_id)
 
 
 @router.post("/threads/search", response_model=list[Thread])
-def search_threads(body: ThreadSearch, orch: Orch) -> list[Thread]:
+def search_threads(body: ThreadSearch, orch: Orch, grant: access.ThreadSearch) -> list[Thread]:
     out = []
     for info in orch.threads():
         thread = thread_body(orch, info.thread_id, with_values=False)
-        if body.status and thread.status != body.status:
+        if not grant.allows(thread.metadata) or (body.status and thread.status != body.status):
             continue
         if body.metadata and any(thread.metadata.get(k) != v for k, v in body.metadata.items()):
             continue
@@ -86,17 +90,14 @@ def search_threads(body: ThreadSearch, orch: Orch) -> list[Thread]:
 
 
 @router.delete("/threads/{thread_id}", status_code=204)
-def delete_thread(thread_id: str, orch: Orch) -> None:
-    if not orch.meta(thread_id):
-        raise NotFoundError(f"no thread {thread_id!r}")
+def delete_thread(thread_id: str, orch: Orch, grant: access.ThreadDelete) -> None:
+    visible_thread(orch, grant, thread_id)
     orch.delete(thread_id)
 
 
 @router.get("/threads/{thread_id}/state", response_model=ThreadStateBody)
-def get_state(thread_id: str, orch: Orch) -> ThreadStateBody:
-    meta = orch.meta(thread_id)
-    if not meta:
-        raise NotFoundError(f"no thread {thread_id!r}")
+def get_state(thread_id: str, orch: Orch, grant: access.ThreadRead) -> ThreadStateBody:
+    meta = visible_thread(orch, grant, thread_id)
     if not meta.get("graph"):
         return ThreadStateBody(values={}, next=[], created_at=None,
                                checkpoint=Checkpoint(thread_id=thread_id, checkpoint_id=None))
@@ -104,7 +105,8 @@ def get_state(thread_id: str, orch: Orch) -> ThreadStateBody:
 
 
 @router.post("/threads/{thread_id}/history", response_model=list[ThreadStateBody])
-def get_history(thread_id: str, body: HistoryRequest, orch: Orch) -> list[ThreadStateBody]:
-    if not orch.meta(thread_id).get("graph"):
+def get_history(thread_id: str, body: HistoryRequest, orch: Orch,
+                grant: access.ThreadRead) -> list[ThreadStateBody]:
+    if not visible_thread(orch, grant, thread_id).get("graph"):
         return []
     return [state_body(thread_id, s) for s in orch.snapshots(thread_id, body.limit)]
