@@ -3,6 +3,10 @@ another user's threads and runs (404, nothing revealed), through the Python SDK.
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +24,7 @@ from tests import auth_owner
 from tests.http_service import Service, running
 from tests.test_http_auth import ENDPOINTS
 
+ROOT = Path(__file__).resolve().parent.parent
 EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'
 
 
@@ -107,3 +112,26 @@ def test_the_auth_object_loads_from_a_file_path_or_a_module() -> None:
     assert load_auth("auth_owner.py:auth", base=here) is not auth_owner.auth  # a fresh module
     assert isinstance(load_auth("auth_owner.py:auth", base=here), Auth)
     assert load_auth("tests.auth_owner:forbidding") is auth_owner.forbidding
+
+
+def test_the_js_sdk_sees_the_same_isolation(settings: Settings) -> None:
+    node_modules = subprocess.run(["./scripts/node-sdk"], cwd=ROOT, capture_output=True, text=True,
+                                  check=True).stdout.strip()
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/")}
+    with running(Orchestrator(settings=settings, model=OfflineChatModel()),
+                 auth=auth_owner.auth) as svc:
+        script = ROOT / "tests" / "js" / "isolation.mjs"
+        # ESM ignores NODE_PATH, so the script runs from a copy inside the install dir
+        copy = Path(node_modules).parent / script.name
+        copy.unlink(missing_ok=True)
+        shutil.copyfile(script, copy)
+        done = subprocess.run(["node", str(copy), svc.url], capture_output=True, text=True, env=env,
+                              timeout=120)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["owner"] == "alice"
+    for what in ("read", "state", "history", "listRuns", "getRun", "join", "resume", "stream",
+                 "cancel", "delete"):
+        assert seen[what] == 404, (what, seen[what])
+    assert seen["bobSearch"] == [] and seen["aliceSearch"] == [seen["tid"]]
+    assert "Sent 'Weekly report'" in seen["aliceResume"]
