@@ -122,11 +122,11 @@ class SealCipher(CipherProtocol):
         if ciphername == CIPHER_NAME:
             return self.sealer.open(ciphertext)
         if ciphername == "aes":
-            return _open_langgraph_aes(self.sealer.keys, ciphertext)
+            return open_langgraph_aes(self.sealer.keys, ciphertext)
         raise CorruptCheckpointError(f"unknown cipher {ciphername!r} on a stored checkpoint")
 
 
-def _open_langgraph_aes(keys: Sequence[bytes], data: bytes) -> bytes:
+def open_langgraph_aes(keys: Sequence[bytes], data: bytes) -> bytes:
     nonce, tag, body = data[:16], data[16:32], data[32:]
     for key in keys:
         try:

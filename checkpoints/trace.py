@@ -22,7 +22,7 @@ class TraceWriter:
     def __init__(self, client: redis.Redis, keys: Keys, *, ttl_s: int | None = None,
                  sealer: Sealer | None = None) -> None:
         self.redis = client
-        self.sealer = sealer or Sealer()  # events hold tool arguments and results
+        self.sealer = sealer or keys.sealer  # events hold tool arguments and results
         self.keys = keys
         self.ttl_s = ttl_s
 

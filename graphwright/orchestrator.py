@@ -83,7 +83,8 @@ class Orchestrator:
         self.settings = settings or Settings()
         self.client: redis.Redis = client if client is not None else self._connect()
         client = self.client
-        self.keys = Keys(prefix=self.settings.key_prefix)
+        self.sealer = sealer_from_env(encrypt=self.settings.encrypt)
+        self.keys = Keys(prefix=self.settings.key_prefix, sealer=self.sealer)
         self.saver = RedisSaver(
             client, prefix=self.settings.key_prefix, ttl_s=self.settings.checkpoint_ttl_s,
             encrypt=self.settings.encrypt,
@@ -92,9 +93,7 @@ class Orchestrator:
         self.graphs = graphs or default_registry()
         self.limits = limits or self.settings.limits()
         self.policy = policy
-        self.sealer = sealer_from_env(encrypt=self.settings.encrypt)
-        self.tracer = TraceWriter(client, self.keys, ttl_s=self.settings.checkpoint_ttl_s,
-                                  sealer=self.sealer)
+        self.tracer = TraceWriter(client, self.keys, ttl_s=self.settings.checkpoint_ttl_s)
         self.store = RedisStore(client, prefix=self.settings.key_prefix, sealer=self.sealer)
         self.memory = MemoryBook(self.store)
         self._compiled: dict[tuple[str, str], Graph] = {}

@@ -173,7 +173,7 @@ class ToolExecutor:
             if not claimed:
                 recorded = self.redis.get(key)
                 if recorded is not None and recorded != PENDING:
-                    replay = Observation.model_validate_json(recorded)
+                    replay = Observation.model_validate_json(self.keys.sealer.open(recorded))
                     return replay.model_copy(update={"replayed": True})
                 return _failure(
                     call,
@@ -195,7 +195,7 @@ class ToolExecutor:
         obs = self._attempt(spec, call, args, ctx)
         # Record before returning: a resumed run or a retried node gets this result back.
         try:
-            self.redis.set(key, obs.model_dump_json(), ex=self.record_ttl_s)
+            self.redis.set(key, self.keys.sealer.seal_text(obs.model_dump_json()), ex=self.record_ttl_s)
         except redis.RedisError as exc:
             raise RedisUnavailableError(
                 f"{spec.name} ran (call {call.id}) but its result could not be recorded ({exc}); "

@@ -54,7 +54,7 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
     if auth is None and orch.settings.auth:
         auth = load_auth(orch.settings.auth)
     app.state.authority = Authority(auth=auth, api_key=api_key)
-    app.state.service = Service(orch=orch, store=RunStore(orch.client, orch.keys, orch.sealer),
+    app.state.service = Service(orch=orch, store=RunStore(orch.client, orch.keys),
                                 api_key=api_key, queue_waits=queue_waits)
     app.add_exception_handler(GraphwrightError, graphwright_error)
     app.add_exception_handler(redis.RedisError, redis_error)

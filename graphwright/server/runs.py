@@ -52,7 +52,7 @@ class RunStore:
     def __init__(self, client: redis.Redis, keys: Keys, sealer: Sealer | None = None) -> None:
         self.redis = client
         self.keys = keys
-        self.sealer = sealer or Sealer()  # the body and error hold the user's text
+        self.sealer = sealer or keys.sealer  # the body and error hold the user's text
 
     def create(self, thread_id: str, body: RunCreate, status: RunStatus = "pending") -> Run:
         run_id, now = str(uuid.uuid4()), time.time()

@@ -29,7 +29,7 @@ class Worker:
     def __init__(self, orch: Orchestrator, *, name: str | None = None,
                  claim_idle_ms: int = 60_000, block_ms: int = 1_000) -> None:
         self.orch = orch
-        self.store = RunStore(orch.client, orch.keys, orch.sealer)
+        self.store = RunStore(orch.client, orch.keys)
         self.queue = orch.keys.queue()
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
         self.claim_idle_ms = claim_idle_ms
