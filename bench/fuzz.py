@@ -46,7 +46,7 @@ def fuzz(url: str, *, max_examples: int, phases: str, seed: int = 1,
     exe = Path(sys.executable).with_name("schemathesis")
     command = [str(exe), "run", f"{url}/openapi.json", "-H", f"x-api-key: {KEY}",
                "--checks", CHECKS, "--phases", phases, "--max-examples", str(max_examples),
-               "--seed", str(seed), "--workers", "1", "--request-timeout", "30",
+               "--seed", str(seed), "--workers", "1", "--request-timeout", "10",
                "--suppress-health-check", "all", "--no-color", "--continue-on-failure"]
     if max_time:
         command += ["--max-time", str(max_time)]

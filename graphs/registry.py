@@ -30,7 +30,7 @@ class GraphSpec:
     name: str
     description: str
     build: Builder
-    make_input: InputAdapter = agent_input
+    make_input: InputAdapter | None = agent_input  # None: the graph takes its own input as given
     tools: Callable[[], ToolRegistry] = build_registry  # validates edited arguments at a gate
     uses_memory: bool = False  # its input takes the recalled long-term memories
 
@@ -43,7 +43,8 @@ class GraphRegistry:
 
     def register(
         self, name: str, build: Builder, *, description: str = "",
-        make_input: InputAdapter = agent_input, tools: Callable[[], ToolRegistry] = build_registry,
+        make_input: InputAdapter | None = agent_input,
+        tools: Callable[[], ToolRegistry] = build_registry,
         uses_memory: bool = False,
     ) -> None:
         self._specs[name] = GraphSpec(name=name, description=description, build=build,

@@ -156,7 +156,7 @@ class Orchestrator:
                 if snapshot.next:
                     raise UserError(f"thread {thread_id!r} has an unfinished run (its process "
                                     "stopped mid-step); resume it first")
-            payload = spec.make_input(run_input)
+            payload = spec.make_input(run_input) if spec.make_input else run_input.model_dump()
             if scopes:
                 self._set_meta(thread_id, user_id=str(user_id),
                                remember=json.dumps(user_messages(payload, run_input)))

@@ -50,7 +50,7 @@ def test_run_creation_past_the_rate_is_429_per_identity(settings: Settings) -> N
 
         with client("token-alice") as alice, client("token-bob") as bob:
             tid = alice.post("/threads", json={}).json()["thread_id"]
-            run = {"assistant_id": "agent", "input": {"goal": "hi"}}
+            run = {"assistant_id": "agent", "input": {"goal": "hi"}, "multitask_strategy": "enqueue"}
             codes = [alice.post(f"/threads/{tid}/runs", json=run).status_code for _ in range(3)]
             assert codes == [200, 200, 429]  # the bucket holds two
             refused = alice.post(f"/threads/{tid}/runs/wait", json=run)

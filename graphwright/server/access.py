@@ -20,6 +20,7 @@ from langgraph_sdk.auth.types import AuthContext
 from checkpoints.errors import ConfigurationError, NotFoundError
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.auth import Authority, User, as_http
+from graphwright.server.schemas import RunCreate
 
 OWNER = "owner"  # the metadata key per-user isolation stamps and filters on
 STAMPED = frozenset({"create", "create_run"})  # actions whose value gets an owner
@@ -169,13 +170,21 @@ def visible_thread(orch: Orchestrator, grant: Grant, thread_id: str) -> dict[str
     return meta
 
 
+def admit_run(orch: Orchestrator, grant: Grant, thread_id: str | None, body: RunCreate) -> None:
+    """A new run on a thread the caller may see (or a new thread), with the granted metadata."""
+    if thread_id is not None and orch.meta(thread_id):
+        visible_thread(orch, grant, thread_id)
+    if grant.metadata:
+        body.metadata = {**(body.metadata or {}), **grant.metadata}
+
+
 # One alias per (resource, action) the LangGraph API authorizes; a route takes the one it needs.
 ThreadCreate = Annotated[Grant, Depends(access("threads", "create"))]
 ThreadRead = Annotated[Grant, Depends(access("threads", "read"))]
 ThreadUpdate = Annotated[Grant, Depends(access("threads", "update"))]
 ThreadDelete = Annotated[Grant, Depends(access("threads", "delete"))]
 ThreadSearch = Annotated[Grant, Depends(access("threads", "search"))]
-RunCreate = Annotated[Grant, Depends(access("threads", "create_run"))]
+RunStart = Annotated[Grant, Depends(access("threads", "create_run"))]
 AssistantRead = Annotated[Grant, Depends(access("assistants", "read"))]
 AssistantSearch = Annotated[Grant, Depends(access("assistants", "search"))]
 CronCreate = Annotated[Grant, Depends(access("crons", "create"))]

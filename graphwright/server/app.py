@@ -17,12 +17,14 @@ from graphwright.locking import ThreadBusyError
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.auth import Authority, load_auth
 from graphwright.server.deps import Guarded, Service
+from graphwright.server.errors import UnprocessableError
 from graphwright.server.limits import BodyLimit
 from graphwright.server.routes import assistants, crons, docs, review, runs, store, system, threads
 from graphwright.server.runs import RunStore
 from nodes.gate_models import GateDecisionError
 
 STATUS_OF_ERROR = ((NotFoundError, 404), (ThreadBusyError, 409), (GateDecisionError, 422),
+                   (UnprocessableError, 422),
                    (UserError, 400), (InfrastructureError, 503))
 RETRY_AFTER_S = "5"  # what a client should wait when Redis (or another dependency) is down
 

@@ -1,25 +1,31 @@
-"""HTTP runs: their records in Redis, how one is executed, and the queue of background runs."""
+"""HTTP runs: their records in Redis and every transition of one, each an atomic script.
+
+A run is created (and, for background runs, queued) in one step that also enforces the
+thread's ``multitask_strategy``; it is picked up by whoever holds the thread's lock and is
+first in the thread's line; it ends with its status and the end of its event stream in one
+step, refused if another executor took the run over meanwhile.
+"""
 
 from __future__ import annotations
 
+import builtins
 import json
 import time
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import redis
 
 from checkpoints.errors import NotFoundError, RedisUnavailableError
 from checkpoints.keys import Keys
-from checkpoints.sealed import Sealer
-from graphwright.orchestrator import Orchestrator
-from graphwright.results import RunResult, StepEvent
+from graphwright.locking import ThreadBusyError
+from graphwright.server import run_scripts
+from graphwright.server.events import END, TTL_S, encode, stream_key
 from graphwright.server.schemas import Run, RunCreate, RunStatus, ThreadStatus
 
 GROUP = "workers"
-SEALED_RUN = frozenset({"body", "error"})  # fields of a run record sealed at rest
+SEALED_RUN = frozenset({"body", "error", "output"})  # fields of a run record sealed at rest
 TERMINAL: set[RunStatus] = {"success", "error", "interrupted", "timeout"}
 RUN_STATUS: dict[str, RunStatus] = {
     "completed": "success", "stopped": "success", "interrupted": "interrupted", "failed": "error",
@@ -28,55 +34,76 @@ THREAD_STATUS: dict[str | None, ThreadStatus] = {
     "running": "busy", "interrupted": "interrupted", "failed": "error",
     "completed": "idle", "stopped": "idle", None: "idle",
 }
+Pickup = Literal["start", "recover", "wait", "gone"]
 
 
 def iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat()
 
 
-def goal_of(body: dict[str, Any] | None) -> dict[str, Any]:
-    """Our input ({"goal", "constraints"}), or the last user message of a LangGraph-style input."""
-    body = body or {}
-    if "goal" in body:
-        return {"goal": body["goal"], "constraints": body.get("constraints") or []}
-    for message in reversed(body.get("messages") or []):
-        role = message.get("role") or message.get("type") if isinstance(message, dict) else None
-        if role in ("user", "human"):
-            return {"goal": str(message.get("content", "")), "constraints": []}
-    return {"goal": ""}
+def new_run_id() -> str:
+    """Time-ordered like the reference's (a UUID v7 layout), so listing by id is by age."""
+    ms = int(time.time() * 1000)
+    rand = uuid.uuid4().int & ((1 << 74) - 1)
+    value = (ms << 80) | (0x7 << 76) | ((rand >> 62) << 64) | (0b10 << 62) | (rand & ((1 << 62) - 1))
+    return str(uuid.UUID(int=value))
 
 
 class RunStore:
     """Run records: one hash per run, listed per thread, all under the thread's hash tag."""
 
-    def __init__(self, client: redis.Redis, keys: Keys, sealer: Sealer | None = None) -> None:
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
         self.redis = client
         self.keys = keys
-        self.sealer = sealer or keys.sealer  # the body and error hold the user's text
+        self._scripts = {name: client.register_script(getattr(run_scripts, name))
+                         for name in ("CREATE", "PICKUP", "PUBLISH", "FINISH", "CANCEL", "RELEASE_DUE",
+                                      "HEARTBEAT")}
 
-    def create(self, thread_id: str, body: RunCreate, status: RunStatus = "pending") -> Run:
-        run_id, now = str(uuid.uuid4()), time.time()
-        record = {
-            "run_id": run_id, "thread_id": thread_id, "assistant_id": body.assistant_id,
-            "created_at": str(now), "updated_at": str(now), "status": status,
-            "body": body.model_dump_json(), "started": "0", "error": "",
-        }
-        key = self.keys.run_record(thread_id, run_id)
+    def script(self, name: str, keys: list[str], args: list[Any]) -> Any:
         try:
-            with self.redis.pipeline(transaction=True) as pipe:
-                pipe.hset(key, mapping=self._sealed(record))  # type: ignore[arg-type]  # redis-py's mapping type is invariant
-                pipe.zadd(self.keys.thread_runs(thread_id), {run_id: now})
-                pipe.sadd(self.keys.registry(thread_id), key, self.keys.thread_runs(thread_id))
-                pipe.execute()
-        except redis.RedisError as exc:
-            raise RedisUnavailableError(f"cannot record run on thread {thread_id!r}: {exc}") from exc
+            return self._scripts[name](keys=keys, args=args)
+        except redis.ConnectionError as exc:
+            raise RedisUnavailableError(f"cannot reach Redis for the run store: {exc}") from exc
+
+    def inflight(self, thread_id: str) -> str:
+        return f"{self.keys.thread_tag(thread_id)}:inflight"
+
+    def delayed(self) -> str:
+        return f"{self.keys.queue()}:delayed"
+
+    def record_prefix(self, thread_id: str) -> str:
+        return self.keys.run_record(thread_id, "")
+
+    # --- creating --------------------------------------------------------------
+
+    def create(self, thread_id: str, body: RunCreate, *, queue: bool, delay_s: float = 0,
+               **extra: str) -> Run:
+        """Record the run and, with ``queue``, hand it to the workers: one step, refused
+        with ThreadBusyError when the thread is busy and the strategy is ``reject``."""
+        run_id, now = new_run_id(), time.time()
+        strategy = body.multitask_strategy or "reject"
+        record = {"run_id": run_id, "thread_id": thread_id, "assistant_id": body.assistant_id,
+                  "created_at": str(now), "updated_at": str(now), "status": "pending",
+                  "body": body.model_dump_json(), "started": "0", "error": "", **extra}
+        mode = "none" if not queue else "delay" if delay_s > 0 else "queue"
+        flat = [item for pair in self._sealed(record).items() for item in pair]
+        outcome = self.script("CREATE", [
+            self.keys.run_record(thread_id, run_id), self.keys.thread_runs(thread_id),
+            self.inflight(thread_id), self.keys.registry(thread_id), self.keys.queue(),
+            self.delayed(), "unused",
+        ], [run_id, now, strategy, mode, now + delay_s, self.record_prefix(thread_id), thread_id, *flat])
+        if outcome == b"busy":
+            raise ThreadBusyError(f"thread {thread_id!r} is busy with another run "
+                                  f"(multitask_strategy {strategy})")
         return self.to_run(record)
+
+    # --- reading ---------------------------------------------------------------
 
     def raw(self, thread_id: str, run_id: str) -> dict[str, str]:
         data: dict[bytes, bytes] = self.redis.hgetall(self.keys.run_record(thread_id, run_id))  # type: ignore[assignment]  # bytes client
         if not data:
             raise NotFoundError(f"no run {run_id!r} on thread {thread_id!r}")
-        return {k.decode(): self.sealer.open_text(v) if k.decode() in SEALED_RUN else v.decode()
+        return {k.decode(): self.keys.sealer.open_text(v) if k.decode() in SEALED_RUN else v.decode()
                 for k, v in data.items()}
 
     def get(self, thread_id: str, run_id: str) -> Run:
@@ -85,19 +112,79 @@ class RunStore:
     def body(self, thread_id: str, run_id: str) -> RunCreate:
         return RunCreate.model_validate_json(self.raw(thread_id, run_id)["body"])
 
+    def list(self, thread_id: str, limit: int = 10, offset: int = 0,
+             status: str | None = None) -> builtins.list[Run]:
+        ids: list[bytes] = self.redis.zrevrange(self.keys.thread_runs(thread_id), 0, -1)  # type: ignore[assignment]  # bytes client
+        runs = []
+        for i in ids:
+            try:
+                run = self.get(thread_id, i.decode())
+            except NotFoundError:
+                continue
+            if status is None or run.status == status:
+                runs.append(run)
+        return runs[offset: offset + limit]
+
+    def active(self, thread_id: str) -> builtins.list[str]:
+        ids: builtins.list[bytes] = self.redis.zrange(self.inflight(thread_id), 0, -1)  # type: ignore[assignment]  # bytes client
+        return [i.decode() for i in ids]
+
+    def signals(self, thread_id: str, run_id: str) -> tuple[str | None, str | None]:
+        """The run's current owner and the cancel action asked for it, if any."""
+        got: builtins.list[bytes | None] = self.redis.hmget(self.keys.run_record(thread_id, run_id),  # type: ignore[assignment]  # bytes client
+                                                            ["owner", "cancel"])
+        owner, cancel = got
+        return (owner.decode() if owner else None, cancel.decode() if cancel else None)
+
+    # --- transitions -----------------------------------------------------------
+
     def update(self, thread_id: str, run_id: str, **fields: str) -> None:
         mapping: dict[str, str] = {**fields, "updated_at": str(time.time())}
         self.redis.hset(self.keys.run_record(thread_id, run_id), mapping=self._sealed(mapping))  # type: ignore[arg-type]  # invariant mapping type
 
     def _sealed(self, record: dict[str, str]) -> dict[str, str | bytes]:
-        return {k: self.sealer.seal_text(v) if k in SEALED_RUN else v for k, v in record.items()}
+        return {k: self.keys.sealer.seal_text(v) if k in SEALED_RUN else v for k, v in record.items()}
 
-    def list(self, thread_id: str, limit: int = 10) -> list[Run]:
-        ids: list[bytes] = self.redis.zrevrange(self.keys.thread_runs(thread_id), 0, limit - 1)  # type: ignore[assignment]  # bytes client
-        return [self.get(thread_id, i.decode()) for i in ids]
+    def pickup(self, thread_id: str, run_id: str, owner: str) -> Pickup:
+        """Mark the run running for ``owner`` (who holds the thread lock) if it is its turn."""
+        got = self.script("PICKUP", [self.keys.run_record(thread_id, run_id), self.inflight(thread_id)],
+                          [run_id, owner, time.time(), self.record_prefix(thread_id)])
+        return got.decode()  # type: ignore[no-any-return]
 
-    def enqueue(self, run: Run) -> None:
-        self.redis.xadd(self.keys.queue(), {"thread_id": run.thread_id, "run_id": run.run_id})
+    def publish(self, thread_id: str, run_id: str, owner: str, event: str, data: Any) -> bool:
+        """Append an event to the run's stream, unless someone else owns the run now."""
+        got = self.script("PUBLISH", [self.keys.run_record(thread_id, run_id),
+                                      stream_key(self.keys, thread_id, run_id)],
+                          [owner, event, self.keys.sealer.seal_text(encode(data))])
+        return got is not None
+
+    def finish(self, thread_id: str, run_id: str, owner: str, status: RunStatus, error: str = "") -> bool:
+        """Record how the run ended and close its event stream; False if it is not ours."""
+        got = self.script("FINISH", [self.keys.run_record(thread_id, run_id), self.inflight(thread_id),
+                                     stream_key(self.keys, thread_id, run_id)],
+                          [run_id, owner, status, self.keys.sealer.seal_text(error), time.time(), TTL_S, END])
+        return bool(got)
+
+    def cancel(self, thread_id: str, run_id: str, action: str = "interrupt") -> str:
+        """Cancel a pending run now (atomic with its pickup) or ask a running one to stop."""
+        got = self.script("CANCEL", [self.keys.run_record(thread_id, run_id), self.inflight(thread_id),
+                                     stream_key(self.keys, thread_id, run_id)],
+                          [run_id, action, time.time(), TTL_S, END])
+        return got.decode()  # type: ignore[no-any-return]
+
+    def release_due(self) -> int:
+        """Move delayed runs whose time has come onto the queue."""
+        return int(self.script("RELEASE_DUE", [self.delayed(), self.keys.queue()], [time.time()]))
+
+    def requeue(self, thread_id: str, run_id: str, delay_s: float) -> None:
+        self.redis.zadd(self.delayed(), {json.dumps([thread_id, run_id]): time.time() + delay_s})
+
+    def delete(self, thread_id: str, run_id: str) -> None:
+        with self.redis.pipeline(transaction=True) as pipe:
+            pipe.delete(self.keys.run_record(thread_id, run_id), stream_key(self.keys, thread_id, run_id))
+            pipe.zrem(self.keys.thread_runs(thread_id), run_id)
+            pipe.zrem(self.inflight(thread_id), run_id)
+            pipe.execute()
 
     @staticmethod
     def to_run(record: dict[str, str]) -> Run:
@@ -107,46 +194,6 @@ class RunStore:
                    updated_at=iso(float(record["updated_at"])), status=record["status"],  # type: ignore[arg-type]
                    metadata=body.get("metadata") or {},
                    multitask_strategy=body.get("multitask_strategy") or "reject",
-                   kwargs={"input": body.get("input"), "command": body.get("command")},
-                   error=record.get("error") or None)
-
-
-def execute(orch: Orchestrator, store: RunStore, run: Run, body: RunCreate) -> Iterator[StepEvent]:
-    """Run (or resume) one HTTP run through the Orchestrator, keeping its record current."""
-    thread = run.thread_id
-    store.update(thread, run.run_id, status="running", started="1")
-    if body.command is not None:
-        events = orch.stream_resume(thread, body.command.resume, run_id=run.run_id)
-    else:
-        user = (body.metadata or {}).get("user_id")  # recall and remember for this user
-        events = orch.stream(body.assistant_id, goal_of(body.input), thread_id=thread,
-                             run_id=run.run_id, user_id=str(user) if user is not None else None)
-    yield from follow(store, run, events)
-
-
-def follow(store: RunStore, run: Run, events: Iterator[StepEvent]) -> Iterator[StepEvent]:
-    """Pass the run's steps on and record how it ended."""
-    result: RunResult | None = None
-    try:
-        for event in events:
-            result = event.result or result
-            yield event
-    except BaseException as exc:
-        store.update(run.thread_id, run.run_id, status="error", error=f"{type(exc).__name__}: {exc}")
-        raise
-    if result is not None:
-        store.update(run.thread_id, run.run_id, status=RUN_STATUS[result.status],
-                     error=result.error or "")
-
-
-def recover(orch: Orchestrator, store: RunStore, run: Run, body: RunCreate) -> Iterator[StepEvent]:
-    """Finish a run whose worker died: from its checkpoint, never starting it over."""
-    state = orch.state(run.thread_id)
-    if state.pending is not None and body.command is not None:
-        yield from execute(orch, store, run, body)  # the gate answer never got applied
-    elif state.next:
-        store.update(run.thread_id, run.run_id, status="running")
-        yield from follow(store, run, orch.stream_resume(run.thread_id, None, run_id=run.run_id))
-    else:  # it had finished; only the acknowledgement was lost
-        status = "interrupted" if state.pending else "error" if state.status == "failed" else "success"
-        store.update(run.thread_id, run.run_id, status=status)
+                   kwargs={k: body.get(k) for k in ("input", "command", "config", "context",
+                                                    "stream_mode", "interrupt_before",
+                                                    "interrupt_after", "webhook")})

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 RunStatus = Literal["pending", "running", "success", "error", "interrupted", "timeout"]
 StreamMode = Literal["values", "updates", "events", "messages", "debug", "custom", "tasks",
-                     "checkpoints", "messages-tuple"]
+                     "checkpoints", "messages-tuple", "tools", "lifecycle"]
 
 
 class _Request(BaseModel):
@@ -44,15 +44,48 @@ class AssistantSearch(_Request):
 
 class CommandBody(_Request):
     resume: Any = None
+    update: dict[str, Any] | list[Any] | None = None
+    goto: str | dict[str, Any] | list[str | dict[str, Any]] | None = None
 
 
 class RunCreate(_Request):
     assistant_id: str = Field(min_length=1, description="a registered graph name")
-    input: dict[str, Any] | None = None
+    input: dict[str, Any] | list[Any] | str | int | float | bool | None = None
     command: CommandBody | None = None
     metadata: dict[str, Any] | None = None
+    config: dict[str, Any] | None = None
+    context: dict[str, Any] | None = None
+    checkpoint: dict[str, Any] | None = None
+    checkpoint_id: str | None = None
+    checkpoint_during: bool | None = None
+    interrupt_before: Literal["*"] | list[str] | None = None
+    interrupt_after: Literal["*"] | list[str] | None = None
     stream_mode: StreamMode | list[StreamMode] = "values"
+    stream_subgraphs: bool = False
+    stream_resumable: bool = False
+    on_disconnect: Literal["cancel", "continue"] | None = None
+    on_completion: Literal["delete", "keep"] | None = None
     multitask_strategy: Literal["reject", "interrupt", "rollback", "enqueue"] | None = None
+    if_not_exists: Literal["create", "reject"] | None = None
+    after_seconds: float | None = Field(default=None, ge=0, le=86_400)  # a day at most
+    webhook: str | None = None
+    durability: Literal["sync", "async", "exit"] | None = None
+    feedback_keys: list[str] | None = None
+
+    def modes(self) -> list[str]:
+        return [self.stream_mode] if isinstance(self.stream_mode, str) else list(self.stream_mode)
+
+
+class BatchItem(RunCreate):
+    """One run of ``runs.create_batch``: stateless unless it names its thread."""
+
+    thread_id: str | None = None
+
+
+class CancelMany(_Request):
+    thread_id: str | None = None
+    run_ids: list[str] | None = None
+    status: Literal["pending", "running", "all"] | None = None
 
 
 class Assistant(BaseModel):
@@ -88,9 +121,11 @@ class ThreadStateBody(BaseModel):
     values: dict[str, Any]
     next: list[str]
     checkpoint: Checkpoint
+    checkpoint_id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     created_at: str | None
     parent_checkpoint: Checkpoint | None = None
+    parent_checkpoint_id: str | None = None
     tasks: list[dict[str, Any]] = Field(default_factory=list)
     interrupts: list[dict[str, Any]] = Field(default_factory=list)
 
@@ -105,7 +140,7 @@ class Run(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     multitask_strategy: str = "reject"
     kwargs: dict[str, Any] = Field(default_factory=dict)
-    error: str | None = None
+    langsmith_session_name: str | None = None  # the reference's key; always empty here
 
 
 class Health(BaseModel):

@@ -2,25 +2,30 @@
 
 A worker that dies leaves its entry pending; another claims it once it has been idle
 for ``claim_idle_ms`` and finishes the run from its checkpoint. A live worker keeps
-its entry fresh with a heartbeat, so it is not claimed from under it.
+its entry fresh with a heartbeat that retries on Redis errors and only ever refreshes
+an entry it still owns. A run whose thread is busy, or that is not yet first in its
+thread's line, goes back to the delayed queue: a retry, never an error.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
 import threading
+import time
 from typing import Any
 
 import redis
 
 from checkpoints.errors import GraphwrightError, NotFoundError
-from graphwright.locking import ThreadBusyError
 from graphwright.orchestrator import Orchestrator
-from graphwright.server.runs import GROUP, TERMINAL, RunStore, execute, recover
+from graphwright.server.execution import Executor
+from graphwright.server.runs import GROUP, RunStore
 
 log = logging.getLogger(__name__)
+RETRY_S = 0.2
 
 
 class Worker:
@@ -32,6 +37,7 @@ class Worker:
         self.store = RunStore(orch.client, orch.keys)
         self.queue = orch.keys.queue()
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
+        self.executor = Executor(orch, self.store)
         self.claim_idle_ms = claim_idle_ms
         self.block_ms = block_ms
         self.stop = threading.Event()
@@ -46,16 +52,21 @@ class Worker:
     def run_forever(self) -> None:
         self.ensure_group()
         while not self.stop.is_set():
-            self.step()
+            try:
+                self.step()
+            except redis.ConnectionError:
+                log.warning("worker %s: Redis is not reachable; retrying", self.name)
+                self.stop.wait(1.0)
 
     def step(self) -> bool:
         """Claim one abandoned entry, or read one new entry; process it. True if there was one."""
+        self.store.release_due()
         claimed: Any = self.orch.client.xautoclaim(self.queue, GROUP, self.name, self.claim_idle_ms,
-                                              start_id="0-0", count=1)
+                                                   start_id="0-0", count=1)
         entries: list[Any] = list(claimed[1]) if claimed else []
         if not entries:
             read: Any = self.orch.client.xreadgroup(GROUP, self.name, {self.queue: ">"}, count=1,
-                                               block=self.block_ms)
+                                                    block=self.block_ms)
             entries = list(read[0][1]) if read else []
         for entry_id, fields in entries:
             if fields:
@@ -66,33 +77,30 @@ class Worker:
 
     def process(self, entry_id: bytes, fields: dict[str, str]) -> None:
         thread, run_id = fields["thread_id"], fields["run_id"]
-        heartbeat = threading.Event()
-        beat = threading.Thread(target=self._heartbeat, args=(entry_id, heartbeat), daemon=True)
+        done = threading.Event()
+        beat = threading.Thread(target=self._heartbeat, args=(entry_id, done), daemon=True)
         beat.start()
+        outcome = "done"
         try:
-            run = self.store.get(thread, run_id)
-            if run.status not in TERMINAL:  # finished or cancelled ones are only acknowledged
-                body = self.store.body(thread, run_id)
-                started = self.store.raw(thread, run_id).get("started") == "1"
-                events = recover(self.orch, self.store, run, body) if started else \
-                    execute(self.orch, self.store, run, body)
-                for _ in events:  # drive the run to its end
-                    pass
-        except ThreadBusyError:
-            log.info("run %s: thread %s is busy; leaving the entry for later", run_id, thread)
-            return  # not acknowledged: delivered again after the claim timeout
+            outcome = self.executor.run(thread, run_id)
         except NotFoundError:
             log.warning("run %s on thread %s no longer exists; dropping it", run_id, thread)
         except GraphwrightError:
             log.exception("run %s on thread %s failed", run_id, thread)
         finally:
-            heartbeat.set()
-        self.orch.client.xack(self.queue, GROUP, entry_id)
+            done.set()
+        with self.orch.client.pipeline(transaction=True) as pipe:
+            pipe.xack(self.queue, GROUP, entry_id)
+            if outcome in ("busy", "wait"):  # try again shortly; order is kept by the line
+                pipe.zadd(self.store.delayed(), {json.dumps([thread, run_id]): time.time() + RETRY_S})
+            pipe.execute()
 
     def _heartbeat(self, entry_id: bytes, done: threading.Event) -> None:
-        """Reset the entry's idle time while the run is alive, so nobody claims it."""
+        """Reset the entry's idle time while the run is alive and the entry still ours."""
         while not done.wait(self.claim_idle_ms / 3000):
             try:
-                self.orch.client.xclaim(self.queue, GROUP, self.name, 0, [entry_id], justid=True)
-            except redis.RedisError:
-                return
+                if not self.store.script("HEARTBEAT", [self.queue], [GROUP, entry_id, self.name]):
+                    log.warning("worker %s: run entry %r was claimed by another worker", self.name, entry_id)
+                    return
+            except (redis.RedisError, GraphwrightError):
+                log.warning("worker %s: heartbeat failed; retrying", self.name)

@@ -39,9 +39,29 @@ def with_links(schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
+ERROR_DETAIL = {"type": "object", "required": ["detail"], "title": "ErrorDetail",
+                "properties": {"detail": {"type": "string"}}}
+
+
+def with_true_errors(schema: dict[str, Any]) -> dict[str, Any]:
+    """Say what the service really answers: a 422 is FastAPI's field list or one message
+    (a decision that does not fit its gate), and an accepted cancel has no body."""
+    schema.setdefault("components", {}).setdefault("schemas", {})["ErrorDetail"] = ERROR_DETAIL
+    for operations in schema["paths"].values():
+        for op in operations.values():
+            for status, response in op.get("responses", {}).items():
+                content = response.get("content", {}).get("application/json")
+                if status == "422" and content is not None:
+                    content["schema"] = {"anyOf": [content["schema"],
+                                                   {"$ref": "#/components/schemas/ErrorDetail"}]}
+                elif status in ("202", "204") and content is not None and not content.get("schema"):
+                    del response["content"]
+    return schema
+
+
 def schema_of(app: FastAPI) -> dict[str, Any]:
     if app.openapi_schema is None:
-        app.openapi_schema = with_links(app.openapi())
+        app.openapi_schema = with_true_errors(with_links(app.openapi()))
     return app.openapi_schema
 
 

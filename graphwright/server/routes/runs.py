@@ -1,121 +1,104 @@
-"""``/threads/{thread_id}/runs``: create, wait for, stream, list, join and cancel runs."""
+"""``/runs`` and ``/threads/{thread_id}/runs``: create, wait for, stream, join, cancel and
+delete runs, on a thread or stateless. Every run's events are relayed from its Redis
+stream, wherever it executes, so any stream can be joined again with ``Last-Event-ID``."""
 
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Iterator
-from typing import Any
+from typing import Annotated
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, Header, Query, Request
+from fastapi.responses import JSONResponse, Response
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
-from checkpoints.errors import GraphwrightError
-from graphwright.locking import ThreadBusyError, held
-from graphwright.orchestrator import Orchestrator
-from graphwright.serialize import jsonable
 from graphwright.server import access
-from graphwright.server.access import Grant, visible_thread
+from graphwright.server.access import admit_run, visible_thread
 from graphwright.server.deps import Orch, Store, Svc
+from graphwright.server.launch import Launcher, relay
 from graphwright.server.limits import RateLimited
-from graphwright.server.runs import TERMINAL, RunStore, execute
-from graphwright.server.schemas import Run, RunCreate
+from graphwright.server.schemas import BatchItem, CancelMany, Run, RunCreate
 
 router = APIRouter(tags=["runs"])
+LastEventId = Annotated[str | None, Header(alias="Last-Event-ID")]
 
 
-def start(orch: Orchestrator, store: RunStore, thread_id: str, body: RunCreate,
-          grant: Grant) -> Run:
-    visible_thread(orch, grant, thread_id)
-    body.metadata = grant.metadata or body.metadata  # as the auth handlers left it
-    orch.graphs.get(body.assistant_id)
-    if held(orch.client, orch.keys, thread_id):
-        raise ThreadBusyError(f"thread {thread_id!r} is busy with another run "
-                              f"(multitask_strategy {body.multitask_strategy or 'reject'})")
-    return store.create(thread_id, body)
-
-
-def final_values(orch: Orchestrator, thread_id: str) -> dict[str, Any]:
-    snap = orch.snapshot(thread_id)
-    values: dict[str, Any] = jsonable(snap.values)
-    interrupts = [{"value": jsonable(i.value), "id": i.id} for t in snap.tasks for i in t.interrupts]
-    if interrupts:
-        values["__interrupt__"] = interrupts
-    return values
-
-
-async def finished(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str,
-                   timeout_s: float) -> dict[str, Any]:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout_s
-    while (await run_in_threadpool(store.get, thread_id, run_id)).status not in TERMINAL:
-        if loop.time() > deadline:
-            raise HTTPException(status_code=408, detail=f"run {run_id} is still running")
-        await asyncio.sleep(0.02)
-    return await run_in_threadpool(final_values, orch, thread_id)
-
-
-def run_inline(orch: Orchestrator, store: RunStore, run: Run, body: RunCreate) -> dict[str, Any]:
-    for _ in execute(orch, store, run, body):  # drive the run to its end
-        pass
-    return final_values(orch, run.thread_id)
-
-
-@router.post("/threads/{thread_id}/runs/wait", dependencies=RateLimited)
-async def wait_run(thread_id: str, body: RunCreate, svc: Svc,
-                   grant: access.RunCreate) -> dict[str, Any]:
-    run = await run_in_threadpool(start, svc.orch, svc.store, thread_id, body, grant)
-    if svc.queue_waits:
-        await run_in_threadpool(svc.store.enqueue, run)
-        return await finished(svc.orch, svc.store, thread_id, run.run_id, 600)
-    return await run_in_threadpool(run_inline, svc.orch, svc.store, run, body)
-
-
-def sse(orch: Orchestrator, store: RunStore, run: Run, body: RunCreate,
-        modes: list[str]) -> Iterator[dict[str, str]]:
-    def event(name: str, data: Any) -> dict[str, str]:
-        return {"event": name, "data": json.dumps(data, ensure_ascii=False, default=str)}
-
-    yield event("metadata", {"run_id": run.run_id, "attempt": 1})
-    try:
-        for step in execute(orch, store, run, body):
-            if step.kind == "result":
-                continue
-            if "updates" in modes:
-                yield event("updates", {step.node: step.update})
-            if "values" in modes and step.kind == "step":
-                yield event("values", jsonable(orch.snapshot(run.thread_id).values))
-        if "values" in modes:
-            yield event("values", final_values(orch, run.thread_id))
-    except GraphwrightError as exc:
-        yield event("error", {"error": type(exc).__name__, "message": str(exc)})
-        return
-    yield event("end", {"run_id": run.run_id, "status": store.get(run.thread_id, run.run_id).status})
+def streaming(launch: Launcher, run: Run, body: RunCreate, request: Request,
+              last_event_id: str | None = None) -> EventSourceResponse:
+    base = f"/threads/{run.thread_id}/runs/{run.run_id}"
+    cancel = body.on_disconnect == "cancel"
+    return EventSourceResponse(
+        relay(launch, run, body.modes(), request, last_event_id, cancel_on_disconnect=cancel),
+        headers={"Location": f"{base}/stream", "Content-Location": base}, ping=10)
 
 
 @router.post("/threads/{thread_id}/runs/stream", dependencies=RateLimited)
-def stream_run(thread_id: str, body: RunCreate, orch: Orch, store: Store,
-               grant: access.RunCreate) -> EventSourceResponse:
-    run = start(orch, store, thread_id, body, grant)
-    modes: list[str] = [body.stream_mode] if isinstance(body.stream_mode, str) else list(body.stream_mode)
-    return EventSourceResponse(sse(orch, store, run, body, modes),
-                               headers={"Content-Location": f"/threads/{thread_id}/runs/{run.run_id}"})
+async def stream_run(thread_id: str, body: RunCreate, svc: Svc, request: Request,
+                     grant: access.RunStart) -> EventSourceResponse:
+    launch = Launcher(svc)
+    await run_in_threadpool(admit_run, svc.orch, grant, thread_id, body)
+    run = await run_in_threadpool(launch.start, thread_id, body, background=False)
+    return streaming(launch, run, body, request)
+
+
+@router.post("/runs/stream", dependencies=RateLimited)
+async def stream_stateless(body: RunCreate, svc: Svc, request: Request,
+                           grant: access.RunStart) -> EventSourceResponse:
+    launch = Launcher(svc)
+    admit_run(svc.orch, grant, None, body)
+    run = await run_in_threadpool(launch.start, None, body, background=False)
+    return streaming(launch, run, body, request)
+
+
+@router.post("/threads/{thread_id}/runs/wait", dependencies=RateLimited)
+async def wait_run(thread_id: str, body: RunCreate, svc: Svc, grant: access.RunStart) -> JSONResponse:
+    launch = Launcher(svc)
+    await run_in_threadpool(admit_run, svc.orch, grant, thread_id, body)
+    run = await run_in_threadpool(launch.start, thread_id, body, background=False)
+    return await waited(launch, run)
+
+
+@router.post("/runs/wait", dependencies=RateLimited)
+async def wait_stateless(body: RunCreate, svc: Svc, grant: access.RunStart) -> JSONResponse:
+    launch = Launcher(svc)
+    admit_run(svc.orch, grant, None, body)
+    run = await run_in_threadpool(launch.start, None, body, background=False)
+    return await waited(launch, run)
+
+
+async def waited(launch: Launcher, run: Run) -> JSONResponse:
+    await launch.finished(run)
+    output = await run_in_threadpool(launch.output, run)
+    return JSONResponse(output, headers={"Content-Location": f"/threads/{run.thread_id}/runs/{run.run_id}"})
 
 
 @router.post("/threads/{thread_id}/runs", response_model=Run, dependencies=RateLimited)
-def create_run(thread_id: str, body: RunCreate, orch: Orch, store: Store,
-               grant: access.RunCreate) -> Run:
-    run = start(orch, store, thread_id, body, grant)
-    store.enqueue(run)
-    return run
+def create_run(thread_id: str, body: RunCreate, svc: Svc, grant: access.RunStart) -> Run:
+    admit_run(svc.orch, grant, thread_id, body)
+    return Launcher(svc).start(thread_id, body, background=True)
+
+
+@router.post("/runs", response_model=Run, dependencies=RateLimited)
+def create_stateless(body: RunCreate, svc: Svc, grant: access.RunStart) -> Run:
+    admit_run(svc.orch, grant, None, body)
+    return Launcher(svc).start(None, body, background=True)
+
+
+@router.post("/runs/batch", response_model=list[Run], dependencies=RateLimited)
+def create_batch(body: list[BatchItem], svc: Svc, grant: access.RunStart) -> list[Run]:
+    launch = Launcher(svc)
+    runs = [(item.thread_id, RunCreate.model_validate(item.model_dump(exclude={"thread_id"})))
+            for item in body]
+    for thread_id, run in runs:
+        admit_run(svc.orch, grant, thread_id, run)
+    return [launch.start(thread_id, run, background=True) for thread_id, run in runs]
 
 
 @router.get("/threads/{thread_id}/runs", response_model=list[Run])
-def list_runs(thread_id: str, orch: Orch, store: Store, grant: access.ThreadRead,
-              limit: int = 10) -> list[Run]:
+def list_runs(thread_id: str, orch: Orch, store: Store, grant: access.ThreadRead, limit: int = 10,
+              offset: int = 0, status: str | None = None) -> list[Run]:
     visible_thread(orch, grant, thread_id)
-    return store.list(thread_id, limit)
+    return store.list(thread_id, limit, offset, status)
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}", response_model=Run)
@@ -124,19 +107,65 @@ def get_run(thread_id: str, run_id: str, orch: Orch, store: Store, grant: access
     return store.get(thread_id, run_id)
 
 
+@router.delete("/threads/{thread_id}/runs/{run_id}", status_code=204)
+def delete_run(thread_id: str, run_id: str, svc: Svc, grant: access.ThreadDelete) -> Response:
+    visible_thread(svc.orch, grant, thread_id)
+    Launcher(svc).delete(thread_id, run_id)
+    return Response(status_code=204)
+
+
 @router.get("/threads/{thread_id}/runs/{run_id}/join")
-async def join_run(thread_id: str, run_id: str, orch: Orch, store: Store,
-                   grant: access.ThreadRead, timeout_s: float = 600) -> dict[str, Any]:
-    await run_in_threadpool(visible_thread, orch, grant, thread_id)
-    return await finished(orch, store, thread_id, run_id, timeout_s)
+async def join_run(thread_id: str, run_id: str, svc: Svc, grant: access.ThreadRead) -> JSONResponse:
+    launch = Launcher(svc)
+    await run_in_threadpool(visible_thread, svc.orch, grant, thread_id)
+    run = await run_in_threadpool(svc.store.get, thread_id, run_id)
+    return await waited(launch, run)
+
+
+@router.get("/threads/{thread_id}/runs/{run_id}/stream")
+async def join_stream(thread_id: str, run_id: str, svc: Svc, request: Request,
+                      grant: access.ThreadRead, last_event_id: LastEventId = None,
+                      stream_mode: Annotated[list[str] | None, Query()] = None,
+                      cancel_on_disconnect: bool = False) -> EventSourceResponse:
+    launch = Launcher(svc)
+    await run_in_threadpool(visible_thread, svc.orch, grant, thread_id)
+    run = await run_in_threadpool(svc.store.get, thread_id, run_id)
+    modes = [m for m in stream_mode or [] if m]
+    return EventSourceResponse(relay(launch, run, modes, request, last_event_id,
+                                     cancel_on_disconnect=cancel_on_disconnect), ping=10)
+
+
+@router.get("/threads/{thread_id}/stream")
+async def join_thread_stream(thread_id: str, svc: Svc, request: Request, grant: access.ThreadRead,
+                             last_event_id: LastEventId = None,
+                             stream_mode: Annotated[list[str] | None, Query()] = None) -> EventSourceResponse:
+    launch = Launcher(svc)
+    await run_in_threadpool(visible_thread, svc.orch, grant, thread_id)
+    run = await run_in_threadpool(launch.latest, thread_id)
+    return EventSourceResponse(relay(launch, run, [m for m in stream_mode or [] if m], request, last_event_id),
+                               ping=10)
 
 
 @router.post("/threads/{thread_id}/runs/{run_id}/cancel", status_code=202)
-def cancel_run(thread_id: str, run_id: str, orch: Orch, store: Store,
-               grant: access.ThreadUpdate) -> None:
-    visible_thread(orch, grant, thread_id)
-    run = store.get(thread_id, run_id)
-    if run.status == "pending":
-        store.update(thread_id, run_id, status="interrupted", error="cancelled before it started")
-    elif run.status == "running":
-        raise ThreadBusyError(f"run {run_id} is running; it stops at its next gate or budget")
+async def cancel_run(thread_id: str, run_id: str, svc: Svc, grant: access.ThreadUpdate,
+                     wait: bool = False, action: str = "interrupt") -> Response:
+    launch = Launcher(svc)
+    await run_in_threadpool(visible_thread, svc.orch, grant, thread_id)
+    await run_in_threadpool(launch.cancel, thread_id, run_id, action)
+    if wait:
+        run = await run_in_threadpool(svc.store.get, thread_id, run_id)
+        await launch.finished(run)
+        return Response(status_code=204)
+    return Response(status_code=202)
+
+
+@router.post("/runs/cancel", status_code=204)
+async def cancel_many(body: CancelMany, svc: Svc, grant: access.ThreadUpdate,
+                      action: str = "interrupt") -> Response:
+    def visible(thread_id: str) -> bool:
+        return grant.allows(svc.orch.meta(thread_id).get("metadata"))
+
+    await run_in_threadpool(Launcher(svc).cancel_many, body, action, visible)
+    await asyncio.sleep(0)
+    return Response(status_code=204)
+

@@ -55,6 +55,7 @@ def state_body(thread_id: str, snap: Any) -> ThreadStateBody:
     return ThreadStateBody(
         values=jsonable(snap.values), next=list(snap.next),
         checkpoint=Checkpoint(thread_id=thread_id, checkpoint_id=conf.get("checkpoint_id")),
+        checkpoint_id=conf.get("checkpoint_id"), parent_checkpoint_id=parent.get("checkpoint_id"),
         metadata=jsonable(snap.metadata or {}), created_at=snap.created_at,
         parent_checkpoint=Checkpoint(thread_id=thread_id, checkpoint_id=parent["checkpoint_id"])
         if parent.get("checkpoint_id") else None,

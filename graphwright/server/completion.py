@@ -1,0 +1,52 @@
+"""What happens after a run ends: its webhook is called, and a stateless run's temporary
+thread is deleted (unless it asked to ``keep`` it)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import httpx
+
+from graphwright.orchestrator import Orchestrator
+from graphwright.server.runs import RunStore
+
+log = logging.getLogger(__name__)
+ATTEMPTS = 3
+RECORD_TTL_S = 3600
+
+
+def call_webhook(url: str, payload: dict[str, Any]) -> bool:
+    """POST the run to ``url``, retrying with backoff; True once it answers 2xx."""
+    for attempt in range(ATTEMPTS):
+        try:
+            response = httpx.post(url, json=payload, timeout=10)
+            if response.is_success:
+                return True
+            log.warning("webhook %s answered %s", url, response.status_code)
+        except httpx.HTTPError as exc:
+            log.warning("webhook %s failed: %s", url, exc)
+        time.sleep(0.2 * 2 ** attempt)
+    return False
+
+
+def drop_temporary_thread(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:
+    """Delete a stateless run's thread; its run record stays a while for ``wait`` and ``join``."""
+    record = orch.keys.run_record(thread_id, run_id)
+    kept = (record, orch.keys.thread_runs(thread_id), store.inflight(thread_id))
+    orch.client.srem(orch.keys.registry(thread_id), *kept)
+    orch.saver.delete_thread(thread_id)
+    orch.client.delete(orch.keys.meta(thread_id))
+    for key in kept:
+        orch.client.expire(key, RECORD_TTL_S)
+
+
+def after_run(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:
+    raw = store.raw(thread_id, run_id)
+    body = store.body(thread_id, run_id)
+    if body.webhook:
+        run = store.get(thread_id, run_id).model_dump(mode="json")
+        call_webhook(body.webhook, {**run, "values": raw.get("output")})
+    if raw.get("stateless") == "delete":
+        drop_temporary_thread(orch, store, thread_id, run_id)

@@ -1,0 +1,191 @@
+"""Executing one HTTP run, in a worker or the API process: take the thread's lock, pick the
+run up if it is its turn, stream its graph with LangGraph's stream modes, publish every
+event to the run's Redis stream, and record how it ended.
+
+Between chunks the executor checks the run's record: a cancel asked for (``interrupt`` or
+``rollback``) stops it; another owner (the run was taken over while this process was
+frozen) makes it stop without writing anything more.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import uuid
+from contextlib import ExitStack
+from typing import Any, Literal
+
+from checkpoints.memory import effective
+from graphs.gates import pending_gate
+from graphs.registry import Graph, GraphSpec, RunInput
+from graphwright.inputs import user_messages
+from graphwright.locking import ThreadBusyError, thread_lock
+from graphwright.orchestrator import Orchestrator
+from graphwright.server.completion import after_run
+from graphwright.server.framing import Framer, error_data, graph_modes
+from graphwright.server.payloads import command_of, goal_of, graph_input, run_config
+from graphwright.server.runs import RunStore
+from graphwright.server.schemas import RunCreate, RunStatus
+from graphwright.server.values import final_values
+
+log = logging.getLogger(__name__)
+Outcome = Literal["done", "busy", "wait", "gone"]
+
+
+class Lost(Exception):
+    """Another executor owns the run now; this one stops writing."""
+
+
+class Executor:
+    """Runs HTTP runs for one process (``owner`` tells its writes apart from a successor's)."""
+
+    def __init__(self, orch: Orchestrator, store: RunStore, owner: str | None = None) -> None:
+        self.orch = orch
+        self.store = store
+        self.owner = owner or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+    def run(self, thread_id: str, run_id: str) -> Outcome:
+        """Execute the run if the thread is free and it is the run's turn."""
+        with ExitStack() as stack:
+            try:
+                stack.enter_context(thread_lock(self.orch.client, self.orch.keys, thread_id))
+            except ThreadBusyError:
+                return "busy"  # a retry, never an error
+            picked = self.store.pickup(thread_id, run_id, self.owner)
+            if picked in ("wait", "gone"):
+                return picked
+            try:
+                self.drive(thread_id, run_id, recovering=picked == "recover")
+            except Lost:
+                log.warning("run %s was taken over by another executor; this one stops", run_id)
+            return "done"
+        return "done"  # pragma: no cover  # ExitStack does not swallow exceptions
+
+    def publish(self, thread_id: str, run_id: str, event: str, data: Any) -> None:
+        if not self.store.publish(thread_id, run_id, self.owner, event, data):
+            raise Lost(run_id)
+
+    def drive(self, thread_id: str, run_id: str, *, recovering: bool) -> None:
+        body = self.store.body(thread_id, run_id)
+        spec = self.orch.graphs.get(body.assistant_id)
+        graph = self.orch.compiled(spec.name)
+        config = run_config(thread_id, run_id, body)
+        before = graph.get_state({"configurable": {"thread_id": thread_id}}).config.get("configurable", {}).get("checkpoint_id")
+        self.publish(thread_id, run_id, "metadata", {"run_id": run_id, "attempt": 1})
+        try:
+            payload = self.payload(spec, graph, config, body, recovering, thread_id, run_id)
+        except Exception as exc:  # a decision that no longer fits, an input the graph refuses
+            self.publish(thread_id, run_id, "error", error_data(exc))
+            self.finish(spec, graph, thread_id, run_id, exc, None, before)
+            return
+        self.orch._set_meta(thread_id, graph=spec.name, status="running", thread_id=thread_id)
+        self.orch.tracer.emit(thread_id, "run_start", run_id=run_id, graph=spec.name,
+                              input=body.input if isinstance(body.input, dict) else None,
+                              resumed=body.input is None)
+        error, cancel = self.stream(graph, payload, config, body, thread_id, run_id)
+        self.finish(spec, graph, thread_id, run_id, error, cancel, before)
+
+    def payload(self, spec: GraphSpec, graph: Graph, config: Any, body: RunCreate,
+                recovering: bool, thread_id: str, run_id: str) -> Any:
+        if recovering:
+            return self.recovered_payload(spec, graph, config, body, thread_id, run_id)
+        if body.command is not None:
+            gate = pending_gate(graph, {"configurable": {"thread_id": thread_id}})
+            if gate is not None:  # remember which gate the decision answers
+                self.store.update(thread_id, run_id, gate=json.dumps(sorted(
+                    {c.interrupt_id or "" for c in gate.calls})))
+            return command_of(spec, graph, config, body)
+        payload = graph_input(spec, body.input)
+        user = (body.metadata or {}).get("user_id")
+        if user is not None and spec.make_input is not None and isinstance(payload, dict):
+            self.recall(spec, thread_id, str(user), body, payload)
+        return payload
+
+    def recall(self, spec: GraphSpec, thread_id: str, user: str, body: RunCreate,
+               payload: dict[str, Any]) -> None:
+        """Recall the user's memories into the run and note what to remember when it ends."""
+        scopes = self.orch._scopes(user)
+        run_input = RunInput.model_validate(goal_of(body.input if isinstance(body.input, dict) else None))
+        self.orch._set_meta(thread_id, user_id=user, remember=json.dumps(user_messages(payload, run_input)))
+        if spec.uses_memory:
+            payload["memories"] = [f"{r.kind} {r.key}: {r.value}"
+                                   for r in effective(self.orch.memory.recall(scopes))]
+
+    def recovered_payload(self, spec: GraphSpec, graph: Graph, config: Any, body: RunCreate,
+                          thread_id: str, run_id: str) -> Any:
+        """Finish from the checkpoint; a decision is applied again only to its own gate."""
+        recorded = self.store.raw(thread_id, run_id).get("gate")
+        if body.command is not None and recorded is not None:
+            gate = pending_gate(graph, {"configurable": {"thread_id": thread_id}})
+            current = sorted({c.interrupt_id or "" for c in gate.calls}) if gate else None
+            if current == json.loads(recorded):
+                return command_of(spec, graph, config, body)  # the decision never got applied
+        config["configurable"].pop("checkpoint_id", None)
+        return None  # continue from the last checkpoint (or find that it had finished)
+
+    def stream(self, graph: Graph, payload: Any, config: Any, body: RunCreate,
+               thread_id: str, run_id: str) -> tuple[BaseException | None, str | None]:
+        framer = Framer(body.modes(), body.stream_subgraphs)
+        options: dict[str, Any] = {"subgraphs": body.stream_subgraphs}
+        for name in ("interrupt_before", "interrupt_after", "durability"):
+            if getattr(body, name) is not None:
+                options[name] = getattr(body, name)
+        if body.context is not None:
+            options["context"] = body.context
+        try:
+            state = graph.get_state({"configurable": {"thread_id": thread_id}})
+            if payload is None and (not state.next or state.interrupts):
+                return None, None  # nothing to run: it had finished, or waits at a gate
+            for item in graph.stream(payload, config, stream_mode=graph_modes(body.modes()), **options):
+                ns, mode, chunk = item if body.stream_subgraphs else ((), *item)
+                for event, data in framer.frames(ns, mode, chunk):
+                    self.publish(thread_id, run_id, event, data)
+                owner, cancel = self.store.signals(thread_id, run_id)
+                if owner != self.owner:
+                    raise Lost(run_id)
+                if cancel:
+                    return None, cancel
+        except Lost:
+            raise
+        except Exception as exc:  # the graph raised: the run ends in error, the stream says so
+            log.info("run %s on thread %s raised %s", run_id, thread_id, exc)
+            self.publish(thread_id, run_id, "error", error_data(exc))
+            return exc, None
+        return None, None
+
+    def finish(self, spec: GraphSpec, graph: Graph, thread_id: str, run_id: str,
+               error: BaseException | None, cancel: str | None, before: str | None) -> None:
+        state = graph.get_state({"configurable": {"thread_id": thread_id}})
+        status: RunStatus
+        if error is not None:
+            status, thread_status = "error", "failed"
+        elif cancel is not None:
+            status, thread_status = "interrupted", "completed"
+            if cancel == "rollback":
+                self.rollback(graph, thread_id, before)
+        elif state.next:  # a run that stops at an interrupt succeeded; its thread waits
+            status, thread_status = "success", "interrupted"
+        else:
+            stop = (state.values or {}).get("stop_reason") if isinstance(state.values, dict) else None
+            status, thread_status = "success", "completed" if stop in (None, "answered") else "stopped"
+        self.orch._set_meta(thread_id, status=thread_status)
+        message = json.dumps(error_data(error)) if error is not None else ""
+        self.store.update(thread_id, run_id, output=json.dumps(final_values(self.orch, thread_id)))
+        if not self.store.finish(thread_id, run_id, self.owner, status, message):
+            raise Lost(run_id)
+        if cancel == "rollback":
+            self.store.delete(thread_id, run_id)
+            return
+        if thread_status == "completed":
+            self.orch._remember(thread_id, run_id)
+        after_run(self.orch, self.store, thread_id, run_id)
+
+    def rollback(self, graph: Graph, thread_id: str, before: str | None) -> None:
+        """Put the thread back where the run started (a new head equal to that checkpoint)."""
+        if before is None:
+            self.orch.saver.delete_thread(thread_id)
+            return
+        old = graph.get_state({"configurable": {"thread_id": thread_id, "checkpoint_id": before}})
+        graph.update_state(old.config, None)

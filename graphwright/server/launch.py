@@ -1,0 +1,189 @@
+"""Starting runs and following them from the API process: create (and queue, or execute
+here), wait, relay the event stream, cancel and delete."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from fastapi import Request
+from starlette.concurrency import run_in_threadpool
+
+from checkpoints.errors import NotFoundError, UserError
+from graphs.gates import gate_command, pending_gate
+from graphwright.locking import ThreadBusyError, held
+from graphwright.server.deps import Service
+from graphwright.server.errors import UnprocessableError
+from graphwright.server.events import END, EventLog
+from graphwright.server.execution import Executor
+from graphwright.server.payloads import check_input, run_config
+from graphwright.server.runs import TERMINAL
+from graphwright.server.schemas import CancelMany, Run, RunCreate
+from graphwright.server.values import final_values
+
+POLL_S = 0.05
+
+
+class Launcher:
+    """The run operations of one request."""
+
+    def __init__(self, svc: Service) -> None:
+        self.svc = svc
+        self.orch = svc.orch
+        self.store = svc.store
+
+    def start(self, thread_id: str | None, body: RunCreate, *, background: bool) -> Run:
+        """Check, record and queue (or begin executing) a run; on a temporary thread if none."""
+        spec = self.orch.graphs.get(body.assistant_id)
+        graph = self.orch.compiled(spec.name)
+        check_input(spec, graph, body.input)
+        extra: dict[str, str] = {}
+        if thread_id is None:
+            owner = (body.metadata or {}).get("owner")  # a temporary thread is its caller's too
+            thread_id = self.orch.create_thread(str(uuid.uuid4()), {"owner": owner} if owner else {})
+            extra = {"stateless": body.on_completion or "delete"}
+        elif not self.orch.meta(thread_id):
+            if body.if_not_exists != "create":
+                raise NotFoundError(f"no thread {thread_id!r}")
+            self.orch.create_thread(thread_id, body.metadata)
+        if body.command is not None and not self.orch.meta(thread_id).get("graph"):
+            raise NotFoundError(f"no thread {thread_id!r} with a run to resume")
+        if body.command is not None and body.command.resume is not None:
+            config = run_config(thread_id, str(uuid.uuid4()), body)
+            if pending_gate(graph, config) is not None:
+                gate_command(graph, config, body.command.resume, spec.tools())  # 422 if it does not fit
+        strategy = body.multitask_strategy or "reject"
+        if strategy == "reject" and held(self.orch.client, self.orch.keys, thread_id) \
+                and not self.store.active(thread_id):
+            raise ThreadBusyError(f"thread {thread_id!r} is running outside the HTTP service")
+        queue = background or self.svc.queue_waits
+        run = self.store.create(thread_id, body, queue=queue, delay_s=body.after_seconds or 0, **extra)
+        if not queue:
+            threading.Thread(target=self.execute_here, args=(run.thread_id, run.run_id,
+                             body.after_seconds or 0), daemon=True, name=f"gw-run-{run.run_id}").start()
+        return run
+
+    def execute_here(self, thread_id: str, run_id: str, delay_s: float) -> None:
+        """Execute in this process, waiting for the thread and for the run's turn."""
+        time.sleep(delay_s)
+        executor = Executor(self.orch, self.store)
+        while executor.run(thread_id, run_id) in ("busy", "wait"):
+            time.sleep(POLL_S)
+
+    async def finished(self, run: Run, timeout_s: float = 3600) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                current = await run_in_threadpool(self.store.get, run.thread_id, run.run_id)
+            except NotFoundError:
+                return  # rolled back or deleted
+            if current.status in TERMINAL:
+                return
+            await asyncio.sleep(POLL_S)
+
+    def output(self, run: Run) -> Any:
+        """What ``runs.wait`` and ``runs.join`` return: the final values, or ``__error__``."""
+        try:
+            raw = self.store.raw(run.thread_id, run.run_id)
+        except NotFoundError:
+            return {}
+        if raw.get("status") == "error":
+            return {"__error__": json.loads(raw.get("error") or "{}") if raw.get("error", "").startswith("{")
+                    else {"error": "Error", "message": raw.get("error", "")}}
+        if raw.get("output"):
+            return json.loads(raw["output"])
+        return final_values(self.orch, run.thread_id)
+
+    def latest(self, thread_id: str) -> Run:
+        runs = self.store.list(thread_id, 1)
+        if not runs:
+            raise NotFoundError(f"thread {thread_id!r} has no run to join")
+        return runs[0]
+
+    def cancel(self, thread_id: str, run_id: str, action: str) -> str:
+        if action not in ("interrupt", "rollback"):
+            raise UserError(f"cancel action must be interrupt or rollback, not {action!r}")
+        self.store.get(thread_id, run_id)
+        outcome = self.store.cancel(thread_id, run_id, action)
+        if outcome == "cancelled" and action == "rollback":
+            self.store.delete(thread_id, run_id)
+        return outcome
+
+    def cancel_many(self, body: CancelMany, action: str,
+                    visible: Callable[[str], bool] = lambda _: True) -> None:
+        if body.status and (body.thread_id or body.run_ids):
+            raise UnprocessableError("with a status, give neither thread_id nor run_ids")
+        if not body.status and not (body.thread_id and body.run_ids):
+            raise UnprocessableError("give a status, or a thread_id with run_ids")
+        wanted = {"pending", "running"} if body.status in (None, "all") else {body.status}
+        threads = [body.thread_id] if body.thread_id else [t.thread_id for t in self.orch.threads()]
+        threads = [t for t in threads if visible(t)]  # the caller's own, under custom auth
+        for thread_id in threads:
+            for run_id in self.store.active(thread_id):
+                if body.run_ids and run_id not in body.run_ids:
+                    continue
+                try:
+                    if self.store.get(thread_id, run_id).status in wanted:
+                        self.cancel(thread_id, run_id, action)
+                except NotFoundError:
+                    continue
+
+    def delete(self, thread_id: str, run_id: str) -> None:
+        run = self.store.get(thread_id, run_id)
+        if run.status in ("pending", "running"):
+            raise ThreadBusyError(f"run {run_id} is {run.status}; cancel it first")
+        self.store.delete(thread_id, run_id)
+
+
+def wanted(event: str, modes: list[str]) -> bool:
+    """Whether a joined stream asked for this event (no modes: every event)."""
+    if not modes or event in ("metadata", "error"):
+        return True
+    base = event.split("|")[0].split("/")[0]
+    return base in modes or (base == "messages" and "messages-tuple" in modes)
+
+
+async def relay(launch: Launcher, run: Run, modes: list[str], request: Request,
+                last_event_id: str | None, *, cancel_on_disconnect: bool = False) -> AsyncIterator[dict[str, str]]:
+    """The run's events from its Redis stream, from ``last_event_id`` on, until it ends."""
+    log = EventLog(launch.orch.client, launch.orch.keys, run.thread_id, run.run_id)
+    cursor, ended = last_event_id or "0-0", False
+
+    def batch(after: str) -> tuple[list[tuple[str, str, str]], bool]:
+        items: list[tuple[str, str, str]] = []
+        got: Any = launch.orch.client.xread({log.key: after}, count=500, block=1000)
+        if not got:  # quiet for a while: has the run ended (or gone) meanwhile?
+            try:
+                over = launch.store.get(run.thread_id, run.run_id).status in TERMINAL
+            except NotFoundError:
+                over = True
+            if not over:
+                return items, False
+            got = launch.orch.client.xread({log.key: after}, count=500)
+            if not got:
+                return items, True
+        for entry_id, fields in got[0][1]:
+            event = fields[b"event"].decode()
+            if event == END:
+                return items, True
+            items.append((entry_id.decode(), event, launch.orch.keys.sealer.open_text(fields[b"data"])))
+        return items, False
+
+    try:
+        while True:
+            items, done = await run_in_threadpool(batch, cursor)
+            for entry_id, event, data in items:
+                cursor = entry_id
+                if wanted(event, modes):
+                    yield {"id": entry_id, "event": event, "data": data}
+            if done:
+                ended = True
+                return
+    finally:
+        if cancel_on_disconnect and not ended:
+            await run_in_threadpool(launch.store.cancel, run.thread_id, run.run_id, "interrupt")

@@ -1,0 +1,97 @@
+"""What a run hands its graph: the input as the graph defines it (checked against its
+input schema), or a ``Command`` built from the request's ``command``; and its config."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
+from pydantic import ValidationError
+
+from checkpoints.errors import UserError
+from graphs.gates import gate_command, pending_gate
+from graphs.registry import Graph, GraphSpec, RunInput
+from graphwright.server.errors import UnprocessableError
+from graphwright.server.schemas import RunCreate
+
+
+def text_of(content: Any) -> str:
+    """A message's text: a string, or the text blocks of a content-block list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content
+                       if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text"))
+    return str(content)
+
+
+def goal_of(body: dict[str, Any] | None) -> dict[str, Any]:
+    """Our input ({"goal", "constraints"}), or the last user message of a messages input."""
+    body = body or {}
+    if "goal" in body:
+        return {"goal": body["goal"], "constraints": body.get("constraints") or []}
+    for message in reversed(body.get("messages") or []):
+        if isinstance(message, str):
+            return {"goal": message, "constraints": []}
+        role = message.get("role") or message.get("type") if isinstance(message, dict) else None
+        if role in ("user", "human"):
+            return {"goal": text_of(message.get("content", "")), "constraints": []}
+    return {"goal": ""}
+
+
+def check_input(spec: GraphSpec, graph: Graph, value: Any) -> None:
+    """Refuse an input the graph cannot take (UserError names the field)."""
+    if value is None:
+        return
+    if spec.make_input is not None:
+        if not isinstance(value, dict) or not ({"goal", "messages"} & value.keys()):
+            raise UserError(f"graph {spec.name!r} takes {{'goal': ...}} or {{'messages': [...]}}")
+        return
+    if not isinstance(value, dict):
+        raise UnprocessableError(f"graph {spec.name!r} takes an object as its input")
+    # Messages are coerced by their reducer (role dicts, content blocks), so they are not
+    # checked here; every other field must fit the schema. Missing fields are fine.
+    checked = {k: v for k, v in value.items() if k != "messages"}
+    try:
+        graph.get_input_schema().model_validate(checked)
+    except ValidationError as exc:
+        wrong = [e for e in exc.errors() if e["type"] != "missing"]
+        if wrong:
+            where = ".".join(map(str, wrong[0]["loc"])) or "input"
+            raise UnprocessableError(f"bad input for graph {spec.name!r}: {where}: {wrong[0]['msg']}") from exc
+
+
+def graph_input(spec: GraphSpec, value: Any) -> Any:
+    if value is None or spec.make_input is None:
+        return value
+    return spec.make_input(RunInput.model_validate(goal_of(value)))
+
+
+def command_of(spec: GraphSpec, graph: Graph, config: RunnableConfig, body: RunCreate) -> Command[Any]:
+    assert body.command is not None
+    cmd = body.command
+    if cmd.resume is not None and pending_gate(graph, config) is not None:
+        return gate_command(graph, config, cmd.resume, spec.tools())  # checked against the gate
+    fields: dict[str, Any] = {k: v for k, v in (("resume", cmd.resume), ("goto", cmd.goto)) if v is not None}
+    if cmd.update is not None:
+        fields["update"] = [tuple(u) for u in cmd.update] if isinstance(cmd.update, list) else cmd.update
+    return Command(**fields)
+
+
+def run_config(thread_id: str, run_id: str, body: RunCreate, *, stateless: bool = False) -> RunnableConfig:
+    """The request's config with the thread, run and starting checkpoint filled in."""
+    given: dict[str, Any] = dict(body.config or {})
+    configurable: dict[str, Any] = {**(given.pop("configurable", None) or {}), "thread_id": thread_id}
+    checkpoint = dict(body.checkpoint or {})
+    if body.checkpoint_id:
+        checkpoint["checkpoint_id"] = body.checkpoint_id
+    if checkpoint.get("checkpoint_id"):
+        configurable["checkpoint_id"] = checkpoint["checkpoint_id"]
+        configurable["checkpoint_ns"] = checkpoint.get("checkpoint_ns", "")
+    metadata = {**(given.pop("metadata", None) or {}), **(body.metadata or {})}
+    config: RunnableConfig = {**given, "configurable": configurable,  # type: ignore[typeddict-item]
+                              "metadata": metadata, "run_id": uuid.UUID(run_id)}
+    config.setdefault("recursion_limit", 10_000)  # budgets in Limits end runs, not this counter
+    return config

@@ -1,0 +1,115 @@
+"""The Lua scripts that make each run transition one atomic step on Redis.
+
+Every run of a thread is in the thread's ``inflight`` sorted set (by creation time) from
+creation until it ends; the first member is the one allowed to run. All keys but the
+queue and the delayed set share the thread's hash tag.
+"""
+
+from __future__ import annotations
+
+# KEYS: record, runs, inflight, registry, queue, delayed, events-prefix-unused
+# ARGV: run_id, now, strategy, mode (queue|delay|none), due, record-prefix, thread_id, fields...
+CREATE = """
+local run_id, now, strategy, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+if strategy == 'reject' and redis.call('ZCARD', KEYS[3]) > 0 then return 'busy' end
+local cancelled = {}
+if strategy == 'interrupt' or strategy == 'rollback' then
+  for _, other in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
+    local rec = ARGV[6] .. other
+    local status = redis.call('HGET', rec, 'status')
+    if status == 'pending' then
+      redis.call('HSET', rec, 'status', 'interrupted', 'error', 'cancelled by a newer run',
+                 'updated_at', ARGV[2])
+      redis.call('ZREM', KEYS[3], other)
+    elseif status == 'running' then
+      redis.call('HSET', rec, 'cancel', strategy)
+    else
+      redis.call('ZREM', KEYS[3], other)
+    end
+    table.insert(cancelled, other)
+  end
+end
+local fields = {}
+for i = 8, #ARGV do table.insert(fields, ARGV[i]) end
+redis.call('HSET', KEYS[1], unpack(fields))
+redis.call('ZADD', KEYS[2], now, run_id)
+redis.call('ZADD', KEYS[3], now, run_id)
+redis.call('SADD', KEYS[4], KEYS[1], KEYS[2], KEYS[3])
+if mode == 'queue' then
+  redis.call('XADD', KEYS[5], '*', 'thread_id', ARGV[7], 'run_id', run_id)
+elseif mode == 'delay' then
+  redis.call('ZADD', KEYS[6], tonumber(ARGV[5]), cjson.encode({ARGV[7], run_id}))
+end
+return 'ok'
+"""
+
+# KEYS: record, inflight   ARGV: run_id, owner, now, record-prefix
+PICKUP = """
+local status = redis.call('HGET', KEYS[1], 'status')
+if status ~= 'pending' and status ~= 'running' then return 'gone' end
+while true do
+  local first = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+  if not first then return 'gone' end
+  if first == ARGV[1] then break end
+  local other = redis.call('HGET', ARGV[4] .. first, 'status')
+  if other == 'pending' or other == 'running' then return 'wait' end
+  redis.call('ZREM', KEYS[2], first)  -- ended or deleted without leaving the line
+end
+redis.call('HSET', KEYS[1], 'status', 'running', 'owner', ARGV[2], 'started', '1',
+           'updated_at', ARGV[3])
+if status == 'running' then return 'recover' end
+return 'start'
+"""
+
+# KEYS: record, events   ARGV: owner, event, data
+PUBLISH = """
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return false end
+return redis.call('XADD', KEYS[2], '*', 'event', ARGV[2], 'data', ARGV[3])
+"""
+
+# KEYS: record, inflight, events   ARGV: run_id, owner, status, error, now, ttl, end-event
+FINISH = """
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[3], 'error', ARGV[4], 'updated_at', ARGV[5])
+redis.call('HDEL', KEYS[1], 'cancel')
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('XADD', KEYS[3], '*', 'event', ARGV[7], 'data', ARGV[3])
+redis.call('EXPIRE', KEYS[3], tonumber(ARGV[6]))
+return 1
+"""
+
+# KEYS: record, inflight, events   ARGV: run_id, action, now, ttl, end-event
+CANCEL = """
+local status = redis.call('HGET', KEYS[1], 'status')
+if status == 'pending' then
+  redis.call('HSET', KEYS[1], 'status', 'interrupted', 'error', 'cancelled before it started',
+             'updated_at', ARGV[3])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('XADD', KEYS[3], '*', 'event', ARGV[5], 'data', 'interrupted')
+  redis.call('EXPIRE', KEYS[3], tonumber(ARGV[4]))
+  return 'cancelled'
+elseif status == 'running' then
+  redis.call('HSET', KEYS[1], 'cancel', ARGV[2])
+  return 'signalled'
+end
+return status or 'gone'
+"""
+
+# KEYS: delayed, queue   ARGV: now
+RELEASE_DUE = """
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 50)
+for _, item in ipairs(due) do
+  local pair = cjson.decode(item)
+  redis.call('ZREM', KEYS[1], item)
+  redis.call('XADD', KEYS[2], '*', 'thread_id', pair[1], 'run_id', pair[2])
+end
+return #due
+"""
+
+# KEYS: queue   ARGV: group, entry_id, consumer
+HEARTBEAT = """
+local entry = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)[1]
+if not entry or entry[2] ~= ARGV[3] then return 0 end
+redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[3], 0, ARGV[2], 'JUSTID')
+return 1
+"""

@@ -1,0 +1,20 @@
+"""A thread's values as runs return them: the state, with ``__interrupt__`` when it waits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphwright.orchestrator import Orchestrator
+from graphwright.server.framing import wire
+
+
+def final_values(orch: Orchestrator, thread_id: str) -> Any:
+    meta = orch.meta(thread_id)
+    if not meta.get("graph"):
+        return {}
+    snap = orch.snapshot(thread_id)
+    values = wire(snap.values)
+    interrupts = [{"value": wire(i.value), "id": i.id} for t in snap.tasks for i in t.interrupts]
+    if interrupts and isinstance(values, dict):
+        values["__interrupt__"] = interrupts
+    return values

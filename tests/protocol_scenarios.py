@@ -1,0 +1,230 @@
+"""SDK call sequences for the differential protocol test, each written once and run against
+``langgraph dev`` (the reference) and ``graphwright serve``. A scenario records, per call,
+what a client can tell apart: success or the failure class, statuses, the event names of a
+stream, and the key sets of JSON bodies (ids and times are never compared).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from langgraph_sdk.client import SyncLangGraphClient
+
+Observation = tuple[str, Any]
+NAMESPACE = re.compile(r"(\w+):[0-9a-f-]{36}")
+STEPS: dict[str, Any] = {"steps": []}
+HI = {"messages": [{"role": "user", "content": "hi"}]}
+BLOCKS = {"messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}
+
+
+class Recorder:
+    """Collects the observations of one scenario."""
+
+    def __init__(self, client: SyncLangGraphClient) -> None:
+        self.c = client
+        self.seen: list[Observation] = []
+
+    def call(self, label: str, fn: Callable[[], Any]) -> Any:
+        try:
+            result = fn()
+        except httpx.HTTPStatusError as exc:
+            self.seen.append((label, f"http {exc.response.status_code}"))
+            return None
+        except Exception as exc:  # the SDK raises plain exceptions for run errors
+            self.seen.append((label, f"raised {type(exc).__name__}"))
+            return None
+        self.seen.append((label, shape(result)))
+        return result
+
+    def stream(self, label: str, fn: Callable[[], Any]) -> list[Any]:
+        parts: list[Any] = []
+        try:
+            for part in fn():
+                parts.append(part)
+        except httpx.HTTPStatusError as exc:
+            self.seen.append((label, f"http {exc.response.status_code}"))
+            return parts
+        self.seen.append((label, [NAMESPACE.sub(r"\1:*", p.event) for p in parts]))
+        return parts
+
+    def note(self, label: str, value: Any) -> None:
+        self.seen.append((label, value))
+
+
+def shape(value: Any) -> Any:
+    """Key sets (sorted) of a JSON body; for a list, its length and its first item's keys."""
+    if isinstance(value, dict):
+        return sorted(value)
+    if isinstance(value, list):
+        return [len(value), shape(value[0]) if value else None]
+    return type(value).__name__
+
+
+def status_of(r: Recorder, label: str, tid: str, rid: str | None = None) -> None:
+    if rid is None:
+        r.note(label, r.c.threads.get(tid)["status"])
+    else:
+        r.note(label, r.c.runs.get(tid, rid)["status"])
+
+
+def interrupt_and_resume(r: Recorder) -> None:
+    tid = r.c.threads.create()["thread_id"]
+    r.call("wait until the interrupt", lambda: r.c.runs.wait(tid, "interrupting", input=STEPS))
+    status_of(r, "thread status at the interrupt", tid)
+    r.call("state at the interrupt", lambda: r.c.threads.get_state(tid))
+    r.call("resume with a command", lambda: r.c.runs.wait(tid, "interrupting", command={"resume": "yes"}))
+    status_of(r, "thread status after resume", tid)
+    runs = r.c.runs.list(tid)
+    r.note("run statuses", [x["status"] for x in runs])
+    r.call("run body", lambda: r.c.runs.get(tid, runs[0]["run_id"]))
+
+
+def stream_modes(graph: str, modes: list[str], payload: dict[str, Any], subgraphs: bool = False,
+                 ) -> Callable[[Recorder], None]:
+    def scenario(r: Recorder) -> None:
+        tid = r.c.threads.create()["thread_id"]
+        r.stream(f"stream {modes}", lambda: r.c.runs.stream(
+            tid, graph, input=payload, stream_mode=modes, stream_subgraphs=subgraphs))  # type: ignore[arg-type]
+        status_of(r, "thread status", tid)
+    return scenario
+
+
+def interrupt_streams(r: Recorder) -> None:
+    for modes in (["values"], ["updates"], ["values", "updates"]):
+        tid = r.c.threads.create()["thread_id"]
+        r.stream(f"stream {modes} to the interrupt", lambda t=tid, m=modes: r.c.runs.stream(
+            t, "interrupting", input=STEPS, stream_mode=m))  # type: ignore[arg-type]
+        r.stream(f"stream {modes} resume", lambda t=tid, m=modes: r.c.runs.stream(
+            t, "interrupting", command={"resume": "ok"}, stream_mode=m))  # type: ignore[arg-type]
+
+
+def raising(r: Recorder) -> None:
+    tid = r.c.threads.create()["thread_id"]
+    r.stream("stream a raising graph", lambda: r.c.runs.stream(tid, "raising", input=STEPS))
+    runs = r.c.runs.list(tid)
+    status_of(r, "run status", tid, runs[0]["run_id"])
+    status_of(r, "thread status", tid)
+    r.call("wait on a raising graph", lambda: r.c.runs.wait(tid, "raising", input=STEPS))
+    run = r.c.runs.create(tid, "raising", input=STEPS)
+    r.call("join a raising run", lambda: r.c.runs.join(tid, run["run_id"]))
+    status_of(r, "background run status", tid, run["run_id"])
+
+
+def background(r: Recorder) -> None:
+    tid = r.c.threads.create()["thread_id"]
+    run = r.call("create", lambda: r.c.runs.create(tid, "subgraph", input=STEPS))
+    r.call("join", lambda: r.c.runs.join(tid, run["run_id"]))
+    status_of(r, "run status", tid, run["run_id"])
+    r.call("list", lambda: r.c.runs.list(tid))
+    r.call("get an unknown run", lambda: r.c.runs.get(tid, "00000000-0000-0000-0000-000000000000"))
+    r.call("delete", lambda: r.c.runs.delete(tid, run["run_id"]))
+    r.call("get the deleted run", lambda: r.c.runs.get(tid, run["run_id"]))
+
+
+def threads_on_demand(r: Recorder) -> None:
+    fresh = "7f1c0c7e-0000-4000-8000-" + f"{int(time.time() * 1e6) % 10**12:012d}"
+    r.call("wait on an unknown thread", lambda: r.c.runs.wait(fresh, "subgraph", input=STEPS))
+    r.call("wait with if_not_exists=create", lambda: r.c.runs.wait(
+        fresh, "subgraph", input=STEPS, if_not_exists="create"))
+    status_of(r, "the created thread", fresh)
+
+
+def stateless(r: Recorder) -> None:
+    r.call("stateless wait", lambda: r.c.runs.wait(None, "subgraph", input=STEPS))
+    r.stream("stateless stream", lambda: r.c.runs.stream(None, "subgraph", input=STEPS, stream_mode="updates"))
+    batch = r.call("create_batch", lambda: r.c.runs.create_batch([
+        {"assistant_id": "subgraph", "input": STEPS}, {"assistant_id": "interrupting", "input": STEPS}]))
+    r.note("batch size", len(batch or []))
+
+
+def multitask(r: Recorder) -> None:
+    tid = r.c.threads.create()["thread_id"]
+    later = r.c.runs.create(tid, "subgraph", input=STEPS, after_seconds=30)
+    r.call("create while a run is pending (reject)", lambda: r.c.runs.create(
+        tid, "subgraph", input=STEPS, multitask_strategy="reject"))
+    r.call("cancel the pending run", lambda: r.c.runs.cancel(tid, later["run_id"]))
+    status_of(r, "the cancelled run", tid, later["run_id"])
+    first = r.c.runs.create(tid, "subgraph", input=STEPS, multitask_strategy="enqueue")
+    second = r.c.runs.create(tid, "subgraph", input=STEPS, multitask_strategy="enqueue")
+    r.call("join the second enqueued run", lambda: r.c.runs.join(tid, second["run_id"]))
+    status_of(r, "first enqueued run", tid, first["run_id"])
+    status_of(r, "second enqueued run", tid, second["run_id"])
+    pending = r.c.runs.create(tid, "subgraph", input=STEPS, after_seconds=30)
+    newer = r.c.runs.create(tid, "subgraph", input=STEPS, multitask_strategy="interrupt")
+    r.call("join the interrupting run", lambda: r.c.runs.join(tid, newer["run_id"]))
+    status_of(r, "the run it interrupted", tid, pending["run_id"])
+    held = r.c.runs.create(tid, "subgraph", input=STEPS, after_seconds=30)
+    r.call("cancel_many pending", lambda: r.c.runs.cancel_many(thread_id=tid, status="pending"))
+    status_of(r, "run cancelled by cancel_many", tid, held["run_id"])
+
+
+def run_options(r: Recorder) -> None:
+    tid = r.c.threads.create()["thread_id"]
+    r.call("interrupt_before", lambda: r.c.runs.wait(tid, "subgraph", input=STEPS, interrupt_before=["last"]))
+    r.note("next after interrupt_before", r.c.threads.get_state(tid)["next"])
+    status_of(r, "thread status after interrupt_before", tid)
+    r.call("continue with no input", lambda: r.c.runs.wait(tid, "subgraph", input=None))
+    r.note("steps after continuing", r.c.threads.get_state(tid)["values"]["steps"])
+    history = r.c.threads.get_history(tid, limit=100)
+    fork = next(h for h in history if h["next"] == ["last"])
+    r.call("run from an earlier checkpoint", lambda: r.c.runs.wait(
+        tid, "subgraph", input=None, checkpoint_id=fork["checkpoint"]["checkpoint_id"]))
+    r.note("steps after the fork", r.c.threads.get_state(tid)["values"]["steps"])
+    other = r.c.threads.create()["thread_id"]
+    r.call("interrupt_after", lambda: r.c.runs.wait(other, "interrupting", input=STEPS, interrupt_after=["first"]))
+    r.note("next after interrupt_after", r.c.threads.get_state(other)["next"])
+    r.call("command goto", lambda: r.c.runs.wait(other, "interrupting", command={"goto": "last"}))
+    r.note("steps after goto", r.c.threads.get_state(other)["values"]["steps"])
+    r.call("command update", lambda: r.c.runs.wait(
+        other, "interrupting", command={"update": {"steps": ["edited"]}}))
+    r.call("config and durability", lambda: r.c.runs.wait(
+        r.c.threads.create()["thread_id"], "subgraph", input=STEPS,
+        config={"tags": ["t"], "configurable": {"x": 1}}, durability="sync"))
+
+
+def inputs(r: Recorder) -> None:
+    tid = r.c.threads.create()["thread_id"]
+    r.call("input of the wrong type", lambda: r.c.runs.wait(tid, "subgraph", input={"steps": "not a list"}))
+    r.call("content-block messages", lambda: r.c.runs.wait(tid, "chat", input=BLOCKS))
+
+
+def joins(r: Recorder) -> None:
+    tid = r.c.threads.create()["thread_id"]
+    run = r.c.runs.create(tid, "subgraph", input=STEPS, stream_mode=["updates"], stream_resumable=True)
+    r.stream("join_stream a background run", lambda: r.c.runs.join_stream(tid, run["run_id"]))
+    r.call("join it", lambda: r.c.runs.join(tid, run["run_id"]))
+
+
+SCENARIOS: dict[str, Callable[[Recorder], None]] = {
+    "interrupt and resume": interrupt_and_resume,
+    "interrupt streams": interrupt_streams,
+    "values": stream_modes("subgraph", ["values"], STEPS),
+    "updates": stream_modes("subgraph", ["updates"], STEPS),
+    "custom": stream_modes("subgraph", ["custom"], STEPS),
+    "debug": stream_modes("subgraph", ["debug"], STEPS),
+    "tasks": stream_modes("subgraph", ["tasks"], STEPS),
+    "checkpoints": stream_modes("subgraph", ["checkpoints"], STEPS),
+    "several modes": stream_modes("subgraph", ["values", "updates", "custom"], STEPS),
+    "subgraphs": stream_modes("subgraph", ["values", "updates", "custom", "tasks"], STEPS, subgraphs=True),
+    "messages-tuple": stream_modes("chat", ["messages-tuple"], HI),
+    "messages": stream_modes("chat", ["messages"], HI),
+    "messages and values": stream_modes("chat", ["messages-tuple", "values"], HI),
+    "raising graph": raising,
+    "background runs": background,
+    "threads on demand": threads_on_demand,
+    "stateless runs": stateless,
+    "multitask strategies": multitask,
+    "run options": run_options,
+    "inputs": inputs,
+    "joins": joins,
+}
+
+
+def run_scenario(name: str, client: SyncLangGraphClient) -> list[Observation]:
+    recorder = Recorder(client)
+    SCENARIOS[name](recorder)
+    return recorder.seen
