@@ -8,9 +8,11 @@ break the key grammar or the hash tag.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from urllib.parse import quote, unquote
+
+from checkpoints.sealed import Sealer
 
 DEFAULT_PREFIX = "gw"
 
@@ -31,6 +33,8 @@ class Keys:
     """Key templates under one prefix (tests give each test its own prefix)."""
 
     prefix: str = DEFAULT_PREFIX
+    # How the values under this prefix are sealed at rest; the keys themselves stay plain.
+    sealer: Sealer = field(default_factory=Sealer, compare=False, repr=False)
 
     # --- one thread (all share the slot of ``{thread}``) ---------------------
 
@@ -203,3 +207,7 @@ class Keys:
     def cron_firing(self) -> str:
         """Sorted set: ``cron id|slot`` claimed but not yet enqueued -> claim time."""
         return f"{self.prefix}:{{crons}}:firing"
+
+    def rate(self, identity: str) -> str:
+        """Hash: the token bucket limiting how fast one identity creates runs."""
+        return f"{self.prefix}:rate:{escape(identity)}"

@@ -4,7 +4,6 @@ they run and the batch plan of a send."""
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import time
 from collections.abc import Sequence
@@ -29,8 +28,9 @@ from checkpoints.errors import (
 )
 from checkpoints.keys import DEFAULT_PREFIX, Keys
 from checkpoints.scripts import LOCK_LOST
+from checkpoints.sealed import LEGACY_KEY_ENV, SealCipher, sealer_from_env
 
-ENCRYPTION_KEY_ENV = "LANGGRAPH_AES_KEY"
+ENCRYPTION_KEY_ENV = LEGACY_KEY_ENV
 
 SyncClient = redis.Redis | RedisCluster
 AsyncClient = aredis.Redis | AsyncRedisCluster
@@ -75,15 +75,10 @@ def check_client(client: SyncClient | AsyncClient) -> None:
 
 
 def make_serde(*, encrypt: bool) -> SerializerProtocol | None:
-    """LangGraph's serializer, or its AES-encrypted twin keyed from the environment."""
+    """LangGraph's serializer, or its encrypted twin sealed with the keys from the environment."""
     if not encrypt:
         return None
-    if not os.environ.get(ENCRYPTION_KEY_ENV):
-        raise ConfigurationError(
-            f"encryption at rest is on but {ENCRYPTION_KEY_ENV} is not set; "
-            "set it to a 16, 24 or 32 byte key."
-        )
-    return EncryptedSerializer.from_pycryptodome_aes()
+    return EncryptedSerializer(SealCipher(sealer_from_env(encrypt=True)))
 
 
 def translate(where: str, exc: redis.RedisError) -> Exception:

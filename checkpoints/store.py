@@ -24,6 +24,7 @@ from checkpoints import store_ops
 from checkpoints.drive import adrive, drive
 from checkpoints.errors import ConfigurationError, RedisUnavailableError
 from checkpoints.keys import DEFAULT_PREFIX
+from checkpoints.sealed import Sealer
 from checkpoints.store_ops import Embed, Layout, Pipeline, StoreOp
 
 T = TypeVar("T")
@@ -32,12 +33,14 @@ T = TypeVar("T")
 class _StoreBase(BaseStore):
     supports_ttl = True
 
-    def __init__(self, *, prefix: str, index: IndexConfig | None, ttl: TTLConfig | None) -> None:
+    def __init__(self, *, prefix: str, index: IndexConfig | None, ttl: TTLConfig | None,
+                 sealer: Sealer | None = None) -> None:
         self.ttl_config = ttl
         self.index_config = index
         self.embeddings: Embeddings | None = ensure_embeddings(index["embed"]) if index else None
         fields = tuple(index.get("fields") or ["$"]) if index else ()
-        self.layout = Layout(prefix=f"{prefix}:store", ttl_config=ttl, index_fields=fields)
+        self.layout = Layout(prefix=f"{prefix}:store", ttl_config=ttl, index_fields=fields,
+                             sealer=sealer or Sealer())
 
     def _embeddings(self) -> Embeddings:
         if self.embeddings is None:  # store_ops asks only when index fields are configured
@@ -49,8 +52,9 @@ class RedisStore(_StoreBase):
     """Long-term memory on a blocking Redis client; ``abatch`` runs ``batch`` in a thread."""
 
     def __init__(self, client: redis.Redis, *, prefix: str = DEFAULT_PREFIX,
-                 index: IndexConfig | None = None, ttl: TTLConfig | None = None) -> None:
-        super().__init__(prefix=prefix, index=index, ttl=ttl)
+                 index: IndexConfig | None = None, ttl: TTLConfig | None = None,
+                 sealer: Sealer | None = None) -> None:
+        super().__init__(prefix=prefix, index=index, ttl=ttl, sealer=sealer)
         self.redis = client
 
     def run(self, op: StoreOp[T]) -> T:
@@ -81,8 +85,9 @@ class AsyncRedisStore(_StoreBase):
     """Long-term memory on an asyncio Redis client; the sync methods refuse to block a loop."""
 
     def __init__(self, client: aredis.Redis, *, prefix: str = DEFAULT_PREFIX,
-                 index: IndexConfig | None = None, ttl: TTLConfig | None = None) -> None:
-        super().__init__(prefix=prefix, index=index, ttl=ttl)
+                 index: IndexConfig | None = None, ttl: TTLConfig | None = None,
+                 sealer: Sealer | None = None) -> None:
+        super().__init__(prefix=prefix, index=index, ttl=ttl, sealer=sealer)
         self.redis = client
 
     async def run(self, op: StoreOp[T]) -> T:

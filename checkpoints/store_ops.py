@@ -8,7 +8,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Generator, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -27,6 +27,7 @@ from langgraph.store.base import (
 from langgraph.store.base.embed import get_text_at_path
 
 from checkpoints.keys import escape, unescape
+from checkpoints.sealed import Sealer
 
 T = TypeVar("T")
 Command = tuple[Any, ...]
@@ -63,6 +64,7 @@ class Layout:
     prefix: str
     ttl_config: TTLConfig | None = None
     index_fields: tuple[str, ...] = ()  # empty: no embeddings configured
+    sealer: Sealer = field(default_factory=Sealer)  # item documents are sealed at rest
 
     def ns(self, namespace: tuple[str, ...]) -> str:
         return ".".join(escape(label) for label in namespace)
@@ -115,8 +117,9 @@ def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def _load(raw: Any, namespace: tuple[str, ...], key: str) -> dict[str, Any] | None:
-    return None if raw is None else {**json.loads(raw), "namespace": namespace, "key": key}
+def _load(lay: Layout, raw: Any, namespace: tuple[str, ...], key: str) -> dict[str, Any] | None:
+    return None if raw is None else {**json.loads(lay.sealer.open(raw)), "namespace": namespace,
+                                     "key": key}
 
 
 def to_item(data: dict[str, Any], score: float | None = None, search: bool = False) -> Item:
@@ -152,7 +155,7 @@ def batch(lay: Layout, ops: Iterable[Op]) -> StoreOp[list[Result]]:
 
 def get(lay: Layout, op: GetOp) -> StoreOp[Item | None]:
     (raw,) = yield Pipeline([("GET", lay.item(op.namespace, op.key))])
-    data = _load(raw, op.namespace, op.key)
+    data = _load(lay, raw, op.namespace, op.key)
     if data is None:
         return None
     refresh = lay.ttl_config.get("refresh_on_read", True) if lay.ttl_config else True
@@ -171,7 +174,7 @@ def put(lay: Layout, op: PutOp) -> StoreOp[None]:
         return None
     now = time.time()
     (previous,) = yield Pipeline([("GET", item_key)])
-    created = json.loads(previous)["created_at"] if previous else now
+    created = json.loads(lay.sealer.open(previous))["created_at"] if previous else now
     vectors: dict[str, list[float]] = {}
     if lay.index_fields and op.index is not False:
         paths = lay.index_fields if op.index is None else tuple(op.index)
@@ -179,8 +182,9 @@ def put(lay: Layout, op: PutOp) -> StoreOp[None]:
         if texts:
             embedded = yield Embed([t for _, t in texts])
             vectors = {f"{p}#{i}": list(v) for i, ((p, _), v) in enumerate(zip(texts, embedded, strict=True))}
-    doc = json.dumps({"value": dict(op.value), "created_at": created, "updated_at": now,
-                      "ttl": op.ttl, "vectors": vectors}, ensure_ascii=False)
+    doc = lay.sealer.seal_text(json.dumps({"value": dict(op.value), "created_at": created,
+                                           "updated_at": now, "ttl": op.ttl, "vectors": vectors},
+                                          ensure_ascii=False))
     set_cmd: Command = ("SET", item_key, doc, "EX", int(op.ttl * 60)) if op.ttl else ("SET", item_key, doc)
     # Insertion order, kept on update, as LangGraph's InMemoryStore keeps it.
     yield Pipeline([set_cmd, ("ZADD", keys_key, "NX", created, escape(op.key)),
@@ -202,7 +206,7 @@ def items_of(lay: Layout, namespace: tuple[str, ...], start: int = 0, stop: int 
     expired = [escape(k) for k, raw in zip(keys, raws, strict=True) if raw is None]
     if expired:  # items gone by TTL: drop them from the index too
         yield Pipeline([("ZREM", lay.keys(namespace), *expired)])
-    return [d for k, raw in zip(keys, raws, strict=True) if (d := _load(raw, namespace, k)) is not None]
+    return [d for k, raw in zip(keys, raws, strict=True) if (d := _load(lay, raw, namespace, k)) is not None]
 
 
 def page(lay: Layout, namespaces: list[tuple[str, ...]], offset: int, limit: int) -> StoreOp[list[dict[str, Any]]]:

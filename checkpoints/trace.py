@@ -14,6 +14,7 @@ import redis
 from checkpoints.errors import LockLostError, RedisUnavailableError
 from checkpoints.keys import Keys
 from checkpoints.redact import redact
+from checkpoints.sealed import Sealer
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +40,10 @@ class TraceWriter:
     token, an event from a run that lost its thread lock is refused with LockLostError.
     """
 
-    def __init__(self, client: redis.Redis, keys: Keys, *, ttl_s: int | None = None) -> None:
+    def __init__(self, client: redis.Redis, keys: Keys, *, ttl_s: int | None = None,
+                 sealer: Sealer | None = None) -> None:
         self.redis = client
+        self.sealer = sealer or keys.sealer  # events hold tool arguments and results
         self.keys = keys
         self.ttl_s = ttl_s
         self._waiting: deque[tuple[str, str, int | None]] = deque(maxlen=BUFFERED)
@@ -49,7 +52,7 @@ class TraceWriter:
     def emit(self, thread_id: str, kind: str, *, fence: int | None = None, **fields: Any) -> str:
         """Append one redacted event; returns its stream entry id ("" while it waits in memory)."""
         event = redact({"kind": kind, "ts": time.time(), **fields})
-        data = json.dumps(event, ensure_ascii=False, default=str)
+        data = self.sealer.seal_text(json.dumps(event, ensure_ascii=False, default=str))
         with self._guard:
             try:
                 while self._waiting:
@@ -100,7 +103,7 @@ class TraceWriter:
             ) from exc
         out = []
         for entry_id, data in entries:
-            event = json.loads(data[b"e"])
+            event = json.loads(self.sealer.open(data[b"e"]))
             event["id"] = entry_id.decode()
             out.append(event)
         return out

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from checkpoints.embedded import EmbeddedRedis
-from checkpoints.errors import GraphwrightError, NotFoundError, UserError
+from checkpoints.errors import ConfigurationError, GraphwrightError, NotFoundError, UserError
 from graphwright.cli_tools import tools_command
 from graphwright.drawing import FORMATS
 from graphwright.live import LiveText
@@ -371,6 +371,22 @@ def serve(
     key = orch.settings.api_key.get_secret_value() if orch.settings.api_key else None
     uvicorn.run(create_app(orch, api_key=key, queue_waits=queue), host=host, port=port,
                 log_level="warning")
+
+
+@app.command("rekey")
+@friendly
+def rekey_command(as_json: bool = JSON) -> None:
+    """Re-encrypt what is stored with the newest key of GRAPHWRIGHT_ENCRYPTION_KEYS."""
+    from checkpoints.rekey import rekey
+
+    orch = Orchestrator.from_env()
+    if not orch.sealer.on:
+        raise ConfigurationError("encryption is off; set GRAPHWRIGHT_ENCRYPT=1 and the keys first")
+    report = rekey(orch.client, orch.sealer, orch.settings.key_prefix)
+    if as_json:
+        emit_json({"keys_seen": report.keys_seen, "values_resealed": report.values_resealed})
+    else:
+        console.print(f"re-sealed {report.values_resealed} values in {report.keys_seen} keys")
 
 
 @app.command()

@@ -31,6 +31,7 @@ from checkpoints.errors import (
 from checkpoints.keys import Keys, escape
 from checkpoints.memory import MemoryBook, MemoryRecord, Source, effective, scope_of
 from checkpoints.redis import RedisSaver
+from checkpoints.sealed import sealer_from_env
 from checkpoints.server_check import check_server
 from checkpoints.store import RedisStore
 from checkpoints.trace import TraceWriter
@@ -75,6 +76,7 @@ from tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
 MAX_COMPILED = 256  # compiled graphs kept, by graph, limits and (for factories) configuration
+SEALED_META = frozenset({"metadata", "remember"})  # thread fields that hold the user's text
 
 
 class Orchestrator:
@@ -97,7 +99,8 @@ class Orchestrator:
         self.project = project
         self.client: redis.Redis = client if client is not None else self._connect()
         client = self.client
-        self.keys = Keys(prefix=self.settings.key_prefix)
+        self.sealer = sealer_from_env(encrypt=self.settings.encrypt)
+        self.keys = Keys(prefix=self.settings.key_prefix, sealer=self.sealer)
         self.saver = RedisSaver(
             client, prefix=self.settings.key_prefix,
             ttl_s=(project.checkpoint_ttl_s() if project else None) or self.settings.checkpoint_ttl_s,
@@ -108,7 +111,7 @@ class Orchestrator:
         self.limits = limits or self.settings.limits()
         self.policy = policy
         self.tracer = TraceWriter(client, self.keys, ttl_s=self.settings.checkpoint_ttl_s)
-        self.store = RedisStore(client, prefix=self.settings.key_prefix,
+        self.store = RedisStore(client, prefix=self.settings.key_prefix, sealer=self.sealer,
                                 index=project.store_index() if project else None,
                                 ttl=project.store_ttl() if project else None)
         self.memory = MemoryBook(self.store)
@@ -525,14 +528,16 @@ class Orchestrator:
             raw = self.client.hgetall(self.keys.meta(thread_id))
         except redis.RedisError as exc:
             raise _unavailable(exc) from exc
-        return {_text(k): _text(v) for k, v in raw.items()}
+        return {_text(k): self.sealer.open_text(v) if _text(k) in SEALED_META else _text(v)
+                for k, v in raw.items()}
 
     def _set_meta(self, thread_id: str, /, **fields: str) -> None:
         key = self.keys.meta(thread_id)
         try:
             with self.client.pipeline(transaction=True) as pipe:  # one slot: the thread's
                 now = time.time()
-                mapping = {**fields, "updated_at": str(now)}
+                mapping = {k: self.sealer.seal_text(v) if k in SEALED_META else v
+                           for k, v in {**fields, "updated_at": str(now)}.items()}
                 pipe.hset(key, mapping=mapping)  # type: ignore[arg-type]  # redis-py's mapping type is invariant
                 pipe.sadd(self.keys.registry(thread_id), key)
                 pipe.execute()

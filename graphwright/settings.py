@@ -48,6 +48,15 @@ class Settings(BaseSettings):
 
     project: str = Field(default="default", validation_alias="GRAPHWRIGHT_PROJECT")
     api_key: SecretStr | None = Field(default=None, validation_alias="GRAPHWRIGHT_API_KEY")
+    auth: str | None = Field(
+        default=None, validation_alias="GRAPHWRIGHT_AUTH",
+        description="a langgraph_sdk.Auth object as file.py:name or module:name",
+    )
+    max_body_bytes: int = Field(default=1_048_576, validation_alias="GRAPHWRIGHT_MAX_BODY_BYTES")
+    run_rate_per_minute: float = Field(default=120.0, validation_alias="GRAPHWRIGHT_RUN_RATE",
+                                       description="runs one identity may create per minute; 0 is off")
+    run_burst: int = Field(default=0, validation_alias="GRAPHWRIGHT_RUN_BURST",
+                           description="bucket size; 0 means one minute's worth")
     claim_idle_ms: int = Field(default=60_000, validation_alias="GRAPHWRIGHT_CLAIM_IDLE_MS")
     redis_retry_s: float = Field(
         default=15.0, ge=0, validation_alias="GRAPHWRIGHT_REDIS_RETRY_S",

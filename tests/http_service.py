@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import uvicorn
+from langgraph_sdk import Auth
 
 from graphwright import Orchestrator
 from graphwright.server.app import create_app
@@ -30,9 +31,9 @@ class Service:
 
 @contextmanager
 def running(orch: Orchestrator, *, api_key: str | None = None, worker: bool = True,
-            queue_waits: bool = False) -> Iterator[Service]:
+            queue_waits: bool = False, auth: Auth | None = None) -> Iterator[Service]:
     port = free_port()
-    app = create_app(orch, api_key=api_key, queue_waits=queue_waits)
+    app = create_app(orch, api_key=api_key, queue_waits=queue_waits, auth=auth)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     serving = threading.Thread(target=server.run, daemon=True)
     serving.start()

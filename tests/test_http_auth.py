@@ -13,7 +13,12 @@ from graphwright.settings import Settings
 from tests.http_service import Service, running
 
 KEY = "test-key-7f3a9c"
-ENDPOINTS = [  # one or more per family: assistants, threads, runs, review, schema
+ENDPOINTS = [  # one or more per family: system, docs, assistants, threads, runs, review
+    ("GET", "/health", None),
+    ("GET", "/info", None),
+    ("GET", "/openapi.json", None),
+    ("GET", "/docs", None),
+    ("GET", "/redoc", None),
     ("POST", "/assistants/search", {}),
     ("GET", "/assistants/agent", None),
     ("GET", "/assistants/agent/graph", None),
@@ -68,11 +73,12 @@ def test_review_pages_send_a_visitor_without_the_key_to_log_in(service: Service,
         assert http.post("/review/t1/answer", json={"resume": None}).status_code == 401
 
 
-def test_health_needs_no_key_and_the_api_is_documented(service: Service) -> None:
+def test_only_ok_needs_no_key_and_the_api_is_documented_behind_it(service: Service) -> None:
     with httpx.Client(base_url=service.url) as http:
         assert http.get("/ok").json() == {"ok": True}
-        assert http.get("/health").status_code == 200
-        spec = http.get("/openapi.json").json()
+        assert http.get("/openapi.json", params={"api_key": KEY}).status_code == 401  # no query keys
+        assert http.get("/health", headers={"x-api-key": KEY}).status_code == 200
+        spec = http.get("/openapi.json", headers={"x-api-key": KEY}).json()
     assert {"/threads/{thread_id}/runs/wait", "/assistants/search", "/review/{thread_id}"} <= set(spec["paths"])
     assert "RunCreate" in spec["components"]["schemas"]
 

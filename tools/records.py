@@ -93,7 +93,7 @@ class Records:
         if outcome == "claimed":
             return Claim("claimed", attempt)
         if outcome == "done":
-            return Claim("done", attempt, result=reply[1])
+            return Claim("done", attempt, result=self._open(reply[1]))
         if outcome == "conflict":
             return Claim("conflict", attempt, detail=reply[1])
         return Claim("unknown", attempt, detail=reply[1] if len(reply) > 1 else None)
@@ -101,13 +101,20 @@ class Records:
     def settle(self, thread_id: str, call_id: str, *, attempt: str, status: Status, result: str,
                fence: int | None, required: Status | None = None) -> bool:
         """Record the outcome of ``attempt``; False when the record moved on (another attempt)."""
-        reply = self._run(_SETTLE, thread_id, call_id, fence, attempt, status, result, self.ttl_s,
+        sealed = self.keys.sealer.seal_text(result)  # results hold what the tool returned
+        reply = self._run(_SETTLE, thread_id, call_id, fence, attempt, status, sealed, self.ttl_s,
                           required or "")
         return reply[0] == "ok"
 
     def get(self, thread_id: str, call_id: str) -> dict[str, str]:
         raw = self.redis.hgetall(self.keys.idempotency(thread_id, call_id))
-        return {_text(k): _text(v) for k, v in raw.items()}
+        record = {_text(k): _text(v) for k, v in raw.items()}
+        if "result" in record:
+            record["result"] = self._open(record["result"])
+        return record
+
+    def _open(self, stored: str) -> str:
+        return self.keys.sealer.open_text(stored.encode("utf-8", "surrogateescape"))
 
     def _run(self, script: str, thread_id: str, call_id: str, fence: int | None, *args: object,
              registry: bool = False, failing: str = "") -> list[str]:
@@ -130,4 +137,5 @@ class Records:
 
 
 def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+    """Reply text; sealed bytes survive the round trip (``surrogateescape``) to be opened."""
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else str(value)

@@ -7,8 +7,10 @@ This module only builds the app; each resource's endpoints live in ``routes/``.
 
 from __future__ import annotations
 
+import redis
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from langgraph_sdk import Auth
 
 from checkpoints.errors import (
     ConflictError,
@@ -20,39 +22,58 @@ from checkpoints.errors import (
 from graphwright.locking import ThreadBusyError
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.assistants_store import AssistantStore
+from graphwright.server.auth import Authority, load_auth
 from graphwright.server.cors import allow_origins
 from graphwright.server.cron_store import InvalidScheduleError
 from graphwright.server.deps import Guarded, Service
 from graphwright.server.errors import UnprocessableError
-from graphwright.server.routes import assistants, crons, review, runs, store, system, threads
+from graphwright.server.limits import BodyLimit
+from graphwright.server.routes import assistants, crons, docs, review, runs, store, system, threads
 from graphwright.server.runs import RunStore
 from nodes.gate_models import GateDecisionError
 
 STATUS_OF_ERROR = ((NotFoundError, 404), (ThreadBusyError, 409), (ConflictError, 409),
                    (GateDecisionError, 422), (UnprocessableError, 422), (InvalidScheduleError, 422),
                    (UserError, 400), (InfrastructureError, 503))
+RETRY_AFTER_S = "5"  # what a client should wait when Redis (or another dependency) is down
 
 
 async def graphwright_error(request: Request, exc: Exception) -> JSONResponse:
     status = next((code for kind, code in STATUS_OF_ERROR if isinstance(exc, kind)), 500)
-    return JSONResponse({"detail": str(exc)}, status_code=status)
+    headers = {"Retry-After": RETRY_AFTER_S} if status == 503 else None
+    return JSONResponse({"detail": str(exc)}, status_code=status, headers=headers)
 
 
-def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: bool = False) -> FastAPI:
-    """The service over one Orchestrator; with ``api_key`` every endpoint but health needs it.
+async def redis_error(request: Request, exc: Exception) -> JSONResponse:
+    """A Redis error no layer below turned into an InfrastructureError: still the store's fault."""
+    return JSONResponse({"detail": f"Redis is unavailable: {type(exc).__name__}"},
+                        status_code=503, headers={"Retry-After": RETRY_AFTER_S})
 
+
+def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: bool = False,
+               auth: Auth | None = None) -> FastAPI:
+    """The service over one Orchestrator; every endpoint but ``/ok`` needs the caller let in.
+
+    ``auth`` (or the ``GRAPHWRIGHT_AUTH`` setting) is a ``langgraph_sdk.Auth`` that decides
+    who the caller is and what they may do; without one, ``api_key`` is the one key.
     ``queue_waits`` sends ``runs.wait`` through the worker queue too (the API process then
     runs no graph); otherwise it runs in the API process. Streams always run here.
     """
-    app = FastAPI(title="graphwright", version="0.1.0",
+    app = FastAPI(title="graphwright", version="0.1.0", openapi_url=None, docs_url=None,
+                  redoc_url=None,
                   description="LangGraph-compatible API on Redis: assistants, threads, runs, review.")
+    if auth is None and orch.settings.auth:
+        auth = load_auth(orch.settings.auth)
+    app.state.authority = Authority(auth=auth, api_key=api_key)
     app.state.service = Service(orch=orch, store=RunStore(orch.client, orch.keys),
                                 api_key=api_key, queue_waits=queue_waits)
     app.add_exception_handler(GraphwrightError, graphwright_error)
-    allow_origins(app, orch.settings.cors_origins)
+    app.add_exception_handler(redis.RedisError, redis_error)
+    app.add_middleware(BodyLimit, max_bytes=orch.settings.max_body_bytes)
+    allow_origins(app, orch.settings.cors_origins)  # outermost: a preflight needs no key
     AssistantStore.of(orch).ensure_graphs(orch)
     app.include_router(system.router)
-    for resource in (assistants, threads, runs, store, crons):
+    for resource in (assistants, threads, runs, store, crons, docs):
         app.include_router(resource.router, dependencies=Guarded)
     app.include_router(review.router)  # its own check: the signed login cookie, never ?api_key=
     return app

@@ -1,17 +1,17 @@
 """What every request handler needs, read from ``request.app.state``: the Orchestrator, the
-run store, the settings of this service, and the API-key check."""
+run store, the settings of this service, and authentication."""
 
 from __future__ import annotations
 
-import hmac
 from dataclasses import dataclass
 from typing import Annotated
 
 import redis
-from fastapi import Depends, Header, HTTPException, Query, Request
+from fastapi import Depends, Request
 
 from checkpoints.keys import Keys
 from graphwright.orchestrator import Orchestrator
+from graphwright.server.access import current_user
 from graphwright.server.runs import RunStore
 
 
@@ -46,19 +46,7 @@ def keys(request: Request) -> Keys:
     return service(request).orch.keys
 
 
-def authorize(request: Request,
-              x_api_key: Annotated[str | None, Header()] = None,
-              api_key_param: Annotated[str | None, Query(alias="api_key")] = None) -> None:
-    """Refuse the request unless it carries the service's API key (when one is set)."""
-    expected = service(request).api_key
-    if expected is None:
-        return
-    given = x_api_key or api_key_param or ""
-    if not hmac.compare_digest(given.encode(), expected.encode()):
-        raise HTTPException(status_code=401, detail="missing or wrong API key")
-
-
 Orch = Annotated[Orchestrator, Depends(orchestrator)]
 Store = Annotated[RunStore, Depends(run_store)]
 Svc = Annotated[Service, Depends(service)]
-Guarded = [Depends(authorize)]
+Guarded = [Depends(current_user)]  # authentication; each route adds its own ``access`` grant

@@ -36,10 +36,11 @@ class EventLog:
         self.redis = client
         self.key = stream_key(keys, thread_id, run_id)
         self.registry = keys.registry(thread_id)
+        self.sealer = keys.sealer  # event data holds the run's values
 
     def publish(self, event: str, data: Any) -> str:
         with self.redis.pipeline(transaction=True) as pipe:
-            pipe.xadd(self.key, {"event": event, "data": encode(data)})
+            pipe.xadd(self.key, {"event": event, "data": self.sealer.seal_text(encode(data))})
             pipe.sadd(self.registry, self.key)
             entry_id, _ = pipe.execute()
         return entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
@@ -55,7 +56,7 @@ class EventLog:
             entries = got[0][1] if got else []
             for entry_id, fields in entries:
                 cursor = entry_id.decode()
-                event, data = fields[b"event"].decode(), fields[b"data"].decode()
+                event, data = fields[b"event"].decode(), self.sealer.open_text(fields[b"data"])
                 if event == END:
                     return
                 yield cursor, event, data

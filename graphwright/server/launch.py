@@ -8,7 +8,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fastapi import Request
@@ -46,7 +46,8 @@ class Launcher:
         check_input(spec, graph, body.input)
         extra: dict[str, str] = {}
         if thread_id is None:
-            thread_id = self.orch.create_thread(str(uuid.uuid4()), {})
+            owner = (body.metadata or {}).get("owner")  # a temporary thread is its caller's too
+            thread_id = self.orch.create_thread(str(uuid.uuid4()), {"owner": owner} if owner else {})
             extra = {"stateless": body.on_completion or "delete"}
         elif not self.orch.meta(thread_id):
             if body.if_not_exists != "create":
@@ -117,13 +118,15 @@ class Launcher:
             self.store.delete(thread_id, run_id)
         return outcome
 
-    def cancel_many(self, body: CancelMany, action: str) -> None:
+    def cancel_many(self, body: CancelMany, action: str,
+                    visible: Callable[[str], bool] = lambda _: True) -> None:
         if body.status and (body.thread_id or body.run_ids):
             raise UnprocessableError("with a status, give neither thread_id nor run_ids")
         if not body.status and not (body.thread_id and body.run_ids):
             raise UnprocessableError("give a status, or a thread_id with run_ids")
         wanted = {"pending", "running"} if body.status in (None, "all") else {body.status}
         threads = [body.thread_id] if body.thread_id else [t.thread_id for t in self.orch.threads()]
+        threads = [t for t in threads if visible(t)]  # the caller's own, under custom auth
         for thread_id in threads:
             for run_id in self.store.active(thread_id):
                 if body.run_ids and run_id not in body.run_ids:
@@ -172,7 +175,7 @@ async def relay(launch: Launcher, run: Run, modes: list[str], request: Request,
             event = fields[b"event"].decode()
             if event == END:
                 return items, True
-            items.append((entry_id.decode(), event, fields[b"data"].decode()))
+            items.append((entry_id.decode(), event, launch.orch.keys.sealer.open_text(fields[b"data"])))
         return items, False
 
     try:

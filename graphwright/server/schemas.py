@@ -68,7 +68,7 @@ class RunCreate(_Request):
     on_completion: Literal["delete", "keep"] | None = None
     multitask_strategy: Literal["reject", "interrupt", "rollback", "enqueue"] | None = None
     if_not_exists: Literal["create", "reject"] | None = None
-    after_seconds: float | None = Field(default=None, ge=0)
+    after_seconds: float | None = Field(default=None, ge=0, le=86_400)  # a day at most
     webhook: str | None = None
     durability: Literal["sync", "async", "exit"] | None = None
     feedback_keys: list[str] | None = None

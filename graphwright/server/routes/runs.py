@@ -12,8 +12,11 @@ from fastapi.responses import JSONResponse, Response
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
-from graphwright.server.deps import Store, Svc
+from graphwright.server import access
+from graphwright.server.access import admit_run, visible_thread
+from graphwright.server.deps import Orch, Store, Svc
 from graphwright.server.launch import Launcher, relay
+from graphwright.server.limits import RateLimited
 from graphwright.server.schemas import BatchItem, CancelMany, Run, RunCreate
 
 router = APIRouter(tags=["runs"])
@@ -29,30 +32,36 @@ def streaming(launch: Launcher, run: Run, body: RunCreate, request: Request,
         headers={"Location": f"{base}/stream", "Content-Location": base}, ping=10)
 
 
-@router.post("/threads/{thread_id}/runs/stream")
-async def stream_run(thread_id: str, body: RunCreate, svc: Svc, request: Request) -> EventSourceResponse:
+@router.post("/threads/{thread_id}/runs/stream", dependencies=RateLimited)
+async def stream_run(thread_id: str, body: RunCreate, svc: Svc, request: Request,
+                     grant: access.RunStart) -> EventSourceResponse:
     launch = Launcher(svc)
+    await run_in_threadpool(admit_run, svc.orch, grant, thread_id, body)
     run = await run_in_threadpool(launch.start, thread_id, body, background=False)
     return streaming(launch, run, body, request)
 
 
-@router.post("/runs/stream")
-async def stream_stateless(body: RunCreate, svc: Svc, request: Request) -> EventSourceResponse:
+@router.post("/runs/stream", dependencies=RateLimited)
+async def stream_stateless(body: RunCreate, svc: Svc, request: Request,
+                           grant: access.RunStart) -> EventSourceResponse:
     launch = Launcher(svc)
+    admit_run(svc.orch, grant, None, body)
     run = await run_in_threadpool(launch.start, None, body, background=False)
     return streaming(launch, run, body, request)
 
 
-@router.post("/threads/{thread_id}/runs/wait")
-async def wait_run(thread_id: str, body: RunCreate, svc: Svc) -> JSONResponse:
+@router.post("/threads/{thread_id}/runs/wait", dependencies=RateLimited)
+async def wait_run(thread_id: str, body: RunCreate, svc: Svc, grant: access.RunStart) -> JSONResponse:
     launch = Launcher(svc)
+    await run_in_threadpool(admit_run, svc.orch, grant, thread_id, body)
     run = await run_in_threadpool(launch.start, thread_id, body, background=False)
     return await waited(launch, run)
 
 
-@router.post("/runs/wait")
-async def wait_stateless(body: RunCreate, svc: Svc) -> JSONResponse:
+@router.post("/runs/wait", dependencies=RateLimited)
+async def wait_stateless(body: RunCreate, svc: Svc, grant: access.RunStart) -> JSONResponse:
     launch = Launcher(svc)
+    admit_run(svc.orch, grant, None, body)
     run = await run_in_threadpool(launch.start, None, body, background=False)
     return await waited(launch, run)
 
@@ -63,53 +72,63 @@ async def waited(launch: Launcher, run: Run) -> JSONResponse:
     return JSONResponse(output, headers={"Content-Location": f"/threads/{run.thread_id}/runs/{run.run_id}"})
 
 
-@router.post("/threads/{thread_id}/runs", response_model=Run)
-def create_run(thread_id: str, body: RunCreate, svc: Svc) -> Run:
+@router.post("/threads/{thread_id}/runs", response_model=Run, dependencies=RateLimited)
+def create_run(thread_id: str, body: RunCreate, svc: Svc, grant: access.RunStart) -> Run:
+    admit_run(svc.orch, grant, thread_id, body)
     return Launcher(svc).start(thread_id, body, background=True)
 
 
-@router.post("/runs", response_model=Run)
-def create_stateless(body: RunCreate, svc: Svc) -> Run:
+@router.post("/runs", response_model=Run, dependencies=RateLimited)
+def create_stateless(body: RunCreate, svc: Svc, grant: access.RunStart) -> Run:
+    admit_run(svc.orch, grant, None, body)
     return Launcher(svc).start(None, body, background=True)
 
 
-@router.post("/runs/batch", response_model=list[Run])
-def create_batch(body: list[BatchItem], svc: Svc) -> list[Run]:
+@router.post("/runs/batch", response_model=list[Run], dependencies=RateLimited)
+def create_batch(body: list[BatchItem], svc: Svc, grant: access.RunStart) -> list[Run]:
     launch = Launcher(svc)
-    return [launch.start(item.thread_id, RunCreate.model_validate(item.model_dump(exclude={"thread_id"})),
-                         background=True) for item in body]
+    runs = [(item.thread_id, RunCreate.model_validate(item.model_dump(exclude={"thread_id"})))
+            for item in body]
+    for thread_id, run in runs:
+        admit_run(svc.orch, grant, thread_id, run)
+    return [launch.start(thread_id, run, background=True) for thread_id, run in runs]
 
 
 @router.get("/threads/{thread_id}/runs", response_model=list[Run])
-def list_runs(thread_id: str, store: Store, limit: int = 10, offset: int = 0,
-              status: str | None = None) -> list[Run]:
+def list_runs(thread_id: str, orch: Orch, store: Store, grant: access.ThreadRead, limit: int = 10,
+              offset: int = 0, status: str | None = None) -> list[Run]:
+    visible_thread(orch, grant, thread_id)
     return store.list(thread_id, limit, offset, status)
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}", response_model=Run)
-def get_run(thread_id: str, run_id: str, store: Store) -> Run:
+def get_run(thread_id: str, run_id: str, orch: Orch, store: Store, grant: access.ThreadRead) -> Run:
+    visible_thread(orch, grant, thread_id)
     return store.get(thread_id, run_id)
 
 
 @router.delete("/threads/{thread_id}/runs/{run_id}", status_code=204)
-def delete_run(thread_id: str, run_id: str, svc: Svc) -> Response:
+def delete_run(thread_id: str, run_id: str, svc: Svc, grant: access.ThreadDelete) -> Response:
+    visible_thread(svc.orch, grant, thread_id)
     Launcher(svc).delete(thread_id, run_id)
     return Response(status_code=204)
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/join")
-async def join_run(thread_id: str, run_id: str, svc: Svc) -> JSONResponse:
+async def join_run(thread_id: str, run_id: str, svc: Svc, grant: access.ThreadRead) -> JSONResponse:
     launch = Launcher(svc)
+    await run_in_threadpool(visible_thread, svc.orch, grant, thread_id)
     run = await run_in_threadpool(svc.store.get, thread_id, run_id)
     return await waited(launch, run)
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/stream")
 async def join_stream(thread_id: str, run_id: str, svc: Svc, request: Request,
-                      last_event_id: LastEventId = None,
+                      grant: access.ThreadRead, last_event_id: LastEventId = None,
                       stream_mode: Annotated[list[str] | None, Query()] = None,
                       cancel_on_disconnect: bool = False) -> EventSourceResponse:
     launch = Launcher(svc)
+    await run_in_threadpool(visible_thread, svc.orch, grant, thread_id)
     run = await run_in_threadpool(svc.store.get, thread_id, run_id)
     modes = [m for m in stream_mode or [] if m]
     return EventSourceResponse(relay(launch, run, modes, request, last_event_id,
@@ -117,19 +136,21 @@ async def join_stream(thread_id: str, run_id: str, svc: Svc, request: Request,
 
 
 @router.get("/threads/{thread_id}/stream")
-async def join_thread_stream(thread_id: str, svc: Svc, request: Request,
+async def join_thread_stream(thread_id: str, svc: Svc, request: Request, grant: access.ThreadRead,
                              last_event_id: LastEventId = None,
                              stream_mode: Annotated[list[str] | None, Query()] = None) -> EventSourceResponse:
     launch = Launcher(svc)
+    await run_in_threadpool(visible_thread, svc.orch, grant, thread_id)
     run = await run_in_threadpool(launch.latest, thread_id)
     return EventSourceResponse(relay(launch, run, [m for m in stream_mode or [] if m], request, last_event_id),
                                ping=10)
 
 
 @router.post("/threads/{thread_id}/runs/{run_id}/cancel", status_code=202)
-async def cancel_run(thread_id: str, run_id: str, svc: Svc, wait: bool = False,
-                     action: str = "interrupt") -> Response:
+async def cancel_run(thread_id: str, run_id: str, svc: Svc, grant: access.ThreadUpdate,
+                     wait: bool = False, action: str = "interrupt") -> Response:
     launch = Launcher(svc)
+    await run_in_threadpool(visible_thread, svc.orch, grant, thread_id)
     await run_in_threadpool(launch.cancel, thread_id, run_id, action)
     if wait:
         run = await run_in_threadpool(svc.store.get, thread_id, run_id)
@@ -139,8 +160,12 @@ async def cancel_run(thread_id: str, run_id: str, svc: Svc, wait: bool = False,
 
 
 @router.post("/runs/cancel", status_code=204)
-async def cancel_many(body: CancelMany, svc: Svc, action: str = "interrupt") -> Response:
-    await run_in_threadpool(Launcher(svc).cancel_many, body, action)
+async def cancel_many(body: CancelMany, svc: Svc, grant: access.ThreadUpdate,
+                      action: str = "interrupt") -> Response:
+    def visible(thread_id: str) -> bool:
+        return grant.allows(svc.orch.meta(thread_id).get("metadata"))
+
+    await run_in_threadpool(Launcher(svc).cancel_many, body, action, visible)
     await asyncio.sleep(0)
     return Response(status_code=204)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from graphwright.server.deps import Orch
+from graphwright.server.deps import Guarded, Orch
 from graphwright.server.schemas import Health
 
 router = APIRouter(tags=["system"])
@@ -20,13 +20,13 @@ def _version(package: str) -> str | None:
         return None
 
 
-@router.get("/ok", response_model=Health)
-@router.get("/health", response_model=Health)
+@router.get("/ok", response_model=Health)  # the one endpoint open to everyone
+@router.get("/health", response_model=Health, dependencies=Guarded)
 def health() -> Health:
     return Health()
 
 
-@router.get("/info")
+@router.get("/info", dependencies=Guarded)
 def info(orch: Orch) -> dict[str, Any]:
     """The reference's ``/info`` (chat UIs call it on connect), plus graphwright's own part."""
     return {

@@ -7,7 +7,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
 
-from graphwright.server import state_api
+from graphwright.server import access, state_api
+from graphwright.server.access import Grant, visible_thread
 from graphwright.server.deps import Orch
 from graphwright.server.schemas_threads import (
     HistoryBody,
@@ -31,65 +32,95 @@ def threads(orch: Orch) -> Threads:
 Svc = Annotated[Threads, Depends(threads)]
 
 
+def scoped(body: Any, grant: Grant) -> Any:
+    """The search or count body narrowed by the grant's filter (equality and ``$eq`` go to
+    the index); a ``$contains`` filter is applied to the results instead."""
+    plain = {k: (v["$eq"] if isinstance(v, dict) and set(v) == {"$eq"} else v)
+             for k, v in (grant.filters or {}).items()}
+    index_side = {k: v for k, v in plain.items() if not isinstance(v, dict)}
+    if not index_side:
+        return body
+    return body.model_copy(update={"metadata": {**(body.metadata or {}), **index_side}})
+
+
 @router.post("/threads")
-def create_thread(body: ThreadCreateBody, svc: Svc) -> dict[str, Any]:
+def create_thread(body: ThreadCreateBody, svc: Svc, orch: Orch, grant: access.ThreadCreate) -> dict[str, Any]:
+    if body.thread_id and orch.meta(body.thread_id):
+        visible_thread(orch, grant, body.thread_id)  # another user's id is a 404, not a 409
+    if grant.metadata:
+        body = body.model_copy(update={"metadata": {**(body.metadata or {}), **grant.metadata}})
     return svc.create(body)
 
 
 @router.post("/threads/search")
-def search_threads(body: ThreadSearchBody, svc: Svc) -> list[dict[str, Any]]:
-    return svc.search(body)
+def search_threads(body: ThreadSearchBody, svc: Svc, grant: access.ThreadSearch) -> list[dict[str, Any]]:
+    found = svc.search(scoped(body, grant))
+    return [d for d in found if "metadata" not in d or grant.allows(d["metadata"])]
 
 
 @router.post("/threads/count")
-def count_threads(body: ThreadCountBody, svc: Svc) -> int:
-    return svc.count(body)
+def count_threads(body: ThreadCountBody, svc: Svc, grant: access.ThreadSearch) -> int:
+    return svc.count(scoped(body, grant))
 
 
 @router.post("/threads/prune")
-def prune_threads(body: ThreadPruneBody, svc: Svc) -> dict[str, int]:
-    return {"pruned_count": svc.prune(body.thread_ids, body.strategy)}
+def prune_threads(body: ThreadPruneBody, svc: Svc, orch: Orch,
+                  grant: access.ThreadDelete) -> dict[str, int]:
+    mine = [t for t in body.thread_ids if orch.meta(t) and grant.allows(orch.meta(t).get("metadata"))]
+    return {"pruned_count": svc.prune(mine, body.strategy)}
 
 
 @router.get("/threads/{thread_id}")
-def get_thread(thread_id: str, svc: Svc) -> dict[str, Any]:
+def get_thread(thread_id: str, svc: Svc, orch: Orch, grant: access.ThreadRead) -> dict[str, Any]:
+    visible_thread(orch, grant, thread_id)
     return svc.doc(thread_id)
 
 
 @router.patch("/threads/{thread_id}")
-def patch_thread(thread_id: str, body: ThreadPatchBody, svc: Svc) -> dict[str, Any]:
+def patch_thread(thread_id: str, body: ThreadPatchBody, svc: Svc, orch: Orch,
+                 grant: access.ThreadUpdate) -> dict[str, Any]:
+    visible_thread(orch, grant, thread_id)
     return svc.patch(thread_id, body)
 
 
 @router.delete("/threads/{thread_id}", status_code=204)
-def delete_thread(thread_id: str, svc: Svc) -> None:
+def delete_thread(thread_id: str, svc: Svc, orch: Orch, grant: access.ThreadDelete) -> None:
+    visible_thread(orch, grant, thread_id)
     svc.delete(thread_id)
 
 
 @router.post("/threads/{thread_id}/copy")
-def copy_thread(thread_id: str, svc: Svc) -> dict[str, Any]:
+def copy_thread(thread_id: str, svc: Svc, orch: Orch, grant: access.ThreadRead) -> dict[str, Any]:
+    visible_thread(orch, grant, thread_id)
     return svc.copy(thread_id)
 
 
 @router.get("/threads/{thread_id}/state")
-def get_state(thread_id: str, orch: Orch, subgraphs: bool = False) -> dict[str, Any]:
+def get_state(thread_id: str, orch: Orch, grant: access.ThreadRead,
+              subgraphs: bool = False) -> dict[str, Any]:
+    visible_thread(orch, grant, thread_id)
     return state_api.get_state(orch, thread_id, subgraphs=subgraphs)
 
 
 @router.get("/threads/{thread_id}/state/{checkpoint_id}")
-def get_state_at(thread_id: str, checkpoint_id: str, orch: Orch,
+def get_state_at(thread_id: str, checkpoint_id: str, orch: Orch, grant: access.ThreadRead,
                  subgraphs: bool = False) -> dict[str, Any]:
+    visible_thread(orch, grant, thread_id)
     return state_api.get_state(orch, thread_id, {"checkpoint_id": checkpoint_id}, subgraphs=subgraphs)
 
 
 @router.post("/threads/{thread_id}/state/checkpoint")
-def post_state_at(thread_id: str, body: StateAtCheckpointBody, orch: Orch) -> dict[str, Any]:
+def post_state_at(thread_id: str, body: StateAtCheckpointBody, orch: Orch,
+                  grant: access.ThreadRead) -> dict[str, Any]:
+    visible_thread(orch, grant, thread_id)
     checkpoint = body.checkpoint.model_dump(exclude={"thread_id"}, exclude_none=True)
     return state_api.get_state(orch, thread_id, checkpoint, subgraphs=body.subgraphs)
 
 
 @router.post("/threads/{thread_id}/state")
-def update_state(thread_id: str, body: StateUpdateBody, orch: Orch) -> dict[str, Any]:
+def update_state(thread_id: str, body: StateUpdateBody, orch: Orch,
+                 grant: access.ThreadUpdate) -> dict[str, Any]:
+    visible_thread(orch, grant, thread_id)
     checkpoint = body.checkpoint.model_dump(exclude={"thread_id"}, exclude_none=True) \
         if body.checkpoint else {}
     if body.checkpoint_id:
@@ -99,7 +130,9 @@ def update_state(thread_id: str, body: StateUpdateBody, orch: Orch) -> dict[str,
 
 
 @router.post("/threads/{thread_id}/history")
-def post_history(thread_id: str, body: HistoryBody, orch: Orch) -> list[dict[str, Any]]:
+def post_history(thread_id: str, body: HistoryBody, orch: Orch,
+                 grant: access.ThreadRead) -> list[dict[str, Any]]:
+    visible_thread(orch, grant, thread_id)
     checkpoint = body.checkpoint.model_dump(exclude={"thread_id"}, exclude_none=True) \
         if body.checkpoint else None
     return state_api.history(orch, thread_id, limit=body.limit, before=body.before,
@@ -107,6 +140,8 @@ def post_history(thread_id: str, body: HistoryBody, orch: Orch) -> list[dict[str
 
 
 @router.get("/threads/{thread_id}/history")
-def get_history(thread_id: str, orch: Orch, limit: Annotated[int, Query(ge=1, le=1000)] = 10,
+def get_history(thread_id: str, orch: Orch, grant: access.ThreadRead,
+                limit: Annotated[int, Query(ge=1, le=1000)] = 10,
                 before: str | None = None) -> list[dict[str, Any]]:
+    visible_thread(orch, grant, thread_id)
     return state_api.history(orch, thread_id, limit=limit, before=before)

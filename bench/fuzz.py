@@ -1,0 +1,79 @@
+"""Fuzz the HTTP API with schemathesis against its own ``/openapi.json``.
+
+    python -m bench.fuzz [--max-examples 60] [--phases examples,coverage,fuzzing,stateful]
+
+Starts its own redis-server and the service (offline model, an API key, a real worker)
+in this process, then runs the ``schemathesis`` CLI on every operation with the checks
+that matter here: no 5xx and responses that match their schema. Prints the numbers the
+CLI reports (operations, generated test cases, failures) and exits non-zero on a failure.
+The test suite runs a small version (tests/test_fuzz.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from graphwright import Orchestrator, Settings
+from graphwright.offline import OfflineChatModel
+from tests.http_service import running
+from tests.redis_servers import start_server
+
+KEY = "fuzz-key-0b6e1d"
+CHECKS = "not_a_server_error,response_schema_conformance"
+
+
+@dataclass
+class FuzzResult:
+    returncode: int
+    output: str
+
+    def number(self, pattern: str) -> int:
+        found = re.search(pattern, self.output)
+        return int(found.group(1)) if found else 0
+
+
+def fuzz(url: str, *, max_examples: int, phases: str, seed: int = 1,
+         max_time: float | None = None) -> FuzzResult:
+    """Run the schemathesis CLI against the service at ``url``; returns what it printed."""
+    exe = Path(sys.executable).with_name("schemathesis")
+    command = [str(exe), "run", f"{url}/openapi.json", "-H", f"x-api-key: {KEY}",
+               "--checks", CHECKS, "--phases", phases, "--max-examples", str(max_examples),
+               "--seed", str(seed), "--workers", "1", "--request-timeout", "10",
+               "--suppress-health-check", "all", "--no-color", "--continue-on-failure"]
+    if max_time:
+        command += ["--max-time", str(max_time)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1800,
+                          env={"PATH": "/usr/bin:/bin", "SCHEMATHESIS_TELEMETRY": "false",
+                               "HOME": tempfile.gettempdir()})
+    return FuzzResult(done.returncode, done.stdout + done.stderr)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--max-examples", type=int, default=60)
+    parser.add_argument("--phases", default="examples,coverage,fuzzing,stateful")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        server = start_server(Path(tmp) / "redis")
+        try:
+            settings = Settings(_env_file=None, REDIS_URL=server.url,  # type: ignore[call-arg]
+                                GRAPHWRIGHT_KEY_PREFIX="fuzz", GRAPHWRIGHT_RUN_RATE=0)
+            orch = Orchestrator(settings=settings, model=OfflineChatModel())
+            with running(orch, api_key=KEY) as svc:
+                result = fuzz(svc.url, max_examples=args.max_examples, phases=args.phases)
+        finally:
+            server.stop()
+    print(result.output[-6000:])
+    return result.returncode
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

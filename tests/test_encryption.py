@@ -1,0 +1,112 @@
+"""Encryption at rest: after a whole run through the HTTP service (gate, resume, memory,
+trace, store) no key in Redis holds the user's text, the tool's arguments or its result
+in plaintext; after a key rotation old data still reads, and ``rekey`` moves it to the
+new key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import redis
+from langgraph_sdk import get_sync_client
+
+from checkpoints.errors import CorruptCheckpointError
+from checkpoints.sealed import KEYS_ENV, MAGIC, key_id
+from graphwright import Orchestrator
+from graphwright.cli import app
+from graphwright.offline import OfflineChatModel
+from graphwright.settings import Settings
+from tests.http_service import running
+
+OLD, NEW = b"o" * 32, b"n" * 32
+GOAL = ('My name is Zorblatt. Email li@example.com with the subject "Quarterly Zebra" '
+        "saying the vault code is 7741.")
+SECRETS = [b"Zorblatt", b"Quarterly Zebra", b"vault code", b"li@example.com", b"Sent '",
+           b"Zebra secret meta", b"Zebra diary"]
+WORLD = (":outbox", ":calendar", ":effects")  # the built-in tools' stand-ins for the outside world
+
+
+def everything(client: redis.Redis, prefix: str) -> dict[bytes, bytes]:
+    """Every key under the prefix with all it holds (names, fields, members, entries)."""
+    out: dict[bytes, bytes] = {}
+    for key in client.scan_iter(match=f"{prefix}:*"):
+        kind = client.type(key).decode()  # type: ignore[union-attr]  # bytes client
+        parts: list[Any]
+        if kind == "string":
+            parts = [client.get(key)]
+        elif kind == "hash":
+            parts = [b for kv in client.hgetall(key).items() for b in kv]  # type: ignore[union-attr]
+        elif kind == "list":
+            parts = client.lrange(key, 0, -1)  # type: ignore[assignment]
+        elif kind == "set":
+            parts = list(client.smembers(key))  # type: ignore[arg-type]
+        elif kind == "zset":
+            parts = client.zrange(key, 0, -1)  # type: ignore[assignment]
+        else:
+            parts = [b for _, fields in client.xrange(key) for kv in fields.items() for b in kv]  # type: ignore[union-attr]
+        out[key] = key + b"".join(p for p in parts if isinstance(p, bytes))
+    return out
+
+
+def encrypted(settings: Settings) -> Settings:
+    return Settings(_env_file=None, REDIS_URL=settings.redis_url,  # type: ignore[call-arg]
+                    GRAPHWRIGHT_KEY_PREFIX=settings.key_prefix, GRAPHWRIGHT_ENCRYPT=True)
+
+
+def what_reads(orch: Orchestrator, tid: str) -> dict[str, Any]:
+    return {"meta": orch.meta(tid)["metadata"], "answer": orch.state(tid).values["answer"],
+            "trace": [e["kind"] for e in orch.trace(tid)],
+            "memory": [m.value for m in orch.memories("alice")],
+            "note": orch.store.get(("notes", "alice"), "n1").value}  # type: ignore[union-attr]
+
+
+def test_nothing_the_user_or_the_tools_said_is_stored_in_plaintext_and_keys_rotate(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, client: redis.Redis
+) -> None:
+    monkeypatch.setenv(KEYS_ENV, OLD.decode())
+    orch = Orchestrator(settings=encrypted(settings), model=OfflineChatModel())
+    with running(orch) as svc:
+        sdk = get_sync_client(url=svc.url, api_key=None)
+        tid = sdk.threads.create(metadata={"project": "Zebra secret meta"})["thread_id"]
+        gated = sdk.runs.wait(tid, "agent", input={"goal": GOAL}, metadata={"user_id": "alice"})
+        call = gated["__interrupt__"][0]["value"]["calls"][0]
+        assert call["args"]["subject"] == "Quarterly Zebra"
+        done = sdk.runs.wait(tid, "agent", command={
+            "resume": {call["id"]: {"action": "approve", "digest": call["digest"]}}})
+        assert "Sent 'Quarterly Zebra'" in done["answer"]
+        orch.store.put(("notes", "alice"), "n1", {"text": "Zebra diary"})
+        before = what_reads(orch, tid)
+    assert before["memory"] == ["Zorblatt"] and {"tool_call", "remember"} <= set(before["trace"])
+
+    stored = everything(client, settings.key_prefix)
+    assert {k.split(b":")[-1] for k in stored} >= {b"events", b"meta"}  # the scan saw the run
+    for key, content in stored.items():
+        if key.decode().endswith(WORLD):
+            continue
+        leaked = [s for s in SECRETS if s in content]
+        assert not leaked, (key, leaked)
+
+    # Rotation: the new key in front; everything written with the old one still reads.
+    monkeypatch.setenv(KEYS_ENV, f"{NEW.decode()},{OLD.decode()}")
+    rotated = Orchestrator(settings=encrypted(settings), model=OfflineChatModel())
+    assert what_reads(rotated, tid) == before
+    monkeypatch.setenv(KEYS_ENV, NEW.decode())
+    with pytest.raises(CorruptCheckpointError, match=key_id(OLD).hex()):
+        Orchestrator(settings=encrypted(settings), model=OfflineChatModel()).trace(tid)
+
+    # `graphwright rekey` re-seals it all with the new key; then the old key can go.
+    monkeypatch.setenv(KEYS_ENV, f"{NEW.decode()},{OLD.decode()}")
+    monkeypatch.setenv("REDIS_URL", settings.redis_url or "")
+    monkeypatch.setenv("GRAPHWRIGHT_KEY_PREFIX", settings.key_prefix)
+    monkeypatch.setenv("GRAPHWRIGHT_ENCRYPT", "1")
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(app, ["rekey", "--json"])
+    assert result.exit_code == 0, result.output
+    assert '"values_resealed"' in result.output
+    after = everything(client, settings.key_prefix)
+    assert not [k for k, v in after.items() if MAGIC + key_id(OLD) in v]
+    assert [k for k, v in after.items() if MAGIC + key_id(NEW) in v]
+    monkeypatch.setenv(KEYS_ENV, NEW.decode())
+    assert what_reads(Orchestrator(settings=encrypted(settings), model=OfflineChatModel()), tid) == before

@@ -1,0 +1,22 @@
+"""A small schemathesis run over every operation of ``/openapi.json`` (``bench/fuzz.py`` runs
+the big one): no answer is a 5xx and every answer matches its documented schema."""
+
+from __future__ import annotations
+
+from bench.fuzz import KEY, fuzz
+from graphwright import Orchestrator
+from graphwright.offline import OfflineChatModel
+from graphwright.settings import Settings
+from tests.http_service import running
+
+
+def test_fuzzing_every_operation_finds_no_server_error_and_no_schema_violation(
+    settings: Settings,
+) -> None:
+    quiet = Settings(_env_file=None, REDIS_URL=settings.redis_url,  # type: ignore[call-arg]
+                     GRAPHWRIGHT_KEY_PREFIX=settings.key_prefix, GRAPHWRIGHT_RUN_RATE=0)
+    with running(Orchestrator(settings=quiet, model=OfflineChatModel()), api_key=KEY) as svc:
+        result = fuzz(svc.url, max_examples=4, phases="fuzzing,stateful")
+    assert result.returncode == 0, result.output[-4000:]
+    assert result.number(r"Tested: (\d+)") >= 20
+    assert result.number(r"(\d+) generated") >= 80

@@ -1,0 +1,137 @@
+"""Custom auth with LangGraph's ``Auth`` API: one user cannot see, resume, cancel or delete
+another user's threads and runs (404, nothing revealed), through the Python SDK."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from langgraph_sdk import Auth, get_sync_client
+from langgraph_sdk.client import SyncLangGraphClient
+
+from graphwright import Orchestrator
+from graphwright.offline import OfflineChatModel
+from graphwright.server.auth import load_auth
+from graphwright.settings import Settings
+from tests import auth_owner
+from tests.http_service import Service, running
+from tests.test_http_auth import ENDPOINTS
+
+ROOT = Path(__file__).resolve().parent.parent
+EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'
+
+
+def sdk(service: Service, token: str) -> SyncLangGraphClient:
+    return get_sync_client(url=service.url, api_key=None, headers={"Authorization": f"Bearer {token}"})
+
+
+@pytest.fixture(params=["docs_handlers", "default_isolation"])
+def service(request: pytest.FixtureRequest, settings: Settings) -> Iterator[Service]:
+    auth = auth_owner.auth if request.param == "docs_handlers" else auth_owner.only_authentication
+    with running(Orchestrator(settings=settings, model=OfflineChatModel()), auth=auth) as svc:
+        yield svc
+
+
+def refused(call: Callable[[], Any]) -> httpx.Response:
+    with pytest.raises(httpx.HTTPStatusError) as caught:
+        result = call()
+        if not isinstance(result, dict | list):
+            list(result)  # a stream raises when it is read
+    return caught.value.response
+
+
+def test_one_user_cannot_reach_another_users_threads_or_runs(service: Service) -> None:
+    alice, bob = sdk(service, "token-alice"), sdk(service, "token-bob")
+    thread = alice.threads.create(metadata={"topic": "salary review"})
+    tid = thread["thread_id"]
+    assert thread["metadata"]["owner"] == "alice"
+    gate = alice.runs.wait(tid, "agent", input={"goal": EMAIL})["__interrupt__"][0]["value"]["calls"][0]
+    (run,) = alice.runs.list(tid)
+    rid = run["run_id"]
+    resume = {"resume": {gate["id"]: {"action": "approve", "digest": gate["digest"]}}}
+    unknown = refused(lambda: bob.threads.get("no-such-thread"))
+
+    attempts: dict[str, Callable[[], Any]] = {
+        "read": lambda: bob.threads.get(tid),
+        "state": lambda: bob.threads.get_state(tid),
+        "history": lambda: bob.threads.get_history(tid),
+        "list runs": lambda: bob.runs.list(tid),
+        "get run": lambda: bob.runs.get(tid, rid),
+        "join": lambda: bob.runs.join(tid, rid),
+        "resume": lambda: bob.runs.wait(tid, "agent", command=resume),
+        "new run": lambda: bob.runs.create(tid, "agent", input={"goal": "hi"}),
+        "stream": lambda: bob.runs.stream(tid, "agent", input={"goal": "hi"}),
+        "cancel": lambda: bob.runs.cancel(tid, rid),
+        "delete": lambda: bob.threads.delete(tid),
+    }
+    for what, attempt in attempts.items():
+        response = refused(attempt)
+        assert response.status_code == 404, (what, response.text)
+        assert "salary" not in response.text and gate["id"] not in response.text, what
+        assert response.json()["detail"] == unknown.json()["detail"].replace("no-such-thread", tid)
+    assert [t["thread_id"] for t in bob.threads.search()] == []
+    assert [t["thread_id"] for t in bob.threads.search(metadata={"owner": "alice"})] == []
+
+    assert [t["thread_id"] for t in alice.threads.search()] == [tid]
+    assert alice.threads.get(tid)["status"] == "interrupted"
+    done = alice.runs.wait(tid, "agent", command=resume)
+    assert "Sent 'Weekly report'" in done["answer"]
+    assert {r["metadata"].get("user_id") for r in alice.runs.list(tid)} <= {"alice", None}
+    alice.threads.delete(tid)
+    assert refused(lambda: alice.threads.get(tid)).status_code == 404
+
+
+def test_every_route_but_ok_is_401_without_a_valid_token(service: Service) -> None:
+    with httpx.Client(base_url=service.url) as http:
+        assert http.get("/ok").status_code == 200
+        for method, path, body in ENDPOINTS:
+            for headers in ({}, {"Authorization": "Bearer token-mallory"}, {"x-api-key": "token-bob"}):
+                r = http.request(method, path, json=body, headers=headers)
+                assert r.status_code == 401, (path, headers, r.text)
+                assert r.json() == {"detail": "Invalid token"}
+
+
+def test_a_handler_returning_false_is_403_and_changes_nothing(settings: Settings) -> None:
+    with running(Orchestrator(settings=settings, model=OfflineChatModel()),
+                 auth=auth_owner.forbidding, worker=False) as svc:
+        client = get_sync_client(url=svc.url, api_key=None)
+        tid = client.threads.create()["thread_id"]
+        assert refused(lambda: client.threads.delete(tid)).status_code == 403
+        assert client.threads.get(tid)["thread_id"] == tid
+
+
+def test_the_auth_object_loads_from_a_file_path_or_a_module() -> None:
+    here = Path(__file__).parent
+    assert load_auth("auth_owner.py:auth", base=here) is not auth_owner.auth  # a fresh module
+    assert isinstance(load_auth("auth_owner.py:auth", base=here), Auth)
+    assert load_auth("tests.auth_owner:forbidding") is auth_owner.forbidding
+
+
+def test_the_js_sdk_sees_the_same_isolation(settings: Settings) -> None:
+    sdk_dir = subprocess.run(["./scripts/node-sdk"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.strip()
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/")}
+    with running(Orchestrator(settings=settings, model=OfflineChatModel()),
+                 auth=auth_owner.auth) as svc:
+        script = ROOT / "tests" / "js" / "isolation.mjs"
+        # ESM ignores NODE_PATH, so the script runs from a copy inside the install dir
+        copy = Path(sdk_dir) / script.name
+        copy.unlink(missing_ok=True)
+        shutil.copyfile(script, copy)
+        done = subprocess.run(["node", str(copy), svc.url], capture_output=True, text=True, env=env,
+                              timeout=120)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["owner"] == "alice"
+    for what in ("read", "state", "history", "listRuns", "getRun", "join", "resume", "stream",
+                 "cancel", "delete"):
+        assert seen[what] == 404, (what, seen[what])
+    assert seen["bobSearch"] == [] and seen["aliceSearch"] == [seen["tid"]]
+    assert "Sent 'Weekly report'" in seen["aliceResume"]
