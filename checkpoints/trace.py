@@ -46,7 +46,7 @@ class TraceWriter:
         self.sealer = sealer or keys.sealer  # events hold tool arguments and results
         self.keys = keys
         self.ttl_s = ttl_s
-        self._waiting: deque[tuple[str, str, int | None]] = deque(maxlen=BUFFERED)
+        self._waiting: deque[tuple[str, bytes | str, int | None]] = deque(maxlen=BUFFERED)
         self._guard = threading.Lock()
 
     def emit(self, thread_id: str, kind: str, *, fence: int | None = None, **fields: Any) -> str:
@@ -72,7 +72,7 @@ class TraceWriter:
                       self._waiting[0][0])
         self._waiting.popleft()
 
-    def _append(self, thread_id: str, data: str, fence: int | None) -> str:
+    def _append(self, thread_id: str, data: bytes | str, fence: int | None) -> str:
         key = self.keys.events(thread_id)
         if fence is not None:
             entry_id = self.redis.eval(_FENCED_XADD, 3, key, self.keys.fence(thread_id),
