@@ -17,7 +17,6 @@ from langgraph.store.base import BaseStore
 
 from checkpoints.keys import Keys
 from checkpoints.trace import TraceWriter
-from graphs.state import AgentState
 from nodes.act import act
 from nodes.clock import timed
 from nodes.compact import compact
@@ -27,6 +26,7 @@ from nodes.observe import observe
 from nodes.plan import plan
 from nodes.prompt import rules_for
 from nodes.routing import after_act, after_gate, after_observe, after_plan
+from nodes.state import AgentState
 from nodes.tokens import token_counter
 from tools.executor import ToolExecutor
 from tools.policy import Policy

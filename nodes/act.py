@@ -11,7 +11,8 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 
-from graphs.state import (
+from nodes.deps import AgentDeps
+from nodes.state import (
     AgentState,
     CallRecord,
     Outcome,
@@ -20,7 +21,6 @@ from graphs.state import (
     canonical,
     turn_calls,
 )
-from nodes.deps import AgentDeps
 from nodes.stops import repeat_run
 from nodes.tracing import fence_of, run_of, thread_of
 from tools.executor import Observation, ToolCall, ToolError

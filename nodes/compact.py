@@ -15,11 +15,11 @@ from langchain_core.messages import (
 )
 from langchain_core.runnables import RunnableConfig
 
-from graphs.state import AgentState
 from nodes.deps import AgentDeps
 from nodes.handoff import MAX_CHARS, Handoff, Notes, cut_index, merged, problems, sources
 from nodes.jsonreply import StructuredReplyError, structured_reply
 from nodes.prompt import system_prompt
+from nodes.state import AgentState
 from nodes.tracing import fence_of, run_of, thread_of, total_tokens, trace_model_call
 
 HANDOFF_PROMPT = """Write the handoff record for the folded part of an agent's conversation.

@@ -7,8 +7,8 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 
-from graphs.state import AgentState, StopReason
 from nodes.deps import AgentDeps
+from nodes.state import AgentState, StopReason
 from nodes.stops import partial_answer
 from nodes.tracing import fence_of, run_of, thread_of
 

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from checkpoints.errors import UserError
-from graphs.state import ProposedCall, canonical
+from nodes.state import ProposedCall, canonical
 from tools.registry import ToolRegistry
 
 

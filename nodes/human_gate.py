@@ -13,7 +13,6 @@ from langchain_core.messages import AIMessage, AnyMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import interrupt
 
-from graphs.state import AgentState, CallRecord, ProposedCall, call_record
 from nodes.act import to_message
 from nodes.deps import AgentDeps
 from nodes.gate_models import (
@@ -26,6 +25,7 @@ from nodes.gate_models import (
     gate_request,
     parse_decisions,
 )
+from nodes.state import AgentState, CallRecord, ProposedCall, call_record
 from nodes.tracing import fence_of, run_of, thread_of
 from tools.executor import Observation, ToolError
 

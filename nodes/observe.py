@@ -8,10 +8,10 @@ from typing import Any, cast
 from langchain_core.messages import AnyMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 
-from graphs.state import AgentState
 from nodes.deps import AgentDeps
 from nodes.finish import finish
 from nodes.prompt import plan_messages
+from nodes.state import AgentState
 from nodes.stops import budget_stop, outcome_stop
 
 
