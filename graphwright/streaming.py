@@ -29,7 +29,10 @@ def step_events(
 ) -> Iterator[StepEvent]:
     """Run ``compiled`` and translate what it streams; the caller adds the result event."""
     modes: list[LangGraphMode] = ["updates", "messages"] if mode == "messages" else ["updates"]
-    for namespace, kind, data in compiled.stream(payload, config, stream_mode=modes, subgraphs=True):
+    # Workers' tokens come only with subgraphs on; steps mode streams as it always did.
+    nested = mode == "messages"
+    for item in compiled.stream(payload, config, stream_mode=modes, subgraphs=nested):
+        namespace, kind, data = item if nested else ((), *item)
         if kind == "messages":
             event = token_event(cast(tuple[Any, dict[str, Any]], data), thread_id, run_id,
                                 list(namespace))
