@@ -35,10 +35,13 @@ def step_events(
     ``LockLostError`` when another process took the thread over).
     """
     modes: list[LangGraphMode] = ["updates", "messages"] if mode == "messages" else ["updates"]
-    for namespace, kind, data in compiled.stream(payload, config, stream_mode=modes, subgraphs=True,
-                                                 durability=durability):
+    # Workers' tokens come only with subgraphs on; steps mode streams as it always did.
+    nested = mode == "messages"
+    for item in compiled.stream(payload, config, stream_mode=modes, subgraphs=nested,
+                                durability=durability):
         if check is not None:
             check()
+        namespace, kind, data = item if nested else ((), *item)
         if kind == "messages":
             event = token_event(cast(tuple[Any, dict[str, Any]], data), thread_id, run_id,
                                 list(namespace))

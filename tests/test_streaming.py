@@ -103,7 +103,8 @@ def test_usage_with_compaction_and_remember_is_the_sum_of_the_servers_usage(
                      lambda body: Reply(content='{"memories": []}', prompt_tokens=40, completion_tokens=3))
     script_order(scripted)
     orch = Orchestrator(settings=settings, model=chat_model(scripted))
-    result = orch.invoke("agent", "订单 A1001 到哪了？以后都用中文回答。", user_id="u1",
+    long_question = "订单 A1001 到哪了？以后都用中文回答。" + "我很着急，请尽快告诉我。" * 12
+    result = orch.invoke("agent", long_question, user_id="u1",
                          limits=Limits(input_budget_tokens=256, max_model_calls=8))
     nodes = [e["node"] for e in orch.trace(result.thread_id) if e["kind"] == "model_call"]
     assert "compact" in nodes and "remember" in nodes
