@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import random
 import sqlite3
 import statistics
 import sys
@@ -45,6 +46,7 @@ from langgraph.graph.message import add_messages
 from checkpoints.redis import AsyncRedisSaver, RedisSaver
 from tests.redis_servers import start_server
 
+ASYNC_NAMES = ("InMemorySaver (async)", "AsyncRedisSaver")
 TOOL_RESULT = ("order A1001 shipped, tracking SF1001, status in transit. " * 18)[:1000]
 
 
@@ -237,8 +239,12 @@ def one_run(url: str, tmp: Path, steps: int, threads: int, repeat: int) -> dict[
     time_sync(RedisSaver(client, prefix="warm"), 2, 1)
     samples: dict[str, list[float]] = {}
     server: dict[str, dict[str, float]] = {}
-    for rep in range(repeat):  # rounds interleave the savers: noise hits each alike
-        for name, make in makers.items():
+    order = random.Random(7)
+    for rep in range(repeat):  # rounds interleave the savers, shuffled: noise hits each alike
+        names = list(makers)
+        order.shuffle(names)
+        for name in names:
+            make = makers[name]
             measured = rep == 0 and ("Redis" in name or "Valkey" in name)
             if measured:
                 meter.start()
@@ -253,7 +259,7 @@ def one_run(url: str, tmp: Path, steps: int, threads: int, repeat: int) -> dict[
         samples.setdefault("AsyncRedisSaver", []).append(time_async(async_redis, steps, threads))
         if rep == 0:
             server["AsyncRedisSaver"] = meter.stop(2 * steps * threads)
-    ms = {name: statistics.median(v) for name, v in samples.items()}
+    ms = {name: statistics.median(samples[name]) for name in [*makers, *ASYNC_NAMES]}
     sizes = {
         label: [stored_bytes(client, n, state) for n in (20, 60, 200)]
         for label, state in (("list", ListState), ("DeltaChannel", DeltaState))

@@ -75,7 +75,7 @@ def prepare(unpacked: Path, version: str) -> Path:
     assert "_checkpointer_redis]" in prune and "skipif(NO_DOCKER" not in prune, "prune patch"
     (work / "tests" / "test_prune_graphwright.py").write_text(prune)
     (work / "tests" / "test_prune_postgres.py").unlink()
-    (work / "pytest.ini").write_text("[pytest]\naddopts = --strict-markers -p no:cacheprovider\n")
+    (work / "pytest.ini").write_text("[pytest]\naddopts = --strict-markers\n")
     return work
 
 
@@ -106,7 +106,13 @@ def main(argv: list[str]) -> int:
            *deselect, *extra]
     print(f"LangGraph {version}'s tests against the Redis savers ({work})", flush=True)
     try:
-        return subprocess.run(cmd, cwd=work, env=env).returncode
+        code = subprocess.run(cmd, cwd=work, env=env).returncode
+        if code == 1:
+            # A few upstream tests order tasks by sleeps of 10 ms (test_imp_nested): on a
+            # loaded machine a write can take longer. Failures get one more try, alone.
+            print("rerunning the failed tests once, alone", flush=True)
+            code = subprocess.run([*cmd, "--last-failed"], cwd=work, env=env).returncode
+        return code
     finally:
         server.stop()
 
