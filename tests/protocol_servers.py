@@ -1,0 +1,101 @@
+"""The two servers of the protocol tests, started once per session: LangGraph's own
+``langgraph dev`` (installed apart by ``scripts/reference-server``) and graphwright's
+service, serving the same graphs (tests/protocol_graphs.py) against the same fixed
+streaming chat model (tests/openai_stream_server.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from graphwright import Orchestrator
+from graphwright.offline import OfflineChatModel
+from graphwright.settings import Settings
+from tests.http_service import Service, free_port, running
+
+ROOT = Path(__file__).resolve().parent.parent
+PLUGIN = "tests.protocol_graphs:register"
+
+
+def install_reference() -> Path | None:
+    """The ``langgraph`` executable, installing it on first use; None when that fails."""
+    done = subprocess.run([str(ROOT / "scripts" / "reference-server")], capture_output=True, text=True,
+                          timeout=900, check=False)
+    path = Path(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 and done.stdout.strip() else None
+    return path if path and path.exists() else None
+
+
+@contextmanager
+def reference_server(chat_url: str) -> Iterator[str | None]:
+    exe = install_reference()
+    if exe is None:
+        yield None
+        return
+    port = free_port()
+    env = {**os.environ, "PROTOCOL_CHAT_URL": chat_url, "LANGSMITH_TRACING": "false",
+           "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
+    proc = subprocess.Popen([str(exe), "dev", "--no-browser", "--no-reload", "--allow-blocking",
+                             "--port", str(port)], cwd=ROOT / "tests" / "reference", env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                yield None
+                return
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@contextmanager
+def graphwright_server(redis_url: str, *, worker: bool = True) -> Iterator[Service]:
+    settings = Settings(_env_file=None, REDIS_URL=redis_url,  # type: ignore[call-arg]
+                        GRAPHWRIGHT_KEY_PREFIX=f"proto{uuid.uuid4().hex[:8]}", GRAPHWRIGHT_GRAPHS=PLUGIN)
+    with running(Orchestrator(settings=settings, model=OfflineChatModel()), worker=worker) as svc:
+        yield svc
+
+
+class Blocking:
+    """The async SDK client driven from synchronous test code, call by call, on one loop:
+    coroutines are awaited, async iterators collected."""
+
+    def __init__(self, target: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self._target = target
+        self._loop = loop
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._target, name)
+        if not callable(value):
+            return Blocking(value, self._loop)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            result = value(*args, **kwargs)
+            if inspect.isawaitable(result):
+                return self._loop.run_until_complete(result)
+            if hasattr(result, "__aiter__"):
+                return self._loop.run_until_complete(_collect(result))
+            return result
+        return call
+
+
+async def _collect(items: Any) -> list[Any]:
+    return [item async for item in items]
