@@ -534,20 +534,19 @@ class Orchestrator:
     def _set_meta(self, thread_id: str, /, **fields: str) -> None:
         key = self.keys.meta(thread_id)
         try:
+            now = time.time()
             with self.client.pipeline(transaction=True) as pipe:  # one slot: the thread's
-                now = time.time()
                 mapping = {k: self.sealer.seal_text(v) if k in SEALED_META else v
                            for k, v in {**fields, "updated_at": str(now)}.items()}
                 pipe.hset(key, mapping=mapping)  # type: ignore[arg-type]  # redis-py's mapping type is invariant
                 pipe.sadd(self.keys.registry(thread_id), key)
                 pipe.execute()
-            # The global indexes live on other cluster slots, so they are written apart from
-            # the thread's keys (each write is idempotent): the threads index the saver keeps,
-            # so threads with no checkpoint yet are listed, and the HTTP search index.
-            with self.client.pipeline(transaction=False) as glob:
-                glob.zadd(self.keys.threads(), {escape(thread_id): int(now * 1000)})
-                self.index.on_write(glob, thread_id, fields, now)
-                glob.execute()
+            # The threads index the saver keeps, so threads with no checkpoint yet are listed.
+            # It lives on another cluster slot, so it is written on its own (idempotent).
+            self.client.zadd(self.keys.threads(), {escape(thread_id): int(now * 1000)})
+            with self.client.pipeline(transaction=True) as pipe:  # the HTTP search index: its own slot
+                self.index.on_write(pipe, thread_id, fields, now)
+                pipe.execute()
         except redis.RedisError as exc:
             raise _unavailable(exc) from exc
 

@@ -137,8 +137,14 @@ class CronStore:
         doc["payload"] = {**doc["payload"], **changes}  # the request stays whole in the payload, as the reference keeps it
         moment = datetime.now(UTC).timestamp() if now is None else now
         doc["updated_at"] = iso(moment)
+        due = self.redis.zscore(self.keys.cron_due(), cron_id)
+        end = parse_time(doc.get("end_time"))
         with self.redis.pipeline(transaction=True) as pipe:
-            self._schedule(pipe, doc, moment)
+            if due is None or {"schedule", "timezone", "enabled"} & changes.keys():
+                self._schedule(pipe, doc, moment)
+            elif end is not None and float(due) > end:
+                pipe.zrem(self.keys.cron_due(), cron_id)
+            # else the next due run stays as it is: a new end_time or payload skips none
             pipe.hset(self.keys.crons(), cron_id, json.dumps(doc))
             pipe.execute()
         return self.get(cron_id)
