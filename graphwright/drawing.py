@@ -91,9 +91,17 @@ def mermaid(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = N
     text = g.draw_mermaid()
     if path is None:
         return text
-    drawn = set(g.nodes)  # workers drawn as expanded subgraphs are not nodes: not marked
-    path = Path(visited=[n for n in path.visited if n in drawn],
-                current=[n for n in path.current if n in drawn], gate=path.gate, steps=path.steps)
+    drawn = list(g.nodes)
+
+    def shown(nodes: list[str]) -> list[str]:
+        """The drawn nodes: a subgraph drawn expanded (xray) stands for its inner nodes."""
+        out: list[str] = []
+        for n in nodes:
+            out += [n] if n in drawn else [d for d in drawn if d.startswith(f"{n}:")]
+        return list(dict.fromkeys(out))
+
+    path = Path(visited=shown(path.visited), current=shown(path.current), gate=path.gate,
+                steps=path.steps)
     lines = [text.rstrip()]
     lines += [f"\tclassDef {name} {style};" for name, style in STYLES.items()]
     marks = {

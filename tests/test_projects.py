@@ -123,7 +123,7 @@ def same_on_both(both: Both, graph: str, input: dict[str, Any], **kwargs: Any) -
 
 def test_a_state_graph_with_its_own_input_schema(both: Both, cli: Callable[..., Any]) -> None:
     given = {"topic": "redis", "depth": 1}
-    expected = "redis: part 1 / redis: more / redis: more"
+    expected = "redis: part 1 / redis: more / redis: more (signed)"
     result = both.gw.orch.invoke("report", given)
     assert result.status == "completed"
     assert both.gw.orch.state(result.thread_id).values["report"] == expected
@@ -241,10 +241,11 @@ def test_draw_each_project_with_and_without_a_thread_offline(
     assert page.startswith("<!doctype html>") and "classDef gate" in page
     report = cli("draw", "report", "--thread", threads["report"])["text"]
     assert "outline -. &nbsp;write&nbsp; .-> write;" in report  # the branch names its edge
-    assert "class __start__,outline,write visited;" in report and "expand visited" not in report
+    assert "class __start__,outline,write,polish\\3acheck,polish\\3asign visited;" in report
+    assert "subgraph polish" in report and "expand visited" not in report  # xray: drawn inside
     gate = cli("draw", "assistant", "--thread", threads["assistant"])["text"]
     assert "class HumanInTheLoopMiddleware\\2eafter_model gate;" in gate  # waits for a decision
-    assert "steps: outline → write" in cli("draw", "report", "-f", "ascii", "--thread",
+    assert "steps: outline → write → polish" in cli("draw", "report", "-f", "ascii", "--thread",
                                            threads["report"])["text"]
     done = orch.resume(threads["assistant"], {"decisions": [{"type": "reject"}, {"type": "reject"}]})
     assert done.status == "completed" and both.notes() == {}

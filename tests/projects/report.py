@@ -37,12 +37,30 @@ def write(state: State) -> dict[str, str]:
     return {"report": " / ".join(state["outline"])}
 
 
+def check(state: OutputState) -> dict[str, str]:
+    return {"report": state["report"].strip()}
+
+
+def sign(state: OutputState) -> dict[str, str]:
+    return {"report": state["report"] + " (signed)"}
+
+
+# A subgraph: drawn expanded with xray, checkpointed under the parent thread.
+polish = StateGraph(OutputState)
+polish.add_node("check", check)
+polish.add_node("sign", sign)
+polish.add_edge(START, "check")
+polish.add_edge("check", "sign")
+
+
 builder = StateGraph(State, input_schema=InputState, output_schema=OutputState)
 builder.add_node("outline", outline)
 builder.add_node("expand", expand)
 builder.add_node("write", write)
+builder.add_node("polish", polish.compile())
 builder.add_edge(START, "outline")
 builder.add_conditional_edges("outline", route)
 builder.add_conditional_edges("expand", route)
-builder.add_edge("write", END)
+builder.add_edge("write", "polish")
+builder.add_edge("polish", END)
 graph = builder.compile()
