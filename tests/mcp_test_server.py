@@ -75,6 +75,14 @@ def crash() -> str:
     os._exit(3)
 
 
+@server.tool(annotations={"idempotentHint": True, **CLOSED})
+def set_flag(name: str, ctx: Context) -> str:
+    """Set a named flag (setting it twice changes nothing)."""
+    meta = ctx.request_context.meta if ctx.request_context else None
+    _log({"tool": "set_flag", "name": name, "meta": dict(meta or {})})
+    return f"{name} is set"
+
+
 @server.tool(annotations=CLOSED)
 def crash_write(text: str) -> str:
     """A write that kills the server after its effect, before answering."""

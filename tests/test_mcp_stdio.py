@@ -6,8 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 
 from checkpoints.errors import ConfigurationError
+from checkpoints.keys import Keys
 from graphwright import Orchestrator, Settings
 from tests.mcp_rig import (  # noqa: F401  # stop_mcp_servers: autouse
     commits,
@@ -20,9 +22,12 @@ from tests.mcp_rig import (  # noqa: F401  # stop_mcp_servers: autouse
     time_server,
 )
 from tests.openai_server import Reply, ScriptedOpenAI, call
+from tools.executor import ToolCall, ToolExecutor
 from tools.mcp import tool_specs
 from tools.mcp_config import parse_mcp_servers
 from tools.policy import Policy
+from tools.records import args_digest
+from tools.registry import ToolRegistry
 
 
 def tool_events(orch: Orchestrator, thread: str) -> list[dict[str, Any]]:
@@ -119,3 +124,24 @@ def test_malformed_crash_hang_oversized_and_error_results_are_typed_and_the_run_
     crashed = {e["pid"] for e in effects(log) if e["tool"] == "crash"}
     assert by_tool["t.whoami"]["ok"] and str(by_tool["t.whoami"]["result"]) not in crashed
     scripted.assert_done()
+
+
+def test_after_a_process_died_inside_it_an_idempotent_write_reruns_under_its_key_and_others_wait(
+    tmp_path: Path, client: redis.Redis, prefix: str
+) -> None:
+    log = tmp_path / "effects.jsonl"
+    config = {**faulty_server(log), "tools": ["set_flag", "post_note"]}
+    executor = ToolExecutor(ToolRegistry(tool_specs(parse_mcp_servers({"t": config}))), client,
+                            keys=Keys(prefix=prefix))
+    for name, args in (("t.set_flag", {"name": "ready"}), ("t.post_note", {"text": "hi"})):
+        # What a process that died mid-call leaves: a claim and no result.
+        executor.records.claim("th", name, tool=name, digest=args_digest(name, args),
+                               key=f"th:{name}", fence=None)
+    flag = executor.execute(ToolCall(name="t.set_flag", args={"name": "ready"}, id="t.set_flag"),
+                            thread_id="th")
+    note = executor.execute(ToolCall(name="t.post_note", args={"text": "hi"}, id="t.post_note"),
+                            thread_id="th")
+    assert flag.ok and flag.result == "ready is set"  # idempotentHint: run again, unasked
+    assert note.error is not None and note.error.type == "outcome_unknown"  # a reviewer decides
+    assert [(e["tool"], e["meta"]["idempotency_key"]) for e in effects(log)] == [
+        ("set_flag", "th:t.set_flag")]

@@ -26,7 +26,10 @@ META_KEY = "idempotency_key"  # the _meta entry a server may dedupe writes on
 
 
 class McpTimeout(ToolFailure):
+    """A read the server did not answer in time (a write's timeout is an unknown outcome)."""
+
     kind = "timeout"
+    retryable = True
 
 
 class LostMidWrite(ToolFailure):
