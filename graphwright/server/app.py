@@ -32,8 +32,9 @@ async def graphwright_error(request: Request, exc: Exception) -> JSONResponse:
 def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: bool = False) -> FastAPI:
     """The service over one Orchestrator; with ``api_key`` every endpoint but health needs it.
 
-    ``queue_waits`` sends ``runs.wait`` through the worker queue too (the API process then
-    runs no graph); otherwise it runs in the API process. Streams always run here.
+    ``queue_waits`` sends waits and streams through the worker queue too (the API process
+    then runs no graph, it relays each run's events from Redis); otherwise they execute in
+    a thread of the API process. Background runs always go to the workers.
     """
     app = FastAPI(title="graphwright", version="0.1.0",
                   description="LangGraph-compatible API on Redis: assistants, threads, runs, review.")
