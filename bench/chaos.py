@@ -159,7 +159,7 @@ def table(points: list[Point]) -> str:
     failures = [p for p in points if not p.ok]
     rows += ["", f"points not recovered exactly once: {len(failures)}"]
     rows += [f"  point {p.n} ({p.via}, {'gated' if p.gated else 'ungated'}, {p.where}): "
-             f"{p.problem}" for p in failures[:20]]
+             f"{p.problem}; reviewer: {', '.join(p.commands) or '-'}" for p in failures[:20]]
     return "\n".join(rows)
 
 
