@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import random
+import shutil
 import sys
 import tempfile
 import time
@@ -88,6 +89,10 @@ def run_point(c: Campaign, n: int, via: str, gated: bool, kill: bool, rng: rando
     elif gated and at is not None:  # the kill moment falls in the approval
         point.where = reviewer.approve_and_kill(at - point.first_span)
     reviewer.settle(rng, recovery_kill=kill and rng.random() < 0.3)
+    if not point.ok:  # keep its command outputs and effect files for a post-mortem
+        kept = Path(tempfile.gettempdir()) / "graphwright-chaos-failures" / prefix
+        shutil.copytree(effects, kept, dirs_exist_ok=True)
+        point.problem += f" (outputs kept in {kept})"
     return point
 
 
@@ -154,7 +159,7 @@ def table(points: list[Point]) -> str:
     failures = [p for p in points if not p.ok]
     rows += ["", f"points not recovered exactly once: {len(failures)}"]
     rows += [f"  point {p.n} ({p.via}, {'gated' if p.gated else 'ungated'}, {p.where}): "
-             f"{p.problem}" for p in failures[:20]]
+             f"{p.problem}; reviewer: {', '.join(p.commands) or '-'}" for p in failures[:20]]
     return "\n".join(rows)
 
 

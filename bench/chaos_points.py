@@ -37,6 +37,7 @@ class Point:
     first_span: float = 0.0
     approve_span: float = 0.0
     settled: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)  # the reviewer's, in order
     unknowns: int = 0
     recovery_killed: int = 0
     recovered: bool = False
@@ -172,6 +173,7 @@ class Reviewer:
                 kill_at, recovery_kill = rng.uniform(0, max(self.point.first_span, 0.5)), False
             started = time.monotonic()
             code, output, killed = self.cli(command, kill_at)
+            self.point.commands.append(" ".join(command[:1] + command[2:3]) + (" (killed)" if killed else ""))
             if "--approve" in command and not killed and not self.point.approve_span:
                 self.point.approve_span = time.monotonic() - started
             self.point.recovery_killed += killed

@@ -80,7 +80,10 @@ def _start_time(pid: int) -> str | None:
     stat = _read(f"/proc/{pid}/stat")
     if stat is None:
         return None
-    return stat.rsplit(")", 1)[-1].split()[19]  # field 22 of proc(5), counted after the name
+    fields = stat.rsplit(")", 1)[-1].split()  # proc(5) fields from the third on
+    if fields[0] in ("Z", "X"):
+        return None  # dead, only not reaped yet
+    return fields[19]  # field 22: start time
 
 
 def _pid_namespace() -> str | None:

@@ -187,9 +187,11 @@ class ToolExecutor:
         key = self.idempotency_key(thread_id, call.id)
         obs = Observation(ok=True, tool=call.name, call_id=call.id, result=result,
                           idempotency_key=key)
-        self.records.claim(thread_id, call.id, tool=call.name, digest=args_digest(call.name, call.args),
-                           key=key, fence=fence, reclaim=True)
-        self.records.settle(thread_id, call.id, attempt="", status="done",
+        claim = self.records.claim(thread_id, call.id, tool=call.name, key=key, fence=fence,
+                                   digest=args_digest(call.name, call.args), reclaim=True)
+        if claim.outcome in ("conflict", "done"):
+            return self._not_run(call, key, claim)
+        self.records.settle(thread_id, call.id, attempt=claim.attempt, status="done",
                             result=obs.model_dump_json(), fence=fence)
         return obs
 

@@ -1,0 +1,68 @@
+"""The fenced thread lock: tokens, takeover of provably dead holders only, loss detection."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+import redis
+
+from checkpoints.errors import LockLostError
+from checkpoints.keys import Keys
+from graphwright.locking import ThreadBusyError, identity, thread_lock
+
+
+@pytest.fixture
+def keys(prefix: str) -> Keys:
+    return Keys(prefix=prefix)
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def test_every_acquisition_takes_a_newer_fencing_token(client: redis.Redis, keys: Keys) -> None:
+    with thread_lock(client, keys, "t") as first:
+        busy = thread_lock(client, keys, "t")
+        with pytest.raises(ThreadBusyError, match="already running"):
+            busy.__enter__()
+    with thread_lock(client, keys, "t") as second:
+        assert second.fence > first.fence
+        assert json.loads(client.get(keys.lock("t")) or "{}")["fence"] == second.fence
+
+
+@pytest.mark.parametrize(("change", "taken"), [
+    ({}, True),  # same machine, its process gone: taken over at once
+    ({"boot": "another-boot"}, False),  # another machine or boot: wait for the expiry
+    ({"pidns": "pid:[1]"}, False),  # another container sharing the hostname
+    ({"start": None}, False),  # no way to tell
+])
+def test_a_dead_holder_is_taken_over_only_when_provably_dead(
+    client: redis.Redis, keys: Keys, change: dict[str, object], taken: bool
+) -> None:
+    holder = {**identity(), "pid": dead_pid(), "start": "1", "id": "old", "fence": 1, **change}
+    client.set(keys.lock("t"), json.dumps(holder), px=30_000)
+    if taken:
+        with thread_lock(client, keys, "t") as lock:
+            assert lock.fence >= 1
+    else:
+        with pytest.raises(ThreadBusyError), thread_lock(client, keys, "t"):
+            pass
+
+
+def test_a_live_holder_on_this_machine_is_not_taken_over(client: redis.Redis, keys: Keys) -> None:
+    client.set(keys.lock("t"), json.dumps({**identity(), "id": "me", "fence": 1}), px=30_000)
+    with pytest.raises(ThreadBusyError), thread_lock(client, keys, "t"):
+        pass
+
+
+def test_a_lock_taken_from_under_a_run_is_noticed(client: redis.Redis, keys: Keys) -> None:
+    with thread_lock(client, keys, "t", ttl_s=0.3) as lock:
+        client.set(keys.lock("t"), "someone else")
+        assert lock.lost.wait(5)
+        with pytest.raises(LockLostError, match="lost"):
+            lock.check()
+    assert client.get(keys.lock("t")) == b"someone else"  # not released: it was not ours
