@@ -68,7 +68,9 @@ def test_one_user_cannot_reach_another_users_threads_or_runs(service: Service) -
         "resume": lambda: bob.runs.wait(tid, "agent", command=resume),
         "new run": lambda: bob.runs.create(tid, "agent", input={"goal": "hi"}),
         "stream": lambda: bob.runs.stream(tid, "agent", input={"goal": "hi"}),
+        "join stream": lambda: bob.runs.join_stream(tid, rid),
         "cancel": lambda: bob.runs.cancel(tid, rid),
+        "delete run": lambda: bob.runs.delete(tid, rid),
         "delete": lambda: bob.threads.delete(tid),
     }
     for what, attempt in attempts.items():
@@ -76,6 +78,8 @@ def test_one_user_cannot_reach_another_users_threads_or_runs(service: Service) -
         assert response.status_code == 404, (what, response.text)
         assert "salary" not in response.text and gate["id"] not in response.text, what
         assert response.json()["detail"] == unknown.json()["detail"].replace("no-such-thread", tid)
+    bob.runs.cancel_many(status="all")  # cancels none of alice's runs
+    assert alice.runs.get(tid, rid)["status"] == run["status"]
     assert [t["thread_id"] for t in bob.threads.search()] == []
     assert [t["thread_id"] for t in bob.threads.search(metadata={"owner": "alice"})] == []
 
