@@ -102,13 +102,15 @@ def test_every_route_but_ok_is_401_without_a_valid_token(service: Service) -> No
                 assert r.json() == {"detail": "Invalid token"}
 
 
-def test_a_handler_returning_false_is_403_and_changes_nothing(settings: Settings) -> None:
+def test_a_false_handler_is_403_and_a_filtering_one_hides_assistants(settings: Settings) -> None:
     with running(Orchestrator(settings=settings, model=OfflineChatModel()),
                  auth=auth_owner.forbidding, worker=False) as svc:
         client = get_sync_client(url=svc.url, api_key=None)
         tid = client.threads.create()["thread_id"]
         assert refused(lambda: client.threads.delete(tid)).status_code == 403
         assert client.threads.get(tid)["thread_id"] == tid
+        assert client.assistants.search() == []  # the assistants handler's filter hides them
+        assert refused(lambda: client.assistants.get("agent")).status_code == 404
 
 
 def test_the_auth_object_loads_from_a_file_path_or_a_module() -> None:
