@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
@@ -18,6 +19,7 @@ from langgraph_sdk.client import SyncLangGraphClient
 
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
+from graphwright.server.app import create_app
 from graphwright.server.auth import load_auth
 from graphwright.settings import Settings
 from tests import auth_owner
@@ -92,11 +94,21 @@ def test_one_user_cannot_reach_another_users_threads_or_runs(service: Service) -
     assert refused(lambda: alice.threads.get(tid)).status_code == 404
 
 
+def every_route(orch: Orchestrator) -> list[tuple[str, str, dict[str, Any] | None]]:
+    """Every documented operation (ids filled in) and the documentation itself."""
+    paths = create_app(orch).openapi()["paths"]
+    routes = [(method.upper(), re.sub(r"\{[^}]+\}", "t1", path), {} if method == "post" else None)
+              for path, operations in paths.items() for method in operations if path != "/ok"]
+    return [*routes, ("GET", "/openapi.json", None), ("GET", "/docs", None), ("GET", "/redoc", None)]
+
+
 def test_every_route_but_ok_is_401_without_a_valid_token(service: Service) -> None:
+    routes = every_route(service.orch)
+    assert len(routes) >= len(ENDPOINTS) and ("GET", "/openapi.json", None) in routes
     with httpx.Client(base_url=service.url) as http:
         assert http.get("/ok").status_code == 200
-        for method, path, body in ENDPOINTS:
-            for headers in ({}, {"Authorization": "Bearer token-mallory"}, {"x-api-key": "token-bob"}):
+        for method, path, body in routes:
+            for headers in ({}, {"Authorization": "Bearer token-mallory"}):
                 r = http.request(method, path, json=body, headers=headers)
                 assert r.status_code == 401, (path, headers, r.text)
                 assert r.json() == {"detail": "Invalid token"}
