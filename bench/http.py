@@ -1,11 +1,14 @@
 """100 concurrent ``runs.wait`` through one API process and two workers, against the same runs
-through the Python API directly, measured in one run.
+through the Python API directly, measured in one run; then token streams: time to first
+token and events per second of one stream, through the API (run on a worker, relayed from
+its Redis stream) against LangGraph's ``stream`` in this process.
 
-    python -m bench.http [--runs 100]     (as a module: a script named http.py would shadow the stdlib)
+    python -m bench.http [--runs 100] [--streams 30]     (as a module: a script named http.py would shadow the stdlib)
 
 Starts its own redis-server, `graphwright serve --queue` and two `graphwright worker`
-processes on free ports, all on the offline model. Prints p50 and p99 latency and runs
-per second for both paths, and their ratios.
+processes on free ports, all on the offline model, and the fixed streaming chat model of
+the tests (20 chunks per reply). Prints p50 and p99 latency and runs per second for both
+paths, time to first token and events per second, and their ratios.
 """
 
 from __future__ import annotations
@@ -23,14 +26,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from typing import Any
+
 import httpx
-from langgraph_sdk import get_client
+from langgraph_sdk import get_client, get_sync_client
 
 from graphwright import Orchestrator, Settings
 from graphwright.offline import OfflineChatModel
+from tests.openai_stream_server import CHUNKS, serving
+from tests.protocol_graphs import CHAT_URL_ENV
 from tests.redis_servers import start_server
 
 GOAL = "订单 A1001 到哪了？"
+HI = {"messages": [{"role": "user", "content": "hi"}]}
+PLUGIN = "tests.protocol_graphs:register"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def free_port() -> int:
@@ -73,14 +83,54 @@ async def through_python(orch: Orchestrator, n: int) -> tuple[list[float], float
     return list(latencies), time.perf_counter() - started
 
 
+def stream_http(url: str, n: int) -> tuple[list[float], list[float]]:
+    """Per stream: seconds to the first token, and events per second from first to last."""
+    client = get_sync_client(url=url, api_key=None)
+    firsts, rates = [], []
+    for _ in range(n):
+        tid = client.threads.create()["thread_id"]
+        started, stamps = time.perf_counter(), []
+        for part in client.runs.stream(tid, "chat", input=HI, stream_mode="messages-tuple"):
+            if part.event == "messages":
+                stamps.append(time.perf_counter())
+        firsts.append(stamps[0] - started)
+        rates.append((len(stamps) - 1) / (stamps[-1] - stamps[0]))
+    return firsts, rates
+
+
+def stream_direct(orch: Orchestrator, n: int) -> tuple[list[float], list[float]]:
+    graph = orch.compiled("chat")
+    firsts, rates = [], []
+    for i in range(n):
+        config: Any = {"configurable": {"thread_id": f"direct-stream-{i}"}}
+        started, stamps = time.perf_counter(), []
+        for _chunk in graph.stream(HI, config, stream_mode="messages"):
+            stamps.append(time.perf_counter())
+        firsts.append(stamps[0] - started)
+        rates.append((len(stamps) - 1) / (stamps[-1] - stamps[0]))
+    return firsts, rates
+
+
+def report_streams(http: tuple[list[float], list[float]], direct: tuple[list[float], list[float]]) -> None:
+    print(f"\n{len(http[0])} token streams of {CHUNKS} chunks each (messages-tuple), one at a time")
+    print(f"{'path':<28}{'TTFT p50 ms':>14}{'events/s p50':>14}")
+    for name, (firsts, rates) in {"HTTP (worker, relayed)": http, "Python (graph.stream)": direct}.items():
+        print(f"{name:<28}{statistics.median(firsts) * 1000:>14.1f}{statistics.median(rates):>14.0f}")
+    print(f"HTTP / direct: time to first token {statistics.median(http[0]) / statistics.median(direct[0]):.2f}x, "
+          f"events per second {statistics.median(http[1]) / statistics.median(direct[1]):.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--streams", type=int, default=30)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, serving() as chat_url:
         server = start_server(Path(tmp))
+        os.environ[CHAT_URL_ENV] = chat_url
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-        env.update(REDIS_URL=server.url, GRAPHWRIGHT_KEY_PREFIX="benchhttp")
+        env.update(REDIS_URL=server.url, GRAPHWRIGHT_KEY_PREFIX="benchhttp", GRAPHWRIGHT_GRAPHS=PLUGIN,
+                   PYTHONPATH=str(ROOT))
         port = free_port()
         cli = [sys.executable, "-m", "graphwright"]
         procs = [subprocess.Popen([*cli, "serve", "--queue", "--port", str(port)], env=env)]
@@ -88,7 +138,7 @@ def main() -> None:
                                    stdout=subprocess.DEVNULL) for i in range(2)]
         try:
             url = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + 180
             while True:
                 try:
                     if httpx.get(f"{url}/ok").status_code == 200:
@@ -100,9 +150,11 @@ def main() -> None:
                 time.sleep(0.1)
             http_lat, http_wall = asyncio.run(through_http(url, args.runs))
             settings = Settings(_env_file=None, REDIS_URL=server.url,  # type: ignore[call-arg]
-                                GRAPHWRIGHT_KEY_PREFIX="benchdirect")
+                                GRAPHWRIGHT_KEY_PREFIX="benchdirect", GRAPHWRIGHT_GRAPHS=PLUGIN)
             orch = Orchestrator(settings=settings, model=OfflineChatModel())
             direct_lat, direct_wall = asyncio.run(through_python(orch, args.runs))
+            streams_http = stream_http(url, args.streams)
+            streams_direct = stream_direct(orch, args.streams)
         finally:
             for proc in procs:
                 proc.terminate()
@@ -119,6 +171,7 @@ def main() -> None:
           f"{(len(http_lat) / http_wall) / (len(direct_lat) / direct_wall):.2f}x "
           f"(median of one run each: {statistics.median(http_lat) * 1000:.0f} vs "
           f"{statistics.median(direct_lat) * 1000:.0f} ms)")
+    report_streams(streams_http, streams_direct)
 
 
 if __name__ == "__main__":

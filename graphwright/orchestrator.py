@@ -317,7 +317,8 @@ class Orchestrator:
 
     def delete(self, thread_id: str) -> None:
         """Remove every key of the thread: checkpoints, trace, metadata, idempotency records."""
-        self._thread(thread_id)
+        if not self._meta(thread_id):
+            raise NotFoundError(f"no thread {thread_id!r}; `threads` lists the known ones")
         with thread_lock(self.client, self.keys, thread_id):
             self.saver.delete_thread(thread_id)
             self.client.delete(self.keys.meta(thread_id))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 import os
+import time
 from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
@@ -110,8 +111,22 @@ def raising_builder() -> StateGraph[Any]:
     return g
 
 
+def tick(state: State) -> dict[str, Any]:
+    time.sleep(0.1)
+    return {"steps": ["tick"]}
+
+
+def slow_builder() -> StateGraph[Any]:
+    """Ticks 100 times, a tenth of a second each: long enough to cancel mid-run."""
+    g = StateGraph(State)
+    g.add_node("tick", tick)
+    g.add_edge(START, "tick")
+    g.add_conditional_edges("tick", lambda s: END if len(s.get("steps") or []) >= 100 else "tick")
+    return g
+
+
 BUILDERS = {"interrupting": interrupting_builder, "chat": chat_builder,
-            "subgraph": subgraph_builder, "raising": raising_builder}
+            "subgraph": subgraph_builder, "raising": raising_builder, "slow": slow_builder}
 
 interrupting = interrupting_builder().compile()
 chat = chat_builder().compile()

@@ -25,8 +25,7 @@ from tests.redis_servers import Server
 # The issue asks for input checked against the graph's input schema: graphwright refuses a
 # bad input with 422 before any run; the reference starts the run and fails it.
 DELIBERATE = {("inputs", "input of the wrong type")}
-ASYNC_SCENARIOS = ["interrupt and resume", "messages-tuple", "raising graph", "background runs",
-                   "stateless runs", "joins"]
+ASYNC_SCENARIOS = ["interrupt and resume", "messages-tuple", "raising graph", "joins"]
 CASES = [(name, "sync") for name in SCENARIOS] + [(name, "async") for name in ASYNC_SCENARIOS]
 
 

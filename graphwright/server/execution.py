@@ -24,8 +24,9 @@ from graphwright.inputs import user_messages
 from graphwright.locking import ThreadBusyError, thread_lock
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.completion import after_run
-from graphwright.server.framing import Framer, error_data, graph_modes
+from graphwright.server.framing import Framer, error_data
 from graphwright.server.payloads import command_of, goal_of, graph_input, run_config
+from graphwright.server.producing import produce
 from graphwright.server.runs import RunStore
 from graphwright.server.schemas import RunCreate, RunStatus
 from graphwright.server.values import final_values
@@ -73,7 +74,7 @@ class Executor:
         graph = self.orch.compiled(spec.name)
         config = run_config(thread_id, run_id, body)
         before = graph.get_state({"configurable": {"thread_id": thread_id}}).config.get("configurable", {}).get("checkpoint_id")
-        self.publish(thread_id, run_id, "metadata", {"run_id": run_id, "attempt": 1})
+        self.publish(thread_id, run_id, "metadata", {"run_id": run_id, "attempt": 2 if recovering else 1})
         try:
             payload = self.payload(spec, graph, config, body, recovering, thread_id, run_id)
         except Exception as exc:  # a decision that no longer fits, an input the graph refuses
@@ -138,9 +139,8 @@ class Executor:
             state = graph.get_state({"configurable": {"thread_id": thread_id}})
             if payload is None and (not state.next or state.interrupts):
                 return None, None  # nothing to run: it had finished, or waits at a gate
-            for item in graph.stream(payload, config, stream_mode=graph_modes(body.modes()), **options):
-                ns, mode, chunk = item if body.stream_subgraphs else ((), *item)
-                for event, data in framer.frames(ns, mode, chunk):
+            for frames in produce(graph, payload, config, body, framer, options, run_id):
+                for event, data in frames:
                     self.publish(thread_id, run_id, event, data)
                 owner, cancel = self.store.signals(thread_id, run_id)
                 if owner != self.owner:

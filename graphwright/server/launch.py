@@ -188,5 +188,5 @@ async def relay(launch: Launcher, run: Run, modes: list[str], request: Request,
                 ended = True
                 return
     finally:
-        if cancel_on_disconnect and not ended:
-            await run_in_threadpool(launch.store.cancel, run.thread_id, run.run_id, "interrupt")
+        if cancel_on_disconnect and not ended:  # a quick Redis call; no await in a cancelled task
+            launch.store.cancel(run.thread_id, run.run_id, "interrupt")
