@@ -1,6 +1,7 @@
 """Fuzz the HTTP API with schemathesis against its own ``/openapi.json``.
 
     python -m bench.fuzz [--max-examples 60] [--phases examples,coverage,fuzzing,stateful]
+                         [--max-time SECONDS]
 
 Starts its own redis-server and the service (offline model, an API key, a real worker)
 in this process, then runs the ``schemathesis`` CLI on every operation with the checks
@@ -60,6 +61,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-examples", type=int, default=60)
     parser.add_argument("--phases", default="examples,coverage,fuzzing,stateful")
+    parser.add_argument("--max-time", type=float, default=None,
+                        help="seconds; schemathesis stops and reports when they are spent")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         server = start_server(Path(tmp) / "redis")
@@ -68,7 +71,8 @@ def main() -> int:
                                 GRAPHWRIGHT_KEY_PREFIX="fuzz", GRAPHWRIGHT_RUN_RATE=0)
             orch = Orchestrator(settings=settings, model=OfflineChatModel())
             with running(orch, api_key=KEY) as svc:
-                result = fuzz(svc.url, max_examples=args.max_examples, phases=args.phases)
+                result = fuzz(svc.url, max_examples=args.max_examples, phases=args.phases,
+                              max_time=args.max_time)
         finally:
             server.stop()
     print(result.output[-6000:])
