@@ -51,7 +51,8 @@ def fuzz(url: str, *, max_examples: int, phases: str, seed: int = 1,
                "--suppress-health-check", "all", "--no-color", "--continue-on-failure"]
     if max_time:
         command += ["--max-time", str(max_time)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1800,
+    # Run in a scratch folder: schemathesis keeps a cache of what it found in its cwd.
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1800, cwd=tempfile.gettempdir(),
                           env={"PATH": "/usr/bin:/bin", "SCHEMATHESIS_TELEMETRY": "false",
                                "HOME": tempfile.gettempdir()})
     return FuzzResult(done.returncode, done.stdout + done.stderr)
