@@ -36,6 +36,12 @@ class FuzzResult:
     returncode: int
     output: str
 
+    @property
+    def failed(self) -> bool:
+        """A check failed: a 5xx or a response off its schema. A request that timed out (a
+        ``runs.wait`` on a run delayed by ``after_seconds``) is an error, not a failure."""
+        return "Failures:" in self.output or "unique failure" in self.output
+
     def number(self, pattern: str) -> int:
         found = re.search(pattern, self.output)
         return int(found.group(1)) if found else 0
@@ -77,7 +83,7 @@ def main() -> int:
         finally:
             server.stop()
     print(result.output[-6000:])
-    return result.returncode
+    return 1 if result.failed or not result.number(r"(\d+) generated") else 0
 
 
 if __name__ == "__main__":
