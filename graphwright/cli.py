@@ -304,7 +304,7 @@ def draw(
 def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
     port: int = typer.Option(8123, help="Port to listen on."),
-    queue: bool = typer.Option(False, "--queue", help="Run runs.wait on the workers too."),
+    queue: bool = typer.Option(False, "--queue", help="Run waits and streams on the workers too (the API runs no graph)."),
 ) -> None:
     """Serve the LangGraph-compatible HTTP API and the /review pages."""
     import uvicorn

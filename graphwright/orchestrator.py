@@ -17,8 +17,8 @@ import redis
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
-from redis.cluster import RedisCluster
 
+from checkpoints.connect import connect
 from checkpoints.errors import (
     GraphwrightError,
     InfrastructureError,
@@ -30,6 +30,7 @@ from checkpoints.keys import Keys, escape
 from checkpoints.memory import MemoryBook, MemoryRecord, Source, effective, scope_of
 from checkpoints.redis import RedisSaver
 from checkpoints.sealed import sealer_from_env
+from checkpoints.server_check import check_server
 from checkpoints.store import RedisStore
 from checkpoints.trace import TraceWriter
 from graphs.gates import gate_command, pending_gate
@@ -101,10 +102,12 @@ class Orchestrator:
             load_plugin(target.strip(), self.graphs)
 
     def _connect(self) -> redis.Redis:
-        url = redis_url(self.settings)
-        if self.settings.redis_cluster:
-            return RedisCluster.from_url(url)  # type: ignore[return-value]  # same command API
-        return redis.Redis.from_url(url)
+        client: redis.Redis = connect(redis_url(self.settings), cluster=self.settings.redis_cluster)
+        try:
+            check_server(client, refuse_eviction=self.settings.refuse_eviction)
+        except redis.ConnectionError:
+            log.debug("Redis not reachable at start; the first operation reports it")
+        return client
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Orchestrator:
@@ -395,14 +398,15 @@ class Orchestrator:
     def _set_meta(self, thread_id: str, /, **fields: str) -> None:
         key = self.keys.meta(thread_id)
         try:
-            with self.client.pipeline(transaction=True) as pipe:
+            with self.client.pipeline(transaction=True) as pipe:  # one slot: the thread's
                 mapping = {k: self.sealer.seal_text(v) if k in SEALED_META else v
                            for k, v in {**fields, "updated_at": str(time.time())}.items()}
                 pipe.hset(key, mapping=mapping)  # type: ignore[arg-type]  # redis-py's mapping type is invariant
                 pipe.sadd(self.keys.registry(thread_id), key)
-                # The threads index the saver keeps, so threads with no checkpoint yet are listed.
-                pipe.zadd(self.keys.threads(), {escape(thread_id): int(time.time() * 1000)})
                 pipe.execute()
+            # The threads index the saver keeps, so threads with no checkpoint yet are listed.
+            # It lives on another cluster slot, so it is written on its own (idempotent).
+            self.client.zadd(self.keys.threads(), {escape(thread_id): int(time.time() * 1000)})
         except redis.RedisError as exc:
             raise _unavailable(exc) from exc
 

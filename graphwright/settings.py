@@ -15,6 +15,10 @@ class Settings(BaseSettings):
 
     redis_url: str | None = Field(default=None, validation_alias="REDIS_URL")
     redis_cluster: bool = Field(default=False, validation_alias="GRAPHWRIGHT_REDIS_CLUSTER")
+    refuse_eviction: bool = Field(
+        default=False, validation_alias="GRAPHWRIGHT_REFUSE_EVICTION",
+        description="refuse to start when the server's maxmemory-policy may evict keys",
+    )
     home: str = Field(default=".graphwright", validation_alias="GRAPHWRIGHT_HOME")
     key_prefix: str = Field(default="gw", validation_alias="GRAPHWRIGHT_KEY_PREFIX")
     checkpoint_ttl_s: int | None = Field(

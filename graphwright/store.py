@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from checkpoints.connect import connect
 from checkpoints.embedded import EmbeddedRedis
 from checkpoints.redis import RedisSaver
 from graphwright.settings import Settings
@@ -15,9 +16,8 @@ def redis_url(settings: Settings) -> str:
 
 
 def open_saver(settings: Settings) -> RedisSaver:
-    return RedisSaver.from_url(
-        redis_url(settings),
-        cluster=settings.redis_cluster,
+    return RedisSaver(
+        connect(redis_url(settings), cluster=settings.redis_cluster),
         prefix=settings.key_prefix,
         ttl_s=settings.checkpoint_ttl_s,
         encrypt=settings.encrypt,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 import uuid
 from collections.abc import Iterator
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from redis.cluster import RedisCluster
 
 from checkpoints.keys import Keys
 from graphwright import Orchestrator
@@ -17,7 +19,7 @@ from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
 from tests.agent_rig import AgentRig
 from tests.openai_server import ScriptedOpenAI
-from tests.redis_servers import Server, start_server
+from tests.redis_servers import Server, start_cluster, start_server
 
 
 @pytest.fixture(autouse=True)
@@ -35,11 +37,28 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "connect", guarded)
 
 
+CLUSTER = os.environ.get("GRAPHWRIGHT_TEST_TOPOLOGY") == "cluster"
+"""Run the product suites on a 3-master cluster with a replica each instead of one server."""
+
+
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    if CLUSTER:
+        nodes = start_cluster(tmp_path_factory.mktemp("cluster"), masters=3, replicas=1)
+        yield nodes[0]
+        for node in nodes:
+            node.stop()
+        return
     server = start_server(tmp_path_factory.mktemp("redis"))
     yield server
     server.stop()
+
+
+@pytest.fixture(autouse=True)
+def cluster_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Processes and settings built from the environment see the cluster too."""
+    if CLUSTER:
+        monkeypatch.setenv("GRAPHWRIGHT_REDIS_CLUSTER", "true")
 
 
 @pytest.fixture
@@ -54,7 +73,10 @@ def prefix() -> str:
 
 @pytest.fixture
 def client(redis_server: Server) -> Iterator[redis.Redis]:
-    c = redis.Redis(port=redis_server.port)
+    c: redis.Redis = (
+        RedisCluster(host="127.0.0.1", port=redis_server.port)  # type: ignore[assignment]  # same command API
+        if CLUSTER else redis.Redis(port=redis_server.port)
+    )
     yield c
     c.close()
 
@@ -94,7 +116,8 @@ def scripted_rig(client: redis.Redis, prefix: str) -> Iterator[AgentRig]:
 @pytest.fixture
 def settings(redis_url: str, prefix: str) -> Settings:
     """Settings on the test Redis under this test's prefix, ignoring any .env file."""
-    return Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix)  # type: ignore[call-arg]
+    return Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
+                    GRAPHWRIGHT_REDIS_CLUSTER=CLUSTER)
 
 
 @pytest.fixture

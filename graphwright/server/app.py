@@ -50,8 +50,9 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
 
     ``auth`` (or the ``GRAPHWRIGHT_AUTH`` setting) is a ``langgraph_sdk.Auth`` that decides
     who the caller is and what they may do; without one, ``api_key`` is the one key.
-    ``queue_waits`` sends ``runs.wait`` through the worker queue too (the API process then
-    runs no graph); otherwise it runs in the API process. Streams always run here.
+    ``queue_waits`` sends waits and streams through the worker queue too (the API process
+    then runs no graph, it relays each run's events from Redis); otherwise they execute in
+    a thread of the API process. Background runs always go to the workers.
     """
     app = FastAPI(title="graphwright", version="0.1.0", openapi_url=None, docs_url=None,
                   redoc_url=None,

@@ -137,8 +137,10 @@ class Executor:
             options["context"] = body.context
         try:
             state = graph.get_state({"configurable": {"thread_id": thread_id}})
-            if payload is None and (not state.next or state.interrupts):
-                return None, None  # nothing to run: it had finished, or waits at a gate
+            # get_state shows pending writes as applied (a step killed before its checkpoint
+            # reads as finished), so only a waiting gate means there is nothing to continue.
+            if payload is None and state.interrupts:
+                return None, None
             for frames in produce(graph, payload, config, body, framer, options, run_id):
                 for event, data in frames:
                     self.publish(thread_id, run_id, event, data)

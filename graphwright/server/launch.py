@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import threading
 import time
@@ -28,6 +29,7 @@ from graphwright.server.schemas import CancelMany, Run, RunCreate
 from graphwright.server.values import final_values
 
 POLL_S = 0.05
+log = logging.getLogger(__name__)
 
 
 class Launcher:
@@ -73,8 +75,11 @@ class Launcher:
         """Execute in this process, waiting for the thread and for the run's turn."""
         time.sleep(delay_s)
         executor = Executor(self.orch, self.store)
-        while executor.run(thread_id, run_id) in ("busy", "wait"):
-            time.sleep(POLL_S)
+        try:
+            while executor.run(thread_id, run_id) in ("busy", "wait"):
+                time.sleep(POLL_S)
+        except Exception:  # nothing above this thread to tell; the run's record says how far it got
+            log.exception("run %s on thread %s could not be executed", run_id, thread_id)
 
     async def finished(self, run: Run, timeout_s: float = 3600) -> None:
         deadline = time.monotonic() + timeout_s

@@ -7,7 +7,8 @@ queue and the delayed set share the thread's hash tag.
 
 from __future__ import annotations
 
-# KEYS: record, runs, inflight, registry, queue, delayed, events-prefix-unused
+# KEYS: record, runs, inflight, registry, queue, delayed (on a cluster, queue and delayed are
+# the record again and mode is none: the caller queues apart, as they live on other slots)
 # ARGV: run_id, now, strategy, mode (queue|delay|none), due, record-prefix, thread_id, fields...
 CREATE = """
 local run_id, now, strategy, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]

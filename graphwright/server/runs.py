@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 import redis
+from redis.cluster import RedisCluster
 
 from checkpoints.errors import NotFoundError, RedisUnavailableError
 from checkpoints.keys import Keys
@@ -55,6 +56,7 @@ class RunStore:
     def __init__(self, client: redis.Redis, keys: Keys) -> None:
         self.redis = client
         self.keys = keys
+        self.cluster = isinstance(client, RedisCluster)  # queue keys live on other slots
         self._scripts = {name: client.register_script(getattr(run_scripts, name))
                          for name in ("CREATE", "PICKUP", "PUBLISH", "FINISH", "CANCEL", "RELEASE_DUE",
                                       "HEARTBEAT")}
@@ -87,14 +89,21 @@ class RunStore:
                   "body": body.model_dump_json(), "started": "0", "error": "", **extra}
         mode = "none" if not queue else "delay" if delay_s > 0 else "queue"
         flat = [item for pair in self._sealed(record).items() for item in pair]
+        key = self.keys.run_record(thread_id, run_id)
+        queues = [key, key] if self.cluster else [self.keys.queue(), self.delayed()]
         outcome = self.script("CREATE", [
-            self.keys.run_record(thread_id, run_id), self.keys.thread_runs(thread_id),
-            self.inflight(thread_id), self.keys.registry(thread_id), self.keys.queue(),
-            self.delayed(), "unused",
-        ], [run_id, now, strategy, mode, now + delay_s, self.record_prefix(thread_id), thread_id, *flat])
+            key, self.keys.thread_runs(thread_id), self.inflight(thread_id),
+            self.keys.registry(thread_id), *queues,
+        ], [run_id, now, strategy, "none" if self.cluster else mode, now + delay_s,
+            self.record_prefix(thread_id), thread_id, *flat])
         if outcome == b"busy":
             raise ThreadBusyError(f"thread {thread_id!r} is busy with another run "
                                   f"(multitask_strategy {strategy})")
+        if self.cluster and mode != "none":  # another slot: a second step on a cluster
+            if mode == "queue":
+                self.redis.xadd(self.keys.queue(), {"thread_id": thread_id, "run_id": run_id})
+            else:
+                self.requeue(thread_id, run_id, delay_s)
         return self.to_run(record)
 
     # --- reading ---------------------------------------------------------------
@@ -174,7 +183,14 @@ class RunStore:
 
     def release_due(self) -> int:
         """Move delayed runs whose time has come onto the queue."""
-        return int(self.script("RELEASE_DUE", [self.delayed(), self.keys.queue()], [time.time()]))
+        if not self.cluster:
+            return int(self.script("RELEASE_DUE", [self.delayed(), self.keys.queue()], [time.time()]))
+        due: builtins.list[bytes] = self.redis.zrangebyscore(self.delayed(), "-inf", time.time(), 0, 50)  # type: ignore[assignment]  # bytes client
+        for item in due:
+            if self.redis.zrem(self.delayed(), item):  # whoever removes it queues it
+                thread_id, run_id = json.loads(item)
+                self.redis.xadd(self.keys.queue(), {"thread_id": thread_id, "run_id": run_id})
+        return len(due)
 
     def requeue(self, thread_id: str, run_id: str, delay_s: float) -> None:
         self.redis.zadd(self.delayed(), {json.dumps([thread_id, run_id]): time.time() + delay_s})

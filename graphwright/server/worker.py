@@ -89,10 +89,12 @@ class Worker:
             log.exception("run %s on thread %s failed", run_id, thread)
         finally:
             done.set()
-        with self.orch.client.pipeline(transaction=True) as pipe:
-            pipe.xack(self.queue, GROUP, entry_id)
-            if outcome in ("busy", "wait"):  # try again shortly; order is kept by the line
+        # Back on the delayed queue with the acknowledgement (one step, but on a cluster,
+        # whose queue keys live on other slots): try again shortly; order is kept by the line.
+        with self.orch.client.pipeline(transaction=not self.store.cluster) as pipe:
+            if outcome in ("busy", "wait"):
                 pipe.zadd(self.store.delayed(), {json.dumps([thread, run_id]): time.time() + RETRY_S})
+            pipe.xack(self.queue, GROUP, entry_id)
             pipe.execute()
 
     def _heartbeat(self, entry_id: bytes, done: threading.Event) -> None:
