@@ -1,6 +1,7 @@
 """Fuzz the HTTP API with schemathesis against its own ``/openapi.json``.
 
     python -m bench.fuzz [--max-examples 60] [--phases examples,coverage,fuzzing,stateful]
+                         [--max-time SECONDS]
 
 Starts its own redis-server and the service (offline model, an API key, a real worker)
 in this process, then runs the ``schemathesis`` CLI on every operation with the checks
@@ -35,6 +36,12 @@ class FuzzResult:
     returncode: int
     output: str
 
+    @property
+    def failed(self) -> bool:
+        """A check failed: a 5xx or a response off its schema. A request that timed out (a
+        ``runs.wait`` on a run delayed by ``after_seconds``) is an error, not a failure."""
+        return "Failures:" in self.output or "unique failure" in self.output
+
     def number(self, pattern: str) -> int:
         found = re.search(pattern, self.output)
         return int(found.group(1)) if found else 0
@@ -50,7 +57,8 @@ def fuzz(url: str, *, max_examples: int, phases: str, seed: int = 1,
                "--suppress-health-check", "all", "--no-color", "--continue-on-failure"]
     if max_time:
         command += ["--max-time", str(max_time)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1800,
+    # Run in a scratch folder: schemathesis keeps a cache of what it found in its cwd.
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1800, cwd=tempfile.gettempdir(),
                           env={"PATH": "/usr/bin:/bin", "SCHEMATHESIS_TELEMETRY": "false",
                                "HOME": tempfile.gettempdir()})
     return FuzzResult(done.returncode, done.stdout + done.stderr)
@@ -60,6 +68,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-examples", type=int, default=60)
     parser.add_argument("--phases", default="examples,coverage,fuzzing,stateful")
+    parser.add_argument("--max-time", type=float, default=None,
+                        help="seconds; schemathesis stops and reports when they are spent")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         server = start_server(Path(tmp) / "redis")
@@ -68,11 +78,12 @@ def main() -> int:
                                 GRAPHWRIGHT_KEY_PREFIX="fuzz", GRAPHWRIGHT_RUN_RATE=0)
             orch = Orchestrator(settings=settings, model=OfflineChatModel())
             with running(orch, api_key=KEY) as svc:
-                result = fuzz(svc.url, max_examples=args.max_examples, phases=args.phases)
+                result = fuzz(svc.url, max_examples=args.max_examples, phases=args.phases,
+                              max_time=args.max_time)
         finally:
             server.stop()
     print(result.output[-6000:])
-    return result.returncode
+    return 1 if result.failed or not result.number(r"(\d+) generated") else 0
 
 
 if __name__ == "__main__":

@@ -57,3 +57,8 @@ async def anyone(authorization: str | None) -> str:
 @forbidding.on.threads.delete
 async def no_deletes(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> bool:
     return False
+
+
+@forbidding.on.assistants
+async def team_assistants(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> Auth.types.FilterType:
+    return {"team": "research"}  # no graph carries it, so none is visible

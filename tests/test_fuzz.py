@@ -16,7 +16,7 @@ def test_fuzzing_every_operation_finds_no_server_error_and_no_schema_violation(
     quiet = Settings(_env_file=None, REDIS_URL=settings.redis_url,  # type: ignore[call-arg]
                      GRAPHWRIGHT_KEY_PREFIX=settings.key_prefix, GRAPHWRIGHT_RUN_RATE=0)
     with running(Orchestrator(settings=quiet, model=OfflineChatModel()), api_key=KEY) as svc:
-        result = fuzz(svc.url, max_examples=4, phases="fuzzing,stateful")
-    assert result.returncode == 0, result.output[-4000:]
+        result = fuzz(svc.url, max_examples=3, phases="fuzzing,stateful")
+    assert not result.failed, result.output[-4000:]
     assert result.number(r"Tested: (\d+)") >= 20
-    assert result.number(r"(\d+) generated") >= 80
+    assert result.number(r"(\d+) generated") >= 60

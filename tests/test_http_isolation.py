@@ -4,8 +4,7 @@ another user's threads and runs (404, nothing revealed), through the Python SDK.
 from __future__ import annotations
 
 import json
-import os
-import shutil
+import re
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from langgraph_sdk.client import SyncLangGraphClient
 
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
+from graphwright.server.app import create_app
 from graphwright.server.auth import load_auth
 from graphwright.settings import Settings
 from tests import auth_owner
@@ -68,7 +68,9 @@ def test_one_user_cannot_reach_another_users_threads_or_runs(service: Service) -
         "resume": lambda: bob.runs.wait(tid, "agent", command=resume),
         "new run": lambda: bob.runs.create(tid, "agent", input={"goal": "hi"}),
         "stream": lambda: bob.runs.stream(tid, "agent", input={"goal": "hi"}),
+        "join stream": lambda: bob.runs.join_stream(tid, rid),
         "cancel": lambda: bob.runs.cancel(tid, rid),
+        "delete run": lambda: bob.runs.delete(tid, rid),
         "delete": lambda: bob.threads.delete(tid),
     }
     for what, attempt in attempts.items():
@@ -76,6 +78,8 @@ def test_one_user_cannot_reach_another_users_threads_or_runs(service: Service) -
         assert response.status_code == 404, (what, response.text)
         assert "salary" not in response.text and gate["id"] not in response.text, what
         assert response.json()["detail"] == unknown.json()["detail"].replace("no-such-thread", tid)
+    bob.runs.cancel_many(status="all")  # cancels none of alice's runs
+    assert alice.runs.get(tid, rid)["status"] == run["status"]
     assert [t["thread_id"] for t in bob.threads.search()] == []
     assert [t["thread_id"] for t in bob.threads.search(metadata={"owner": "alice"})] == []
 
@@ -88,23 +92,35 @@ def test_one_user_cannot_reach_another_users_threads_or_runs(service: Service) -
     assert refused(lambda: alice.threads.get(tid)).status_code == 404
 
 
+def every_route(orch: Orchestrator) -> list[tuple[str, str, dict[str, Any] | None]]:
+    """Every documented operation (ids filled in) and the documentation itself."""
+    paths = create_app(orch).openapi()["paths"]
+    routes = [(method.upper(), re.sub(r"\{[^}]+\}", "t1", path), {} if method == "post" else None)
+              for path, operations in paths.items() for method in operations if path != "/ok"]
+    return [*routes, ("GET", "/openapi.json", None), ("GET", "/docs", None), ("GET", "/redoc", None)]
+
+
 def test_every_route_but_ok_is_401_without_a_valid_token(service: Service) -> None:
+    routes = every_route(service.orch)
+    assert len(routes) >= len(ENDPOINTS) and ("GET", "/openapi.json", None) in routes
     with httpx.Client(base_url=service.url) as http:
         assert http.get("/ok").status_code == 200
-        for method, path, body in ENDPOINTS:
-            for headers in ({}, {"Authorization": "Bearer token-mallory"}, {"x-api-key": "token-bob"}):
+        for method, path, body in routes:
+            for headers in ({}, {"Authorization": "Bearer token-mallory"}):
                 r = http.request(method, path, json=body, headers=headers)
                 assert r.status_code == 401, (path, headers, r.text)
                 assert r.json() == {"detail": "Invalid token"}
 
 
-def test_a_handler_returning_false_is_403_and_changes_nothing(settings: Settings) -> None:
+def test_a_false_handler_is_403_and_a_filtering_one_hides_assistants(settings: Settings) -> None:
     with running(Orchestrator(settings=settings, model=OfflineChatModel()),
                  auth=auth_owner.forbidding, worker=False) as svc:
         client = get_sync_client(url=svc.url, api_key=None)
         tid = client.threads.create()["thread_id"]
         assert refused(lambda: client.threads.delete(tid)).status_code == 403
         assert client.threads.get(tid)["thread_id"] == tid
+        assert client.assistants.search() == []  # the assistants handler's filter hides them
+        assert refused(lambda: client.assistants.get("agent")).status_code == 404
 
 
 def test_the_auth_object_loads_from_a_file_path_or_a_module() -> None:
@@ -115,18 +131,13 @@ def test_the_auth_object_loads_from_a_file_path_or_a_module() -> None:
 
 
 def test_the_js_sdk_sees_the_same_isolation(settings: Settings) -> None:
-    sdk_dir = subprocess.run(["./scripts/node-sdk"], cwd=ROOT, capture_output=True, text=True,
-                             check=True).stdout.strip()
-    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/")}
+    node_sdk = subprocess.run([str(ROOT / "scripts" / "node-sdk")], capture_output=True, text=True,
+                              timeout=600, check=True).stdout.strip()
+    script = (ROOT / "tests" / "node" / "isolation.mjs").read_text()
     with running(Orchestrator(settings=settings, model=OfflineChatModel()),
                  auth=auth_owner.auth) as svc:
-        script = ROOT / "tests" / "js" / "isolation.mjs"
-        # ESM ignores NODE_PATH, so the script runs from a copy inside the install dir
-        copy = Path(sdk_dir) / script.name
-        copy.unlink(missing_ok=True)
-        shutil.copyfile(script, copy)
-        done = subprocess.run(["node", str(copy), svc.url], capture_output=True, text=True, env=env,
-                              timeout=120)
+        done = subprocess.run(["node", "--input-type=module", "-", svc.url], input=script,
+                              cwd=node_sdk, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["owner"] == "alice"

@@ -20,6 +20,10 @@ from tests.redis_servers import start_server
 from tests.test_http_auth import ENDPOINTS
 
 KEY = "limits-key-51c2"
+RUN = {"assistant_id": "agent", "input": {"goal": "x"}}
+MORE_RUN_ROUTES = [("POST", "/runs", RUN), ("POST", "/runs/wait", RUN), ("POST", "/runs/stream", RUN),
+                   ("POST", "/runs/cancel", {"status": "all"}), ("DELETE", "/threads/t1/runs/r1", None),
+                   ("GET", "/threads/t1/runs/r1/stream", None), ("GET", "/threads/t1/stream", None)]
 
 
 def tuned(settings: Settings, **env: object) -> Settings:
@@ -90,7 +94,7 @@ def test_redis_stopping_mid_run_gives_503_with_retry_after_on_every_route(
             assert answer["r"].headers["Retry-After"]
             with httpx.Client(base_url=svc.url, headers={"x-api-key": KEY}) as http:
                 assert http.get("/ok").status_code == 200
-                for method, path, body in ENDPOINTS:
+                for method, path, body in [*ENDPOINTS, *MORE_RUN_ROUTES]:
                     if path.startswith(("/assistants", "/openapi", "/docs", "/redoc", "/health",
                                         "/info", "/review/assets")):
                         continue  # served without Redis

@@ -45,7 +45,10 @@ async def graphwright_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def redis_error(request: Request, exc: Exception) -> JSONResponse:
-    """A Redis error no layer below turned into an InfrastructureError: still the store's fault."""
+    """A Redis error no layer below turned into an InfrastructureError: still the store's fault,
+    except a refused command, which is a bug of ours (500), unless Redis is read-only or full."""
+    if type(exc) is redis.ResponseError:
+        raise exc
     return JSONResponse({"detail": f"Redis is unavailable: {type(exc).__name__}"},
                         status_code=503, headers={"Retry-After": RETRY_AFTER_S})
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import threading
 import time
 import uuid
@@ -161,7 +162,9 @@ async def relay(launch: Launcher, run: Run, modes: list[str], request: Request,
                 last_event_id: str | None, *, cancel_on_disconnect: bool = False) -> AsyncIterator[dict[str, str]]:
     """The run's events from its Redis stream, from ``last_event_id`` on, until it ends."""
     log = EventLog(launch.orch.client, launch.orch.keys, run.thread_id, run.run_id)
-    cursor, ended = last_event_id or "0-0", False
+    # A Last-Event-ID that is no stream id (a client's "null") replays from the start.
+    cursor = last_event_id if last_event_id and re.fullmatch(r"\d+(-\d+)?", last_event_id) else "0-0"
+    ended = False
 
     def batch(after: str) -> tuple[list[tuple[str, str, str]], bool]:
         items: list[tuple[str, str, str]] = []

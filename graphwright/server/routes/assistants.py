@@ -7,9 +7,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 
+from checkpoints.errors import NotFoundError
 from graphwright.drawing import drawable
 from graphwright.serialize import jsonable
-from graphwright.server import graph_schemas
+from graphwright.server import access, graph_schemas
 from graphwright.server.assistants_store import AssistantStore
 from graphwright.server.cron_store import CronStore
 from graphwright.server.deps import Orch
@@ -39,8 +40,9 @@ def create_assistant(body: AssistantCreateBody, store: Store) -> dict[str, Any]:
 
 
 @router.post("/assistants/search")
-def search_assistants(body: AssistantSearchBody, store: Store) -> list[dict[str, Any]]:
-    return store.search(**body.model_dump())
+def search_assistants(body: AssistantSearchBody, store: Store,
+                      grant: access.AssistantSearch) -> list[dict[str, Any]]:
+    return [a for a in store.search(**body.model_dump()) if grant.allows(a.get("metadata"))]
 
 
 @router.post("/assistants/count")
@@ -49,8 +51,11 @@ def count_assistants(body: AssistantCountBody, store: Store) -> int:
 
 
 @router.get("/assistants/{assistant_id}")
-def get_assistant(assistant_id: str, store: Store) -> dict[str, Any]:
-    return store.get(assistant_id)
+def get_assistant(assistant_id: str, store: Store, grant: access.AssistantRead) -> dict[str, Any]:
+    found = store.get(assistant_id)
+    if not grant.allows(found.get("metadata")):  # hidden by an on.assistants filter: unknown
+        raise NotFoundError(f"Assistant {assistant_id} not found")
+    return found
 
 
 @router.patch("/assistants/{assistant_id}")

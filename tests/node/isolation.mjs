@@ -1,8 +1,9 @@
 // Two users through the official JS SDK: bob gets 404 for everything of alice's.
-// Usage: node isolation.mjs <service url>; prints one JSON line of what it saw.
+// Usage: node --input-type=module - <service url> < isolation.mjs, run in the install dir
+// of scripts/node-sdk; prints one JSON line of what it saw.
 import { Client } from "@langchain/langgraph-sdk";
 
-const url = process.argv[2];
+const url = process.argv[process.argv.length - 1];
 const as = (token) => new Client({ apiUrl: url, defaultHeaders: { Authorization: `Bearer ${token}` } });
 const alice = as("token-alice");
 const bob = as("token-bob");
