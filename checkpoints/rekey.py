@@ -98,7 +98,33 @@ def rekey(client: redis.Redis, sealer: Sealer, prefix: str) -> RekeyReport:
                     report.values_resealed += int(client.eval(HSET_IF_SAME, 1, key, name, raw, new))
         elif kind == "stream":
             report.values_resealed += _stream(client, sealer, key)
+        elif kind == "zset":
+            report.values_resealed += _zset(client, sealer, key)
     return report
+
+
+# KEYS: the sorted set. ARGV: old member, new member. Swaps them, keeping the score.
+ZSWAP_IF_SAME = """
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score then return 0 end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[1], score, ARGV[2])
+return 1
+"""
+
+
+def _zset(client: redis.Redis, sealer: Sealer, key: bytes) -> int:
+    """Checkpoint documents live as ``ns NUL id NUL document`` members of the thread's ``cp``."""
+    done = 0
+    for member, _ in client.zscan_iter(key, count=500):
+        head, sep, rest = member.partition(b"\x00")
+        cid, sep2, doc = rest.partition(b"\x00")
+        if not (sep and sep2):
+            continue
+        if (new := reseal(sealer, doc)) is not None:
+            done += int(client.eval(ZSWAP_IF_SAME, 1, key, member,
+                                    head + sep + cid + sep2 + new))
+    return done
 
 
 def _stream(client: redis.Redis, sealer: Sealer, key: bytes) -> int:

@@ -19,6 +19,7 @@ import redis
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
+from redis.cluster import RedisCluster
 
 from checkpoints.errors import (
     GraphwrightError,
@@ -544,9 +545,12 @@ class Orchestrator:
             # The threads index the saver keeps, so threads with no checkpoint yet are listed.
             # It lives on another cluster slot, so it is written on its own (idempotent).
             self.client.zadd(self.keys.threads(), {escape(thread_id): int(now * 1000)})
-            with self.client.pipeline(transaction=True) as pipe:  # the HTTP search index: its own slot
-                self.index.on_write(pipe, thread_id, fields, now)
-                pipe.execute()
+            if isinstance(self.client, RedisCluster):  # a cluster pipeline cannot run scripts
+                self.index.on_write(self.client, thread_id, fields, now)
+            else:
+                with self.client.pipeline(transaction=True) as pipe:  # the HTTP search index: its own slot
+                    self.index.on_write(pipe, thread_id, fields, now)
+                    pipe.execute()
         except redis.RedisError as exc:
             raise _unavailable(exc) from exc
 

@@ -106,6 +106,8 @@ def test_every_route_but_ok_is_401_without_a_valid_token(service: Service) -> No
     with httpx.Client(base_url=service.url) as http:
         assert http.get("/ok").status_code == 200
         for method, path, body in routes:
+            if path.startswith("/review"):  # its own login: the signed cookie (test_review_page)
+                continue
             for headers in ({}, {"Authorization": "Bearer token-mallory"}):
                 r = http.request(method, path, json=body, headers=headers)
                 assert r.status_code == 401, (path, headers, r.text)
