@@ -87,7 +87,8 @@ def pending_form(thread_id: str, graph: str, calls: list[PendingCall]) -> str:
             for d in c.allowed_decisions if d in ("approve", "edit", "reject")
         )
         about = c.description or c.reason
-        where = f", worker {e(c.worker)}" if c.worker else ""
+        where = (f", MCP server {e(c.server)}" if c.server else "") + \
+            (f", worker {e(c.worker)}" if c.worker else "")
         edit = "edit" in c.allowed_decisions
         fieldsets.append(f"""<fieldset class="call" data-call="{e(c.id)}" data-digest="{e(c.digest)}">
 <legend>{i + 1}. {e(c.tool)} <small>({e(c.risk)}{where}) · call {e(c.id)}</small></legend>
