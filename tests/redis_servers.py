@@ -150,3 +150,32 @@ def _wait_for(clients: list[redis.Redis], nodes: int, replicas: int = 0) -> None
         if time.monotonic() > deadline:
             raise RuntimeError("the test cluster did not reach cluster_state:ok")
         time.sleep(0.1)
+
+
+def start_sentinel(workdir: Path, master_port: int, service: str = "gwmaster") -> tuple[int, subprocess.Popen[bytes]]:
+    """A Sentinel watching the master on ``master_port``, failing it over a second after it dies."""
+    port = free_port()
+    workdir.mkdir(parents=True, exist_ok=True)
+    conf = workdir / "sentinel.conf"
+    conf.write_text(
+        f"port {port}\nbind 127.0.0.1\ndir {workdir}\n"
+        f"sentinel monitor {service} 127.0.0.1 {master_port} 1\n"
+        f"sentinel down-after-milliseconds {service} 1000\n"
+        f"sentinel failover-timeout {service} 3000\n"
+    )
+    proc = subprocess.Popen([redis_binary(), str(conf), "--sentinel"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client = redis.Redis(port=port)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            if client.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", service):
+                break
+        except redis.ConnectionError:
+            pass  # not listening yet
+        if time.monotonic() > deadline or proc.poll() is not None:
+            proc.kill()
+            raise RuntimeError("redis sentinel did not start")
+        time.sleep(0.05)
+    client.close()
+    return port, proc

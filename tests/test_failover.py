@@ -4,7 +4,6 @@ its replica, and the run carries on with its effect once."""
 from __future__ import annotations
 
 import json
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -14,7 +13,7 @@ import redis
 from graphwright import Orchestrator
 from graphwright.results import RunResult
 from graphwright.settings import Settings
-from tests.redis_servers import free_port, redis_binary, start_server
+from tests.redis_servers import start_sentinel, start_server
 
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 PLUGIN = "tests.slow_graphs:register"
@@ -41,31 +40,6 @@ def wait_for(condition: object, timeout_s: float = 20.0) -> None:
 
 def events(client: redis.Redis, key: str) -> list[dict[str, object]]:
     return [json.loads(v) for v in client.hvals(key)]  # type: ignore[union-attr]
-
-
-def start_sentinel(workdir: Path, master_port: int) -> tuple[int, subprocess.Popen[bytes]]:
-    port = free_port()
-    workdir.mkdir(parents=True, exist_ok=True)
-    conf = workdir / "sentinel.conf"
-    conf.write_text(
-        f"port {port}\nbind 127.0.0.1\ndir {workdir}\n"
-        f"sentinel monitor gwmaster 127.0.0.1 {master_port} 1\n"
-        "sentinel down-after-milliseconds gwmaster 1000\n"
-        "sentinel failover-timeout gwmaster 3000\n"
-    )
-    proc = subprocess.Popen([redis_binary(), str(conf), "--sentinel"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    probe = redis.Redis(port=port)
-    wait_for(lambda: _answers(probe))
-    probe.close()
-    return port, proc
-
-
-def _answers(client: redis.Redis) -> bool:
-    try:
-        return bool(client.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "gwmaster"))
-    except redis.ConnectionError:
-        return False
 
 
 def test_a_run_rides_through_a_sentinel_promoting_a_replica(tmp_path: Path) -> None:

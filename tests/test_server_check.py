@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from checkpoints.server_check import ServerInfo, check_server, problems, server_
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
-from tests.redis_servers import Server, free_port, redis_binary, start_server
+from tests.redis_servers import Server, start_sentinel, start_server
 
 
 @pytest.mark.parametrize(
@@ -114,36 +113,6 @@ def test_malformed_sentinel_urls_say_what_is_wrong(url: str, message: str) -> No
         parse_sentinel_url(url)
 
 
-def start_sentinel(workdir: Path, master_port: int) -> tuple[int, object]:
-    import subprocess
-
-    port = free_port()
-    workdir.mkdir(parents=True, exist_ok=True)
-    conf = workdir / "sentinel.conf"
-    conf.write_text(
-        f"port {port}\nbind 127.0.0.1\ndir {workdir}\n"
-        f"sentinel monitor gwmaster 127.0.0.1 {master_port} 1\n"
-        "sentinel down-after-milliseconds gwmaster 1000\n"
-        "sentinel failover-timeout gwmaster 5000\n"
-    )
-    proc = subprocess.Popen([redis_binary(), str(conf), "--sentinel"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    client = redis.Redis(port=port)
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            if client.execute_command("SENTINEL", "GET-MASTER-ADDR-BY-NAME", "gwmaster"):
-                break
-        except redis.ConnectionError:
-            pass
-        if time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError("redis sentinel did not start")
-        time.sleep(0.05)
-    client.close()
-    return port, proc
-
-
 def test_a_run_goes_through_a_sentinel_url(tmp_path: Path) -> None:
     master = start_server(tmp_path / "master")
     port, proc = start_sentinel(tmp_path / "sentinel", master.port)
@@ -157,6 +126,6 @@ def test_a_run_goes_through_a_sentinel_url(tmp_path: Path) -> None:
         direct.close()
         assert connect(url).ping()
     finally:
-        proc.terminate()  # type: ignore[attr-defined]
-        proc.wait(timeout=10)  # type: ignore[attr-defined]
+        proc.terminate()
+        proc.wait(timeout=10)
         master.stop()
