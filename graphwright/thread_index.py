@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import redis
 from redis.client import Pipeline
+from redis.cluster import RedisCluster
 
 from checkpoints.keys import Keys
 
@@ -127,15 +128,21 @@ class ThreadIndex:
         ids = list(thread_ids)
         if not ids:
             return
-        k = self.keys
+        if isinstance(self.client, RedisCluster):  # a cluster pipeline cannot run scripts;
+            self._forget(self.client, ids)          # each step is idempotent on its own
+            return
         with self.client.pipeline(transaction=True) as pipe:
-            for thread_id in ids:
-                self._reindex(keys=[k.thread_memberships(thread_id)], args=[thread_id], client=pipe)
-            for order in ("updated", "created", "expires"):
-                pipe.zrem(k.threads_by(order), *ids)
-            for status in STATUSES:
-                pipe.srem(k.threads_with_status(status), *ids)
+            self._forget(pipe, ids)
             pipe.execute()
+
+    def _forget(self, target: Pipeline | redis.Redis, ids: list[str]) -> None:
+        k = self.keys
+        for thread_id in ids:
+            self._reindex(keys=[k.thread_memberships(thread_id)], args=[thread_id], client=target)
+        for order in ("updated", "created", "expires"):
+            target.zrem(k.threads_by(order), *ids)
+        for status in STATUSES:
+            target.srem(k.threads_with_status(status), *ids)
 
     def set_expiry(self, thread_id: str, at: float | None) -> None:
         """Note when a thread's TTL deletes it (``None``: never), so the index can drop it."""
