@@ -113,7 +113,7 @@ def start_cluster(workdir: Path, masters: int = 3, replicas: int = 0) -> list[Se
                 start_server(
                     workdir / f"node{i}", "--cluster-enabled", "yes",
                     "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
-                    "--appendonly", "yes", port=cluster_port(),
+                    "--appendonly", "yes", "--repl-diskless-sync-delay", "0", port=cluster_port(),
                 )
             )
     except RuntimeError:
@@ -133,6 +133,7 @@ def start_cluster(workdir: Path, masters: int = 3, replicas: int = 0) -> list[Se
         client.execute_command("CLUSTER", "REPLICATE", master_id)
     if replicas:
         _wait_for(clients, len(servers), replicas=masters * replicas)
+        _wait_for_sync(clients[masters:])
     for c in clients:
         c.close()
     return servers
@@ -150,6 +151,16 @@ def _wait_for(clients: list[redis.Redis], nodes: int, replicas: int = 0) -> None
         if time.monotonic() > deadline:
             raise RuntimeError("the test cluster did not reach cluster_state:ok")
         time.sleep(0.1)
+
+
+def _wait_for_sync(replicas: list[redis.Redis]) -> None:
+    """Until every replica holds its master's data: a replica that never synced is not
+    allowed to take over when its master dies, so a failover test would wait forever."""
+    deadline = time.monotonic() + 30
+    while not all(r.info("replication").get("master_link_status") == "up" for r in replicas):
+        if time.monotonic() > deadline:
+            raise RuntimeError("the test cluster's replicas did not sync with their masters")
+        time.sleep(0.05)
 
 
 def start_sentinel(workdir: Path, master_port: int, service: str = "gwmaster") -> tuple[int, subprocess.Popen[bytes]]:

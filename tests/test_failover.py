@@ -1,5 +1,6 @@
-"""A run in flight while Redis fails over: the Sentinel-watched master dies, Sentinel promotes
-its replica, and the run carries on with its effect once."""
+"""A run in flight while Redis fails over: the Sentinel-watched master dies and Sentinel
+promotes its replica, or a cluster master dies and its replica takes its slots over; either
+way the run carries on and books its event once."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import redis
 from graphwright import Orchestrator
 from graphwright.results import RunResult
 from graphwright.settings import Settings
-from tests.redis_servers import start_sentinel, start_server
+from tests.redis_servers import Server, start_cluster, start_sentinel, start_server
 
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 PLUGIN = "tests.slow_graphs:register"
@@ -67,5 +68,40 @@ def test_a_run_rides_through_a_sentinel_promoting_a_replica(tmp_path: Path) -> N
         sentinel.terminate()
         sentinel.wait(timeout=10)
         for server in (master, replica):
+            if server.process.poll() is None:
+                server.stop()
+
+
+def owner_of(servers: list[Server], key: str) -> Server:
+    """The master serving ``key``'s slot, as the cluster itself reports it."""
+    probe = redis.Redis(port=servers[0].port)
+    slot = int(probe.execute_command("CLUSTER", "KEYSLOT", key))
+    for start, end, master, *_ in probe.execute_command("CLUSTER", "SLOTS"):
+        if int(start) <= slot <= int(end):
+            probe.close()
+            return next(s for s in servers if s.port == int(master[1]))
+    raise AssertionError(f"no master serves slot {slot}")
+
+
+def test_a_run_rides_through_a_cluster_master_failing_over(tmp_path: Path) -> None:
+    servers = start_cluster(tmp_path / "cluster", masters=3, replicas=1)
+    try:
+        orch = Orchestrator(settings=settings_for(servers[0].url, "cf", cluster=True))
+        # The hardest case: the master that dies is also the node REDIS_URL names.
+        doomed = servers[0]
+        thread_id = next(t for t in (f"cluster-failover-{i}" for i in range(100))
+                         if owner_of(servers, orch.keys.meta(t)) is doomed)
+        worker, results = run_in_background(orch, thread_id)
+        wait_for(lambda: orch.client.get("cf:slow:started") == b"1")
+        doomed.process.kill()  # mid-tool: the run's next checkpoint goes to this slot
+        worker.join(timeout=60)
+        assert results and results[0].status == "completed", results
+        promoted = owner_of(servers[1:], orch.keys.meta(thread_id))
+        assert promoted is servers[3]  # start_cluster's replica of servers[0] took its slots over
+        booked = [e for e in events(orch.client, orch.keys.calendar()) if e["title"] == "Design review"]
+        assert len(booked) == 1
+        orch.client.close()
+    finally:
+        for server in servers:
             if server.process.poll() is None:
                 server.stop()
