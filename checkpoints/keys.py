@@ -130,6 +130,10 @@ class Keys:
         """Recorded result of one side-effecting tool call."""
         return f"{self.thread_tag(thread_id)}:idem:{escape(tool_call_id)}"
 
+    def replica_ack(self, thread_id: str) -> str:
+        """Short-lived marker written before ``WAIT`` on the thread's slot (checkpoints.replicas)."""
+        return f"{self.thread_tag(thread_id)}:ack"
+
     # --- global indexes (not tied to one slot) -------------------------------
 
     def threads(self) -> str:

@@ -29,6 +29,7 @@ from checkpoints.drive import drive, stream
 from checkpoints.keys import DEFAULT_PREFIX
 from checkpoints.migrate import migrate_thread
 from checkpoints.redis_async import AsyncRedisSaver
+from checkpoints.replicas import ReplicaWait
 from checkpoints.saver_base import (
     SaverBase,
     SyncClient,
@@ -58,12 +59,15 @@ class RedisSaver(SaverBase):
         ttl_s: int | None = None,
         serde: SerializerProtocol | None = None,
         encrypt: bool = False,
+        wait: ReplicaWait | None = None,
     ) -> None:
+        """``wait`` (default: GRAPHWRIGHT_WAIT_REPLICAS) makes every put wait for replicas."""
         cluster = isinstance(client, RedisCluster)
         super().__init__(prefix=prefix, ttl_s=ttl_s, serde=serde, encrypt=encrypt, cluster=cluster)
         check_client(client)
         self.client = client
         self.where = describe_client(client)
+        self.wait = wait or ReplicaWait.from_env()
 
     @classmethod
     def from_url(cls, url: str, *, cluster: bool = False, **kwargs: Any) -> RedisSaver:
@@ -152,7 +156,9 @@ class RedisSaver(SaverBase):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        return self.run(ops.put(self.ctx, config, checkpoint, metadata, new_versions, now_ms()))
+        saved = self.run(ops.put(self.ctx, config, checkpoint, metadata, new_versions, now_ms()))
+        self._acknowledge(config, "checkpoint")
+        return saved
 
     def put_writes(
         self,
@@ -162,6 +168,13 @@ class RedisSaver(SaverBase):
         task_path: str = "",
     ) -> None:
         self.run(ops.put_writes(self.ctx, config, writes, task_id, task_path))
+        self._acknowledge(config, "pending writes")
+
+    def _acknowledge(self, config: RunnableConfig, what: str) -> None:
+        if self.wait is not None:
+            thread_id = str(config["configurable"]["thread_id"])
+            self.wait.acknowledge(self.client, self.keys.replica_ack(thread_id),
+                                  f"{what} of thread {thread_id!r}")
 
     def delete_thread(self, thread_id: str) -> None:
         self.run(ops_admin.delete_thread(self.ctx, str(thread_id)))

@@ -23,6 +23,7 @@ import redis
 
 from checkpoints.errors import LockLostError, RedisUnavailableError
 from checkpoints.keys import Keys
+from checkpoints.replicas import ReplicaWait
 
 Status = Literal["claimed", "done", "unknown"]
 
@@ -77,10 +78,13 @@ class Claim:
 class Records:
     """Reads and writes the records of one Redis, under one key prefix."""
 
-    def __init__(self, client: redis.Redis, keys: Keys, *, ttl_s: int) -> None:
+    def __init__(self, client: redis.Redis, keys: Keys, *, ttl_s: int,
+                 wait: ReplicaWait | None = None) -> None:
+        """``wait`` (default: GRAPHWRIGHT_WAIT_REPLICAS) makes every record wait for replicas."""
         self.redis = client
         self.keys = keys
         self.ttl_s = ttl_s
+        self.wait = wait or ReplicaWait.from_env()
 
     def claim(self, thread_id: str, call_id: str, *, tool: str, digest: str, key: str,
               fence: int | None, reclaim: bool = False) -> Claim:
@@ -133,6 +137,9 @@ class Records:
             raise LockLostError(
                 f"thread {thread_id!r} is held by a newer run; call {call_id} was not recorded"
             )
+        if self.wait is not None:
+            self.wait.acknowledge(self.redis, self.keys.replica_ack(thread_id),
+                                  f"idempotency record of call {call_id}")
         return out
 
 
