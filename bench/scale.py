@@ -101,15 +101,26 @@ def redis_topology(kind: str, workdir: Path) -> Iterator[list[Server]]:
             s.stop()
 
 
-def redis_usec(servers: list[Server]) -> int:
-    """Total microseconds the servers spent in commands so far."""
-    total = 0
+def redis_stats(servers: list[Server]) -> tuple[dict[str, int], float]:
+    """Microseconds spent in each command so far, and the servers' CPU seconds (getrusage)."""
+    usec: dict[str, int] = {}
+    cpu = 0.0
     for s in servers:
         c = redis.Redis(port=s.port)
         stats: dict[str, Any] = c.info("commandstats")  # type: ignore[assignment]
-        total += sum(int(v["usec"]) for v in stats.values())
+        for name, v in stats.items():
+            usec[name] = usec.get(name, 0) + int(v["usec"])
+        info: dict[str, Any] = c.info("cpu")  # type: ignore[assignment]
+        cpu += float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
         c.close()
-    return total
+    return usec, cpu
+
+
+def costliest(before: dict[str, int], after: dict[str, int], runs: int) -> str:
+    """The commands that took most server time, in µs per run."""
+    spent = {k.removeprefix("cmdstat_"): (v - before.get(k, 0)) / runs for k, v in after.items()}
+    top = sorted(spent.items(), key=lambda kv: -kv[1])[:4]
+    return ", ".join(f"{name} {us:.0f}" for name, us in top)
 
 
 def cpu_seconds(pids: list[int]) -> float:
@@ -126,8 +137,11 @@ class Row:
     workers: int
     latency_ms: int
     runs_per_s: float
-    redis_us_per_run: float
+    redis_us_per_run: float  # time inside commands (INFO commandstats)
+    redis_cpu_ms_per_run: float  # the servers' whole CPU (INFO cpu): commands, I/O, replies
     worker_ms_per_run: float
+    api_ms_per_run: float
+    costliest: str  # the commands that took most server time, µs per run
 
 
 def wait_ok(url: str) -> None:
@@ -165,6 +179,8 @@ def measure(topology: str, workers: int, latency_ms: int, runs: int) -> Row:
         env.update(REDIS_URL=servers[0].url, GRAPHWRIGHT_KEY_PREFIX="bscale",
                    GRAPHWRIGHT_REDIS_CLUSTER="true" if topology == "cluster" else "false",
                    OPENAI_BASE_URL=model_url, OPENAI_API_KEY="bench", GRAPHWRIGHT_DEADLINE_S="600")
+        if "GRAPHWRIGHT_TOKENIZER" in os.environ:  # e.g. "approximate" on a machine without network
+            env["GRAPHWRIGHT_TOKENIZER"] = os.environ["GRAPHWRIGHT_TOKENIZER"]
         port = free_port()
         cli = [sys.executable, "-m", "graphwright"]
         api = subprocess.Popen([*cli, "serve", "--queue", "--port", str(port)], env=env,
@@ -176,15 +192,45 @@ def measure(topology: str, workers: int, latency_ms: int, runs: int) -> Row:
             url = f"http://127.0.0.1:{port}"
             wait_ok(url)
             asyncio.run(drive(url, workers, workers))  # warm every worker up
-            usec0, cpu0 = redis_usec(servers), cpu_seconds([p.pid for p in pool])
+            (cmds0, rcpu0), cpu0 = redis_stats(servers), cpu_seconds([p.pid for p in pool])
+            acpu0 = cpu_seconds([api.pid])
             wall = asyncio.run(drive(url, runs, concurrency=workers * 4))
-            usec, cpu = redis_usec(servers) - usec0, cpu_seconds([p.pid for p in pool]) - cpu0
+            (cmds, rcpu), cpu = redis_stats(servers), cpu_seconds([p.pid for p in pool]) - cpu0
+            rcpu, acpu = rcpu - rcpu0, cpu_seconds([api.pid]) - acpu0
+            usec = sum(cmds.values()) - sum(cmds0.values())
+            top = costliest(cmds0, cmds, runs)
         finally:
             for proc in (api, *pool):
                 proc.terminate()
             for proc in (api, *pool):
                 proc.wait(timeout=15)
-    return Row(topology, workers, latency_ms, runs / wall, usec / runs, cpu * 1000 / runs)
+    return Row(topology, workers, latency_ms, runs / wall, usec / runs, rcpu * 1000 / runs,
+               cpu * 1000 / runs, acpu * 1000 / runs, top)
+
+
+def report(rows: list[Row]) -> None:
+    """The measured table, then what one Redis core, a worker and an API core would carry."""
+    print("\nmeasured (this machine: 2 cores shared by the API, the workers, Redis and the model server)")
+    print(f"{'topology':<9}{'latency':>8}{'workers':>8}{'runs/s':>9}{'x 1 worker':>11}"
+          f"{'Redis µs/run':>13}{'Redis CPU ms':>13}{'worker ms':>10}{'API ms':>8}")
+    for r in rows:
+        base = next(b for b in rows if (b.topology, b.latency_ms, b.workers) ==
+                    (r.topology, r.latency_ms, min(x.workers for x in rows)))
+        print(f"{r.topology:<9}{r.latency_ms:>8}{r.workers:>8}{r.runs_per_s:>9.1f}"
+              f"{r.runs_per_s / base.runs_per_s:>11.2f}{r.redis_us_per_run:>13.0f}"
+              f"{r.redis_cpu_ms_per_run:>13.2f}{r.worker_ms_per_run:>10.1f}{r.api_ms_per_run:>8.1f}")
+    print("\nprojected from the per-run costs of the most workers measured (a core each; Redis by"
+          " its process CPU, by commandstats alone in brackets)")
+    print(f"{'topology':<9}{'latency':>8}{'runs/s per Redis core':>23}{'runs/s per worker':>19}"
+          f"{'workers per Redis core':>24}{'runs/s per API core':>21}")
+    for r in (x for x in rows if x.workers == max(y.workers for y in rows)):
+        per_core = 1000 / r.redis_cpu_ms_per_run
+        ceiling = 1e6 / r.redis_us_per_run
+        per_worker = 1 / (r.worker_ms_per_run / 1000 + 2 * r.latency_ms / 1000)
+        print(f"{r.topology:<9}{r.latency_ms:>8}{per_core:>13,.0f} [{ceiling:>7,.0f}]"
+              f"{per_worker:>19.1f}{per_core / per_worker:>24,.0f}{1000 / r.api_ms_per_run:>21,.0f}")
+    print("a cluster of N masters carries ~N x the per-core figure (threads spread over the slots;"
+          " the queue stream and the global indexes stay on one slot each)")
 
 
 def main() -> None:
@@ -201,24 +247,10 @@ def main() -> None:
                 rows.append(measure(topology, workers, latency, args.runs))
                 r = rows[-1]
                 print(f"{r.topology:<8} workers {r.workers}  latency {r.latency_ms:>3} ms  "
-                      f"{r.runs_per_s:6.1f} runs/s  Redis {r.redis_us_per_run:6.0f} µs/run  "
-                      f"workers {r.worker_ms_per_run:6.1f} ms CPU/run", flush=True)
-    print("\nmeasured (this machine: 2 cores shared by the API, the workers, Redis and the model server)")
-    print(f"{'topology':<9}{'latency':>8}{'workers':>8}{'runs/s':>9}{'x 1 worker':>11}"
-          f"{'Redis µs/run':>13}{'worker ms/run':>14}")
-    for r in rows:
-        base = next(b for b in rows if (b.topology, b.latency_ms, b.workers) ==
-                    (r.topology, r.latency_ms, min(x.workers for x in rows)))
-        print(f"{r.topology:<9}{r.latency_ms:>8}{r.workers:>8}{r.runs_per_s:>9.1f}"
-              f"{r.runs_per_s / base.runs_per_s:>11.2f}{r.redis_us_per_run:>13.0f}{r.worker_ms_per_run:>14.1f}")
-    print("\nprojected: one Redis core = 1,000,000 µs/s of command time")
-    for r in (x for x in rows if x.topology == "single" and x.workers == min(y.workers for y in rows)):
-        redis_runs_s = 1e6 / r.redis_us_per_run
-        per_worker = 1 / (r.worker_ms_per_run / 1000 + 2 * r.latency_ms / 1000)
-        print(f"latency {r.latency_ms:>3} ms: one Redis core carries ~{redis_runs_s:,.0f} runs/s; "
-              f"a worker does ~{per_worker:.1f} runs/s (its CPU plus two model waits), so one Redis "
-              f"core serves ~{redis_runs_s / per_worker:,.0f} workers; a cluster of N masters "
-              f"~N x that (threads spread over slots), until the API processes or the model saturate")
+                      f"{r.runs_per_s:6.1f} runs/s  Redis {r.redis_us_per_run:6.0f} µs/run "
+                      f"({r.redis_cpu_ms_per_run:.2f} ms CPU)  workers {r.worker_ms_per_run:6.1f} ms "
+                      f"CPU/run  API {r.api_ms_per_run:5.1f} ms CPU/run  [{r.costliest}]", flush=True)
+    report(rows)
 
 
 if __name__ == "__main__":
