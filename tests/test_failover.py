@@ -9,6 +9,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 import redis
 
 from graphwright import Orchestrator
@@ -83,7 +84,18 @@ def owner_of(servers: list[Server], key: str) -> Server:
     raise AssertionError(f"no master serves slot {slot}")
 
 
-def test_a_run_rides_through_a_cluster_master_failing_over(tmp_path: Path) -> None:
+def fail_over(servers: list[Server], how: str) -> None:
+    """Take servers[0]'s slots away: kill it, or have its replica (servers[3]) take over."""
+    if how == "kill":
+        servers[0].process.kill()
+        return
+    replica = redis.Redis(port=servers[3].port)
+    replica.execute_command("CLUSTER", "FAILOVER")
+    replica.close()
+
+
+@pytest.mark.parametrize("how", ["kill", "cluster-failover"])
+def test_a_run_rides_through_a_cluster_master_failing_over(tmp_path: Path, how: str) -> None:
     servers = start_cluster(tmp_path / "cluster", masters=3, replicas=1)
     try:
         orch = Orchestrator(settings=settings_for(servers[0].url, "cf", cluster=True))
@@ -93,7 +105,7 @@ def test_a_run_rides_through_a_cluster_master_failing_over(tmp_path: Path) -> No
                          if owner_of(servers, orch.keys.meta(t)) is doomed)
         worker, results = run_in_background(orch, thread_id)
         wait_for(lambda: orch.client.get("cf:slow:started") == b"1")
-        doomed.process.kill()  # mid-tool: the run's next checkpoint goes to this slot
+        fail_over(servers, how)  # mid-tool: the run's next checkpoint goes to this slot
         worker.join(timeout=60)
         assert results and results[0].status == "completed", results
         promoted = owner_of(servers[1:], orch.keys.meta(thread_id))
