@@ -57,11 +57,20 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     server.stop()
 
 
-@pytest.fixture(autouse=True)
-def cluster_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Processes and settings built from the environment see the cluster too."""
-    if CLUSTER:
-        monkeypatch.setenv("GRAPHWRIGHT_REDIS_CLUSTER", "true")
+@pytest.fixture(autouse=True, scope="session")
+def cluster_setting() -> Iterator[None]:
+    """Processes and settings built from the environment see the cluster too, those of
+    module- and session-scoped fixtures included."""
+    if not CLUSTER:
+        yield
+        return
+    previous = os.environ.get("GRAPHWRIGHT_REDIS_CLUSTER")
+    os.environ["GRAPHWRIGHT_REDIS_CLUSTER"] = "true"
+    yield
+    if previous is None:
+        os.environ.pop("GRAPHWRIGHT_REDIS_CLUSTER", None)
+    else:
+        os.environ["GRAPHWRIGHT_REDIS_CLUSTER"] = previous
 
 
 @pytest.fixture
