@@ -11,9 +11,12 @@ import redis
 import redis.asyncio as aredis
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
+from redis.cluster import RedisCluster
 
 from checkpoints.errors import ConfigurationError, RedisUnavailableError
 from checkpoints.store import AsyncRedisStore, RedisStore
+from tests.conftest import CLUSTER
 
 
 @pytest.fixture(params=["redis", "memory"])
@@ -93,9 +96,10 @@ async def astore(request: pytest.FixtureRequest, redis_url: str, prefix: str) ->
         yield InMemoryStore()
         return
     if request.param == "redis-sync":
-        yield RedisStore(redis.Redis.from_url(redis_url), prefix=prefix)
+        sync = RedisCluster.from_url(redis_url) if CLUSTER else redis.Redis.from_url(redis_url)
+        yield RedisStore(sync, prefix=prefix)  # type: ignore[arg-type]  # same command API
         return
-    client = aredis.Redis.from_url(redis_url)
+    client = AsyncRedisCluster.from_url(redis_url) if CLUSTER else aredis.Redis.from_url(redis_url)
     yield AsyncRedisStore(client, prefix=prefix)
     await client.aclose()
 
