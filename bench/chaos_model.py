@@ -34,6 +34,18 @@ def reply(body: dict[str, Any]) -> dict[str, Any]:
             "usage": {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48}}
 
 
+def chunks(completion: dict[str, Any]) -> list[dict[str, Any]]:
+    """The completion as the chunks of a streamed reply: one delta, then the finish and usage."""
+    choice = completion["choices"][0]
+    delta = dict(choice["message"])
+    if "tool_calls" in delta:
+        delta["tool_calls"] = [{**call, "index": i} for i, call in enumerate(delta["tool_calls"])]
+    base = {k: completion[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+    return [base | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+            base | {"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
+            base | {"choices": [], "usage": completion["usage"]}]
+
+
 class ChaosModel:
     """Serve :func:`reply` on a free loopback port until closed."""
 
@@ -41,9 +53,15 @@ class ChaosModel:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # http.server's method naming
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                data = json.dumps(reply(body)).encode()
+                completion = reply(body)
+                if body.get("stream"):  # token streaming asks for server-sent events
+                    data = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks(completion))
+                    data += b"data: [DONE]\n\n"
+                    kind = "text/event-stream"
+                else:
+                    data, kind = json.dumps(completion).encode(), "application/json"
                 self.send_response(200)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)

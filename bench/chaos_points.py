@@ -107,8 +107,8 @@ class Reviewer:
 
     def via_worker(self, at: float | None) -> bool:
         store = RunStore(self.orch.client, self.keys)
-        run = store.create(self.point.thread, RunCreate(assistant_id=self.graph, input={"goal": GOAL}))
-        store.enqueue(run)
+        run = store.create(self.point.thread, RunCreate(assistant_id=self.graph, input={"goal": GOAL}),
+                           queue=True)
         first = self.c.spawn(["worker", "--name", "A"], self.env, self.effects / "workerA.out")
         deadline = time.monotonic() + (at if at is not None else DEADLINE_S)
         killed = False

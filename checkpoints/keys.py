@@ -85,6 +85,7 @@ class Keys:
             self.meta(thread_id),
             self.events(thread_id),
             self.thread_runs(thread_id),
+            self.fence(thread_id),  # tokens restart only when the whole thread has expired
         )
 
     # --- layout 1 (read only to migrate it) ----------------------------------

@@ -36,6 +36,9 @@ from checkpoints.keys import Keys
 log = logging.getLogger(__name__)
 
 LOCK_TTL_S = 30.0
+# The values of the locks this process holds now. A lock of this process's that is not
+# here was left behind (its release failed while Redis was away): it is stale at once.
+_LIVE: set[str] = set()
 
 # KEYS: lock, fence. ARGV: owner JSON, ttl ms, the stale value to replace ('' = must be free).
 _ACQUIRE = """
@@ -111,6 +114,9 @@ def _stale(raw: bytes | str | None) -> bool:
     same_machine = all(owner.get(k) == me[k] and me[k] is not None for k in ("host", "boot", "pidns"))
     if not same_machine or owner.get("start") is None:
         return False  # cannot tell: wait for the expiry
+    if owner.get("pid") == me["pid"] and owner["start"] == me["start"]:
+        text = raw.decode() if isinstance(raw, bytes) else raw
+        return text not in _LIVE  # ours, and no run of ours holds it any more
     return bool(_start_time(int(owner.get("pid", 0))) != owner["start"])
 
 
@@ -193,9 +199,11 @@ def thread_lock(
     renewer = threading.Thread(target=_renew, args=(client, keys, lock, ttl_s, stop), daemon=True,
                                name=f"gw-lock-{thread_id}")
     renewer.start()
+    _LIVE.add(lock.value)
     try:
         yield lock
     finally:
+        _LIVE.discard(lock.value)
         stop.set()
         with suppress(redis.RedisError):  # expired or taken over: nothing to release
             client.eval(_RELEASE, 1, keys.lock(thread_id), lock.value)

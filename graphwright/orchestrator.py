@@ -264,8 +264,11 @@ class Orchestrator:
                     raise UserError(f"thread {thread_id!r} is not waiting at a gate; resume it "
                                     "without a decision")
                 payload = None
+            elif (status := self._status(meta, snapshot)) == "failed" and decision is None:
+                # It failed while saving its last step (Redis went away): LangGraph runs on from
+                # the writes that step saved, or finds the run had finished.
+                payload = None
             else:
-                status = self._status(meta, snapshot)
                 if status != meta.get("status"):  # its process died after the last step
                     self._set_meta(thread_id, status=str(status))
                 raise UserError(f"thread {thread_id!r} has already finished ({status}); there is "

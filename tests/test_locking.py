@@ -10,7 +10,7 @@ import redis
 
 from checkpoints.errors import LockLostError
 from checkpoints.keys import Keys
-from graphwright.locking import ThreadBusyError, identity, thread_lock
+from graphwright.locking import ThreadBusyError, _start_time, identity, thread_lock
 
 
 @pytest.fixture
@@ -54,9 +54,24 @@ def test_a_dead_holder_is_taken_over_only_when_provably_dead(
 
 
 def test_a_live_holder_on_this_machine_is_not_taken_over(client: redis.Redis, keys: Keys) -> None:
-    client.set(keys.lock("t"), json.dumps({**identity(), "id": "me", "fence": 1}), px=30_000)
-    with pytest.raises(ThreadBusyError), thread_lock(client, keys, "t"):
-        pass
+    holder = subprocess.Popen(["sleep", "60"])
+    try:
+        owner = {**identity(), "pid": holder.pid, "start": _start_time(holder.pid), "id": "it", "fence": 1}
+        client.set(keys.lock("t"), json.dumps(owner), px=30_000)
+        with pytest.raises(ThreadBusyError), thread_lock(client, keys, "t"):
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_lock_this_process_left_behind_is_taken_over(client: redis.Redis, keys: Keys) -> None:
+    """A run whose release failed (Redis was away) must not block this process's next run."""
+    client.set(keys.lock("t"), json.dumps({**identity(), "id": "left", "fence": 1}), px=30_000)
+    with thread_lock(client, keys, "t") as lock:
+        assert lock.fence == 1  # the counter is its own key: the takeover increments it
+        with pytest.raises(ThreadBusyError), thread_lock(client, keys, "t"):
+            pass  # while this process holds it, it is held
 
 
 def test_a_lock_taken_from_under_a_run_is_noticed(client: redis.Redis, keys: Keys) -> None:

@@ -170,7 +170,6 @@ def build_asking(ctx: GraphContext) -> Graph:
     return builder.compile(checkpointer=ctx.checkpointer)
 
 
-@pytest.mark.xfail(reason="merged tree: the generic JSON answer does not reach completed yet", strict=False)
 def test_any_other_interrupt_gets_a_json_answer_form(service: Service) -> None:
     from playwright.sync_api import sync_playwright
 

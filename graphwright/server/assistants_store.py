@@ -77,6 +77,10 @@ class AssistantStore:
 
     def get(self, assistant_id: str) -> Doc:
         doc = self._load(self.resolve_id(assistant_id))
+        if doc is None and assistant_id in set(self.graphs()):
+            # A graph registered after the server started: its system assistant, made now.
+            self.ensure_system({assistant_id: ""})
+            doc = self._load(self.resolve_id(assistant_id))
         if doc is None:
             raise NotFoundError(f"Assistant {assistant_id} not found")
         return doc

@@ -17,11 +17,12 @@ import uuid
 from contextlib import ExitStack
 from typing import Any, Literal
 
+from checkpoints.errors import LockLostError
 from checkpoints.memory import effective
 from graphs.gates import pending_gate
 from graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.inputs import user_messages
-from graphwright.locking import ThreadBusyError, thread_lock
+from graphwright.locking import ThreadBusyError, ThreadLock, thread_lock
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.completion import after_run
 from graphwright.server.framing import Framer, error_data
@@ -51,14 +52,15 @@ class Executor:
         """Execute the run if the thread is free and it is the run's turn."""
         with ExitStack() as stack:
             try:
-                stack.enter_context(thread_lock(self.orch.client, self.orch.keys, thread_id))
+                lock = stack.enter_context(thread_lock(self.orch.client, self.orch.keys, thread_id,
+                                                       ttl_s=self.orch.settings.lock_ttl_s))
             except ThreadBusyError:
                 return "busy"  # a retry, never an error
             picked = self.store.pickup(thread_id, run_id, self.owner)
             if picked in ("wait", "gone"):
                 return picked
             try:
-                self.drive(thread_id, run_id, recovering=picked == "recover")
+                self.drive(thread_id, run_id, recovering=picked == "recover", lock=lock)
             except Lost:
                 log.warning("run %s was taken over by another executor; this one stops", run_id)
             return "done"
@@ -68,10 +70,14 @@ class Executor:
         if not self.store.publish(thread_id, run_id, self.owner, event, data):
             raise Lost(run_id)
 
-    def drive(self, thread_id: str, run_id: str, *, recovering: bool) -> None:
+    def drive(self, thread_id: str, run_id: str, *, recovering: bool,
+              lock: ThreadLock | None = None) -> None:
         body = self.store.body(thread_id, run_id)
         spec = self.orch.graphs.get(body.assistant_id)
         config = run_config(thread_id, run_id, body)
+        config["configurable"].pop("gw_fence", None)  # the fencing token is ours to set, never the caller's
+        if lock is not None:  # every checkpoint, record and trace write of the run carries it
+            config["configurable"]["gw_fence"] = lock.fence
         graph = self.orch.compiled(spec.name, config)  # a factory graph: built for this config
         before = graph.get_state({"configurable": {"thread_id": thread_id}}).config.get("configurable", {}).get("checkpoint_id")
         self.publish(thread_id, run_id, "metadata", {"run_id": run_id, "attempt": 2 if recovering else 1})
@@ -85,7 +91,7 @@ class Executor:
         self.orch.tracer.emit(thread_id, "run_start", run_id=run_id, graph=spec.name,
                               input=body.input if isinstance(body.input, dict) else None,
                               resumed=body.input is None)
-        error, cancel = self.stream(graph, payload, config, body, thread_id, run_id)
+        error, cancel = self.stream(graph, payload, config, body, thread_id, run_id, lock)
         self.finish(spec, graph, thread_id, run_id, error, cancel, before)
 
     def payload(self, spec: GraphSpec, graph: Graph, config: Any, body: RunCreate,
@@ -126,10 +132,13 @@ class Executor:
         config["configurable"].pop("checkpoint_id", None)
         return None  # continue from the last checkpoint (or find that it had finished)
 
-    def stream(self, graph: Graph, payload: Any, config: Any, body: RunCreate,
-               thread_id: str, run_id: str) -> tuple[BaseException | None, str | None]:
+    def stream(self, graph: Graph, payload: Any, config: Any, body: RunCreate, thread_id: str,
+               run_id: str, lock: ThreadLock | None = None) -> tuple[BaseException | None, str | None]:
         framer = Framer(body.modes(), body.stream_subgraphs)
-        options: dict[str, Any] = {"subgraphs": body.stream_subgraphs}
+        # "sync" unless the request asks otherwise: a step's checkpoint (with the tool calls
+        # it proposed) is saved before the next step runs, as on the CLI path.
+        options: dict[str, Any] = {"subgraphs": body.stream_subgraphs,
+                                   "durability": self.orch.settings.durability}
         for name in ("interrupt_before", "interrupt_after", "durability"):
             if getattr(body, name) is not None:
                 options[name] = getattr(body, name)
@@ -145,12 +154,14 @@ class Executor:
                 for event, data in frames:
                     self.publish(thread_id, run_id, event, data)
                 owner, cancel = self.store.signals(thread_id, run_id)
-                if owner != self.owner:
+                if owner != self.owner or (lock is not None and lock.lost.is_set()):
                     raise Lost(run_id)
                 if cancel:
                     return None, cancel
         except Lost:
             raise
+        except LockLostError as exc:  # a fenced write was refused: a newer owner has the thread
+            raise Lost(run_id) from exc
         except Exception as exc:  # the graph raised: the run ends in error, the stream says so
             log.info("run %s on thread %s raised %s", run_id, thread_id, exc)
             self.publish(thread_id, run_id, "error", error_data(exc))

@@ -31,10 +31,11 @@ sys.path.insert(0, str(ROOT))
 from tests.redis_servers import start_server
 
 FIXTURES = ("sync_checkpointer", "async_checkpointer")
-# They hook PostgresSaver's SQL statements to race a turn against prune: Postgres only.
-# Failing on the merged tree's dependency set at the end of the last session (message
-# streaming and prebuilt-agent expectations; cause not established yet): see the note.
-MERGED_TREE_FAILURES = (
+# Fail with every saver, InMemorySaver and SqliteSaver included: these tests of the
+# langgraph sdist pin the exact metadata of streamed messages, and the installed
+# langchain-core adds keys to it (``ls_integration``). A version skew between the two
+# packages, not a saver difference, so they are left out for all savers alike.
+VERSION_SKEW = (
     "tests/test_large_cases.py::test_prebuilt_tool_chat",
     "tests/test_large_cases.py::test_weather_subgraph",
     "tests/test_large_cases_async.py::test_prebuilt_tool_chat",
@@ -42,6 +43,7 @@ MERGED_TREE_FAILURES = (
     "tests/test_pregel.py::test_tags_stream_mode_messages",
     "tests/test_pregel_async.py::test_tags_stream_mode_messages",
 )
+# They hook PostgresSaver's SQL statements to race a turn against prune: Postgres only.
 POSTGRES_ONLY = (
     "test_keep_latest_keeps_a_turn_saved_after_it_read_the_heads",
     "test_keep_latest_refuses_a_thread_that_switches_to_a_delta_channel_mid_batch",
@@ -112,7 +114,7 @@ def main(argv: list[str]) -> int:
         "PYTHONPATH": str(work),
     }
     deselect = [f"--deselect=tests/test_prune_graphwright.py::{t}" for t in POSTGRES_ONLY]
-    deselect += [f"--deselect={t}" for t in MERGED_TREE_FAILURES]
+    deselect += [f"--deselect={t}" for t in VERSION_SKEW]
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:asyncio", *test_files(work),
            *deselect, *extra]
     print(f"LangGraph {version}'s tests against the Redis savers ({work})", flush=True)
