@@ -93,7 +93,9 @@ def model_server(latency_s: float) -> Iterator[str]:
 
 @contextmanager
 def redis_topology(kind: str, workdir: Path) -> Iterator[list[Server]]:
-    servers = start_cluster(workdir, masters=3) if kind == "cluster" else [start_server(workdir)]
+    # Both persist as the README recommends (AOF, fsync every second), as cluster nodes do.
+    servers = (start_cluster(workdir, masters=3) if kind == "cluster"
+               else [start_server(workdir, "--appendonly", "yes")])
     try:
         yield servers
     finally:
