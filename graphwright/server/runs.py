@@ -193,6 +193,16 @@ class RunStore:
                 self.redis.xadd(self.keys.queue(), {"thread_id": thread_id, "run_id": run_id})
         return len(due)
 
+    def lease(self, thread_id: str, run_id: str, lease_s: float, *, renew: bool = False) -> None:
+        """Hold a run executing in the API process on the delayed queue, due when the lease
+        ends: a run whose process died is queued for the workers then. A renewal never
+        puts back a lease a worker has taken."""
+        self.redis.zadd(self.delayed(), {json.dumps([thread_id, run_id]): time.time() + lease_s},
+                        xx=renew)
+
+    def release_lease(self, thread_id: str, run_id: str) -> None:
+        self.redis.zrem(self.delayed(), json.dumps([thread_id, run_id]))
+
     def requeue(self, thread_id: str, run_id: str, delay_s: float) -> None:
         self.redis.zadd(self.delayed(), {json.dumps([thread_id, run_id]): time.time() + delay_s})
 
