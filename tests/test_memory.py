@@ -18,9 +18,9 @@ from graphwright import Orchestrator
 from graphwright.cli import app
 from graphwright.remember import REMEMBER_PROMPT
 from graphwright.settings import Settings
+from graphwright.testing.scripted_openai import Reply
 from nodes.prompt import MEMORY_HEADER, RULES
 from tests.agent_rig import AgentRig
-from tests.openai_server import Reply
 from tools.builtin import build_registry
 from tools.registry import ToolRegistry
 from tools.spec import ToolContext

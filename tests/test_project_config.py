@@ -15,7 +15,7 @@ from checkpoints.errors import ConfigurationError, UserError
 from graphwright import Orchestrator
 from graphwright.project import load_project, read_env_file
 from graphwright.settings import Settings
-from tests.http_service import running
+from graphwright.testing.service import running
 
 GRAPH = '''
 from typing_extensions import TypedDict

@@ -20,7 +20,7 @@ from checkpoints.errors import (
 )
 from checkpoints.keys import Keys
 from checkpoints.redis import RedisSaver, redact_url
-from tests.redis_servers import Server, free_port
+from graphwright.testing.redis_servers import Server, free_port
 
 
 @pytest.fixture
@@ -179,7 +179,7 @@ def test_unreachable_redis_names_the_url_without_password() -> None:
 def test_redis_going_away_mid_run_raises_and_keeps_what_was_stored(
     tmp_path: Any,
 ) -> None:
-    from tests.redis_servers import start_server
+    from graphwright.testing.redis_servers import start_server
 
     server = start_server(tmp_path / "gone", "--appendonly", "yes")
     saver = RedisSaver.from_url(server.url)

@@ -18,7 +18,7 @@ from langgraph.graph import START, StateGraph
 from checkpoints.errors import ConfigurationError, LockLostError
 from checkpoints.redis import AsyncRedisSaver, RedisSaver
 from checkpoints.saver_base import SyncCallOnLoopError
-from tests.redis_servers import Server
+from graphwright.testing.redis_servers import Server
 
 
 def _cfg(thread: str, cid: str | None = None, ns: str = "", **extra: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from checkpoints.server_check import ServerInfo, check_server, problems, server_
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
-from tests.redis_servers import Server, start_sentinel, start_server
+from graphwright.testing.redis_servers import Server, start_sentinel, start_server
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,9 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from graphwright.offline import OfflineChatModel
+from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI
 from nodes.jsonreply import StructuredReplyError, structured_reply
 from nodes.order_steps import EXTRACT_PROMPT, Extracted
-from tests.openai_server import Reply, ScriptedOpenAI
 
 ASK = [SystemMessage(EXTRACT_PROMPT), HumanMessage("我的耳机，单号 a 1001")]
 

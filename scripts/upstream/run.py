@@ -28,7 +28,7 @@ CACHE = ROOT / ".cache" / "upstream"
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
-from tests.redis_servers import start_server
+from graphwright.testing.redis_servers import start_server
 
 FIXTURES = ("sync_checkpointer", "async_checkpointer")
 # They hook PostgresSaver's SQL statements to race a turn against prune: Postgres only.
