@@ -51,5 +51,5 @@ def test_an_invalid_reply_raises_with_the_raw_reply_for_the_trace(scripted: Scri
 
 
 def test_a_model_without_json_schema_output_is_parsed_from_text() -> None:
-    parsed, raw = structured_reply(OfflineChatModel(), Extracted, ASK)
+    parsed, raw = structured_reply(OfflineChatModel(), Extracted, ASK, purpose="extract_order")
     assert parsed.order_id == "A1001" and raw.usage_metadata is not None
