@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from checkpoints.embedded import EmbeddedRedis
-from checkpoints.errors import ConfigurationError, GraphwrightError, NotFoundError, UserError
+from checkpoints.errors import RedisUnavailableError
 from graphwright.cli_tools import tools_command
 from graphwright.drawing import FORMATS
 from graphwright.live import LiveText
@@ -28,6 +28,8 @@ from graphwright.orchestrator import Orchestrator
 from graphwright.results import RunResult, StepEvent
 from graphwright.serialize import jsonable
 from graphwright.settings import Settings
+from graphwright.store import UNREACHABLE_HINT
+from graphwright_errors import ConfigurationError, GraphwrightError, NotFoundError, UserError
 from nodes.gate_models import GateRequest, decide_all
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
@@ -64,6 +66,9 @@ def friendly(func: F) -> F:
         except UserError as exc:
             errors.print(f"[red]error:[/red] {exc}", highlight=False)
             raise typer.Exit(2) from None
+        except RedisUnavailableError as exc:  # the user's own settings can fix this
+            errors.print(f"[red]error:[/red] {exc}. {UNREACHABLE_HINT}", highlight=False)
+            raise typer.Exit(1) from None
         except GraphwrightError as exc:
             errors.print(f"[red]error:[/red] {exc}", highlight=False)
             raise typer.Exit(1) from None

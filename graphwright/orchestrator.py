@@ -21,14 +21,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 from redis.cluster import RedisCluster
 
-from checkpoints.errors import (
-    GraphwrightError,
-    InfrastructureError,
-    LockLostError,
-    NotFoundError,
-    RedisUnavailableError,
-    UserError,
-)
+from checkpoints.errors import EvictingServerError, LockLostError, RedisUnavailableError
 from checkpoints.keys import Keys, escape
 from checkpoints.memory import MemoryBook, MemoryRecord, Source, effective, scope_of
 from checkpoints.redis import RedisSaver
@@ -67,6 +60,7 @@ from graphwright.settings import Settings
 from graphwright.store import redis_url
 from graphwright.streaming import StreamMode, in_thread, last_result, step_events
 from graphwright.thread_index import ThreadIndex
+from graphwright_errors import GraphwrightError, InfrastructureError, NotFoundError, UserError
 from nodes.deps import Limits
 from nodes.gate_models import GateRequest
 from nodes.tracing import trace_model_call
@@ -134,6 +128,8 @@ class Orchestrator:
                                       retry_budget_s=self.settings.redis_retry_s)
         try:
             check_server(client, refuse_eviction=self.settings.refuse_eviction)
+        except EvictingServerError as exc:
+            raise EvictingServerError(f"{exc} (refused because GRAPHWRIGHT_REFUSE_EVICTION is set)") from exc
         except redis.ConnectionError:
             log.debug("Redis not reachable at start; the first operation reports it")
         return client
@@ -649,7 +645,7 @@ def _text(value: bytes | str) -> str:
 
 
 def _unavailable(exc: Exception) -> InfrastructureError:
-    return RedisUnavailableError(f"Redis is not reachable ({exc}); check REDIS_URL or the embedded server")
+    return RedisUnavailableError(f"Redis is not reachable ({exc})")
 
 
 __all__ = ["GateRequest", "Orchestrator", "parse_input"]

@@ -9,7 +9,7 @@ import argparse
 import ast
 from pathlib import Path
 
-PACKAGES = ["graphwright", "graphs", "nodes", "tools", "checkpoints"]
+PACKAGES = ["graphwright", "graphs", "nodes", "tools", "checkpoints", "graphwright_errors"]
 
 
 def modules(roots: list[str]) -> list[Path]:

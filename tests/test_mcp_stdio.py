@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 import redis
 
-from checkpoints.errors import ConfigurationError
 from checkpoints.keys import Keys
 from graphwright import Orchestrator, Settings
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
+from graphwright_errors import ConfigurationError
 from tests.mcp_rig import (  # noqa: F401  # stop_mcp_servers: autouse
     commits,
     effects,

@@ -11,7 +11,6 @@ from langchain_core.messages import SystemMessage
 from pydantic import BaseModel, ConfigDict
 from typer.testing import CliRunner
 
-from checkpoints.errors import UserError
 from graphs.agent import build_agent_graph
 from graphs.registry import GraphContext, default_registry
 from graphwright import Orchestrator
@@ -19,6 +18,7 @@ from graphwright.cli import app
 from graphwright.remember import REMEMBER_PROMPT
 from graphwright.settings import Settings
 from graphwright.testing.scripted_openai import Reply
+from graphwright_errors import UserError
 from nodes.prompt import MEMORY_HEADER, RULES
 from tests.agent_rig import AgentRig
 from tools.builtin import build_registry
