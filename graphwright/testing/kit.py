@@ -22,12 +22,14 @@ def settings_for(redis_url: str, *, prefix: str | None = None, **fields: Any) ->
 
 @contextmanager
 def bound_orchestrator(redis_url: str, model: ScriptedOpenAI | None = None, *,
-                       prefix: str | None = None, **kwargs: Any) -> Iterator[Orchestrator]:
-    """An Orchestrator on ``redis_url`` whose model is the real ChatOpenAI client against
-    ``model`` (or the offline model when None); ``kwargs`` go to ``Orchestrator``."""
+                       prefix: str | None = None, settings: Settings | None = None,
+                       **kwargs: Any) -> Iterator[Orchestrator]:
+    """An Orchestrator on ``redis_url`` (under ``prefix``, or ``settings`` as given) whose
+    model is the real ChatOpenAI client against ``model``, or the offline model when None;
+    ``kwargs`` (``graphs``, ``limits``, ...) go to ``Orchestrator``."""
     chat = model.chat_model() if model is not None else OfflineChatModel()
-    orch = Orchestrator(settings=kwargs.pop("settings", None) or settings_for(redis_url, prefix=prefix),
-                        model=chat, **kwargs)
+    orch = Orchestrator(settings=settings or settings_for(redis_url, prefix=prefix), model=chat,
+                        **kwargs)
     try:
         yield orch
     finally:
