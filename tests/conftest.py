@@ -21,6 +21,8 @@ from graphwright.testing.redis_servers import Server, start_cluster, start_serve
 from graphwright.testing.scripted_openai import ScriptedOpenAI
 from tests.agent_rig import AgentRig
 
+pytest_plugins = ["graphwright.testing.pytest_plugin"]  # the public kit's fixtures, as users load them
+
 # tiktoken would download its encoding on first use; the tests have no network.
 os.environ.setdefault("GRAPHWRIGHT_TOKENIZER", "approximate")
 

@@ -1,7 +1,8 @@
 """A user's own graph tested with ``graphwright.testing`` alone, the way a user would.
 
 Nothing here comes from graphwright's own test helpers (``tests/``): the fixtures are the
-kit's pytest plugin, the graph is defined in this file.
+kit's pytest plugin (loaded by ``tests/conftest.py`` the way a user's conftest loads it),
+the graph is defined in this file.
 """
 
 from __future__ import annotations

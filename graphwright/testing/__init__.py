@@ -9,9 +9,10 @@ Without pytest::
         with bound_orchestrator(redis.url, model, graphs=my_graphs) as orch:
             ...
 
-With pytest the fixtures ``graphwright_redis``, ``scripted_openai`` and
-``graphwright_orchestrator`` come from the plugin ``graphwright.testing.pytest_plugin``,
-registered through the ``pytest11`` entry point (disable it with ``-p no:graphwright``).
+With pytest, add ``pytest_plugins = ["graphwright.testing.pytest_plugin"]`` to your root
+``conftest.py`` for the fixtures ``graphwright_redis``, ``scripted_openai`` and
+``graphwright_orchestrator`` (opt-in rather than an entry point: importing graphwright
+takes seconds, which no other pytest session in the environment should pay).
 """
 
 from graphwright.testing.kit import bound_orchestrator, settings_for

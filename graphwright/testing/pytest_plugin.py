@@ -1,7 +1,6 @@
-"""pytest fixtures of ``graphwright.testing``, loaded through the ``pytest11`` entry point.
+"""pytest fixtures of ``graphwright.testing``.
 
-The heavy imports happen inside the fixtures, so a pytest session that uses none of them
-(any project's, in an environment where graphwright is installed) does not pay for them.
+Load them from a root ``conftest.py``: ``pytest_plugins = ["graphwright.testing.pytest_plugin"]``.
 """
 
 from __future__ import annotations
