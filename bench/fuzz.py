@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from graphwright import Orchestrator, Settings
 from graphwright.offline import OfflineChatModel
-from tests.http_service import running
-from tests.redis_servers import start_server
+from graphwright.testing.redis_servers import start_server
+from graphwright.testing.service import running
 
 KEY = "fuzz-key-0b6e1d"
 CHECKS = "not_a_server_error,response_schema_conformance"

@@ -17,7 +17,8 @@ from Crypto.Cipher import AES
 from Crypto.Random import get_random_bytes
 from langgraph.checkpoint.serde.base import CipherProtocol
 
-from checkpoints.errors import ConfigurationError, CorruptCheckpointError
+from checkpoints.errors import CorruptCheckpointError
+from graphwright_errors import ConfigurationError
 
 MAGIC = b"GWS1"
 KEYS_ENV = "GRAPHWRIGHT_ENCRYPTION_KEYS"  # comma-separated, newest first

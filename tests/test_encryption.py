@@ -17,7 +17,7 @@ from graphwright import Orchestrator
 from graphwright.cli import app
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
-from tests.http_service import running
+from graphwright.testing.service import running
 
 OLD, NEW = b"o" * 32, b"n" * 32
 GOAL = ('My name is Zorblatt. Email li@example.com with the subject "Quarterly Zebra" '

@@ -20,8 +20,8 @@ from graphwright.offline import OfflineChatModel
 from graphwright.server.app import create_app
 from graphwright.server.auth import load_auth
 from graphwright.settings import Settings
+from graphwright.testing.service import Service, running
 from tests import auth_owner
-from tests.http_service import Service, running
 from tests.test_http_auth import ENDPOINTS
 
 ROOT = Path(__file__).resolve().parent.parent

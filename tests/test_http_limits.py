@@ -14,9 +14,9 @@ from langgraph_sdk import get_sync_client
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
+from graphwright.testing.redis_servers import start_server
+from graphwright.testing.service import running
 from tests import auth_owner
-from tests.http_service import running
-from tests.redis_servers import start_server
 from tests.test_http_auth import ENDPOINTS
 
 KEY = "limits-key-51c2"

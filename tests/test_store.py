@@ -12,8 +12,9 @@ import redis.asyncio as aredis
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
-from checkpoints.errors import ConfigurationError, RedisUnavailableError
+from checkpoints.errors import RedisUnavailableError
 from checkpoints.store import AsyncRedisStore, RedisStore
+from graphwright_errors import ConfigurationError
 
 
 @pytest.fixture(params=["redis", "memory"])

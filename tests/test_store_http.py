@@ -11,7 +11,7 @@ from langgraph_sdk import get_sync_client
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
-from tests.http_service import Service, running
+from graphwright.testing.service import Service, running
 
 
 @pytest.fixture

@@ -12,13 +12,6 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from langgraph_sdk import Auth
 
-from checkpoints.errors import (
-    ConflictError,
-    GraphwrightError,
-    InfrastructureError,
-    NotFoundError,
-    UserError,
-)
 from graphwright.locking import ThreadBusyError
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.assistants_store import AssistantStore
@@ -30,6 +23,13 @@ from graphwright.server.errors import UnprocessableError
 from graphwright.server.limits import BodyLimit
 from graphwright.server.routes import assistants, crons, docs, review, runs, store, system, threads
 from graphwright.server.runs import RunStore
+from graphwright_errors import (
+    ConflictError,
+    GraphwrightError,
+    InfrastructureError,
+    NotFoundError,
+    UserError,
+)
 from nodes.gate_models import GateDecisionError
 
 STATUS_OF_ERROR = ((NotFoundError, 404), (ThreadBusyError, 409), (ConflictError, 409),

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from checkpoints.errors import NotFoundError
 from graphwright.orchestrator import Orchestrator
 from graphwright.server import run_assistant
 from graphwright.server.cron_scheduler import CronScheduler, Fire
 from graphwright.server.runs import RunStore
 from graphwright.server.schemas import RunCreate
+from graphwright_errors import NotFoundError
 
 
 def fire_for(orch: Orchestrator) -> Fire:

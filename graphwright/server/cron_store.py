@@ -17,9 +17,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import redis
 from croniter import croniter
 
-from checkpoints.errors import NotFoundError, UserError
 from checkpoints.keys import Keys
 from graphwright.thread_index import contains
+from graphwright_errors import NotFoundError, UserError
 
 Doc = dict[str, Any]
 SORTABLE = ("cron_id", "assistant_id", "thread_id", "next_run_date", "end_time", "created_at",

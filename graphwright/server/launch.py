@@ -18,7 +18,6 @@ import redis
 from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
-from checkpoints.errors import NotFoundError, UserError
 from graphs.gates import gate_command, pending_gate
 from graphwright.locking import ThreadBusyError, held
 from graphwright.server import run_assistant
@@ -30,6 +29,7 @@ from graphwright.server.payloads import check_input, run_config
 from graphwright.server.runs import TERMINAL
 from graphwright.server.schemas import CancelMany, Run, RunCreate
 from graphwright.server.values import final_values
+from graphwright_errors import NotFoundError, UserError
 
 POLL_S = 0.05
 log = logging.getLogger(__name__)

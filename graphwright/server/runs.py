@@ -18,12 +18,13 @@ from typing import Any, Literal
 import redis
 from redis.cluster import RedisCluster
 
-from checkpoints.errors import NotFoundError, RedisUnavailableError
+from checkpoints.errors import RedisUnavailableError
 from checkpoints.keys import Keys
 from graphwright.locking import ThreadBusyError
 from graphwright.server import run_scripts
 from graphwright.server.events import END, TTL_S, encode, stream_key
 from graphwright.server.schemas import Run, RunCreate, RunStatus, ThreadStatus
+from graphwright_errors import NotFoundError
 
 GROUP = "workers"
 SEALED_RUN = frozenset({"body", "error", "output"})  # fields of a run record sealed at rest

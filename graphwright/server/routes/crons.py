@@ -8,11 +8,11 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends
 from pydantic import ConfigDict, Field
 
-from checkpoints.errors import NotFoundError
 from graphwright.server.assistants_store import AssistantStore
 from graphwright.server.cron_store import CronStore
 from graphwright.server.deps import Orch
 from graphwright.server.schemas import _Request
+from graphwright_errors import NotFoundError
 
 router = APIRouter(tags=["crons"])
 
