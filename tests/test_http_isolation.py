@@ -148,3 +148,65 @@ def test_the_js_sdk_sees_the_same_isolation(settings: Settings) -> None:
         assert seen[what] == 404, (what, seen[what])
     assert seen["bobSearch"] == [] and seen["aliceSearch"] == [seen["tid"]]
     assert "Sent 'Weekly report'" in seen["aliceResume"]
+
+
+NEVER = "0 0 1 1 *"  # once a year: no cron of these tests fires while they run
+
+
+def test_one_user_cannot_reach_another_users_store_items(service: Service) -> None:
+    alice, bob = sdk(service, "token-alice"), sdk(service, "token-bob")
+    alice.store.put_item(["notes"], "n1", {"text": "salary review"})
+    assert alice.store.get_item(["notes"], "n1")["value"] == {"text": "salary review"}
+    assert alice.store.get_item(["notes"], "n1")["namespace"] == ["alice", "notes"]
+
+    for namespace in (["notes"], ["alice", "notes"]):  # bob's own namespace, or aimed at alice's
+        assert bob.store.get_item(namespace, "n1") is None, namespace
+        bob.store.put_item(namespace, "n1", {"text": "overwritten"})
+        bob.store.delete_item(namespace, "n1")
+        found = bob.store.search_items(namespace)["items"]
+        assert "salary" not in json.dumps(found), namespace
+    assert bob.store.search_items(["alice"], filter={"text": "salary review"})["items"] == []
+    assert all(ns[0] == "bob" for ns in bob.store.list_namespaces()["namespaces"])
+    assert all(ns[0] == "bob" for ns in bob.store.list_namespaces(prefix=["alice"])["namespaces"])
+
+    assert alice.store.get_item(["notes"], "n1")["value"] == {"text": "salary review"}
+    (item,) = alice.store.search_items(["notes"], filter={"text": "salary review"})["items"]
+    assert item["key"] == "n1" and ["alice", "notes"] in alice.store.list_namespaces()["namespaces"]
+    alice.store.delete_item(["notes"], "n1")
+    assert alice.store.get_item(["notes"], "n1") is None
+
+
+def test_one_user_cannot_reach_another_users_crons(service: Service) -> None:
+    alice, bob = sdk(service, "token-alice"), sdk(service, "token-bob")
+    tid = alice.threads.create()["thread_id"]
+    cron = alice.crons.create("agent", schedule=NEVER, input={"goal": "salary review"})
+    on_thread = alice.crons.create_for_thread(tid, "agent", schedule=NEVER, input={"goal": "hi"})
+    cid = cron["cron_id"]
+    assert cron["metadata"]["owner"] == "alice" and cron["user_id"] == "alice"
+    unknown = refused(lambda: bob.http.get("/runs/crons/00000000-0000-0000-0000-000000000000"))
+    assert unknown.status_code == 404
+
+    attempts: dict[str, Callable[[], Any]] = {
+        "get": lambda: bob.http.get(f"/runs/crons/{cid}"),
+        "update": lambda: bob.crons.update(cid, schedule="* * * * *"),
+        "delete": lambda: bob.crons.delete(cid),
+        "delete thread cron": lambda: bob.crons.delete(on_thread["cron_id"]),
+        "cron on her thread": lambda: bob.crons.create_for_thread(tid, "agent", schedule=NEVER),
+    }
+    for what, attempt in attempts.items():
+        response = refused(attempt)
+        assert response.status_code == 404, (what, response.text)
+        assert "salary" not in response.text, what
+    assert bob.crons.search() == [] and bob.crons.count() == 0
+    assert bob.crons.search(metadata={"owner": "alice"}) == []
+    assert bob.crons.search(thread_id=tid) == []
+
+    mine = bob.crons.create("agent", schedule=NEVER)
+    assert [c["cron_id"] for c in bob.crons.search()] == [mine["cron_id"]]
+    assert {c["cron_id"] for c in alice.crons.search()} == {cid, on_thread["cron_id"]}
+    assert alice.crons.count() == 2
+    changed = alice.crons.update(cid, schedule="0 0 2 1 *", metadata={"label": "yearly"})
+    assert changed["schedule"] == "0 0 2 1 *" and changed["metadata"]["owner"] == "alice"
+    assert alice.http.get(f"/runs/crons/{cid}")["metadata"]["label"] == "yearly"
+    alice.crons.delete(cid)
+    assert refused(lambda: alice.http.get(f"/runs/crons/{cid}")).status_code == 404
