@@ -210,3 +210,24 @@ def test_one_user_cannot_reach_another_users_crons(service: Service) -> None:
     assert alice.http.get(f"/runs/crons/{cid}")["metadata"]["label"] == "yearly"
     alice.crons.delete(cid)
     assert refused(lambda: alice.http.get(f"/runs/crons/{cid}")).status_code == 404
+
+
+def test_the_js_sdk_sees_the_same_store_and_cron_isolation(settings: Settings) -> None:
+    node_sdk = subprocess.run([str(ROOT / "scripts" / "node-sdk")], capture_output=True, text=True,
+                              timeout=600, check=True).stdout.strip()
+    script = (ROOT / "tests" / "node" / "isolation_store_crons.mjs").read_text()
+    with running(Orchestrator(settings=settings, model=OfflineChatModel()),
+                 auth=auth_owner.auth, worker=False) as svc:
+        done = subprocess.run(["node", "--input-type=module", "-", svc.url], input=script,
+                              cwd=node_sdk, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["aliceNamespace"] == ["alice", "notes"]
+    assert seen["aliceValue"] == {"text": "salary review"} and "salary" not in seen["bobRead"]
+    assert seen["bobFiltered"] == [] and all(ns[0] == "bob" for ns in seen["bobNamespaces"])
+    assert seen["cronOwner"] == "alice"
+    for what in ("getCron", "updateCron", "deleteCron", "deleteThreadCron", "cronOnHerThread"):
+        assert seen[what] == 404, (what, seen[what])
+    assert "salary" not in seen["getCronText"]
+    assert seen["bobCrons"] == [] and seen["bobCount"] == 0
+    assert seen["aliceCrons"] == seen["expectedCrons"] and seen["aliceCronStill"] == 200
