@@ -231,3 +231,28 @@ def test_the_js_sdk_sees_the_same_store_and_cron_isolation(settings: Settings) -
     assert "salary" not in seen["getCronText"]
     assert seen["bobCrons"] == [] and seen["bobCount"] == 0
     assert seen["aliceCrons"] == seen["expectedCrons"] and seen["aliceCronStill"] == 200
+
+
+def test_the_review_pages_show_each_user_only_their_own_threads(service: Service) -> None:
+    alice, bob = sdk(service, "token-alice"), sdk(service, "token-bob")
+    gated: dict[str, tuple[str, dict[str, Any]]] = {}
+    for name, client in (("alice", alice), ("bob", bob)):
+        tid = client.threads.create()["thread_id"]
+        call = client.runs.wait(tid, "agent", input={"goal": EMAIL})["__interrupt__"][0]["value"]["calls"][0]
+        gated[name] = (tid, call)
+    (mine, call), (theirs, _) = gated["alice"], gated["bob"]
+    as_alice = {"Authorization": "Bearer token-alice"}
+    with httpx.Client(base_url=service.url, headers=as_alice) as http:
+        listed = http.get("/review")
+        assert listed.status_code == 200 and mine in listed.text and theirs not in listed.text
+        assert http.get(f"/review/{mine}").status_code == 200
+        assert http.get(f"/review/{theirs}").status_code == 404
+        refused_answer = http.post(f"/review/{theirs}/answer", json={"resume": None})
+        assert refused_answer.status_code == 404 and "Weekly" not in refused_answer.text
+        assert httpx.get(f"{service.url}/review").status_code == 401
+        answer = {call["id"]: {"action": "approve", "digest": call["digest"]}}
+        done = http.post(f"/review/{mine}/answer", json={"resume": answer})
+        assert done.status_code == 200 and done.json()["status"] == "success", done.text
+    assert alice.threads.get(mine)["status"] == "idle"
+    assert bob.threads.get(theirs)["status"] == "interrupted"
+    assert {r["metadata"].get("owner") for r in alice.runs.list(mine)} == {"alice"}
