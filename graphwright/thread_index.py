@@ -182,7 +182,7 @@ class ThreadIndex:
             sources[names[0]] = 0.0
         return sources, unions
 
-    def _intersect(self, query: Query, then: Callable[[Pipeline, str], None]) -> list[Any]:
+    def _intersect(self, query: Query, then: Callable[[Pipeline, str], object]) -> list[Any]:
         """Intersect the query's sets into a scratch set, run ``then`` on it, drop the scratch."""
         token = uuid.uuid4().hex
         sources, unions = self._sources(query, token)
