@@ -16,7 +16,7 @@ from pydantic import Field
 
 from graphwright.server import access
 from graphwright.server.deps import Orch
-from graphwright.server.schemas import _Request
+from graphwright.server.schemas import MAX_TTL_MINUTES, _Request
 
 router = APIRouter(tags=["store"])
 
@@ -26,7 +26,7 @@ class PutBody(_Request):
     key: str
     value: dict[str, Any]
     index: Literal[False] | list[str] | None = None
-    ttl: float | None = None
+    ttl: float | None = Field(default=None, le=MAX_TTL_MINUTES)
 
 
 class DeleteBody(_Request):
@@ -81,6 +81,8 @@ def both(given: dict[str, Any] | None, granted: dict[str, Any] | None) -> dict[s
 def put_item(body: PutBody, orch: Orch, grant: access.StorePut) -> Response:
     if (bad := refused(body.namespace) or refused(grant.namespace)) is not None:
         return bad
+    if not grant.namespace:
+        return PlainTextResponse("Namespace cannot be empty.", status_code=422)
     orch.store.put(grant.namespace, body.key, body.value, index=body.index, ttl=body.ttl)
     return Response(status_code=204)
 
