@@ -39,3 +39,8 @@ def test_bad_namespaces_and_missing_keys_get_the_reference_codes(service: Servic
         assert http.get("/store/items", params={"namespace": "a"}).status_code == 400
         assert http.post("/store/namespaces", json={"prefix": [""]}).status_code == 422
         assert http.get("/store/items", params={"namespace": "a", "key": "none"}).json() is None
+        empty = http.put("/store/items", json={"namespace": [], "key": "", "value": {}})
+        assert empty.status_code == 422 and "cannot be empty" in empty.text  # the fuzzer's 500
+        forever = {"namespace": ["a"], "key": "k", "value": {}, "ttl": 5e16}
+        assert http.put("/store/items", json=forever).status_code == 422
+        assert http.post("/threads", json={"ttl": {"ttl": 5e16}}).status_code == 422  # Redis refuses it
