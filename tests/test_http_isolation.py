@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,8 @@ from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.server.app import create_app
 from graphwright.server.auth import load_auth
+from graphwright.server.cron_runs import fire_for
+from graphwright.server.cron_store import CronStore
 from graphwright.settings import Settings
 from tests import auth_owner
 from tests.http_service import Service, running
@@ -256,3 +259,15 @@ def test_the_review_pages_show_each_user_only_their_own_threads(service: Service
     assert alice.threads.get(mine)["status"] == "idle"
     assert bob.threads.get(theirs)["status"] == "interrupted"
     assert {r["metadata"].get("owner") for r in alice.runs.list(mine)} == {"alice"}
+
+
+def test_the_thread_a_users_cron_starts_is_theirs(service: Service) -> None:
+    alice, bob = sdk(service, "token-alice"), sdk(service, "token-bob")
+    cron = alice.crons.create("agent", schedule=NEVER, input={"goal": "hi"}, on_run_completed="keep")
+    doc = CronStore(service.orch.client, service.orch.keys).find(cron["cron_id"])
+    assert doc is not None
+    run_id = str(uuid.uuid4())
+    fire_for(service.orch)(doc, run_id, None)  # what a worker's scheduler does when it is due
+    assert alice.threads.get(run_id)["metadata"]["owner"] == "alice"
+    assert refused(lambda: bob.threads.get(run_id)).status_code == 404
+    assert run_id not in [t["thread_id"] for t in bob.threads.search()]
