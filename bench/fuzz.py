@@ -44,6 +44,13 @@ class FuzzResult:
         failure."""
         return any(sign in self.output for sign in ("Failures:", "unique failure", "Runtime Error"))
 
+    def report(self) -> str:
+        """The output without its warnings (long lists of operations): phases, failures, summary."""
+        head, sep, rest = self.output.partition("WARNINGS ===")
+        if not sep:
+            return self.output
+        return head + "(warnings left out)\n" + rest[rest.find("=== SUMMARY"):]
+
     def number(self, pattern: str) -> int:
         found = re.search(pattern, self.output)
         return int(found.group(1)) if found else 0
@@ -85,7 +92,7 @@ def main() -> int:
                               max_time=args.max_time)
         finally:
             server.stop()
-    print(result.output[-6000:])
+    print(result.report())
     return 1 if result.failed or not result.number(r"(\d+) generated") else 0
 
 

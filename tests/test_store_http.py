@@ -43,4 +43,7 @@ def test_bad_namespaces_and_missing_keys_get_the_reference_codes(service: Servic
         assert empty.status_code == 422 and "cannot be empty" in empty.text  # the fuzzer's 500
         forever = {"namespace": ["a"], "key": "k", "value": {}, "ttl": 5e16}
         assert http.put("/store/items", json=forever).status_code == 422
+        assert http.put("/store/items", json={**forever, "ttl": -1e-15}).status_code == 422
+        assert http.put("/store/items", json={**forever, "ttl": 1e-15}).status_code == 204  # a second
+        assert 0 < service.orch.client.ttl(service.orch.store.layout.item(("a",), "k")) <= 1
         assert http.post("/threads", json={"ttl": {"ttl": 5e16}}).status_code == 422  # Redis refuses it

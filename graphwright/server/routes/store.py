@@ -26,7 +26,7 @@ class PutBody(_Request):
     key: str
     value: dict[str, Any]
     index: Literal[False] | list[str] | None = None
-    ttl: float | None = Field(default=None, le=MAX_TTL_MINUTES)
+    ttl: float | None = Field(default=None, ge=0, le=MAX_TTL_MINUTES)
 
 
 class DeleteBody(_Request):
