@@ -151,10 +151,14 @@ def rekey_command(as_json: bool = JSON) -> None:
     if not orch.sealer.on:
         raise ConfigurationError("encryption is off; set GRAPHWRIGHT_ENCRYPT=1 and the keys first")
     report = rekey(orch.client, orch.sealer, orch.settings.key_prefix)
+    # the thread index's keyed hashes follow the newest key too, so the old key can go
+    threads = orch.index.reindex(lambda t: json.loads(orch.meta(t).get("metadata") or "{}"))
     if as_json:
-        emit_json({"keys_seen": report.keys_seen, "values_resealed": report.values_resealed})
+        emit_json({"keys_seen": report.keys_seen, "values_resealed": report.values_resealed,
+                   "threads_reindexed": threads})
     else:
-        console.print(f"re-sealed {report.values_resealed} values in {report.keys_seen} keys")
+        console.print(f"re-sealed {report.values_resealed} values in {report.keys_seen} keys; "
+                      f"re-indexed {threads} threads")
 
 
 @app.command()

@@ -142,7 +142,7 @@ def _isolate(grant: Grant, *, decided: bool) -> None:
 async def request_value(request: Request) -> dict[str, Any]:
     """The value a handler sees: path parameters, then query parameters, then the JSON body."""
     value: dict[str, Any] = {**request.query_params, **request.path_params}
-    if request.method in ("POST", "PUT", "PATCH") and await request.body():
+    if request.method in ("POST", "PUT", "PATCH", "DELETE") and await request.body():
         try:
             body = await request.json()
         except ValueError:
