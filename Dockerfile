@@ -6,6 +6,7 @@ COPY graphs ./graphs
 COPY nodes ./nodes
 COPY tools ./tools
 COPY checkpoints ./checkpoints
+COPY graphwright_errors ./graphwright_errors
 RUN pip install --no-cache-dir .
 ENV GRAPHWRIGHT_HOME=/data
 VOLUME ["/data"]

@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.chaos_model import ChaosModel
 from bench.chaos_points import Point, Reviewer, classify, cli_child, wait_or_kill
-from tests.redis_servers import Server, start_server
+from graphwright.testing.redis_servers import Server, start_server
 
 CTX = multiprocessing.get_context("forkserver")
 

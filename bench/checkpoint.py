@@ -44,7 +44,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
 from checkpoints.redis import AsyncRedisSaver, RedisSaver
-from tests.redis_servers import start_server
+from graphwright.testing.redis_servers import start_server
 
 ASYNC_NAMES = ("InMemorySaver (async)", "AsyncRedisSaver")
 TOOL_RESULT = ("order A1001 shipped, tracking SF1001, status in transit. " * 18)[:1000]

@@ -16,10 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.cron_campaign import PLUGIN, campaign
 from graphwright import Orchestrator, Settings
-from tests.http_service import running
-from tests.redis_servers import start_server
-from tests.test_cron_workers import PLUGIN, campaign
+from graphwright.testing.redis_servers import start_server
+from graphwright.testing.service import running
 
 
 def main() -> None:

@@ -35,13 +35,13 @@ from langgraph_sdk import get_client, get_sync_client
 from bench import thread_search
 from graphwright import Orchestrator, Settings
 from graphwright.offline import OfflineChatModel
-from tests.openai_stream_server import CHUNKS, serving
-from tests.protocol_graphs import CHAT_URL_ENV
-from tests.redis_servers import start_server
+from graphwright.testing.fixed_openai import CHUNKS, serving
+from graphwright.testing.redis_servers import start_server
 
 GOAL = "订单 A1001 到哪了？"
 HI = {"messages": [{"role": "user", "content": "hi"}]}
-PLUGIN = "tests.protocol_graphs:register"
+PLUGIN = "tests.protocol_graphs:register"  # loaded by name in the served processes
+CHAT_URL_ENV = "PROTOCOL_CHAT_URL"  # where those graphs find their chat model
 ROOT = Path(__file__).resolve().parents[1]
 
 

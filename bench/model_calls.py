@@ -35,7 +35,7 @@ from graphs.agent import build_agent_graph
 from graphs.context import Graph, GraphContext
 from graphwright import Orchestrator, Settings
 from graphwright.models import make_model
-from tests.redis_servers import start_server
+from graphwright.testing.redis_servers import start_server
 from tools.builtin import build_registry
 from tools.executor import ToolCall, ToolExecutor
 from tools.registry import ToolRegistry

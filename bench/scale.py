@@ -37,7 +37,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 from langgraph_sdk import get_client
 
-from tests.redis_servers import Server, start_cluster, start_server
+from graphwright.testing.redis_servers import Server, start_cluster, start_server
 
 GOAL = "订单 A1001 到哪了？"
 TICK = os.sysconf("SC_CLK_TCK")

@@ -23,7 +23,7 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from checkpoints.store import RedisStore
-from tests.redis_servers import start_server
+from graphwright.testing.redis_servers import start_server
 
 USERS = 100
 

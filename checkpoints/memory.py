@@ -14,7 +14,7 @@ from typing import Literal
 from langgraph.store.base import BaseStore
 from pydantic import BaseModel, Field
 
-from checkpoints.errors import UserError
+from graphwright_errors import UserError
 
 Kind = Literal["preference", "fact", "procedure"]
 ROOT = "memories"

@@ -28,7 +28,6 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 
 from checkpoints import atomic, ops, ops_admin, ops_delta, ops_list
 from checkpoints.drive import adrive, astream
-from checkpoints.errors import ConfigurationError
 from checkpoints.keys import DEFAULT_PREFIX
 from checkpoints.migrate import migrate_thread
 from checkpoints.saver_base import (
@@ -44,6 +43,7 @@ from checkpoints.saver_base import (
     redact_url,
     translate,
 )
+from graphwright_errors import ConfigurationError
 
 T = TypeVar("T")
 

@@ -23,7 +23,7 @@ from typing import Any
 import redis
 from redis.cluster import RedisCluster
 
-from checkpoints.errors import ConfigurationError
+from graphwright_errors import ConfigurationError
 
 log = logging.getLogger(__name__)
 

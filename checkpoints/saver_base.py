@@ -20,15 +20,11 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 
 from checkpoints import ops, ops_admin
-from checkpoints.errors import (
-    ConfigurationError,
-    InfrastructureError,
-    LockLostError,
-    RedisUnavailableError,
-)
+from checkpoints.errors import LockLostError, RedisUnavailableError
 from checkpoints.keys import DEFAULT_PREFIX, Keys
 from checkpoints.scripts import LOCK_LOST
 from checkpoints.sealed import LEGACY_KEY_ENV, SealCipher, sealer_from_env
+from graphwright_errors import ConfigurationError, InfrastructureError
 
 ENCRYPTION_KEY_ENV = LEGACY_KEY_ENV
 
@@ -85,8 +81,7 @@ def translate(where: str, exc: redis.RedisError) -> Exception:
     """The graphwright error for a redis-py error."""
     if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
         return RedisUnavailableError(
-            f"Redis at {where} is unreachable ({exc}). Start Redis there, or set REDIS_URL "
-            "to a running server; unset it to use the embedded Redis."
+            f"Redis at {where} is unreachable ({exc})"
         )
     if LOCK_LOST in str(exc):
         return LockLostError(

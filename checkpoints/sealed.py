@@ -4,20 +4,28 @@ A sealed value is ``MAGIC + key id (8) + nonce (12) + tag (16) + ciphertext`` (A
 The first key encrypts; every key decrypts, so a new key can be put in front of the old
 ones and ``graphwright rekey`` re-encrypts what is stored. Values that are not sealed
 read as they are (data written before encryption was turned on).
+
+Lookups that must not show plaintext (the thread index's metadata pairs) use a keyed hash,
+``tags``: an HMAC under a key derived from each encryption key, the newest first. Writers
+use the newest tag; readers look under every tag, so a rotation misses nothing and
+``graphwright rekey`` re-indexes under the newest key before the old one goes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from Crypto.Cipher import AES
 from Crypto.Random import get_random_bytes
 from langgraph.checkpoint.serde.base import CipherProtocol
 
-from checkpoints.errors import ConfigurationError, CorruptCheckpointError
+from checkpoints.errors import CorruptCheckpointError
+from graphwright_errors import ConfigurationError
 
 MAGIC = b"GWS1"
 KEYS_ENV = "GRAPHWRIGHT_ENCRYPTION_KEYS"  # comma-separated, newest first
@@ -81,10 +89,21 @@ class Sealer:
     def open_text(self, stored: bytes | str) -> str:
         return self.open(stored).decode()
 
+    def tags(self, data: bytes) -> tuple[str, ...]:
+        """The keyed hashes of ``data`` under every key, newest first; none when off."""
+        return tuple(hmac.new(_index_key(key), data, hashlib.sha256).hexdigest()[:32]
+                     for key in self.keys)
+
     def stale(self, stored: bytes) -> bool:
         """Sealed with a key other than the newest (``rekey`` re-seals it)."""
         return is_sealed(stored) and bool(self.keys) and \
             stored[len(MAGIC): len(MAGIC) + _KID] != key_id(self.keys[0])
+
+
+@lru_cache(maxsize=16)
+def _index_key(key: bytes) -> bytes:
+    """The HMAC key of lookups, derived from (never equal to) an encryption key."""
+    return hmac.new(key, b"graphwright index tag v1", hashlib.sha256).digest()
 
 
 def is_sealed(stored: bytes) -> bool:

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from checkpoints.errors import ConfigurationError
+from checkpoints.errors import EvictingServerError
+from graphwright_errors import ConfigurationError
 
 log = logging.getLogger(__name__)
 
@@ -101,8 +102,6 @@ def check_server(client: Any, *, refuse_eviction: bool = False) -> ServerInfo:
         raise ConfigurationError(too_old)
     if evicts:
         if refuse_eviction:
-            raise ConfigurationError(
-                evicts + " (refused because GRAPHWRIGHT_REFUSE_EVICTION is set)"
-            )
+            raise EvictingServerError(evicts)
         log.warning("WARNING: %s", evicts)
     return server

@@ -22,10 +22,11 @@ from langgraph.store.base.embed import ensure_embeddings
 
 from checkpoints import store_ops
 from checkpoints.drive import adrive, drive
-from checkpoints.errors import ConfigurationError, RedisUnavailableError
+from checkpoints.errors import RedisUnavailableError
 from checkpoints.keys import DEFAULT_PREFIX
 from checkpoints.sealed import Sealer
 from checkpoints.store_ops import Embed, Layout, Pipeline, StoreOp
+from graphwright_errors import ConfigurationError
 
 T = TypeVar("T")
 

@@ -80,6 +80,11 @@ class Layout:
         return f"{self.prefix}:namespaces"
 
 
+def expiry_s(ttl_minutes: float) -> int:
+    """A TTL in minutes as Redis's whole seconds: at least one (EX 0 is refused)."""
+    return max(1, math.ceil(ttl_minutes * 60))
+
+
 def matches(value: Any, wanted: Any) -> bool:
     """A filter value against an item value: equality, nested objects, or ``$`` operators."""
     if isinstance(wanted, dict):
@@ -160,7 +165,7 @@ def get(lay: Layout, op: GetOp) -> StoreOp[Item | None]:
         return None
     refresh = lay.ttl_config.get("refresh_on_read", True) if lay.ttl_config else True
     if op.refresh_ttl and refresh and data.get("ttl"):
-        yield Pipeline([("EXPIRE", lay.item(op.namespace, op.key), int(data["ttl"] * 60))])
+        yield Pipeline([("EXPIRE", lay.item(op.namespace, op.key), expiry_s(data["ttl"]))])
     return to_item(data)
 
 
@@ -185,7 +190,7 @@ def put(lay: Layout, op: PutOp) -> StoreOp[None]:
     doc = lay.sealer.seal_text(json.dumps({"value": dict(op.value), "created_at": created,
                                            "updated_at": now, "ttl": op.ttl, "vectors": vectors},
                                           ensure_ascii=False))
-    set_cmd: Command = ("SET", item_key, doc, "EX", int(op.ttl * 60)) if op.ttl else ("SET", item_key, doc)
+    set_cmd: Command = ("SET", item_key, doc, "EX", expiry_s(op.ttl)) if op.ttl else ("SET", item_key, doc)
     # Insertion order, kept on update, as LangGraph's InMemoryStore keeps it.
     yield Pipeline([set_cmd, ("ZADD", keys_key, "NX", created, escape(op.key)),
                     ("ZADD", lay.namespaces, "NX", now, ns)])

@@ -25,6 +25,7 @@ from nodes.human_gate import human_gate
 from nodes.observe import observe
 from nodes.plan import plan
 from nodes.prompt import rules_for
+from nodes.purpose import with_purpose
 from nodes.routing import after_act, after_gate, after_observe, after_plan
 from nodes.state import AgentState
 from nodes.tokens import token_counter
@@ -53,7 +54,7 @@ def build_agent_graph(
     keys = keys or Keys()
     deps = AgentDeps(
         model=model,
-        planner=model.bind_tools([spec.as_langchain_tool() for spec in tools]),
+        planner=with_purpose(model.bind_tools([spec.as_langchain_tool() for spec in tools]), "plan"),
         registry=tools,
         executor=ToolExecutor(tools, redis_client, keys=keys),
         policy=policy or Policy(),

@@ -22,9 +22,13 @@ from tools.registry import ToolRegistry
 
 def pending_gate(graph: Graph, config: RunnableConfig) -> GateRequest | None:
     """Every call waiting for approval on the thread, each naming its worker and interrupt."""
+    return gate_of(graph.get_state(config))
+
+
+def gate_of(snapshot: Any) -> GateRequest | None:
+    """``pending_gate`` of a ``StateSnapshot`` already read."""
     calls: list[PendingCall] = []
     errors: list[str] = []
-    snapshot = graph.get_state(config)
     for task in snapshot.tasks:
         for item in task.interrupts:
             if is_hitl_request(item.value):  # LangChain's HumanInTheLoopMiddleware

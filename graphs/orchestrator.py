@@ -28,6 +28,7 @@ from checkpoints.trace import TraceWriter
 from graphs.agent import AgentGraph, build_agent_graph, start_input
 from graphs.context import Graph, GraphContext, RunInput
 from nodes.jsonreply import StructuredReplyError, structured_reply, text_of
+from nodes.purpose import with_purpose
 from nodes.tracing import as_ai, run_of, thread_of, total_tokens, trace_model_call
 from tools.builtin import build_registry
 from tools.registry import ToolRegistry
@@ -160,7 +161,7 @@ def split(state: OrchestratorState, config: RunnableConfig, *, model: BaseChatMo
         calls += 1
         plan: Split | None = None
         try:
-            plan, reply = structured_reply(model, Split, messages, config)
+            plan, reply = structured_reply(model, Split, messages, config, purpose="split")
         except StructuredReplyError as exc:
             if exc.reply is None:
                 raise
@@ -218,7 +219,8 @@ def synthesize(state: OrchestratorState, config: RunnableConfig, *, model: BaseC
     payload = json.dumps({"task": state.get("goal"), "constraints": state.get("constraints"),
                           "results": results}, ensure_ascii=False)
     started = time.time()
-    reply = as_ai(model.invoke([SystemMessage(SYNTH_PROMPT), HumanMessage(payload)], config))
+    ask = with_purpose(model, "synthesize")
+    reply = as_ai(ask.invoke([SystemMessage(SYNTH_PROMPT), HumanMessage(payload)], config))
     calls = (state.get("model_calls") or 0) + 1
     trace_model_call(trace, config, node="synthesize", step=calls, reply=reply, started=started)
     parts = "\n".join(f"- [{r['worker']}] {r['answer']}" for r in results)

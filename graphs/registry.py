@@ -6,11 +6,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from checkpoints.errors import NotFoundError
 from graphs.agent import build_agent_graph, start_input
 from graphs.context import Graph, GraphContext, RunInput
 from graphs.orchestrator import build_orchestrator_graph, orchestrator_input
 from graphs.order_support import build_order_support_graph, order_input
+from graphwright_errors import NotFoundError
 from tools.builtin import build_registry
 from tools.registry import ToolRegistry
 from tools.spec import ToolSpec

@@ -1,19 +1,13 @@
 """graphwright: workflow-graph agents on LangGraph, checkpointed to Redis."""
 
-from checkpoints.errors import (
-    ConfigurationError,
-    CorruptCheckpointError,
-    GraphwrightError,
-    InfrastructureError,
-    RedisUnavailableError,
-    UserError,
-)
+from checkpoints.errors import CorruptCheckpointError, RedisUnavailableError
 from checkpoints.redis import AsyncRedisSaver, RedisSaver
 from graphs.registry import GraphContext, GraphRegistry, RunInput
 from graphwright.locking import ThreadBusyError
 from graphwright.orchestrator import Orchestrator
 from graphwright.results import CheckpointInfo, RunResult, StepEvent, ThreadInfo, ThreadState, Usage
 from graphwright.settings import Settings
+from graphwright_errors import ConfigurationError, GraphwrightError, InfrastructureError, UserError
 from nodes.deps import Limits
 from nodes.gate_models import Approve, Edit, GateDecisionError, GateRequest, Reject
 

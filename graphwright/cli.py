@@ -8,26 +8,21 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-from collections.abc import Callable, Iterator
-from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from checkpoints.embedded import EmbeddedRedis
-from checkpoints.errors import ConfigurationError, GraphwrightError, NotFoundError, UserError
+from graphwright.cli_inspect import delete, draw, history, show, threads, trace
+from graphwright.cli_output import JSON, console, emit_json, follow, friendly
 from graphwright.cli_tools import tools_command
-from graphwright.drawing import FORMATS
-from graphwright.live import LiveText
 from graphwright.native import output_of
 from graphwright.orchestrator import Orchestrator
-from graphwright.results import RunResult, StepEvent
 from graphwright.serialize import jsonable
 from graphwright.settings import Settings
+from graphwright_errors import ConfigurationError, NotFoundError, UserError
 from nodes.gate_models import GateRequest, decide_all
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
@@ -36,11 +31,6 @@ embedded_app = typer.Typer(help="The embedded Redis that holds state when REDIS_
 app.add_typer(embedded_app, name="embedded")
 memory_app = typer.Typer(help="Long-term memory: what users asked to be remembered.")
 app.add_typer(memory_app, name="memory")
-console = Console()
-errors = Console(stderr=True, soft_wrap=True)  # one line, never wrapped
-
-F = TypeVar("F", bound=Callable[..., Any])
-JSON = typer.Option(False, "--json", help="Machine-readable output.")
 
 
 @app.callback()
@@ -52,116 +42,6 @@ def project(
     """graphwright: run, resume, inspect and draw agent graphs."""
     if config is not None:
         os.environ["GRAPHWRIGHT_CONFIG"] = str(config)  # read by Orchestrator.from_env
-
-
-def friendly(func: F) -> F:
-    """One clear line instead of a traceback: exit 2 for the user's mistakes, 1 otherwise."""
-
-    @wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except UserError as exc:
-            errors.print(f"[red]error:[/red] {exc}", highlight=False)
-            raise typer.Exit(2) from None
-        except GraphwrightError as exc:
-            errors.print(f"[red]error:[/red] {exc}", highlight=False)
-            raise typer.Exit(1) from None
-
-    return wrapper  # type: ignore[return-value]  # same signature as func
-
-
-def emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
-
-
-def describe_step(event: StepEvent) -> str | None:
-    """One line per step: what the node decided or did."""
-    update = event.update
-    if event.node == "plan":
-        calls = [c for m in update.get("messages", []) for c in m.get("tool_calls", [])]
-        if calls:
-            return "plan → " + ", ".join(
-                f"{c['name']}({json.dumps(c['args'], ensure_ascii=False)})" for c in calls)
-        return "plan → answer" if update.get("stop_reason") else "plan"
-    if event.node == "act":
-        outcomes = [f"{m.get('name')} {'ok' if m.get('status') != 'error' else 'failed'}"
-                    for m in update.get("messages", [])]
-        return "act → " + ", ".join(outcomes)
-    if event.node == "observe" and update.get("stop_reason"):
-        return f"observe → stop: {update['stop_reason']}"
-    if event.node in ("compact", "human_gate"):
-        return event.node
-    return None
-
-
-def show_result(result: RunResult, answer_shown: bool = False) -> None:
-    if result.status == "interrupted" and result.pending:
-        show_gate(result.thread_id, result.pending)
-    elif result.status == "failed":
-        console.print(f"[red]failed[/red]: {result.error}", highlight=False)
-        console.print(f"continue it from its last checkpoint: graphwright resume {result.thread_id}")
-    else:
-        colour = "green" if result.status == "completed" else "yellow"
-        console.print(f"[{colour}]{result.status}[/{colour}] ({result.stop_reason}) "
-                      f"thread {result.thread_id}", highlight=False)
-        if not answer_shown:
-            console.print(result.answer or "", highlight=False)
-    u = result.usage
-    console.print(f"[dim]model calls {u.model_calls} · tool calls {u.tool_calls} · "
-                  f"tokens {u.tokens} · steps {result.steps}[/dim]")
-
-
-def show_gate(thread_id: str, pending: GateRequest) -> None:
-    table = Table(title=f"thread {thread_id} is waiting for approval", show_lines=True)
-    table.add_column("call id", overflow="fold")
-    for column in ("tool", "arguments", "risk", "why"):
-        table.add_column(column)
-    for c in pending.calls:
-        why = c.reason if c.kind == "approval" else f"OUTCOME UNKNOWN (key {c.idempotency_key}): {c.reason}"
-        tool = f"{c.tool}\n(MCP server {c.server})" if c.server else c.tool
-        table.add_row(c.id, tool, json.dumps(c.args, ensure_ascii=False, indent=1), c.risk, why)
-    console.print(table)
-    if any(c.kind == "outcome_unknown" for c in pending.calls):
-        console.print("a write's outcome is unknown; check it, then answer with one of:")
-        console.print(f"  graphwright resume {thread_id} --retry", highlight=False)
-        console.print(f"  graphwright resume {thread_id} --mark-done '<what it did>'", highlight=False)
-        console.print(f"  graphwright resume {thread_id} --reject '<reason>'", highlight=False)
-        return
-    console.print("answer it with one of:")
-    console.print(f"  graphwright resume {thread_id} --approve", highlight=False)
-    console.print(f"  graphwright resume {thread_id} --edit '<new arguments as JSON>'", highlight=False)
-    console.print(f"  graphwright resume {thread_id} --reject '<reason>'", highlight=False)
-
-
-def follow(events: Iterator[StepEvent], as_json: bool) -> RunResult:
-    """Print steps (and model tokens, when streamed) as they happen, a spinner while waiting."""
-    result: RunResult | None = None
-    with console.status("running…", spinner="dots") as status:
-        live = LiveText(console, status)
-        for event in events:
-            if event.kind == "token":
-                if not as_json:
-                    live.token(event)
-                continue
-            live.end()
-            if event.result is not None:
-                result = event.result
-                continue
-            line = describe_step(event)
-            if line and not as_json:
-                console.print(f"• {line}", highlight=False)
-            status.update("plan: calling the model…" if event.node in ("observe", "human_gate",
-                                                                      "compact") else "running…")
-    if result is None:  # the orchestrator always ends a stream with its result
-        raise GraphwrightError("the run ended without a result")
-    if as_json:
-        emit_json(result.model_dump(mode="json"))
-    else:
-        show_result(result, answer_shown=live.shown(result.answer))
-    if result.status == "failed":
-        raise typer.Exit(1)
-    return result
 
 
 @app.command()
@@ -239,120 +119,8 @@ def resume(
     follow(orch.stream_resume(thread, decide=decide if chosen else None, mode="messages"), as_json)
 
 
-@app.command()
-@friendly
-def show(thread: str, as_json: bool = JSON) -> None:
-    """Status, answer, next step and pending gate of THREAD."""
-    state = Orchestrator.from_env().state(thread)
-    if as_json:
-        emit_json(state.model_dump(mode="json"))
-        return
-    values = state.values
-    console.print(f"thread {thread} · graph {state.graph} · status {state.status}", highlight=False)
-    console.print(f"next: {', '.join(state.next) or '-'} · stop reason: {values.get('stop_reason') or '-'}",
-                  highlight=False)
-    if values.get("answer"):
-        console.print(values["answer"], highlight=False)
-    if state.pending:
-        show_gate(thread, state.pending)
-
-
-@app.command()
-@friendly
-def history(thread: str, as_json: bool = JSON) -> None:
-    """Checkpoints of THREAD, newest first."""
-    items = Orchestrator.from_env().history(thread)
-    if as_json:
-        emit_json([i.model_dump(mode="json") for i in items])
-        return
-    table = Table(title=f"checkpoints of {thread}")
-    for column in ("step", "after", "next", "checkpoint", "created"):
-        table.add_column(column)
-    for i in items:
-        table.add_row(str(i.step), ", ".join(i.node) or i.source or "", ", ".join(i.next),
-                      i.checkpoint_id, i.created_at or "")
-    console.print(table)
-
-
-@app.command()
-@friendly
-def trace(thread: str, as_json: bool = JSON) -> None:
-    """The recorded events of THREAD (secrets redacted)."""
-    events = Orchestrator.from_env().trace(thread)
-    if as_json:
-        emit_json(events)
-        return
-    table = Table(title=f"trace of {thread}")
-    for column in ("kind", "step", "what", "outcome"):
-        table.add_column(column)
-    for e in events:
-        table.add_row(e["kind"], str(e.get("step", "")), _what(e), _outcome(e))
-    console.print(table)
-
-
-def _what(e: dict[str, Any]) -> str:
-    if e["kind"] == "tool_call":
-        return f"{e['tool']} {json.dumps(e.get('args'), ensure_ascii=False)}"
-    if e["kind"] == "model_call":
-        calls = ", ".join(c["name"] for c in e.get("tool_calls") or []) or "answer"
-        return f"{e.get('model')} → {calls}"
-    if e["kind"] == "run_start":
-        return f"{e.get('graph')} {'(resumed)' if e.get('resumed') else ''}"
-    return str(e.get("stop_reason") or e.get("decisions") or "")
-
-
-def _outcome(e: dict[str, Any]) -> str:
-    if e["kind"] == "tool_call":
-        return "ok" if e.get("ok") else str((e.get("error") or {}).get("message", ""))
-    if e["kind"] == "model_call":
-        return f"{e.get('input_tokens')}+{e.get('output_tokens')} tokens"
-    return str(e.get("answer") or "")
-
-
-@app.command()
-@friendly
-def threads(as_json: bool = JSON) -> None:
-    """Known threads, newest first."""
-    items = Orchestrator.from_env().threads()
-    if as_json:
-        emit_json([i.model_dump(mode="json") for i in items])
-        return
-    table = Table(title="threads")
-    for column in ("thread", "graph", "status", "updated"):
-        table.add_column(column)
-    for i in items:
-        table.add_row(i.thread_id, i.graph or "", i.status or "", f"{i.updated_at or 0:.0f}")
-    console.print(table)
-
-
-@app.command()
-@friendly
-def delete(thread: str, as_json: bool = JSON) -> None:
-    """Delete THREAD: checkpoints, trace and records."""
-    Orchestrator.from_env().delete(thread)
-    emit_json({"deleted": thread}) if as_json else console.print(f"deleted {thread}")
-
-
-@app.command()
-@friendly
-def draw(
-    graph: str = typer.Argument(..., help="Registered graph name."),
-    thread: str | None = typer.Option(None, "--thread", help="Mark the path this thread took."),
-    format: str = typer.Option("mermaid", "--format", "-f", help=f"One of {', '.join(FORMATS)}."),
-    output: Path | None = typer.Option(None, "-o", "--output", help="Write to FILE instead of stdout."),
-    as_json: bool = JSON,
-) -> None:
-    """Draw GRAPH offline (Mermaid, ASCII, SVG or HTML), optionally with a thread's path."""
-    text = Orchestrator.from_env().draw(graph, format, thread)  # type: ignore[arg-type]
-    if output is not None:
-        output.write_text(text, encoding="utf-8")
-    if as_json:
-        emit_json({"graph": graph, "format": format, "thread": thread,
-                   "output": str(output) if output else None, **({} if output else {"text": text})})
-    elif output is not None:
-        console.print(f"wrote {output}", highlight=False)
-    else:
-        sys.stdout.write(text)
+for command in (show, history, trace, threads, delete, draw):  # in graphwright.cli_inspect
+    app.command()(friendly(command))
 
 
 @app.command()
@@ -383,10 +151,14 @@ def rekey_command(as_json: bool = JSON) -> None:
     if not orch.sealer.on:
         raise ConfigurationError("encryption is off; set GRAPHWRIGHT_ENCRYPT=1 and the keys first")
     report = rekey(orch.client, orch.sealer, orch.settings.key_prefix)
+    # the thread index's keyed hashes follow the newest key too, so the old key can go
+    threads = orch.index.reindex(lambda t: json.loads(orch.meta(t).get("metadata") or "{}"))
     if as_json:
-        emit_json({"keys_seen": report.keys_seen, "values_resealed": report.values_resealed})
+        emit_json({"keys_seen": report.keys_seen, "values_resealed": report.values_resealed,
+                   "threads_reindexed": threads})
     else:
-        console.print(f"re-sealed {report.values_resealed} values in {report.keys_seen} keys")
+        console.print(f"re-sealed {report.values_resealed} values in {report.keys_seen} keys; "
+                      f"re-indexed {threads} threads")
 
 
 @app.command()

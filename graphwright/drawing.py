@@ -20,7 +20,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.graph import Graph as DrawableGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from checkpoints.errors import ConfigurationError, UserError
+from graphwright_errors import ConfigurationError, UserError
 
 Format = Literal["mermaid", "ascii", "svg", "html"]
 FORMATS: tuple[Format, ...] = ("mermaid", "ascii", "svg", "html")

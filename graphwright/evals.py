@@ -13,9 +13,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from checkpoints.errors import UserError
 from graphwright.orchestrator import Orchestrator
 from graphwright.results import RunResult
+from graphwright_errors import UserError
 from nodes.gate_models import decide_all
 
 

@@ -8,8 +8,8 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from pydantic import ValidationError
 
-from checkpoints.errors import ConfigurationError, UserError
 from graphs.registry import GraphRegistry, RunInput
+from graphwright_errors import ConfigurationError, UserError
 
 
 def user_messages(payload: dict[str, Any], run: RunInput) -> list[dict[str, str | None]]:

@@ -30,8 +30,9 @@ from typing import Any
 
 import redis
 
-from checkpoints.errors import LockLostError, RedisUnavailableError, UserError
+from checkpoints.errors import LockLostError, RedisUnavailableError
 from checkpoints.keys import Keys
+from graphwright_errors import UserError
 
 log = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from checkpoints.errors import UserError
 from graphs.context import Graph, RunInput
+from graphwright_errors import UserError
 
 
 def own_input(graph: Graph, name: str, value: str | dict[str, Any] | RunInput) -> dict[str, Any]:

@@ -1,6 +1,8 @@
 """The offline model: a deterministic, rule-based chat model with tool binding.
 
-It lets the demo and the tests run with no network and no key. It reads the goal
+It lets the demo and the tests run with no network and no key. Which kind of reply a
+call gets depends on the purpose the caller sends with it (``nodes.purpose``), never on
+the wording of the prompt; an agent turn (purpose ``plan``, or none) reads the goal
 and constraints from the system prompt and the tool results from the conversation,
 and handles a few task shapes: order inquiries, notes search with a budget sum,
 scheduling one event, plain arithmetic and reading a range of pages. Anything else
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,20 +29,16 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from graphwright import offline_rules as rules
 from nodes.handoff import ID_PATTERN, Handoff
 from nodes.prompt import CONSTRAINTS_HEADER, HANDOFF_HEADER, MEMORY_HEADER
+from nodes.purpose import purpose_of
 from nodes.tokens import approximate
 
-HANDOFF_MARKER = "Write the handoff record"
-SPLIT_MARKER = "Split the task"
-SYNTH_MARKER = "Write the final answer to the user's task"
-EXTRACT_MARKER = "Extract the order id"
-REMEMBER_MARKER = "Extract what the user explicitly asked"
-PHRASE_MARKER = "Phrase the answer"
+PURPOSE_KWARG = "graphwright_purpose"  # how the call's purpose reaches ``_reply``
 STREAM_CHUNKS = 4  # pieces a streamed reply comes in
 
 
@@ -134,6 +132,26 @@ class OfflineChatModel(BaseChatModel):
     ) -> Runnable[LanguageModelInput, AIMessage]:
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
+    # The purpose is in the run config's metadata; LangChain does not always hand the run
+    # manager (which carries it) to ``_generate``/``_stream``, so it is passed on as a keyword.
+    def invoke(self, input: LanguageModelInput, config: RunnableConfig | None = None, *,
+               stop: list[str] | None = None, **kwargs: Any) -> AIMessage:
+        return super().invoke(input, config, stop=stop, **_purpose_kwarg(config), **kwargs)
+
+    async def ainvoke(self, input: LanguageModelInput, config: RunnableConfig | None = None, *,
+                      stop: list[str] | None = None, **kwargs: Any) -> AIMessage:
+        return await super().ainvoke(input, config, stop=stop, **_purpose_kwarg(config), **kwargs)
+
+    def stream(self, input: LanguageModelInput, config: RunnableConfig | None = None, *,
+               stop: list[str] | None = None, **kwargs: Any) -> Iterator[AIMessageChunk]:
+        yield from super().stream(input, config, stop=stop, **_purpose_kwarg(config), **kwargs)
+
+    async def astream(self, input: LanguageModelInput, config: RunnableConfig | None = None, *,
+                      stop: list[str] | None = None, **kwargs: Any) -> AsyncIterator[AIMessageChunk]:
+        async for chunk in super().astream(input, config, stop=stop, **_purpose_kwarg(config),
+                                           **kwargs):
+            yield chunk
+
     def _generate(
         self,
         messages: list[BaseMessage],
@@ -141,7 +159,8 @@ class OfflineChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=self._reply(messages, **kwargs))])
+        message = self._reply(messages, **kwargs)
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _stream(
         self,
@@ -166,35 +185,8 @@ class OfflineChatModel(BaseChatModel):
             response_metadata=message.response_metadata, chunk_position="last"))
 
     def _reply(self, messages: list[BaseMessage], **kwargs: Any) -> AIMessage:
-        system = next((str(m.content) for m in messages if isinstance(m, SystemMessage)), "")
-        if system.startswith(HANDOFF_MARKER):
-            message = AIMessage(handoff_reply(messages))
-        elif system.startswith(SPLIT_MARKER):
-            message = AIMessage(rules.split_reply(str(messages[-1].content), system))
-        elif system.startswith(EXTRACT_MARKER):
-            message = AIMessage(rules.extract_reply(str(messages[-1].content)))
-        elif system.startswith(PHRASE_MARKER):
-            message = AIMessage(rules.phrase_reply(str(messages[-1].content)))
-        elif system.startswith(REMEMBER_MARKER):
-            message = AIMessage(rules.remember_reply(str(messages[-1].content)))
-        elif system.startswith(SYNTH_MARKER):
-            message = AIMessage(rules.synth_reply(str(messages[-1].content)))
-        else:
-            conv = read_conversation(messages, kwargs.get("tools") or [])
-            step = rules.decide(conv.goal, conv.constraints, conv.done, conv.tools)
-            if isinstance(step, str):
-                message = AIMessage(step)
-            else:
-                seed = hashlib.sha256(
-                    json.dumps([str(m.content) for m in messages], ensure_ascii=False).encode()
-                ).hexdigest()
-                message = AIMessage(
-                    "",
-                    tool_calls=[
-                        {"name": name, "args": args, "id": f"call_{seed[:10]}_{i}", "type": "tool_call"}
-                        for i, (name, args) in enumerate(step)
-                    ],
-                )
+        side = SIDE_REPLIES.get(kwargs.get(PURPOSE_KWARG) or "plan")
+        message = AIMessage(side(messages)) if side else self._turn(messages, kwargs.get("tools") or [])
         prompt = approximate(messages)
         output = approximate([message])
         message.usage_metadata = {
@@ -203,6 +195,46 @@ class OfflineChatModel(BaseChatModel):
         message.response_metadata = {"model_name": self.model_name}
         message.id = message.id or f"lc_offline_{hashlib.sha256(text_key(messages)).hexdigest()[:16]}"
         return message
+
+
+    @staticmethod
+    def _turn(messages: list[BaseMessage], tools: list[dict[str, Any]]) -> AIMessage:
+        """An agent turn (purpose ``plan``, or none given): the answer or the next tool calls."""
+        conv = read_conversation(messages, tools)
+        step = rules.decide(conv.goal, conv.constraints, conv.done, conv.tools)
+        if isinstance(step, str):
+            return AIMessage(step)
+        seed = hashlib.sha256(
+            json.dumps([str(m.content) for m in messages], ensure_ascii=False).encode()
+        ).hexdigest()
+        return AIMessage("", tool_calls=[
+            {"name": name, "args": args, "id": f"call_{seed[:10]}_{i}", "type": "tool_call"}
+            for i, (name, args) in enumerate(step)
+        ])
+
+
+def _purpose_kwarg(config: RunnableConfig | None) -> dict[str, Any]:
+    purpose = purpose_of((config or {}).get("metadata"))
+    return {PURPOSE_KWARG: purpose} if purpose else {}
+
+
+def _system(messages: Sequence[BaseMessage]) -> str:
+    return next((str(m.content) for m in messages if isinstance(m, SystemMessage)), "")
+
+
+def _last(messages: Sequence[BaseMessage]) -> str:
+    return str(messages[-1].content)
+
+
+# The replies of the calls that are not agent turns, by the purpose sent with the call.
+SIDE_REPLIES: dict[str, Callable[[Sequence[BaseMessage]], str]] = {
+    "compact": handoff_reply,
+    "split": lambda m: rules.split_reply(_last(m), _system(m)),
+    "extract_order": lambda m: rules.extract_reply(_last(m)),
+    "phrase": lambda m: rules.phrase_reply(_last(m)),
+    "remember": lambda m: rules.remember_reply(_last(m)),
+    "synthesize": lambda m: rules.synth_reply(_last(m)),
+}
 
 
 def text_key(messages: Sequence[BaseMessage]) -> bytes:

@@ -27,9 +27,9 @@ from langgraph.pregel import Pregel
 from langgraph.store.base import IndexConfig, TTLConfig
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from checkpoints.errors import ConfigurationError
 from graphs.context import Graph, GraphContext
 from graphs.registry import GraphRegistry
+from graphwright_errors import ConfigurationError
 from tools.registry import ToolRegistry
 
 CONFIG_NAME = "langgraph.json"

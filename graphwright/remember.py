@@ -50,7 +50,7 @@ def extract(model: BaseChatModel, user_messages: list[dict[str, str | None]]) ->
     """
     messages = [SystemMessage(REMEMBER_PROMPT), HumanMessage(json.dumps(user_messages, ensure_ascii=False))]
     try:
-        return structured_reply(model, Extraction, messages)
+        return structured_reply(model, Extraction, messages, purpose="remember")
     except StructuredReplyError as exc:
         raise ExtractionError(f"the remember step's reply was not a valid extraction: {exc}",
                               exc.reply) from exc

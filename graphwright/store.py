@@ -6,13 +6,21 @@ from checkpoints.connect import connect
 from checkpoints.embedded import EmbeddedRedis
 from checkpoints.redis import RedisSaver
 from graphwright.settings import Settings
+from graphwright_errors import ConfigurationError
+
+# What a user can do when Redis is unreachable: said here, where the settings are known.
+UNREACHABLE_HINT = ("Start Redis there, or set REDIS_URL to a running server; unset it to use "
+                    "the embedded Redis.")
 
 
 def redis_url(settings: Settings) -> str:
     """The configured URL, or the embedded server's (started on first use)."""
     if settings.redis_url:
         return settings.redis_url
-    return EmbeddedRedis(settings.home).start()
+    try:
+        return EmbeddedRedis(settings.home).start()
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"{exc}; set REDIS_URL to a running Redis instead") from exc
 
 
 def open_saver(settings: Settings) -> RedisSaver:

@@ -6,6 +6,11 @@ API status, one set per scalar metadata pair (``key=<JSON value>``) and, per thr
 the set of metadata sets it is in, so a metadata change leaves the old ones. A search
 intersects the order set with the filter sets (weight 0) and reads one page of it.
 Non-scalar metadata filters, ``values`` and ``ids`` are checked on the candidates.
+
+With encryption on, a metadata set is named by a keyed hash of its pair (``Keys``), so no
+user text sits in key names. After a key rotation a search reads the union of a pair's
+sets under every key; ``reindex`` (run by ``graphwright rekey``) moves every thread to the
+newest key's sets, after which the old key can go.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -159,46 +164,64 @@ class ThreadIndex:
         self.forget(gone)
         return gone
 
+    def reindex(self, metadata_of: Callable[[str], Mapping[str, Any]]) -> int:
+        """Put every indexed thread in the metadata sets of the newest key; returns how many."""
+        raw: list[bytes] = self.client.zrange(self.keys.threads_by("created"), 0, -1)  # type: ignore[assignment]  # bytes client
+        for thread_id in (r.decode() for r in raw):
+            self.set_metadata(self.client, thread_id, metadata_of(thread_id))
+        return len(raw)
+
     # --- reading ---------------------------------------------------------------
 
-    def _sources(self, query: Query) -> dict[str, float]:
+    def _sources(self, query: Query, token: str) -> tuple[dict[str, float], dict[str, list[str]]]:
+        """The sets to intersect, and the unions to build first (a pair under several keys)."""
         k = self.keys
         sources = {k.threads_by(query.order): 1.0}
+        unions: dict[str, list[str]] = {}
         if query.status:
             sources[k.threads_with_status(query.status)] = 0.0
-        for key, value in query.indexed().items():
-            sources[k.threads_with_meta(key, value)] = 0.0
-        return sources
+        for i, (key, value) in enumerate(query.indexed().items()):
+            names = k.threads_with_meta_any(key, value)
+            if len(names) > 1:
+                union = k.thread_search_scratch(f"{token}:{i}")
+                unions[union] = names
+                names = [union]
+            sources[names[0]] = 0.0
+        return sources, unions
+
+    def _intersect(self, query: Query, then: Callable[[Pipeline, str], object]) -> list[Any]:
+        """Intersect the query's sets into a scratch set, run ``then`` on it, drop the scratch."""
+        token = uuid.uuid4().hex
+        sources, unions = self._sources(query, token)
+        scratch = self.keys.thread_search_scratch(token)
+        with self.client.pipeline(transaction=True) as pipe:
+            for union, names in unions.items():
+                pipe.sunionstore(union, names)
+            pipe.zinterstore(scratch, sources, aggregate="SUM")
+            then(pipe, scratch)
+            pipe.delete(scratch, *unions)
+            found: list[Any] = pipe.execute()
+        return found[len(unions):]
 
     def page(self, query: Query, offset: int, limit: int) -> list[str]:
         """Ids of the candidates ``offset .. offset+limit-1`` in the query's order.
 
         ``limit < 0`` reads every candidate.
         """
-        sources = self._sources(query)
         end = -1 if limit < 0 else offset + limit - 1
-        if len(sources) == 1:
-            (only,) = sources
+        if not query.status and not query.indexed():
+            only = self.keys.threads_by(query.order)
             raw: list[bytes] = self.client.zrange(only, offset, end, desc=query.descending)  # type: ignore[assignment]  # bytes client
             return [r.decode() for r in raw]
-        scratch = self.keys.thread_search_scratch(uuid.uuid4().hex)
-        with self.client.pipeline(transaction=True) as pipe:
-            pipe.zinterstore(scratch, sources, aggregate="SUM")
-            pipe.zrange(scratch, offset, end, desc=query.descending)
-            pipe.delete(scratch)
-            _, raw, _ = pipe.execute()
+        _, raw, _ = self._intersect(
+            query, lambda pipe, scratch: pipe.zrange(scratch, offset, end, desc=query.descending))
         return [r.decode() for r in raw]
 
     def count(self, query: Query) -> int:
         """How many threads the index part of the query matches."""
-        sources = self._sources(query)
-        if len(sources) == 1:
-            return int(self.client.zcard(next(iter(sources))))
-        scratch = self.keys.thread_search_scratch(uuid.uuid4().hex)
-        with self.client.pipeline(transaction=True) as pipe:
-            pipe.zinterstore(scratch, sources, aggregate="SUM")
-            pipe.delete(scratch)
-            total, _ = pipe.execute()
+        if not query.status and not query.indexed():
+            return int(self.client.zcard(self.keys.threads_by(query.order)))
+        total, _ = self._intersect(query, lambda pipe, scratch: None)
         return int(total)
 
     def status_of(self, thread_id: str) -> ApiStatus | None:

@@ -62,7 +62,8 @@ def compact(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> di
     notes: Notes | None = None
     reply: AIMessage | None
     try:
-        notes, reply = structured_reply(deps.model, Notes, summary_request(folded, previous), config)
+        notes, reply = structured_reply(deps.model, Notes, summary_request(folded, previous), config,
+                                        purpose="compact")
         missing = problems(notes, sources(folded, previous))
     except StructuredReplyError as exc:
         reply, missing = exc.reply, [f"not a handoff record: {exc}"]

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
-from checkpoints.errors import UserError
+from graphwright_errors import UserError
 from nodes.state import ProposedCall, canonical
 from tools.registry import ToolRegistry
 

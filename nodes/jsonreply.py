@@ -21,6 +21,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, ValidationError
 
+from nodes.purpose import Purpose, purpose_config
 from nodes.tracing import as_ai
 
 log = logging.getLogger(__name__)
@@ -54,21 +55,23 @@ def text_of(message: AIMessage) -> str:
 
 def structured_reply(
     model: BaseChatModel, schema: type[T], messages: Sequence[BaseMessage],
-    config: RunnableConfig | None = None,
+    config: RunnableConfig | None = None, *, purpose: Purpose | None = None,
 ) -> tuple[T, AIMessage]:
     """One model call whose reply is validated as ``schema``; returns it with the raw reply.
+    ``purpose`` is sent with the call (see ``nodes.purpose``).
 
     Raises:
         StructuredReplyError: the reply is not valid JSON for ``schema``.
     """
     key = _key(model)
+    call: RunnableConfig = {**NOSTREAM, **(purpose_config(purpose) if purpose else {})}
     if isinstance(model, ChatOpenAI) and key not in _refused:
         # A JSON schema (not the class): a reply that is not valid JSON comes back as a
         # parsing error with the raw reply, instead of an exception inside the client.
         bound = model.with_structured_output(schema.model_json_schema(), method="json_schema",
                                              include_raw=True)
         try:
-            out = bound.with_config(NOSTREAM).invoke(list(messages), config)
+            out = bound.with_config(call).invoke(list(messages), config)
         except openai.BadRequestError as exc:
             if "response_format" not in str(exc) and "json_schema" not in str(exc):
                 raise
@@ -83,7 +86,7 @@ def structured_reply(
                     raise StructuredReplyError(f"not a valid {schema.__name__}: {str(exc)[:300]}",
                                                raw) from exc
             return parse_as(schema, raw)
-    raw = as_ai(model.with_config(NOSTREAM).invoke(list(messages), config))
+    raw = as_ai(model.with_config(call).invoke(list(messages), config))
     return parse_as(schema, raw)
 
 

@@ -20,6 +20,7 @@ from typing_extensions import TypedDict  # pydantic builds JSON schemas from it 
 
 from checkpoints.trace import TraceWriter
 from nodes.jsonreply import StructuredReplyError, structured_reply, text_of
+from nodes.purpose import Purpose, with_purpose
 from nodes.tracing import as_ai, run_of, thread_of, total_tokens, trace_model_call
 from tools.executor import ToolCall, ToolExecutor
 
@@ -62,10 +63,11 @@ class Extracted(BaseModel):
     order_id: str | None = Field(description="the order id as written, or null")
 
 
-def _model(state: OrderState, deps: OrderDeps, config: RunnableConfig, node: str,
+def _model(state: OrderState, deps: OrderDeps, config: RunnableConfig, node: Purpose,
            system: str, human: str) -> tuple[str, dict[str, Any]]:
     started = time.time()
-    reply = as_ai(deps.model.invoke([SystemMessage(system), HumanMessage(human)], config))
+    model = with_purpose(deps.model, node)
+    reply = as_ai(model.invoke([SystemMessage(system), HumanMessage(human)], config))
     return text_of(reply), _counted(state, deps, config, node, reply, started)
 
 
@@ -92,7 +94,8 @@ def extract(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> di
     messages = [SystemMessage(EXTRACT_PROMPT), HumanMessage(goal)]
     found: str | None = None
     try:
-        extracted, reply = structured_reply(deps.model, Extracted, messages, config)
+        extracted, reply = structured_reply(deps.model, Extracted, messages, config,
+                                              purpose="extract_order")
         found = extracted.order_id
     except StructuredReplyError as exc:
         if exc.reply is None:

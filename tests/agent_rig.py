@@ -15,8 +15,6 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_openai import ChatOpenAI
-from pydantic import SecretStr
 
 from checkpoints.keys import Keys
 from checkpoints.redis import RedisSaver
@@ -24,8 +22,8 @@ from checkpoints.trace import TraceWriter
 from graphs.agent import AgentGraph, build_agent_graph, start_input
 from graphs.context import GraphContext
 from graphwright.offline import OfflineChatModel
+from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI
 from nodes.deps import Limits
-from tests.openai_server import Reply, ScriptedOpenAI
 from tools.builtin import build_registry
 from tools.policy import Policy
 from tools.registry import ToolRegistry
@@ -59,9 +57,7 @@ class AgentRig:
     def model(self) -> BaseChatModel:
         if self.server is None:
             return OfflineChatModel()
-        return ChatOpenAI(model="scripted", base_url=self.server.base_url,
-                          api_key=SecretStr("test-key"), max_retries=0, timeout=10,
-                          stream_usage=True)
+        return self.server.chat_model()
 
     def build(
         self, *, tools: ToolRegistry | None = None, limits: Limits | None = None,

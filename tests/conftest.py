@@ -17,9 +17,11 @@ from checkpoints.keys import Keys
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
+from graphwright.testing.redis_servers import Server, start_cluster, start_server
+from graphwright.testing.scripted_openai import ScriptedOpenAI
 from tests.agent_rig import AgentRig
-from tests.openai_server import ScriptedOpenAI
-from tests.redis_servers import Server, start_cluster, start_server
+
+pytest_plugins = ["graphwright.testing.pytest_plugin"]  # the public kit's fixtures, as users load them
 
 # tiktoken would download its encoding on first use; the tests have no network.
 os.environ.setdefault("GRAPHWRIGHT_TOKENIZER", "approximate")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.http_service import free_port
+from graphwright.testing.service import free_port
 
 
 @contextmanager

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from graphwright import Orchestrator, Settings
+from graphwright.testing.scripted_openai import ScriptedOpenAI
 from nodes.deps import Limits
-from tests.openai_server import ScriptedOpenAI
 from tools.mcp_client import close_all
 from tools.policy import Policy
 

@@ -1,7 +1,7 @@
 """The two servers of the protocol tests, started once per session: LangGraph's own
 ``langgraph dev`` (installed apart by ``scripts/reference-server``) and graphwright's
 service, serving the same graphs (tests/protocol_graphs.py) against the same fixed
-streaming chat model (tests/openai_stream_server.py)."""
+streaming chat model (graphwright/testing/fixed_openai.py)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import httpx
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
-from tests.http_service import Service, free_port, running
+from graphwright.testing.service import Service, free_port, running
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = "tests.protocol_graphs:register"

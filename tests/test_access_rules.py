@@ -11,9 +11,9 @@ import pytest
 from fastapi import HTTPException
 from langgraph_sdk import Auth
 
-from checkpoints.errors import ConfigurationError
 from graphwright.server.access import Grant, decide, matches
 from graphwright.server.auth import Authority, User, to_user
+from graphwright_errors import ConfigurationError
 
 ALICE = User(identity="alice", permissions=("admin",))
 

@@ -11,12 +11,12 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.messages.utils import count_tokens_approximately
 from pydantic import BaseModel, ConfigDict
 
+from graphwright.testing.scripted_openai import Reply, call
 from nodes.compact import HANDOFF_PROMPT
 from nodes.deps import Limits
 from nodes.handoff import MAX_CHARS, Handoff, folded_calls
 from nodes.prompt import RULES
 from tests.agent_rig import AgentRig
-from tests.openai_server import Reply, call
 from tools.builtin import build_registry
 from tools.registry import ToolRegistry
 from tools.spec import ToolContext

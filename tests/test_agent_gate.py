@@ -7,9 +7,9 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Command
 
 from graphs.gates import gate_command, pending_gate
+from graphwright.testing.scripted_openai import Reply, call
 from nodes.gate_models import Approve, Edit, GateDecisionError, Reject
 from tests.agent_rig import AgentRig
-from tests.openai_server import Reply, call
 from tools.builtin import build_registry
 
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'

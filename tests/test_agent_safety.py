@@ -8,9 +8,9 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from graphs.gates import gate_command, pending_gate
+from graphwright.testing.scripted_openai import Reply, call
 from nodes.gate_models import Approve
 from tests.agent_rig import AgentRig
-from tests.openai_server import Reply, call
 from tools.builtin import build_registry
 from tools.policy import Policy
 from tools.registry import ToolRegistry

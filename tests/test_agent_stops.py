@@ -8,9 +8,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from graphs.gates import pending_gate
+from graphwright.testing.scripted_openai import Reply, call
 from nodes.deps import Limits
 from tests.agent_rig import AgentRig
-from tests.openai_server import Reply, call
 from tools.builtin import OrderArgs, build_registry
 from tools.errors import Unavailable
 from tools.policy import Policy

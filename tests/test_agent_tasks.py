@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from langchain_core.messages import SystemMessage, ToolMessage
 
+from graphwright.testing.scripted_openai import Reply, call
 from tests.agent_rig import AgentRig
-from tests.openai_server import Reply, call
 
 NOTES_GOAL = "项目笔记里哪个方案提到 Redis？找到其中的预算表达式并计算总和。"
 

@@ -13,10 +13,10 @@ from pydantic import BaseModel, ConfigDict
 
 from graphs.agent import AgentGraph, start_input
 from graphs.gates import gate_command, pending_gate
+from graphwright.testing.scripted_openai import Reply, call
 from nodes.deps import Limits
 from nodes.gate_models import Approve, Reject
 from tests.agent_rig import AgentRig, FakeClock, assert_every_call_answered
-from tests.openai_server import Reply, call
 from tools.builtin import build_registry
 from tools.registry import ToolRegistry
 from tools.spec import ToolContext

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import redis
 
-from checkpoints.errors import ConflictError, NotFoundError, UserError
 from checkpoints.keys import Keys
 from graphwright.server.assistants_store import AssistantStore, system_id
+from graphwright_errors import ConflictError, NotFoundError, UserError
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from langgraph_sdk import get_sync_client
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
-from tests.http_service import Service, free_port, running
+from graphwright.testing.service import Service, free_port, running
 
 ROOT = Path(__file__).resolve().parent.parent
 

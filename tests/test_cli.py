@@ -111,3 +111,4 @@ def test_unreachable_redis_is_one_line_and_exit_1(cli: CliRunner, monkeypatch: p
     monkeypatch.setenv("REDIS_URL", "redis://:s3cret@127.0.0.1:1/0")
     code, _, err = run(cli, "threads")
     assert code == 1 and err.startswith("error: ") and "s3cret" not in err and "Traceback" not in err
+    assert "set REDIS_URL to a running server" in err  # the advice, where the settings are known

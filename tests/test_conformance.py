@@ -20,7 +20,7 @@ from langgraph.checkpoint.conformance.report import ProgressCallbacks
 
 from checkpoints.embedded import EmbeddedRedis
 from checkpoints.redis import AsyncRedisSaver, RedisSaver
-from tests.redis_servers import Server
+from graphwright.testing.redis_servers import Server
 
 EXPECTED_TESTS = 81  # 58 base + 23 extended at langgraph-checkpoint-conformance 0.0.2
 

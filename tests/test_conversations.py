@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from graphwright import Orchestrator
 from graphwright.cli import app
-from tests.openai_server import Reply, ScriptedOpenAI, call
+from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
 
 # (question, the calls its turn must make, text the answer must contain)
 TURNS = [

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import redis
 
-from checkpoints.errors import UserError
 from checkpoints.keys import Keys
 from graphwright import Orchestrator, Settings
 from graphwright.offline import OfflineChatModel
 from graphwright.results import RunResult
+from graphwright_errors import UserError
 from nodes.gate_models import GateDecisionError, decide_all
 
 ROOT = Path(__file__).resolve().parent.parent

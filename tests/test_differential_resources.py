@@ -18,8 +18,8 @@ from langgraph_sdk.client import SyncLangGraphClient
 
 from graphwright import Orchestrator
 from graphwright.settings import Settings
+from graphwright.testing.service import Service, running
 from tests.differential import ROOT, Step, compare, reference_server, table
-from tests.http_service import Service, running
 
 TABLE = Path(__file__).with_name("differential_resources.md")
 T2 = str(uuid.uuid4())  # a thread id the caller chooses (the reference wants UUIDs)

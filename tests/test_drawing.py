@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from checkpoints.errors import ConfigurationError, UserError
 from graphwright import Orchestrator
 from graphwright.drawing import FORMATS
+from graphwright_errors import ConfigurationError, UserError
 
 NODES = ("plan", "act", "observe", "compact", "human_gate")
 EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'

@@ -6,6 +6,7 @@ new key."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import redis
@@ -17,13 +18,15 @@ from graphwright import Orchestrator
 from graphwright.cli import app
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
-from tests.http_service import running
+from graphwright.testing.service import running
 
 OLD, NEW = b"o" * 32, b"n" * 32
 GOAL = ('My name is Zorblatt. Email li@example.com with the subject "Quarterly Zebra" '
         "saying the vault code is 7741.")
 SECRETS = [b"Zorblatt", b"Quarterly Zebra", b"vault code", b"li@example.com", b"Sent '",
-           b"Zebra secret meta", b"Zebra diary"]
+           b"Zebra secret meta", b"Zebra diary", b"Okapi"]
+SECRETS += [quote(s.decode(), safe="").encode() for s in SECRETS]  # as key names escape them
+META = {"project": "Zebra secret meta", "codename": "Okapi"}  # the thread index's pairs
 WORLD = (":outbox", ":calendar", ":effects")  # the built-in tools' stand-ins for the outside world
 
 
@@ -54,6 +57,13 @@ def encrypted(settings: Settings) -> Settings:
                     GRAPHWRIGHT_KEY_PREFIX=settings.key_prefix, GRAPHWRIGHT_ENCRYPT=True)
 
 
+def found_by_metadata(orch: Orchestrator) -> list[str]:
+    """The threads a metadata search finds (the thread index's keyed-hash sets)."""
+    with running(orch, worker=False) as svc:
+        sdk = get_sync_client(url=svc.url, api_key=None)
+        return [t["thread_id"] for t in sdk.threads.search(metadata={"codename": "Okapi"})]
+
+
 def what_reads(orch: Orchestrator, tid: str) -> dict[str, Any]:
     return {"meta": orch.meta(tid)["metadata"], "answer": orch.state(tid).values["answer"],
             "trace": [e["kind"] for e in orch.trace(tid)],
@@ -68,7 +78,8 @@ def test_nothing_the_user_or_the_tools_said_is_stored_in_plaintext_and_keys_rota
     orch = Orchestrator(settings=encrypted(settings), model=OfflineChatModel())
     with running(orch) as svc:
         sdk = get_sync_client(url=svc.url, api_key=None)
-        tid = sdk.threads.create(metadata={"project": "Zebra secret meta"})["thread_id"]
+        tid = sdk.threads.create(metadata=META)["thread_id"]
+        assert [t["thread_id"] for t in sdk.threads.search(metadata={"codename": "Okapi"})] == [tid]
         gated = sdk.runs.wait(tid, "agent", input={"goal": GOAL}, metadata={"user_id": "alice"})
         call = gated["__interrupt__"][0]["value"]["calls"][0]
         assert call["args"]["subject"] == "Quarterly Zebra"
@@ -91,6 +102,7 @@ def test_nothing_the_user_or_the_tools_said_is_stored_in_plaintext_and_keys_rota
     monkeypatch.setenv(KEYS_ENV, f"{NEW.decode()},{OLD.decode()}")
     rotated = Orchestrator(settings=encrypted(settings), model=OfflineChatModel())
     assert what_reads(rotated, tid) == before
+    assert found_by_metadata(rotated) == [tid]  # indexed under the old key, found under both
     monkeypatch.setenv(KEYS_ENV, NEW.decode())
     with pytest.raises(CorruptCheckpointError, match=key_id(OLD).hex()):
         Orchestrator(settings=encrypted(settings), model=OfflineChatModel()).trace(tid)
@@ -104,9 +116,11 @@ def test_nothing_the_user_or_the_tools_said_is_stored_in_plaintext_and_keys_rota
 
     result = CliRunner().invoke(app, ["rekey", "--json"])
     assert result.exit_code == 0, result.output
-    assert '"values_resealed"' in result.output
+    assert '"values_resealed"' in result.output and '"threads_reindexed": 1' in result.output
     after = everything(client, settings.key_prefix)
     assert not [k for k, v in after.items() if MAGIC + key_id(OLD) in v]
     assert [k for k, v in after.items() if MAGIC + key_id(NEW) in v]
     monkeypatch.setenv(KEYS_ENV, NEW.decode())
-    assert what_reads(Orchestrator(settings=encrypted(settings), model=OfflineChatModel()), tid) == before
+    only_new = Orchestrator(settings=encrypted(settings), model=OfflineChatModel())
+    assert what_reads(only_new, tid) == before
+    assert found_by_metadata(only_new) == [tid]  # re-indexed under the new key

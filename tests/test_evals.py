@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from checkpoints.errors import UserError
 from graphwright import Orchestrator
 from graphwright.cli import app
 from graphwright.evals import load_suite, run_suite
+from graphwright_errors import UserError
 
 
 def test_seed_suite_covers_the_three_kinds_with_at_least_20_cases() -> None:

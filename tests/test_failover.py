@@ -15,7 +15,7 @@ import redis
 from graphwright import Orchestrator
 from graphwright.results import RunResult
 from graphwright.settings import Settings
-from tests.redis_servers import Server, start_cluster, start_sentinel, start_server
+from graphwright.testing.redis_servers import Server, start_cluster, start_sentinel, start_server
 
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 PLUGIN = "tests.slow_graphs:register"

@@ -10,7 +10,7 @@ import pytest
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
-from tests.http_service import Service, running
+from graphwright.testing.service import Service, running
 
 KEY = "test-key-7f3a9c"
 ENDPOINTS = [  # one or more per family: system, docs, assistants, threads, runs, review

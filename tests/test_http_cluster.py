@@ -11,8 +11,8 @@ from langgraph_sdk import get_sync_client
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
-from tests.http_service import Service, running
-from tests.redis_servers import start_cluster
+from graphwright.testing.redis_servers import start_cluster
+from graphwright.testing.service import Service, running
 
 
 @pytest.fixture(scope="module")

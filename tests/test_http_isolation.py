@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -19,9 +20,11 @@ from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.server.app import create_app
 from graphwright.server.auth import load_auth
+from graphwright.server.cron_runs import fire_for
+from graphwright.server.cron_store import CronStore
 from graphwright.settings import Settings
+from graphwright.testing.service import Service, running
 from tests import auth_owner
-from tests.http_service import Service, running
 from tests.test_http_auth import ENDPOINTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -148,3 +151,123 @@ def test_the_js_sdk_sees_the_same_isolation(settings: Settings) -> None:
         assert seen[what] == 404, (what, seen[what])
     assert seen["bobSearch"] == [] and seen["aliceSearch"] == [seen["tid"]]
     assert "Sent 'Weekly report'" in seen["aliceResume"]
+
+
+NEVER = "0 0 1 1 *"  # once a year: no cron of these tests fires while they run
+
+
+def test_one_user_cannot_reach_another_users_store_items(service: Service) -> None:
+    alice, bob = sdk(service, "token-alice"), sdk(service, "token-bob")
+    alice.store.put_item(["notes"], "n1", {"text": "salary review"})
+    assert alice.store.get_item(["notes"], "n1")["value"] == {"text": "salary review"}
+    assert alice.store.get_item(["notes"], "n1")["namespace"] == ["alice", "notes"]
+
+    for namespace in (["notes"], ["alice", "notes"]):  # bob's own namespace, or aimed at alice's
+        assert bob.store.get_item(namespace, "n1") is None, namespace
+        bob.store.put_item(namespace, "n1", {"text": "overwritten"})
+        bob.store.delete_item(namespace, "n1")
+        found = bob.store.search_items(namespace)["items"]
+        assert "salary" not in json.dumps(found), namespace
+    assert bob.store.search_items(["alice"], filter={"text": "salary review"})["items"] == []
+    assert all(ns[0] == "bob" for ns in bob.store.list_namespaces()["namespaces"])
+    assert all(ns[0] == "bob" for ns in bob.store.list_namespaces(prefix=["alice"])["namespaces"])
+
+    assert alice.store.get_item(["notes"], "n1")["value"] == {"text": "salary review"}
+    (item,) = alice.store.search_items(["notes"], filter={"text": "salary review"})["items"]
+    assert item["key"] == "n1" and ["alice", "notes"] in alice.store.list_namespaces()["namespaces"]
+    alice.store.delete_item(["notes"], "n1")
+    assert alice.store.get_item(["notes"], "n1") is None
+
+
+def test_one_user_cannot_reach_another_users_crons(service: Service) -> None:
+    alice, bob = sdk(service, "token-alice"), sdk(service, "token-bob")
+    tid = alice.threads.create()["thread_id"]
+    cron = alice.crons.create("agent", schedule=NEVER, input={"goal": "salary review"})
+    on_thread = alice.crons.create_for_thread(tid, "agent", schedule=NEVER, input={"goal": "hi"})
+    cid = cron["cron_id"]
+    assert cron["metadata"]["owner"] == "alice" and cron["user_id"] == "alice"
+    unknown = refused(lambda: bob.http.get("/runs/crons/00000000-0000-0000-0000-000000000000"))
+    assert unknown.status_code == 404
+
+    attempts: dict[str, Callable[[], Any]] = {
+        "get": lambda: bob.http.get(f"/runs/crons/{cid}"),
+        "update": lambda: bob.crons.update(cid, schedule="* * * * *"),
+        "delete": lambda: bob.crons.delete(cid),
+        "delete thread cron": lambda: bob.crons.delete(on_thread["cron_id"]),
+        "cron on her thread": lambda: bob.crons.create_for_thread(tid, "agent", schedule=NEVER),
+    }
+    for what, attempt in attempts.items():
+        response = refused(attempt)
+        assert response.status_code == 404, (what, response.text)
+        assert "salary" not in response.text, what
+    assert bob.crons.search() == [] and bob.crons.count() == 0
+    assert bob.crons.search(metadata={"owner": "alice"}) == []
+    assert bob.crons.search(thread_id=tid) == []
+
+    mine = bob.crons.create("agent", schedule=NEVER)
+    assert [c["cron_id"] for c in bob.crons.search()] == [mine["cron_id"]]
+    assert {c["cron_id"] for c in alice.crons.search()} == {cid, on_thread["cron_id"]}
+    assert alice.crons.count() == 2
+    changed = alice.crons.update(cid, schedule="0 0 2 1 *", metadata={"label": "yearly"})
+    assert changed["schedule"] == "0 0 2 1 *" and changed["metadata"]["owner"] == "alice"
+    assert alice.http.get(f"/runs/crons/{cid}")["metadata"]["label"] == "yearly"
+    alice.crons.delete(cid)
+    assert refused(lambda: alice.http.get(f"/runs/crons/{cid}")).status_code == 404
+
+
+def test_the_js_sdk_sees_the_same_store_and_cron_isolation(settings: Settings) -> None:
+    node_sdk = subprocess.run([str(ROOT / "scripts" / "node-sdk")], capture_output=True, text=True,
+                              timeout=600, check=True).stdout.strip()
+    script = (ROOT / "tests" / "node" / "isolation_store_crons.mjs").read_text()
+    with running(Orchestrator(settings=settings, model=OfflineChatModel()),
+                 auth=auth_owner.auth, worker=False) as svc:
+        done = subprocess.run(["node", "--input-type=module", "-", svc.url], input=script,
+                              cwd=node_sdk, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["aliceNamespace"] == ["alice", "notes"]
+    assert seen["aliceValue"] == {"text": "salary review"} and "salary" not in seen["bobRead"]
+    assert seen["bobFiltered"] == [] and all(ns[0] == "bob" for ns in seen["bobNamespaces"])
+    assert seen["cronOwner"] == "alice"
+    for what in ("getCron", "updateCron", "deleteCron", "deleteThreadCron", "cronOnHerThread"):
+        assert seen[what] == 404, (what, seen[what])
+    assert "salary" not in seen["getCronText"]
+    assert seen["bobCrons"] == [] and seen["bobCount"] == 0
+    assert seen["aliceCrons"] == seen["expectedCrons"] and seen["aliceCronStill"] == 200
+
+
+def test_the_review_pages_show_each_user_only_their_own_threads(service: Service) -> None:
+    alice, bob = sdk(service, "token-alice"), sdk(service, "token-bob")
+    gated: dict[str, tuple[str, dict[str, Any]]] = {}
+    for name, client in (("alice", alice), ("bob", bob)):
+        tid = client.threads.create()["thread_id"]
+        call = client.runs.wait(tid, "agent", input={"goal": EMAIL})["__interrupt__"][0]["value"]["calls"][0]
+        gated[name] = (tid, call)
+    (mine, call), (theirs, _) = gated["alice"], gated["bob"]
+    as_alice = {"Authorization": "Bearer token-alice"}
+    with httpx.Client(base_url=service.url, headers=as_alice) as http:
+        listed = http.get("/review")
+        assert listed.status_code == 200 and mine in listed.text and theirs not in listed.text
+        assert http.get(f"/review/{mine}").status_code == 200
+        assert http.get(f"/review/{theirs}").status_code == 404
+        refused_answer = http.post(f"/review/{theirs}/answer", json={"resume": None})
+        assert refused_answer.status_code == 404 and "Weekly" not in refused_answer.text
+        assert httpx.get(f"{service.url}/review").status_code == 401
+        answer = {call["id"]: {"action": "approve", "digest": call["digest"]}}
+        done = http.post(f"/review/{mine}/answer", json={"resume": answer})
+        assert done.status_code == 200 and done.json()["status"] == "success", done.text
+    assert alice.threads.get(mine)["status"] == "idle"
+    assert bob.threads.get(theirs)["status"] == "interrupted"
+    assert {r["metadata"].get("owner") for r in alice.runs.list(mine)} == {"alice"}
+
+
+def test_the_thread_a_users_cron_starts_is_theirs(service: Service) -> None:
+    alice, bob = sdk(service, "token-alice"), sdk(service, "token-bob")
+    cron = alice.crons.create("agent", schedule=NEVER, input={"goal": "hi"}, on_run_completed="keep")
+    doc = CronStore(service.orch.client, service.orch.keys).find(cron["cron_id"])
+    assert doc is not None
+    run_id = str(uuid.uuid4())
+    fire_for(service.orch)(doc, run_id, None)  # what a worker's scheduler does when it is due
+    assert alice.threads.get(run_id)["metadata"]["owner"] == "alice"
+    assert refused(lambda: bob.threads.get(run_id)).status_code == 404
+    assert run_id not in [t["thread_id"] for t in bob.threads.search()]

@@ -14,9 +14,9 @@ from langgraph_sdk import get_sync_client
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
+from graphwright.testing.redis_servers import start_server
+from graphwright.testing.service import running
 from tests import auth_owner
-from tests.http_service import running
-from tests.redis_servers import start_server
 from tests.test_http_auth import ENDPOINTS
 
 KEY = "limits-key-51c2"
@@ -24,6 +24,19 @@ RUN = {"assistant_id": "agent", "input": {"goal": "x"}}
 MORE_RUN_ROUTES = [("POST", "/runs", RUN), ("POST", "/runs/wait", RUN), ("POST", "/runs/stream", RUN),
                    ("POST", "/runs/cancel", {"status": "all"}), ("DELETE", "/threads/t1/runs/r1", None),
                    ("GET", "/threads/t1/runs/r1/stream", None), ("GET", "/threads/t1/stream", None)]
+CRON = {"assistant_id": "agent", "schedule": "0 0 1 1 *"}
+STORE_CRON_REVIEW_ROUTES = [
+    ("PUT", "/store/items", {"namespace": ["a"], "key": "k", "value": {}}),
+    ("GET", "/store/items?namespace=a&key=k", None),
+    ("DELETE", "/store/items", {"namespace": ["a"], "key": "k"}),
+    ("POST", "/store/items/search", {}), ("POST", "/store/namespaces", {}),
+    ("POST", "/runs/crons", CRON), ("POST", "/threads/t1/runs/crons", CRON),
+    ("POST", "/runs/crons/search", {}), ("POST", "/runs/crons/count", {}),
+    ("GET", "/runs/crons/c1", None), ("PATCH", "/runs/crons/c1", {"enabled": False}),
+    ("DELETE", "/runs/crons/c1", None),
+    ("GET", "/review", None), ("GET", "/review/t1", None),
+    ("POST", "/review/t1/answer", {"resume": None}),
+]
 
 
 def tuned(settings: Settings, **env: object) -> Settings:
@@ -95,7 +108,7 @@ def test_redis_stopping_mid_run_gives_503_with_retry_after_on_every_route(
             assert answer["r"].headers["Retry-After"]
             with httpx.Client(base_url=svc.url, headers={"x-api-key": KEY}) as http:
                 assert http.get("/ok").status_code == 200
-                for method, path, body in [*ENDPOINTS, *MORE_RUN_ROUTES]:
+                for method, path, body in [*ENDPOINTS, *MORE_RUN_ROUTES, *STORE_CRON_REVIEW_ROUTES]:
                     if path.startswith(("/assistants", "/openapi", "/docs", "/redoc", "/health",
                                         "/info", "/review/assets")):
                         continue  # served without Redis

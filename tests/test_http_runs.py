@@ -16,11 +16,11 @@ import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 
-from tests.http_service import Service
-from tests.openai_stream_server import serving
+from graphwright.testing.fixed_openai import serving
+from graphwright.testing.redis_servers import Server
+from graphwright.testing.service import Service
 from tests.protocol_graphs import CHAT_URL_ENV
 from tests.protocol_servers import graphwright_server
-from tests.redis_servers import Server
 
 STEPS: dict[str, Any] = {"steps": []}
 

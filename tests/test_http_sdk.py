@@ -13,7 +13,7 @@ from graphwright.locking import thread_lock
 from graphwright.offline import OfflineChatModel
 from graphwright.server.assistants_store import system_id
 from graphwright.settings import Settings
-from tests.http_service import Service, running
+from graphwright.testing.service import Service, running
 
 EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'
 

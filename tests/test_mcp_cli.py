@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from checkpoints.redact import MASK
 from graphwright import Settings
 from graphwright.cli import app
+from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
 from tests.mcp_rig import (  # noqa: F401  # stop_mcp_servers: autouse
     ROOT,
     commits,
@@ -28,7 +29,6 @@ from tests.mcp_rig import (  # noqa: F401  # stop_mcp_servers: autouse
     stop_mcp_servers,
     time_server,
 )
-from tests.openai_server import Reply, ScriptedOpenAI, call
 
 CLI = [sys.executable, "-m", "graphwright"]
 

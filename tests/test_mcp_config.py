@@ -10,7 +10,7 @@ import mcp_types
 import pytest
 from pydantic import ValidationError
 
-from checkpoints.errors import ConfigurationError
+from graphwright_errors import ConfigurationError
 from tests.mcp_rig import stop_mcp_servers  # noqa: F401  # autouse: servers stop after each test
 from tools.executor import describe_validation
 from tools.mcp import classify, tool_specs

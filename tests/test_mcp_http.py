@@ -8,7 +8,8 @@ import httpx
 import redis
 
 from graphwright import Settings
-from tests.http_service import running
+from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
+from graphwright.testing.service import running
 from tests.mcp_rig import (
     effects,
     free_port,
@@ -16,7 +17,6 @@ from tests.mcp_rig import (
     orchestrator,
     stop_mcp_servers,  # noqa: F401  # autouse: servers stop after each test
 )
-from tests.openai_server import Reply, ScriptedOpenAI, call
 from tools.executor import ToolCall, ToolExecutor
 from tools.mcp import tool_specs
 from tools.mcp_config import parse_mcp_servers

@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 import redis
 
-from checkpoints.errors import ConfigurationError
 from checkpoints.keys import Keys
 from graphwright import Orchestrator, Settings
+from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
+from graphwright_errors import ConfigurationError
 from tests.mcp_rig import (  # noqa: F401  # stop_mcp_servers: autouse
     commits,
     effects,
@@ -21,7 +22,6 @@ from tests.mcp_rig import (  # noqa: F401  # stop_mcp_servers: autouse
     stop_mcp_servers,
     time_server,
 )
-from tests.openai_server import Reply, ScriptedOpenAI, call
 from tools.executor import ToolCall, ToolExecutor
 from tools.mcp import tool_specs
 from tools.mcp_config import parse_mcp_servers

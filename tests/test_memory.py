@@ -11,16 +11,16 @@ from langchain_core.messages import SystemMessage
 from pydantic import BaseModel, ConfigDict
 from typer.testing import CliRunner
 
-from checkpoints.errors import UserError
 from graphs.agent import build_agent_graph
 from graphs.registry import GraphContext, default_registry
 from graphwright import Orchestrator
 from graphwright.cli import app
 from graphwright.remember import REMEMBER_PROMPT
 from graphwright.settings import Settings
+from graphwright.testing.scripted_openai import Reply
+from graphwright_errors import UserError
 from nodes.prompt import MEMORY_HEADER, RULES
 from tests.agent_rig import AgentRig
-from tests.openai_server import Reply
 from tools.builtin import build_registry
 from tools.registry import ToolRegistry
 from tools.spec import ToolContext

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.openai_stream_server import CHUNKS, WORDS, serving
+from graphwright.testing.fixed_openai import CHUNKS, WORDS, serving
+from graphwright.testing.redis_servers import Server
 from tests.protocol_graphs import CHAT_URL_ENV
 from tests.protocol_servers import graphwright_server
-from tests.redis_servers import Server
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from langchain_openai import ChatOpenAI
 
-from tests.openai_server import Reply, ScriptedOpenAI, call
+from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
 
 
 @pytest.fixture

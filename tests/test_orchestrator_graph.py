@@ -16,9 +16,9 @@ from graphs.orchestrator import (
     orchestrator_input,
 )
 from graphs.registry import RunInput
+from graphwright.testing.scripted_openai import Reply, call
 from nodes.gate_models import Approve, GateDecisionError, Reject
 from tests.agent_rig import AgentRig
-from tests.openai_server import Reply, call
 from tools.builtin import build_registry
 from tools.registry import ToolRegistry
 from tools.spec import ToolContext

@@ -8,9 +8,9 @@ import pytest
 
 from graphs.order_support import build_order_support_graph, order_input
 from graphs.registry import RunInput
+from graphwright.testing.scripted_openai import Reply
 from nodes.order_routing import after_extract, after_lookup
 from tests.agent_rig import AgentRig
-from tests.openai_server import Reply
 
 PHRASE, EXTRACT = "Phrase the answer", "Extract the order id"
 

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_sync_client
 
-from checkpoints.errors import ConfigurationError, UserError
 from graphwright import Orchestrator
 from graphwright.project import load_project, read_env_file
 from graphwright.settings import Settings
-from tests.http_service import running
+from graphwright.testing.service import running
+from graphwright_errors import ConfigurationError, UserError
 
 GRAPH = '''
 from typing_extensions import TypedDict

@@ -22,10 +22,10 @@ from typer.testing import CliRunner
 from graphwright import Orchestrator
 from graphwright.cli import app
 from graphwright.settings import Settings
-from tests.http_service import Service, running
+from graphwright.testing.redis_servers import Server
+from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
+from graphwright.testing.service import Service, running
 from tests.langgraph_dev import langgraph_dev
-from tests.openai_server import Reply, ScriptedOpenAI, call
-from tests.redis_servers import Server
 
 PROJECT = Path(__file__).parent / "projects"
 

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_client, get_sync_client
 
-from tests.openai_stream_server import serving
+from graphwright.testing.fixed_openai import serving
+from graphwright.testing.redis_servers import Server
 from tests.protocol_graphs import CHAT_URL_ENV
 from tests.protocol_scenarios import SCENARIOS, Observation, run_scenario
 from tests.protocol_servers import Blocking, graphwright_server, reference_server
-from tests.redis_servers import Server
 
 # The issue asks for input checked against the graph's input schema: graphwright refuses a
 # bad input with 422 before any run; the reference starts the run and fails it.

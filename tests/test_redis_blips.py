@@ -17,7 +17,7 @@ from checkpoints.keys import Keys
 from graphwright import Orchestrator, Settings
 from graphwright.offline import OfflineChatModel
 from graphwright.results import RunResult
-from tests.redis_servers import Server, free_port, start_server
+from graphwright.testing.redis_servers import Server, free_port, start_server
 
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 AOF = ("--appendonly", "yes", "--appendfsync", "always")

@@ -15,10 +15,10 @@ from langgraph.pregel.remote import RemoteGraph
 from langgraph.types import Command
 from langgraph_sdk import get_sync_client
 
-from tests.openai_stream_server import CHUNKS, REPLY, WORDS, serving
+from graphwright.testing.fixed_openai import CHUNKS, REPLY, WORDS, serving
+from graphwright.testing.redis_servers import Server
 from tests.protocol_graphs import CHAT_URL_ENV, State
 from tests.protocol_servers import graphwright_server
-from tests.redis_servers import Server
 
 HI = {"messages": [{"role": "user", "content": "hi"}]}
 

@@ -12,12 +12,12 @@ import pytest
 import redis
 from redis.cluster import RedisCluster
 
-from checkpoints.errors import ConfigurationError
 from checkpoints.keys import Keys
 from checkpoints.replicas import ReplicaWait
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
+from graphwright_errors import ConfigurationError
 from tests.redis_servers import Server, start_cluster, start_server
 from tools.policy import Policy
 from tools.records import Records

@@ -22,8 +22,8 @@ from graphs.context import Graph, GraphContext
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
-from tests.http_service import Service, running
-from tests.openai_server import Reply, ScriptedOpenAI, call
+from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
+from graphwright.testing.service import Service, running
 
 EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'
 KEY = "review-key-7f3a9c"

@@ -15,7 +15,7 @@ from langgraph.graph import END, START, StateGraph
 from redis.cluster import RedisCluster
 
 from checkpoints.redis import RedisSaver
-from tests.redis_servers import Server, start_cluster
+from graphwright.testing.redis_servers import Server, start_cluster
 
 
 @pytest.fixture(scope="module")

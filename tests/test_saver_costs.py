@@ -12,7 +12,7 @@ import redis
 from langgraph.checkpoint.conformance.test_utils import generate_checkpoint, generate_metadata
 
 from checkpoints.redis import RedisSaver
-from tests.redis_servers import Server
+from graphwright.testing.redis_servers import Server
 
 
 class CountingConnection(redis.Connection):

@@ -15,10 +15,11 @@ import redis.asyncio as aredis
 from langgraph.checkpoint.conformance.test_utils import generate_checkpoint, generate_metadata
 from langgraph.graph import START, StateGraph
 
-from checkpoints.errors import ConfigurationError, LockLostError
+from checkpoints.errors import LockLostError
 from checkpoints.redis import AsyncRedisSaver, RedisSaver
 from checkpoints.saver_base import SyncCallOnLoopError
-from tests.redis_servers import Server
+from graphwright.testing.redis_servers import Server
+from graphwright_errors import ConfigurationError
 
 
 def _cfg(thread: str, cid: str | None = None, ns: str = "", **extra: Any) -> dict[str, Any]:

@@ -10,12 +10,12 @@ import pytest
 import redis
 
 from checkpoints.connect import SentinelTarget, connect, parse_sentinel_url
-from checkpoints.errors import ConfigurationError
 from checkpoints.server_check import ServerInfo, check_server, problems, server_info
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
-from tests.redis_servers import Server, start_sentinel, start_server
+from graphwright.testing.redis_servers import Server, start_sentinel, start_server
+from graphwright_errors import ConfigurationError
 
 
 @pytest.mark.parametrize(

@@ -14,8 +14,9 @@ from langgraph.store.memory import InMemoryStore
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 
-from checkpoints.errors import ConfigurationError, RedisUnavailableError
+from checkpoints.errors import RedisUnavailableError
 from checkpoints.store import AsyncRedisStore, RedisStore
+from graphwright_errors import ConfigurationError
 from tests.conftest import CLUSTER
 
 

@@ -11,7 +11,7 @@ from langgraph_sdk import get_sync_client
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
-from tests.http_service import Service, running
+from graphwright.testing.service import Service, running
 
 
 @pytest.fixture
@@ -39,3 +39,16 @@ def test_bad_namespaces_and_missing_keys_get_the_reference_codes(service: Servic
         assert http.get("/store/items", params={"namespace": "a"}).status_code == 400
         assert http.post("/store/namespaces", json={"prefix": [""]}).status_code == 422
         assert http.get("/store/items", params={"namespace": "a", "key": "none"}).json() is None
+        nul = {"namespace": ["a\x00b"], "key": "k"}  # the store's own refusal (the fuzzer's 500)
+        assert http.request("DELETE", "/store/items", json=nul).status_code == 422
+        assert http.put("/store/items", json={**nul, "value": {}}).status_code == 422
+        assert http.put("/store/items", json={"namespace": ["langgraph"], "key": "k", "value": {}}
+                        ).status_code == 422  # a reserved label
+        empty = http.put("/store/items", json={"namespace": [], "key": "", "value": {}})
+        assert empty.status_code == 422 and "cannot be empty" in empty.text  # the fuzzer's 500
+        forever = {"namespace": ["a"], "key": "k", "value": {}, "ttl": 5e16}
+        assert http.put("/store/items", json=forever).status_code == 422
+        assert http.put("/store/items", json={**forever, "ttl": -1e-15}).status_code == 422
+        assert http.put("/store/items", json={**forever, "ttl": 1e-15}).status_code == 204  # a second
+        assert 0 < service.orch.client.ttl(service.orch.store.layout.item(("a",), "k")) <= 1
+        assert http.post("/threads", json={"ttl": {"ttl": 5e16}}).status_code == 422  # Redis refuses it

@@ -20,9 +20,9 @@ from pydantic import SecretStr
 from graphwright import Orchestrator
 from graphwright.results import StepEvent
 from graphwright.settings import Settings
+from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
 from nodes.compact import HANDOFF_PROMPT
 from nodes.deps import Limits
-from tests.openai_server import Reply, ScriptedOpenAI, call
 
 ROOT = Path(__file__).resolve().parents[1]
 ANSWER = "订单 A1001 已发货，物流单号 SF1001，正在派送中。"

@@ -9,9 +9,9 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from graphwright.offline import OfflineChatModel
+from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI
 from nodes.jsonreply import StructuredReplyError, structured_reply
 from nodes.order_steps import EXTRACT_PROMPT, Extracted
-from tests.openai_server import Reply, ScriptedOpenAI
 
 ASK = [SystemMessage(EXTRACT_PROMPT), HumanMessage("我的耳机，单号 a 1001")]
 
@@ -51,5 +51,5 @@ def test_an_invalid_reply_raises_with_the_raw_reply_for_the_trace(scripted: Scri
 
 
 def test_a_model_without_json_schema_output_is_parsed_from_text() -> None:
-    parsed, raw = structured_reply(OfflineChatModel(), Extracted, ASK)
+    parsed, raw = structured_reply(OfflineChatModel(), Extracted, ASK, purpose="extract_order")
     assert parsed.order_id == "A1001" and raw.usage_metadata is not None

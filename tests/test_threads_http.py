@@ -12,8 +12,8 @@ from langgraph_sdk import get_sync_client
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
+from graphwright.testing.service import Service, running
 from graphwright.thread_index import Query
-from tests.http_service import Service, running
 
 ORCH_GOAL = ("订单 A1001 到哪了？项目笔记里哪个方案提到 Redis？找到其中的预算表达式并计算总和。"
              "帮我安排“设计评审”，2026-12-01 10:00-11:00。")

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from checkpoints.errors import RedisUnavailableError
 from checkpoints.keys import Keys
-from tests.redis_servers import free_port
+from graphwright.testing.redis_servers import free_port
 from tools.builtin import build_registry
 from tools.executor import Observation, ToolCall, ToolExecutor
 from tools.policy import Decision, Policy

@@ -11,8 +11,8 @@ from checkpoints.redact import MASK, redact
 from graphwright.models import make_model
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
+from graphwright.testing.scripted_openai import Reply, call
 from tests.agent_rig import AgentRig
-from tests.openai_server import Reply, call
 from tools.builtin import build_registry
 from tools.spec import ToolContext
 

@@ -17,8 +17,8 @@ from langgraph_sdk import get_sync_client
 
 from graphwright import Orchestrator
 from graphwright.settings import Settings
+from graphwright.testing.service import Service, running
 from nodes.gate_models import decide_all
-from tests.http_service import Service, running
 
 ROOT = Path(__file__).resolve().parent.parent
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'

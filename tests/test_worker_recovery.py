@@ -15,7 +15,7 @@ from graphwright.server.execution import Executor
 from graphwright.server.runs import RunStore
 from graphwright.server.schemas import RunCreate
 from graphwright.settings import Settings
-from tests.http_service import Service, running
+from graphwright.testing.service import Service, running
 
 EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'
 

@@ -26,7 +26,7 @@ from graphwright.locking import thread_lock
 from graphwright.offline import OfflineChatModel
 from graphwright.server.events import stream_key
 from graphwright.settings import Settings
-from tests.http_service import Service, running
+from graphwright.testing.service import Service, running
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = "tests.slow_graphs:register_all,tests.checkpoint_slow_graph:register"

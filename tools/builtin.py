@@ -147,8 +147,15 @@ def _events(client: redis.Redis, key: str) -> list[dict[str, Any]]:
 
 
 def build_registry() -> ToolRegistry:
-    """A fresh registry with every built-in tool."""
+    """A fresh registry with every built-in tool: the reads first, then the two writes."""
     reg = ToolRegistry()
+    _add_reads(reg)
+    _add_writes(reg)
+    return reg
+
+
+def _add_reads(reg: ToolRegistry) -> None:
+    """The tools that only read: arithmetic, notes, time, orders, tracking, the calendar."""
 
     @reg.tool(CalculateArgs, name="calculate")
     def calculate_tool(args: CalculateArgs, ctx: ToolContext) -> int | float:
@@ -206,6 +213,10 @@ def build_registry() -> ToolRegistry:
         ]
         return sorted(day, key=lambda e: e["start_time"])
 
+
+def _add_writes(reg: ToolRegistry) -> None:
+    """The tools with side effects, each keyed so a repeated call does nothing twice."""
+
     @reg.tool(EventArgs, risk="write", keyed=True)
     def create_event(args: EventArgs, ctx: ToolContext) -> dict[str, Any]:
         """Create a calendar event. Needs the user's approval. Refused when the slot
@@ -235,5 +246,3 @@ def build_registry() -> ToolRegistry:
         ctx.redis.eval(_QUEUE_MAIL, 2, ctx.keys.outbox(), ctx.keys.outbox_ids(), message["id"],
                        json.dumps(message, ensure_ascii=False))
         return {"queued": message["id"], "to": args.to}
-
-    return reg

@@ -26,7 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
-from checkpoints.errors import ConfigurationError
+from graphwright_errors import ConfigurationError
 from tools.mcp_config import HttpServer, ServerConfig, StdioServer
 
 T = TypeVar("T")

@@ -17,10 +17,10 @@ from fastapi import Depends, HTTPException, Request
 from langgraph_sdk.auth import exceptions as auth_exceptions
 from langgraph_sdk.auth.types import AuthContext
 
-from checkpoints.errors import ConfigurationError, NotFoundError
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.auth import Authority, User, as_http
 from graphwright.server.schemas import RunCreate
+from graphwright_errors import ConfigurationError, NotFoundError
 
 OWNER = "owner"  # the metadata key per-user isolation stamps and filters on
 STAMPED = frozenset({"create", "create_run"})  # actions whose value gets an owner
@@ -142,7 +142,7 @@ def _isolate(grant: Grant, *, decided: bool) -> None:
 async def request_value(request: Request) -> dict[str, Any]:
     """The value a handler sees: path parameters, then query parameters, then the JSON body."""
     value: dict[str, Any] = {**request.query_params, **request.path_params}
-    if request.method in ("POST", "PUT", "PATCH") and await request.body():
+    if request.method in ("POST", "PUT", "PATCH", "DELETE") and await request.body():
         try:
             body = await request.json()
         except ValueError:

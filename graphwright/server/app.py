@@ -9,16 +9,10 @@ from __future__ import annotations
 
 import redis
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
+from langgraph.store.base import InvalidNamespaceError
 from langgraph_sdk import Auth
 
-from checkpoints.errors import (
-    ConflictError,
-    GraphwrightError,
-    InfrastructureError,
-    NotFoundError,
-    UserError,
-)
 from graphwright.locking import ThreadBusyError
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.assistants_store import AssistantStore
@@ -30,6 +24,13 @@ from graphwright.server.errors import UnprocessableError
 from graphwright.server.limits import BodyLimit
 from graphwright.server.routes import assistants, crons, docs, review, runs, store, system, threads
 from graphwright.server.runs import RunStore
+from graphwright_errors import (
+    ConflictError,
+    GraphwrightError,
+    InfrastructureError,
+    NotFoundError,
+    UserError,
+)
 from nodes.gate_models import GateDecisionError
 
 STATUS_OF_ERROR = ((NotFoundError, 404), (ThreadBusyError, 409), (ConflictError, 409),
@@ -53,6 +54,12 @@ async def redis_error(request: Request, exc: Exception) -> JSONResponse:
                         status_code=503, headers={"Retry-After": RETRY_AFTER_S})
 
 
+async def invalid_namespace(request: Request, exc: Exception) -> PlainTextResponse:
+    """A namespace the store refuses (a NUL byte, the reserved ``langgraph`` label): the
+    store routes' 422, as for the labels they check themselves."""
+    return PlainTextResponse(str(exc), status_code=422)
+
+
 def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: bool = False,
                auth: Auth | None = None) -> FastAPI:
     """The service over one Orchestrator; every endpoint but ``/ok`` needs the caller let in.
@@ -73,6 +80,7 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
                                 api_key=api_key, queue_waits=queue_waits)
     app.add_exception_handler(GraphwrightError, graphwright_error)
     app.add_exception_handler(redis.RedisError, redis_error)
+    app.add_exception_handler(InvalidNamespaceError, invalid_namespace)
     app.add_middleware(BodyLimit, max_bytes=orch.settings.max_body_bytes)
     allow_origins(app, orch.settings.cors_origins)  # outermost: a preflight needs no key
     AssistantStore.of(orch).ensure_graphs(orch)

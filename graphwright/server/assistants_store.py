@@ -16,10 +16,10 @@ from typing import Any
 
 import redis
 
-from checkpoints.errors import ConflictError, NotFoundError, UserError
 from checkpoints.keys import Keys
 from graphwright.orchestrator import Orchestrator
 from graphwright.thread_index import contains
+from graphwright_errors import ConflictError, NotFoundError, UserError
 
 NAMESPACE_GRAPH = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")  # the reference's namespace
 SORTABLE = ("assistant_id", "graph_id", "name", "created_at", "updated_at")

@@ -21,7 +21,7 @@ from fastapi import HTTPException, Request
 from langgraph_sdk import Auth
 from langgraph_sdk.auth import exceptions as auth_exceptions
 
-from checkpoints.errors import ConfigurationError
+from graphwright_errors import ConfigurationError
 
 CookieHook = Callable[[Request], "User | None"]
 """Returns the user a verified session cookie names (the review page), or None."""

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from checkpoints.errors import NotFoundError
 from graphwright.orchestrator import Orchestrator
 from graphwright.server import run_assistant
 from graphwright.server.cron_scheduler import CronScheduler, Fire
 from graphwright.server.runs import RunStore
 from graphwright.server.schemas import RunCreate
+from graphwright_errors import NotFoundError
 
 
 def fire_for(orch: Orchestrator) -> Fire:
@@ -31,7 +31,8 @@ def fire_for(orch: Orchestrator) -> Fire:
         if not orch.meta(thread):
             if thread_id:
                 raise NotFoundError(f"cron {cron['cron_id']}: its thread {thread_id} is gone")
-            orch.create_thread(thread, {"cron_id": cron["cron_id"]})
+            # the cron's metadata (its owner among it) goes on the thread: its owner can read it
+            orch.create_thread(thread, {**(cron.get("metadata") or {}), "cron_id": cron["cron_id"]})
         payload = dict(cron["payload"])
         payload["metadata"] = {**(cron.get("metadata") or {}), **(payload.get("metadata") or {})}
         payload.setdefault("multitask_strategy", "enqueue")  # a busy thread delays the run, never drops it

@@ -20,9 +20,9 @@ from typing import Any
 
 import redis
 
-from checkpoints.errors import UserError
 from checkpoints.keys import Keys
 from graphwright.server.cron_store import CronStore, next_after, parse_time
+from graphwright_errors import UserError
 
 log = logging.getLogger(__name__)
 SEP = "|"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -17,11 +17,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import redis
 from croniter import croniter
 
-from checkpoints.errors import NotFoundError, UserError
 from checkpoints.keys import Keys
 from graphwright.thread_index import contains
+from graphwright_errors import NotFoundError, UserError
 
 Doc = dict[str, Any]
+Allows = Callable[[Mapping[str, Any]], bool]  # an auth filter over a cron's metadata
 SORTABLE = ("cron_id", "assistant_id", "thread_id", "next_run_date", "end_time", "created_at",
             "updated_at")
 
@@ -97,7 +98,7 @@ class CronStore:
                thread_id: str | None = None, end_time: str | None = None,
                metadata: Mapping[str, Any] | None = None, enabled: bool = True,
                timezone: str | None = None, on_run_completed: str | None = None,
-               now: float | None = None) -> Doc:
+               now: float | None = None, user_id: str = "") -> Doc:
         check_schedule(schedule)
         _zone(timezone)
         cron_id = str(uuid.uuid4())
@@ -108,7 +109,7 @@ class CronStore:
         run["config"] = config
         doc: Doc = {
             "cron_id": cron_id, "assistant_id": assistant_id, "thread_id": thread_id,
-            "user_id": "", "end_time": iso(parse_time(end_time)), "schedule": schedule,
+            "user_id": user_id, "end_time": iso(parse_time(end_time)), "schedule": schedule,
             "timezone": timezone, "payload": run, "metadata": dict(metadata or {}),
             "on_run_completed": None if thread_id else (on_run_completed or "delete"),
             "enabled": enabled, "created_at": iso(moment), "updated_at": iso(moment),
@@ -157,21 +158,24 @@ class CronStore:
         if not removed:
             raise NotFoundError(f"Cron with ID {cron_id} not found")
 
-    def _matching(self, assistant_id: str | None, thread_id: str | None,
-                  enabled: bool | None, metadata: Mapping[str, Any] | None) -> list[Doc]:
+    def _matching(self, assistant_id: str | None, thread_id: str | None, enabled: bool | None,
+                  metadata: Mapping[str, Any] | None, allows: Allows | None = None) -> list[Doc]:
         raw: dict[bytes, bytes] = self.redis.hgetall(self.keys.crons())  # type: ignore[assignment]  # bytes client
         docs = [json.loads(v) for v in raw.values()]
         return [d for d in docs
                 if (not assistant_id or d["assistant_id"] == assistant_id)
                 and (not thread_id or d.get("thread_id") == thread_id)
                 and (enabled is None or bool(d.get("enabled", True)) == enabled)
-                and (not metadata or contains(d.get("metadata") or {}, metadata))]
+                and (not metadata or contains(d.get("metadata") or {}, metadata))
+                and (allows is None or allows(d.get("metadata") or {}))]
 
     def search(self, *, assistant_id: str | None = None, thread_id: str | None = None,
                enabled: bool | None = None, metadata: Mapping[str, Any] | None = None,
                limit: int = 10, offset: int = 0, sort_by: str | None = None,
-               sort_order: str | None = None, select: list[str] | None = None) -> list[Doc]:
-        docs = [self._with_next(d) for d in self._matching(assistant_id, thread_id, enabled, metadata)]
+               sort_order: str | None = None, select: list[str] | None = None,
+               allows: Allows | None = None) -> list[Doc]:
+        found = self._matching(assistant_id, thread_id, enabled, metadata, allows)
+        docs = [self._with_next(d) for d in found]
         field = sort_by if sort_by in SORTABLE else "created_at"
         descending = not (sort_order and sort_order.lower() == "asc")
         docs.sort(key=lambda d: str(d.get(field) or ""), reverse=descending)
@@ -179,5 +183,5 @@ class CronStore:
         return [{k: v for k, v in d.items() if k in select} for d in page] if select else page
 
     def count(self, *, assistant_id: str | None = None, thread_id: str | None = None,
-              metadata: Mapping[str, Any] | None = None) -> int:
-        return len(self._matching(assistant_id, thread_id, None, metadata))
+              metadata: Mapping[str, Any] | None = None, allows: Allows | None = None) -> int:
+        return len(self._matching(assistant_id, thread_id, None, metadata, allows))

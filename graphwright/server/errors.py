@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checkpoints.errors import UserError
+from graphwright_errors import UserError
 
 
 class UnprocessableError(UserError):

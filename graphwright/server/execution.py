@@ -186,13 +186,13 @@ class Executor:
         self.orch._set_meta(thread_id, status=thread_status)
         message = json.dumps(error_data(error)) if error is not None else ""
         self.store.update(thread_id, run_id, output=json.dumps(final_values(self.orch, thread_id)))
+        if thread_status == "completed" and cancel != "rollback":
+            self.orch._remember(thread_id, run_id)  # before the run reads as ended to its waiters
         if not self.store.finish(thread_id, run_id, self.owner, status, message):
             raise Lost(run_id)
         if cancel == "rollback":
             self.store.delete(thread_id, run_id)
             return
-        if thread_status == "completed":
-            self.orch._remember(thread_id, run_id)
         after_run(self.orch, self.store, thread_id, run_id)
 
     def rollback(self, graph: Graph, thread_id: str, before: str | None) -> None:

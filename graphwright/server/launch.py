@@ -11,12 +11,13 @@ import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
+from contextlib import suppress
 from typing import Any
 
+import redis
 from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
-from checkpoints.errors import NotFoundError, UserError
 from graphs.gates import gate_command, pending_gate
 from graphwright.locking import ThreadBusyError, held
 from graphwright.server import run_assistant
@@ -28,6 +29,7 @@ from graphwright.server.payloads import check_input, run_config
 from graphwright.server.runs import TERMINAL
 from graphwright.server.schemas import CancelMany, Run, RunCreate
 from graphwright.server.values import final_values
+from graphwright_errors import NotFoundError, UserError
 
 POLL_S = 0.05
 log = logging.getLogger(__name__)
@@ -76,14 +78,35 @@ class Launcher:
         return run
 
     def execute_here(self, thread_id: str, run_id: str, delay_s: float) -> None:
-        """Execute in this process, waiting for the thread and for the run's turn."""
+        """Execute in this process, waiting for the thread and for the run's turn.
+
+        The run is leased on the delayed queue while it executes here: if this process
+        dies, the lease runs out and a worker picks the run up and finishes it from its
+        checkpoint, as it would a queued run of a dead worker."""
         time.sleep(delay_s)
         executor = Executor(self.orch, self.store)
+        lease_s = self.orch.settings.claim_idle_ms / 1000
+        done = threading.Event()
+        self.store.lease(thread_id, run_id, lease_s)
+        renewer = threading.Thread(target=self._renew, args=(thread_id, run_id, lease_s, done),
+                                   daemon=True, name=f"gw-lease-{run_id}")
+        renewer.start()
         try:
             while executor.run(thread_id, run_id) in ("busy", "wait"):
                 time.sleep(POLL_S)
         except Exception:  # nothing above this thread to tell; the run's record says how far it got
             log.exception("run %s on thread %s could not be executed", run_id, thread_id)
+        finally:
+            done.set()
+            with suppress(redis.RedisError):  # unreleased, the lease only hands a finished run on
+                self.store.release_lease(thread_id, run_id)
+
+    def _renew(self, thread_id: str, run_id: str, lease_s: float, done: threading.Event) -> None:
+        while not done.wait(lease_s / 3):
+            try:
+                self.store.lease(thread_id, run_id, lease_s, renew=True)
+            except redis.RedisError:
+                log.warning("run %s: its lease could not be renewed; retrying", run_id)
 
     async def finished(self, run: Run, timeout_s: float = 3600) -> None:
         deadline = time.monotonic() + timeout_s

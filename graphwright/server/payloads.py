@@ -10,11 +10,11 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 from pydantic import ValidationError
 
-from checkpoints.errors import UserError
 from graphs.gates import gate_command, pending_gate
 from graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.server.errors import UnprocessableError
 from graphwright.server.schemas import RunCreate
+from graphwright_errors import UserError
 
 
 def text_of(content: Any) -> str:

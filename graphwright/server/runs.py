@@ -18,12 +18,13 @@ from typing import Any, Literal
 import redis
 from redis.cluster import RedisCluster
 
-from checkpoints.errors import NotFoundError, RedisUnavailableError
+from checkpoints.errors import RedisUnavailableError
 from checkpoints.keys import Keys
 from graphwright.locking import ThreadBusyError
 from graphwright.server import run_scripts
 from graphwright.server.events import END, TTL_S, encode, stream_key
 from graphwright.server.schemas import Run, RunCreate, RunStatus, ThreadStatus
+from graphwright_errors import NotFoundError
 
 GROUP = "workers"
 SEALED_RUN = frozenset({"body", "error", "output"})  # fields of a run record sealed at rest
@@ -192,6 +193,16 @@ class RunStore:
                 thread_id, run_id = json.loads(item)
                 self.redis.xadd(self.keys.queue(), {"thread_id": thread_id, "run_id": run_id})
         return len(due)
+
+    def lease(self, thread_id: str, run_id: str, lease_s: float, *, renew: bool = False) -> None:
+        """Hold a run executing in the API process on the delayed queue, due when the lease
+        ends: a run whose process died is queued for the workers then. A renewal never
+        puts back a lease a worker has taken."""
+        self.redis.zadd(self.delayed(), {json.dumps([thread_id, run_id]): time.time() + lease_s},
+                        xx=renew)
+
+    def release_lease(self, thread_id: str, run_id: str) -> None:
+        self.redis.zrem(self.delayed(), json.dumps([thread_id, run_id]))
 
     def requeue(self, thread_id: str, run_id: str, delay_s: float) -> None:
         self.redis.zadd(self.delayed(), {json.dumps([thread_id, run_id]): time.time() + delay_s})

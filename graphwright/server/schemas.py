@@ -19,6 +19,9 @@ class _Request(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
+MAX_TTL_MINUTES = 100 * 365 * 24 * 60  # a century: Redis refuses expiries past 64-bit milliseconds
+
+
 class ThreadCreate(_Request):
     thread_id: str | None = None
     metadata: dict[str, Any] | None = None

@@ -6,12 +6,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from graphwright.server.schemas import ThreadStatus, _Request
+from graphwright.server.schemas import MAX_TTL_MINUTES, ThreadStatus, _Request
 
 
 class ThreadTTL(_Request):
     strategy: Literal["delete"] = "delete"
-    ttl: float = Field(gt=0, description="minutes until the thread is deleted")
+    ttl: float = Field(gt=0, le=MAX_TTL_MINUTES, description="minutes until the thread is deleted")
 
 
 class SuperstepUpdate(_Request):

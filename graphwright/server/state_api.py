@@ -14,9 +14,9 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, StateSnapshot, StateUpdate
 
-from checkpoints.errors import NotFoundError, UserError
 from graphwright.orchestrator import Orchestrator
 from graphwright.serialize import jsonable
+from graphwright_errors import NotFoundError, UserError
 
 EMPTY_STATE: dict[str, Any] = {
     "values": {}, "next": [], "tasks": [], "metadata": None, "created_at": None,

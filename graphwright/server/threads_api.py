@@ -14,7 +14,6 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from checkpoints.errors import ConflictError, NotFoundError
 from graphwright.orchestrator import Orchestrator
 from graphwright.serialize import jsonable
 from graphwright.server import state_api
@@ -27,6 +26,7 @@ from graphwright.server.schemas_threads import (
     ThreadTTL,
 )
 from graphwright.thread_index import API_STATUS, ApiStatus, Order, Query, contains
+from graphwright_errors import ConflictError, NotFoundError
 
 FIELDS = ("thread_id", "created_at", "updated_at", "state_updated_at", "metadata", "status",
           "config", "values", "interrupts", "error")

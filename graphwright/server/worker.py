@@ -19,10 +19,10 @@ from typing import Any
 
 import redis
 
-from checkpoints.errors import GraphwrightError, NotFoundError
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.execution import Executor
 from graphwright.server.runs import GROUP, RunStore
+from graphwright_errors import GraphwrightError, NotFoundError
 
 log = logging.getLogger(__name__)
 RETRY_S = 0.2

@@ -28,7 +28,7 @@ CACHE = ROOT / ".cache" / "upstream"
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
-from tests.redis_servers import start_server
+from graphwright.testing.redis_servers import start_server
 
 FIXTURES = ("sync_checkpointer", "async_checkpointer")
 # Fail with every saver, InMemorySaver and SqliteSaver included: these tests of the

@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 
-from checkpoints.errors import NotFoundError
 from graphwright.drawing import drawable
 from graphwright.serialize import jsonable
 from graphwright.server import access, graph_schemas
@@ -23,6 +22,7 @@ from graphwright.server.schemas_assistants import (
     AssistantVersionsBody,
 )
 from graphwright.thread_index import Query
+from graphwright_errors import NotFoundError
 
 router = APIRouter(tags=["assistants"])
 

@@ -3,6 +3,9 @@ path, and answers every pending call at once.
 
 With an API key set, the key is entered once on ``/review/login`` and kept in a signed
 cookie; these routes accept that cookie or the ``x-api-key`` header, never a URL parameter.
+Under custom auth (a ``langgraph_sdk.Auth``) each request is authenticated by its handler
+like any API call, and the ``threads`` handlers decide which threads the caller sees: the
+list shows only those, another user's thread is a 404.
 """
 
 from __future__ import annotations
@@ -20,8 +23,17 @@ from starlette.concurrency import run_in_threadpool
 from graphs.hitl import is_hitl_request
 from graphwright.drawing import mermaid_library
 from graphwright.native import answer_of
+from graphwright.orchestrator import Orchestrator
 from graphwright.server import review_page as view
 from graphwright.server import signed_cookie
+from graphwright.server.access import (
+    Grant,
+    admit_run,
+    authority,
+    current_user,
+    decide,
+    visible_thread,
+)
 from graphwright.server.deps import Orch, Svc, service
 from graphwright.server.launch import Launcher
 from graphwright.server.schemas import CommandBody, RunCreate
@@ -29,8 +41,12 @@ from graphwright.server.schemas import CommandBody, RunCreate
 router = APIRouter(tags=["review"])
 
 
-def reviewer(request: Request) -> None:
-    """Let the request through with the login cookie or the key header; else ask to log in."""
+async def reviewer(request: Request) -> None:
+    """Let the request through with the login cookie or the key header; else ask to log in.
+    Under custom auth, the Auth handler lets the caller in (or answers 401 itself)."""
+    if authority(request).auth is not None:
+        await current_user(request)
+        return
     key = service(request).api_key
     if key is None:
         return
@@ -46,6 +62,14 @@ def reviewer(request: Request) -> None:
 
 
 Reviewer = [Depends(reviewer)]
+
+
+async def grant_for(request: Request, action: str, value: dict[str, Any]) -> Grant | None:
+    """What the custom auth's ``threads`` handlers let the caller do; None without custom
+    auth (the API key, or an open service, shows the reviewer every thread)."""
+    if authority(request).auth is None:
+        return None
+    return await decide(request, await current_user(request), "threads", action, value)
 
 
 class Answer(BaseModel):
@@ -102,16 +126,30 @@ def review_js() -> Response:
 
 
 @router.get("/review", response_class=HTMLResponse, dependencies=Reviewer)
-def waiting(orch: Orch) -> HTMLResponse:
-    rows = "".join(f"<tr><td>{view.thread_link(t.thread_id)}</td><td>{view.e(t.graph or '')}</td></tr>"
-                   for t in orch.threads() if t.status == "interrupted")
+async def waiting(request: Request, orch: Orch) -> HTMLResponse:
+    grant = await grant_for(request, "search", {"metadata": {}})
+    rows = await run_in_threadpool(_waiting_rows, orch, grant)
     table = f"<table><tr><th>thread</th><th>graph</th></tr>{rows}</table>" if rows else \
         "<p>No thread is waiting at a gate.</p>"
     return HTMLResponse(view.page("waiting", f"<h1>Threads waiting for a decision</h1>{table}"))
 
 
+def _waiting_rows(orch: Orchestrator, grant: Grant | None) -> str:
+    shown = [t for t in orch.threads() if t.status == "interrupted"
+             and (grant is None or grant.allows(orch.meta(t.thread_id).get("metadata")))]
+    return "".join(f"<tr><td>{view.thread_link(t.thread_id)}</td><td>{view.e(t.graph or '')}</td></tr>"
+                   for t in shown)
+
+
 @router.get("/review/{thread_id}", response_class=HTMLResponse, dependencies=Reviewer)
-def thread_page(thread_id: str, orch: Orch) -> HTMLResponse:
+async def thread_page(thread_id: str, request: Request, orch: Orch) -> HTMLResponse:
+    grant = await grant_for(request, "read", {"thread_id": thread_id})
+    if grant is not None:
+        await run_in_threadpool(visible_thread, orch, grant, thread_id)
+    return HTMLResponse(await run_in_threadpool(_thread_html, orch, thread_id))
+
+
+def _thread_html(orch: Orchestrator, thread_id: str) -> str:
     state = orch.state(thread_id)
     snapshot = orch.snapshot(thread_id)
     graph = state.graph or ""
@@ -132,16 +170,21 @@ def thread_page(thread_id: str, orch: Orch) -> HTMLResponse:
 <h2>Path</h2><pre class="mermaid">{e(orch.draw(graph, "mermaid", thread_id))}</pre>
 <h3>Steps</h3>{view.steps(orch.history(thread_id))}
 <h2>Trace</h2>{view.trace(orch.trace(thread_id))}"""
-    return HTMLResponse(view.page(thread_id, body, scripts=True))
+    return view.page(thread_id, body, scripts=True)
 
 
 @router.post("/review/{thread_id}/answer", dependencies=Reviewer)
-async def answer(thread_id: str, body: Answer, svc: Svc) -> dict[str, Any]:
+async def answer(thread_id: str, body: Answer, svc: Svc, request: Request) -> dict[str, Any]:
     """Resume the thread with the page's answer, recorded as a run like any other."""
+    grant = await grant_for(request, "create_run", {"thread_id": thread_id, "metadata": {}})
+    if grant is not None:
+        await run_in_threadpool(visible_thread, svc.orch, grant, thread_id)
     graph = (await run_in_threadpool(svc.orch.meta, thread_id)).get("graph")
     if not graph:
         raise HTTPException(status_code=404, detail=f"no thread {thread_id!r}")
     run_body = RunCreate(assistant_id=graph, command=CommandBody(resume=body.resume))
+    if grant is not None:
+        admit_run(svc.orch, grant, thread_id, run_body)  # the run carries its owner, as via the API
     launch = Launcher(svc)
     run = await run_in_threadpool(launch.start, thread_id, run_body, background=False)
     await launch.finished(run)

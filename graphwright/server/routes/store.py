@@ -1,5 +1,9 @@
 """``/store``: LangGraph's long-term store over HTTP (items under namespaces), served by
-graphwright's ``RedisStore`` with the Agent Server's shapes and error codes."""
+graphwright's ``RedisStore`` with the Agent Server's shapes and error codes.
+
+Each route runs the ``store`` auth handlers first and operates on the namespace they leave
+(per-user isolation prefixes it with the caller's identity), as the Agent Server does; a
+search filter a handler returns is ANDed with the caller's filter."""
 
 from __future__ import annotations
 
@@ -10,8 +14,9 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from langgraph.store.base import Item
 from pydantic import Field
 
+from graphwright.server import access
 from graphwright.server.deps import Orch
-from graphwright.server.schemas import _Request
+from graphwright.server.schemas import MAX_TTL_MINUTES, _Request
 
 router = APIRouter(tags=["store"])
 
@@ -21,7 +26,7 @@ class PutBody(_Request):
     key: str
     value: dict[str, Any]
     index: Literal[False] | list[str] | None = None
-    ttl: float | None = None
+    ttl: float | None = Field(default=None, ge=0, le=MAX_TTL_MINUTES)
 
 
 class DeleteBody(_Request):
@@ -61,51 +66,65 @@ def item_doc(item: Item) -> dict[str, Any]:
     return doc
 
 
+def both(given: dict[str, Any] | None, granted: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The caller's filter AND the handler's, as one filter; None when no item can match both
+    (the store's filters have no ``$and``: a key both name must want the same value)."""
+    merged = dict(given or {})
+    for key, wanted in (granted or {}).items():
+        if key in merged and merged[key] != wanted:
+            return None
+        merged[key] = wanted
+    return merged
+
+
 @router.put("/store/items", status_code=204)
-def put_item(body: PutBody, orch: Orch) -> Response:
-    if (bad := refused(body.namespace)) is not None:
+def put_item(body: PutBody, orch: Orch, grant: access.StorePut) -> Response:
+    if (bad := refused(body.namespace) or refused(grant.namespace)) is not None:
         return bad
-    orch.store.put(tuple(body.namespace), body.key, body.value, index=body.index, ttl=body.ttl)
+    if not grant.namespace:
+        return PlainTextResponse("Namespace cannot be empty.", status_code=422)
+    orch.store.put(grant.namespace, body.key, body.value, index=body.index, ttl=body.ttl)
     return Response(status_code=204)
 
 
 @router.get("/store/items")
-def get_item(orch: Orch, key: str | None = None, namespace: str = "",
+def get_item(orch: Orch, grant: access.StoreGet, key: str | None = None, namespace: str = "",
              refresh_ttl: bool | None = None) -> Response:
-    labels = namespace.split(".")
-    if (bad := refused(labels)) is not None:
+    if (bad := refused(namespace.split("."))) is not None:
         return bad
     if not key:
         return JSONResponse({"error": "Key is required"}, status_code=400)
-    item = orch.store.get(tuple(labels), key, refresh_ttl=refresh_ttl)
+    if (bad := refused(grant.namespace)) is not None:
+        return bad
+    item = orch.store.get(grant.namespace, key, refresh_ttl=refresh_ttl)
     return JSONResponse(None if item is None else item_doc(item))
 
 
 @router.delete("/store/items", status_code=204)
-def delete_item(body: DeleteBody, orch: Orch) -> Response:
-    if (bad := refused(body.namespace)) is not None:
+def delete_item(body: DeleteBody, orch: Orch, grant: access.StoreDelete) -> Response:
+    if (bad := refused(body.namespace) or refused(grant.namespace)) is not None:
         return bad
-    orch.store.delete(tuple(body.namespace), body.key)
+    orch.store.delete(grant.namespace, body.key)
     return Response(status_code=204)
 
 
 @router.post("/store/items/search")
-def search_items(body: SearchBody, orch: Orch) -> Response:
-    if (bad := refused(body.namespace_prefix)) is not None:
+def search_items(body: SearchBody, orch: Orch, grant: access.StoreSearch) -> Response:
+    if (bad := refused(body.namespace_prefix) or refused(grant.namespace)) is not None:
         return bad
-    found = orch.store.search(tuple(body.namespace_prefix), query=body.query, filter=body.filter,
-                              limit=body.limit, offset=body.offset, refresh_ttl=body.refresh_ttl)
+    wanted = both(body.filter, grant.filters)
+    found = [] if wanted is None else orch.store.search(
+        grant.namespace, query=body.query, filter=wanted or None, limit=body.limit,
+        offset=body.offset, refresh_ttl=body.refresh_ttl)
     return JSONResponse({"items": [item_doc(i) for i in found]})
 
 
 @router.post("/store/namespaces")
-def list_namespaces(body: NamespacesBody, orch: Orch) -> Response:
-    if (bad := refused(body.prefix) or refused(body.suffix)) is not None:
+def list_namespaces(body: NamespacesBody, orch: Orch, grant: access.StoreListNamespaces) -> Response:
+    if (bad := refused(body.prefix) or refused(body.suffix) or refused(grant.namespace)) is not None:
         return bad
     found = orch.store.list_namespaces(
-        prefix=tuple(body.prefix) if body.prefix else None,
+        prefix=grant.namespace or None,
         suffix=tuple(body.suffix) if body.suffix else None,
         max_depth=body.max_depth, limit=body.limit, offset=body.offset)
     return JSONResponse({"namespaces": [list(ns) for ns in found]})
-
-

@@ -1,6 +1,6 @@
 """A minimal OpenAI-compatible server that always gives the same reply, streamed in chunks.
 
-Separate from the scripted server (tests/openai_server.py): this one serves any number of
+Separate from the scripted server (graphwright/testing/scripted_openai.py): this one serves any number of
 clients and processes (the reference server and graphwright at once) with one fixed reply,
 sent as ``CHUNKS`` server-sent-event chunks when the request asks to stream.
 """

@@ -1,12 +1,12 @@
 """A local OpenAI-compatible server that replays a scripted conversation.
 
-Tests drive the real ``ChatOpenAI`` client over real HTTP against it. Each POST to
-``/v1/chat/completions`` takes the next scripted reply and records the request; a
+Tests (graphwright's and a user's) drive the real ``ChatOpenAI`` client over real HTTP
+against it (``chat_model()``). Each POST to ``/v1/chat/completions`` takes the next scripted reply and records the request; a
 request beyond the script gets HTTP 500 and is remembered as unexpected, and
 ``assert_done()`` fails a test that left replies unused.
 
 Like the real API, it checks every request against OpenAI's message rules (see
-``tests.openai_rules``) and answers HTTP 400 to a violation. It streams when asked
+``graphwright.testing.openai_rules``) and answers HTTP 400 to a violation. It streams when asked
 (``"stream": true``): server-sent chunks, the text split into ``Reply.chunks``
 pieces, tool-call arguments in pieces, and a last usage chunk when
 ``stream_options.include_usage`` is set. ``response_format`` of type
@@ -24,7 +24,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.openai_rules import violation
+from langchain_openai import ChatOpenAI
+from pydantic import SecretStr
+
+from graphwright.testing.openai_rules import violation
 
 
 @dataclass
@@ -171,6 +174,17 @@ class ScriptedOpenAI:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._http.server_address[1]}/v1"
+
+    def chat_model(self) -> ChatOpenAI:
+        """A real ``ChatOpenAI`` client talking to this server, without retries."""
+        return ChatOpenAI(model="scripted", base_url=self.base_url, api_key=SecretStr("test-key"),
+                          max_retries=0, timeout=10, stream_usage=True)
+
+    def __enter__(self) -> ScriptedOpenAI:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def load(self, *replies: Reply) -> None:
         self.script.extend(replies)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -15,16 +14,13 @@ from langgraph_sdk import Auth
 from graphwright import Orchestrator
 from graphwright.server.app import create_app
 from graphwright.server.worker import Worker
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from graphwright.testing.redis_servers import free_port
 
 
 @dataclass
 class Service:
+    """The running service's base URL and the Orchestrator it serves."""
+
     url: str
     orch: Orchestrator
 
@@ -32,6 +28,8 @@ class Service:
 @contextmanager
 def running(orch: Orchestrator, *, api_key: str | None = None, worker: bool = True,
             queue_waits: bool = False, auth: Auth | None = None) -> Iterator[Service]:
+    """Serve ``orch`` over HTTP (the LangGraph Agent Server API) for the ``with`` block, with a
+    worker thread consuming the run queue unless ``worker=False``."""
     port = free_port()
     app = create_app(orch, api_key=api_key, queue_waits=queue_waits, auth=auth)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))

@@ -1,0 +1,74 @@
+"""The Orchestrator's asyncio twins: the same calls, run in a worker thread.
+
+A mixin, so ``Orchestrator`` keeps one public surface while the blocking code stays in
+one place; each twin hands its call to ``asyncio.to_thread`` (or, for streams, drives
+the blocking iterator in a thread and hands its events to the loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, cast
+
+from graphs.registry import RunInput
+from graphwright import drawing
+from graphwright.results import CheckpointInfo, RunResult, StepEvent, ThreadInfo, ThreadState
+from graphwright.streaming import StreamMode, in_thread
+from nodes.deps import Limits
+
+if TYPE_CHECKING:
+    from graphwright.orchestrator import Orchestrator
+
+
+class AsyncTwins:
+    """``a``-prefixed twins of the Orchestrator's blocking methods."""
+
+    @property
+    def _blocking(self) -> Orchestrator:
+        return cast("Orchestrator", self)  # only ever mixed into Orchestrator
+
+    async def ainvoke(self, graph: str, input: str | dict[str, Any] | RunInput, *,
+                      thread_id: str | None = None, limits: Limits | None = None) -> RunResult:
+        return await asyncio.to_thread(self._blocking.invoke, graph, input, thread_id=thread_id, limits=limits)
+
+    async def aresume(self, thread_id: str, decision: Any = None, *,
+                      limits: Limits | None = None) -> RunResult:
+        return await asyncio.to_thread(self._blocking.resume, thread_id, decision, limits=limits)
+
+    async def astream(self, graph: str, input: str | dict[str, Any] | RunInput, *,
+                      thread_id: str | None = None, limits: Limits | None = None,
+                      run_id: str | None = None, user_id: str | None = None,
+                      mode: StreamMode = "steps") -> AsyncIterator[StepEvent]:
+        """``stream`` for asyncio: the same events, the run driven in a worker thread."""
+        async for event in in_thread(lambda: self._blocking.stream(graph, input, thread_id=thread_id,
+                                                         limits=limits, run_id=run_id,
+                                                         user_id=user_id, mode=mode)):
+            yield event
+
+    async def astream_resume(self, thread_id: str, decision: Any = None, *,
+                             limits: Limits | None = None, run_id: str | None = None,
+                             mode: StreamMode = "steps") -> AsyncIterator[StepEvent]:
+        """``stream_resume`` for asyncio."""
+        async for event in in_thread(lambda: self._blocking.stream_resume(thread_id, decision, limits=limits,
+                                                                run_id=run_id, mode=mode)):
+            yield event
+
+    async def astate(self, thread_id: str) -> ThreadState:
+        return await asyncio.to_thread(self._blocking.state, thread_id)
+
+    async def ahistory(self, thread_id: str) -> list[CheckpointInfo]:
+        return await asyncio.to_thread(self._blocking.history, thread_id)
+
+    async def atrace(self, thread_id: str) -> list[dict[str, Any]]:
+        return await asyncio.to_thread(self._blocking.trace, thread_id)
+
+    async def athreads(self) -> list[ThreadInfo]:
+        return await asyncio.to_thread(self._blocking.threads)
+
+    async def adelete(self, thread_id: str) -> None:
+        await asyncio.to_thread(self._blocking.delete, thread_id)
+
+    async def adraw(self, graph: str, format: drawing.Format = "mermaid",
+                    thread_id: str | None = None) -> str:
+        return await asyncio.to_thread(self._blocking.draw, graph, format, thread_id)

@@ -1,0 +1,119 @@
+"""The CLI's read-only commands: show, history, trace, threads, draw (and delete)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from graphwright.cli_output import JSON, console, emit_json, show_gate
+from graphwright.drawing import FORMATS
+from graphwright.orchestrator import Orchestrator
+
+
+def show(thread: str, as_json: bool = JSON) -> None:
+    """Status, answer, next step and pending gate of THREAD."""
+    state = Orchestrator.from_env().state(thread)
+    if as_json:
+        emit_json(state.model_dump(mode="json"))
+        return
+    values = state.values
+    console.print(f"thread {thread} · graph {state.graph} · status {state.status}", highlight=False)
+    console.print(f"next: {', '.join(state.next) or '-'} · stop reason: {values.get('stop_reason') or '-'}",
+                  highlight=False)
+    if values.get("answer"):
+        console.print(values["answer"], highlight=False)
+    if state.pending:
+        show_gate(thread, state.pending)
+
+
+def history(thread: str, as_json: bool = JSON) -> None:
+    """Checkpoints of THREAD, newest first."""
+    items = Orchestrator.from_env().history(thread)
+    if as_json:
+        emit_json([i.model_dump(mode="json") for i in items])
+        return
+    table = Table(title=f"checkpoints of {thread}")
+    for column in ("step", "after", "next", "checkpoint", "created"):
+        table.add_column(column)
+    for i in items:
+        table.add_row(str(i.step), ", ".join(i.node) or i.source or "", ", ".join(i.next),
+                      i.checkpoint_id, i.created_at or "")
+    console.print(table)
+
+
+def trace(thread: str, as_json: bool = JSON) -> None:
+    """The recorded events of THREAD (secrets redacted)."""
+    events = Orchestrator.from_env().trace(thread)
+    if as_json:
+        emit_json(events)
+        return
+    table = Table(title=f"trace of {thread}")
+    for column in ("kind", "step", "what", "outcome"):
+        table.add_column(column)
+    for e in events:
+        table.add_row(e["kind"], str(e.get("step", "")), _what(e), _outcome(e))
+    console.print(table)
+
+
+def _what(e: dict[str, Any]) -> str:
+    if e["kind"] == "tool_call":
+        return f"{e['tool']} {json.dumps(e.get('args'), ensure_ascii=False)}"
+    if e["kind"] == "model_call":
+        calls = ", ".join(c["name"] for c in e.get("tool_calls") or []) or "answer"
+        return f"{e.get('model')} → {calls}"
+    if e["kind"] == "run_start":
+        return f"{e.get('graph')} {'(resumed)' if e.get('resumed') else ''}"
+    return str(e.get("stop_reason") or e.get("decisions") or "")
+
+
+def _outcome(e: dict[str, Any]) -> str:
+    if e["kind"] == "tool_call":
+        return "ok" if e.get("ok") else str((e.get("error") or {}).get("message", ""))
+    if e["kind"] == "model_call":
+        return f"{e.get('input_tokens')}+{e.get('output_tokens')} tokens"
+    return str(e.get("answer") or "")
+
+
+def threads(as_json: bool = JSON) -> None:
+    """Known threads, newest first."""
+    items = Orchestrator.from_env().threads()
+    if as_json:
+        emit_json([i.model_dump(mode="json") for i in items])
+        return
+    table = Table(title="threads")
+    for column in ("thread", "graph", "status", "updated"):
+        table.add_column(column)
+    for i in items:
+        table.add_row(i.thread_id, i.graph or "", i.status or "", f"{i.updated_at or 0:.0f}")
+    console.print(table)
+
+
+def delete(thread: str, as_json: bool = JSON) -> None:
+    """Delete THREAD: checkpoints, trace and records."""
+    Orchestrator.from_env().delete(thread)
+    emit_json({"deleted": thread}) if as_json else console.print(f"deleted {thread}")
+
+
+def draw(
+    graph: str = typer.Argument(..., help="Registered graph name."),
+    thread: str | None = typer.Option(None, "--thread", help="Mark the path this thread took."),
+    format: str = typer.Option("mermaid", "--format", "-f", help=f"One of {', '.join(FORMATS)}."),
+    output: Path | None = typer.Option(None, "-o", "--output", help="Write to FILE instead of stdout."),
+    as_json: bool = JSON,
+) -> None:
+    """Draw GRAPH offline (Mermaid, ASCII, SVG or HTML), optionally with a thread's path."""
+    text = Orchestrator.from_env().draw(graph, format, thread)  # type: ignore[arg-type]
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
+    if as_json:
+        emit_json({"graph": graph, "format": format, "thread": thread,
+                   "output": str(output) if output else None, **({} if output else {"text": text})})
+    elif output is not None:
+        console.print(f"wrote {output}", highlight=False)
+    else:
+        sys.stdout.write(text)

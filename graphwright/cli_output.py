@@ -1,0 +1,140 @@
+"""What the CLI prints: one-line errors, step lines, results, gates and JSON output."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from functools import wraps
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from checkpoints.errors import RedisUnavailableError
+from graphwright.live import LiveText
+from graphwright.results import RunResult, StepEvent
+from graphwright.store import UNREACHABLE_HINT
+from graphwright_errors import GraphwrightError, UserError
+from nodes.gate_models import GateRequest
+
+console = Console()
+errors = Console(stderr=True, soft_wrap=True)  # one line, never wrapped
+
+F = TypeVar("F", bound=Callable[..., Any])
+JSON = typer.Option(False, "--json", help="Machine-readable output.")
+
+
+
+def friendly(func: F) -> F:
+    """One clear line instead of a traceback: exit 2 for the user's mistakes, 1 otherwise."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except UserError as exc:
+            errors.print(f"[red]error:[/red] {exc}", highlight=False)
+            raise typer.Exit(2) from None
+        except RedisUnavailableError as exc:  # the user's own settings can fix this
+            errors.print(f"[red]error:[/red] {exc}. {UNREACHABLE_HINT}", highlight=False)
+            raise typer.Exit(1) from None
+        except GraphwrightError as exc:
+            errors.print(f"[red]error:[/red] {exc}", highlight=False)
+            raise typer.Exit(1) from None
+
+    return wrapper  # type: ignore[return-value]  # same signature as func
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def describe_step(event: StepEvent) -> str | None:
+    """One line per step: what the node decided or did."""
+    update = event.update
+    if event.node == "plan":
+        calls = [c for m in update.get("messages", []) for c in m.get("tool_calls", [])]
+        if calls:
+            return "plan → " + ", ".join(
+                f"{c['name']}({json.dumps(c['args'], ensure_ascii=False)})" for c in calls)
+        return "plan → answer" if update.get("stop_reason") else "plan"
+    if event.node == "act":
+        outcomes = [f"{m.get('name')} {'ok' if m.get('status') != 'error' else 'failed'}"
+                    for m in update.get("messages", [])]
+        return "act → " + ", ".join(outcomes)
+    if event.node == "observe" and update.get("stop_reason"):
+        return f"observe → stop: {update['stop_reason']}"
+    if event.node in ("compact", "human_gate"):
+        return event.node
+    return None
+
+
+def show_result(result: RunResult, answer_shown: bool = False) -> None:
+    if result.status == "interrupted" and result.pending:
+        show_gate(result.thread_id, result.pending)
+    elif result.status == "failed":
+        console.print(f"[red]failed[/red]: {result.error}", highlight=False)
+        console.print(f"continue it from its last checkpoint: graphwright resume {result.thread_id}")
+    else:
+        colour = "green" if result.status == "completed" else "yellow"
+        console.print(f"[{colour}]{result.status}[/{colour}] ({result.stop_reason}) "
+                      f"thread {result.thread_id}", highlight=False)
+        if not answer_shown:
+            console.print(result.answer or "", highlight=False)
+    u = result.usage
+    console.print(f"[dim]model calls {u.model_calls} · tool calls {u.tool_calls} · "
+                  f"tokens {u.tokens} · steps {result.steps}[/dim]")
+
+
+def show_gate(thread_id: str, pending: GateRequest) -> None:
+    table = Table(title=f"thread {thread_id} is waiting for approval", show_lines=True)
+    table.add_column("call id", overflow="fold")
+    for column in ("tool", "arguments", "risk", "why"):
+        table.add_column(column)
+    for c in pending.calls:
+        why = c.reason if c.kind == "approval" else f"OUTCOME UNKNOWN (key {c.idempotency_key}): {c.reason}"
+        tool = f"{c.tool}\n(MCP server {c.server})" if c.server else c.tool
+        table.add_row(c.id, tool, json.dumps(c.args, ensure_ascii=False, indent=1), c.risk, why)
+    console.print(table)
+    if any(c.kind == "outcome_unknown" for c in pending.calls):
+        console.print("a write's outcome is unknown; check it, then answer with one of:")
+        console.print(f"  graphwright resume {thread_id} --retry", highlight=False)
+        console.print(f"  graphwright resume {thread_id} --mark-done '<what it did>'", highlight=False)
+        console.print(f"  graphwright resume {thread_id} --reject '<reason>'", highlight=False)
+        return
+    console.print("answer it with one of:")
+    console.print(f"  graphwright resume {thread_id} --approve", highlight=False)
+    console.print(f"  graphwright resume {thread_id} --edit '<new arguments as JSON>'", highlight=False)
+    console.print(f"  graphwright resume {thread_id} --reject '<reason>'", highlight=False)
+
+
+def follow(events: Iterator[StepEvent], as_json: bool) -> RunResult:
+    """Print steps (and model tokens, when streamed) as they happen, a spinner while waiting."""
+    result: RunResult | None = None
+    with console.status("running…", spinner="dots") as status:
+        live = LiveText(console, status)
+        for event in events:
+            if event.kind == "token":
+                if not as_json:
+                    live.token(event)
+                continue
+            live.end()
+            if event.result is not None:
+                result = event.result
+                continue
+            line = describe_step(event)
+            if line and not as_json:
+                console.print(f"• {line}", highlight=False)
+            status.update("plan: calling the model…" if event.node in ("observe", "human_gate",
+                                                                      "compact") else "running…")
+    if result is None:  # the orchestrator always ends a stream with its result
+        raise GraphwrightError("the run ended without a result")
+    if as_json:
+        emit_json(result.model_dump(mode="json"))
+    else:
+        show_result(result, answer_shown=live.shown(result.answer))
+    if result.status == "failed":
+        raise typer.Exit(1)
+    return result

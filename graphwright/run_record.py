@@ -1,0 +1,132 @@
+"""One run's lifecycle and its record: the only writer of a run's status, start, end and result.
+
+A run's data path reads API -> run -> graph -> storage: ``Orchestrator.stream`` takes the
+thread's lock and hands the run here; ``RunRecord.execute`` marks it running and traces its
+start, drives the graph (``streaming.step_events``), then ``finish`` reads the thread's
+state once, remembers what the user asked, counts the usage from the trace and writes the
+final status. Nothing of the run goes back through the Orchestrator.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+
+from checkpoints.errors import LockLostError
+from checkpoints.trace import TraceWriter
+from graphs.gates import gate_of
+from graphs.registry import Graph, GraphSpec, RunInput
+from graphwright.locking import ThreadLock
+from graphwright.memories import Memories
+from graphwright.native import answer_of
+from graphwright.results import RunResult, RunStatus, StepEvent, Usage
+from graphwright.serialize import jsonable
+from graphwright.streaming import StreamMode, step_events
+from graphwright.thread_meta import ThreadMeta
+from graphwright_errors import GraphwrightError
+
+log = logging.getLogger(__name__)
+
+
+def run_config(thread_id: str, run_id: str | None = None, fence: int | None = None) -> RunnableConfig:
+    """The LangGraph config of a thread, or of one run on it (with its lock's fence)."""
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+    if fence is not None:  # every checkpoint, record and trace write of the run carries it
+        config["configurable"]["gw_fence"] = fence
+    if run_id:
+        config["run_id"] = uuid.UUID(run_id)
+        config["recursion_limit"] = 10_000  # budgets in Limits end runs, not this counter
+    return config
+
+
+class RunRecord:
+    """Starts, drives and ends runs, writing their record in the thread's meta and trace."""
+
+    def __init__(self, meta: ThreadMeta, tracer: TraceWriter, memories: Memories,
+                 durability: Any) -> None:
+        self.meta, self.tracer, self.memories, self.durability = meta, tracer, memories, durability
+
+    def execute(
+        self, spec: GraphSpec, compiled: Graph, thread_id: str, payload: Any,
+        run_input: RunInput | dict[str, Any] | None, run_id: str | None = None,
+        lock: ThreadLock | None = None, mode: StreamMode = "steps",
+    ) -> Iterator[StepEvent]:
+        """Run the graph under the caller's lock: its steps, then the result as the last event."""
+        run_id = run_id or str(uuid.uuid4())
+        config = run_config(thread_id, run_id, lock.fence if lock else None)
+        self.start(spec.name, thread_id, run_id, run_input)
+        error = None
+        try:
+            # "sync": a step's checkpoint (with the calls it proposed) is saved before the
+            # next step starts, so no tool runs for calls a crash could make the model re-plan.
+            yield from step_events(compiled, payload, config, thread_id, run_id, mode,
+                                   durability=self.durability,
+                                   check=lock.check if lock is not None else None)
+        except LockLostError:
+            raise  # the thread belongs to a newer run now: nothing of it is ours to write
+        except GraphwrightError:
+            self.meta.write(thread_id, status="failed")
+            raise
+        except Exception as exc:  # a model API, tool or graph failure: the run fails, resumable
+            log.exception("run %s on thread %s failed", run_id, thread_id)
+            error = f"{type(exc).__name__}: {exc}"
+        yield StepEvent(thread_id=thread_id, kind="result",
+                        result=self.finish(spec, compiled, thread_id, run_id, error))
+
+    def start(self, graph: str, thread_id: str, run_id: str,
+              run_input: RunInput | dict[str, Any] | None) -> None:
+        """Mark the thread running and trace the run's start; a new input restarts the usage."""
+        self.meta.write(thread_id, graph=graph, status="running", thread_id=thread_id)
+        started = self.tracer.emit(thread_id, "run_start", run_id=run_id, graph=graph,
+                                   input=run_input.model_dump() if isinstance(run_input, RunInput)
+                                   else jsonable(run_input),
+                                   resumed=run_input is None)
+        if run_input is not None:  # usage counts from here, across later resumes
+            self.meta.write(thread_id, trace_from=started)
+
+    def finish(self, spec: GraphSpec, compiled: Graph, thread_id: str, run_id: str,
+               error: str | None) -> RunResult:
+        """The run's result from one read of the thread's state; its status written last."""
+        snapshot = compiled.get_state(run_config(thread_id))
+        status, error = status_of(snapshot, error)
+        if status in ("completed", "stopped"):
+            self.memories.remember(thread_id, run_id)  # its model call counts in the usage
+        since = self.tracer.read(thread_id, self.meta.read(thread_id).get("trace_from") or "-")
+        values = snapshot.values if isinstance(snapshot.values, dict) else {}
+        result = RunResult(
+            thread_id=thread_id, graph=spec.name, run_id=run_id, status=status,
+            answer=answer_of(snapshot.values), stop_reason=values.get("stop_reason"),
+            pending=gate_of(snapshot) if status == "interrupted" else None,
+            steps=int((snapshot.metadata or {}).get("step", 0)),
+            usage=usage_of(since), error=error,
+        )
+        self.meta.write(thread_id, status=result.status)
+        self.meta.refresh_ttl(thread_id)  # keys the run added expire with the rest
+        return result
+
+
+def status_of(snapshot: Any, error: str | None) -> tuple[RunStatus, str | None]:
+    """How the run ended, read from the thread's state after it (and the error, if any)."""
+    values = snapshot.values if isinstance(snapshot.values, dict) else {}
+    if error:
+        return "failed", error
+    if snapshot.interrupts:
+        return "interrupted", None
+    if snapshot.next:
+        return "failed", f"the run stopped before {list(snapshot.next)}"
+    if values.get("stop_reason") in (None, "answered"):
+        return "completed", None
+    return "stopped", None
+
+
+def usage_of(events: list[dict[str, Any]]) -> Usage:
+    """Tokens, model calls and tool calls of the trace events since the run's input."""
+    return Usage(
+        tokens=sum(int(e.get("total_tokens") or 0) for e in events if e["kind"] == "model_call"),
+        model_calls=sum(e["kind"] == "model_call" for e in events),
+        tool_calls=sum(e["kind"] == "tool_call" for e in events),
+    )

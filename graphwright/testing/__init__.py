@@ -1,0 +1,34 @@
+"""Test your own graphs the way graphwright tests its own: on a private redis-server, against
+a scripted OpenAI-compatible server that enforces the API's message rules (HTTP 400 on an
+invalid message sequence), through an Orchestrator bound to both.
+
+Without pytest::
+
+    with redis_server() as redis, ScriptedOpenAI() as model:
+        model.load(Reply(content="hello"))
+        with bound_orchestrator(redis.url, model, graphs=my_graphs) as orch:
+            ...
+
+With pytest, add ``pytest_plugins = ["graphwright.testing.pytest_plugin"]`` to your root
+``conftest.py`` for the fixtures ``graphwright_redis``, ``scripted_openai`` and
+``graphwright_orchestrator`` (opt-in rather than an entry point: importing graphwright
+takes seconds, which no other pytest session in the environment should pay).
+"""
+
+from graphwright.testing.kit import bound_orchestrator, settings_for
+from graphwright.testing.openai_rules import violation
+from graphwright.testing.redis_servers import Server, free_port, redis_server, start_server
+from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
+
+__all__ = [
+    "Reply",
+    "ScriptedOpenAI",
+    "Server",
+    "bound_orchestrator",
+    "call",
+    "free_port",
+    "redis_server",
+    "settings_for",
+    "start_server",
+    "violation",
+]

@@ -1,0 +1,105 @@
+"""A thread's meta hash: its graph, status, times, the run bookkeeping and the user's metadata.
+
+One hash per thread, on the thread's own cluster slot; the user's text in it (``metadata``,
+``remember``) is sealed when encryption is on. Every write also refreshes the threads
+index and the HTTP service's search index, each on its own slot.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import redis
+from redis.cluster import RedisCluster
+
+from checkpoints.errors import RedisUnavailableError
+from checkpoints.keys import Keys, escape
+from checkpoints.sealed import Sealer
+from graphwright.locking import held
+from graphwright.thread_index import ThreadIndex
+
+SEALED_META = frozenset({"metadata", "remember"})  # thread fields that hold the user's text
+
+
+class ThreadMeta:
+    """Reads and writes the meta hash of any thread."""
+
+    def __init__(self, client: redis.Redis, keys: Keys, sealer: Sealer, index: ThreadIndex) -> None:
+        self.client, self.keys, self.sealer, self.index = client, keys, sealer, index
+
+    def read(self, thread_id: str) -> dict[str, str]:
+        """The stored fields; empty for an unknown thread."""
+        try:
+            raw = self.client.hgetall(self.keys.meta(thread_id))
+        except redis.RedisError as exc:
+            raise unavailable(exc) from exc
+        return {_text(k): self.sealer.open_text(v) if _text(k) in SEALED_META else _text(v)
+                for k, v in raw.items()}
+
+    def write(self, thread_id: str, /, **fields: str) -> None:
+        """Set ``fields`` (and ``updated_at``), and list the thread in both indexes."""
+        key = self.keys.meta(thread_id)
+        try:
+            now = time.time()
+            with self.client.pipeline(transaction=True) as pipe:  # one slot: the thread's
+                mapping = {k: self.sealer.seal_text(v) if k in SEALED_META else v
+                           for k, v in {**fields, "updated_at": str(now)}.items()}
+                pipe.hset(key, mapping=mapping)  # type: ignore[arg-type]  # redis-py's mapping type is invariant
+                pipe.sadd(self.keys.registry(thread_id), key)
+                pipe.execute()
+            # The threads index the saver keeps, so threads with no checkpoint yet are listed.
+            # It lives on another cluster slot, so it is written on its own (idempotent).
+            self.client.zadd(self.keys.threads(), {escape(thread_id): int(now * 1000)})
+            if isinstance(self.client, RedisCluster):  # a cluster pipeline cannot run scripts
+                self.index.on_write(self.client, thread_id, fields, now)
+            else:
+                with self.client.pipeline(transaction=True) as pipe:  # the HTTP search index: its own slot
+                    self.index.on_write(pipe, thread_id, fields, now)
+                    pipe.execute()
+        except redis.RedisError as exc:
+            raise unavailable(exc) from exc
+
+    def refresh_ttl(self, thread_id: str) -> None:
+        """Restart the thread's own TTL (``threads.create(ttl=...)``) on every key it has now."""
+        ttl = self.read(thread_id).get("ttl_s")
+        if not ttl:
+            return
+        seconds = int(float(ttl))
+        registry = self.keys.registry(thread_id)
+        members = [m.decode() if isinstance(m, bytes) else m
+                   for m in self.client.smembers(registry)]
+        with self.client.pipeline(transaction=True) as pipe:
+            for key in [*members, registry, self.keys.meta(thread_id)]:
+                pipe.expire(key, seconds)
+            pipe.execute()
+        self.index.set_expiry(thread_id, time.time() + seconds)
+
+    def status_of(self, meta: dict[str, str]) -> Any:
+        """The thread's status; a run whose process died reads as failed."""
+        status = meta.get("status")
+        if status == "running" and not held(self.client, self.keys, meta.get("thread_id", "")):
+            return "failed"  # its process died mid-step; resume continues it
+        return status
+
+    def status(self, meta: dict[str, str], snapshot: Any) -> Any:
+        """Like ``status_of``, but a run whose process died after its last step reads as
+        how that step ended, not as failed."""
+        status = self.status_of(meta)
+        if status != "failed" or meta.get("status") != "running" or snapshot.next:
+            return status
+        if snapshot.interrupts:
+            return "interrupted"
+        stop = (snapshot.values or {}).get("stop_reason")
+        if stop is None:
+            return status
+        return "completed" if stop == "answered" else "stopped"
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def unavailable(exc: Exception) -> RedisUnavailableError:
+    """The storage error for a redis-py error met while reading or writing thread records."""
+    return RedisUnavailableError(f"Redis is not reachable ({exc})")

@@ -1,0 +1,93 @@
+"""A worker frozen (SIGSTOP) past its thread lock's expiry: a second worker takes the run
+over and finishes it; thawed, the first finds every write refused by the fencing token and
+stops, so the thread holds one run's history and one effect."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from langgraph_sdk import get_sync_client
+
+from graphwright import Orchestrator
+from graphwright.settings import Settings
+from graphwright.testing.service import Service, running
+
+ROOT = Path(__file__).resolve().parent.parent
+PLUGIN = "tests.slow_graphs:register_all"
+GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
+
+
+def until(check: Callable[[], bool], what: str, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def remote(redis_url: str, prefix: str) -> Iterator[Service]:
+    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
+                        GRAPHWRIGHT_GRAPHS=PLUGIN)
+    with running(Orchestrator(settings=settings), worker=False) as svc:
+        yield svc
+
+
+def test_a_worker_frozen_past_its_lock_is_fenced_out_after_a_takeover(
+        remote: Service, redis_url: str, prefix: str, client: redis.Redis, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    env.update(REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix, GRAPHWRIGHT_GRAPHS=PLUGIN,
+               GRAPHWRIGHT_CLAIM_IDLE_MS="1000", GRAPHWRIGHT_LOCK_TTL_S="1.5", PYTHONPATH=str(ROOT))
+    logs = {name: tmp_path / f"{name}.log" for name in ("A", "B")}
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def worker(name: str) -> subprocess.Popen[bytes]:
+        with logs[name].open("wb") as log:
+            proc = subprocess.Popen([sys.executable, "-m", "graphwright", "worker", "--name", name],
+                                    env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        procs.append(proc)
+        return proc
+
+    sdk = get_sync_client(url=remote.url, api_key=None)
+    tid = sdk.threads.create()["thread_id"]
+    run = sdk.runs.create(tid, "slow_agent", input={"goal": GOAL})
+    try:
+        first = worker("A")
+        until(lambda: client.get(f"{prefix}:slow:started") == b"1", "the slow tool to start")
+        first.send_signal(signal.SIGSTOP)  # frozen inside the tool, past the lock's 1.5 s
+        time.sleep(2.0)
+        worker("B")
+        until(lambda: sdk.runs.get(tid, run["run_id"])["status"] == "success", "B to finish the run")
+        fence = int(client.get(remote.orch.keys.fence(tid)) or 0)
+        assert fence == 2  # B's acquisition came after A's
+        first.send_signal(signal.SIGCONT)
+        until(lambda: b"taken over" in logs["A"].read_bytes() or b"lost" in logs["A"].read_bytes(),
+              "A to find that it lost the run", timeout_s=30)
+        assert client.hlen(remote.orch.keys.calendar()) == 1  # the event, created once
+        state = remote.orch.state(tid)
+        results = [_tool_call_id(m) for m in state.values["messages"] if _tool_call_id(m)]
+        assert len(results) == len(set(results)) == 2  # one result per call: a single run's history
+        assert state.status == "completed" and sdk.runs.get(tid, run["run_id"])["status"] == "success"
+        assert int(client.get(remote.orch.keys.fence(tid)) or 0) == fence  # A took nothing back
+        saved = list(remote.orch.saver.list({"configurable": {"thread_id": tid, "checkpoint_ns": ""}}))
+        parents = [t.parent_config["configurable"]["checkpoint_id"] for t in saved if t.parent_config]
+        assert len(parents) == len(set(parents)) == len(saved) - 1  # one chain: no step of A's forked it
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGCONT)
+                proc.send_signal(signal.SIGTERM)
+                proc.wait(timeout=15)
+
+
+def _tool_call_id(message: object) -> str | None:
+    if isinstance(message, dict):
+        return message.get("tool_call_id") if message.get("type") == "tool" else None
+    return getattr(message, "tool_call_id", None)
