@@ -127,6 +127,7 @@ class SlowAnswerModel(OfflineChatModel):
 
     client: Any = None
     marker: str = ""
+    hold: str = ""  # when set: the answer waits while this key exists (at most 30 s)
 
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: Any = None, **kwargs: Any) -> ChatResult:
@@ -134,12 +135,17 @@ class SlowAnswerModel(OfflineChatModel):
         message = result.generations[0].message
         if isinstance(message, AIMessage) and not message.tool_calls:
             self.client.incr(self.marker)
-            time.sleep(DELAY_S)
+            if not self.hold:
+                time.sleep(DELAY_S)
+            deadline = time.monotonic() + 30
+            while self.hold and self.client.exists(self.hold) and time.monotonic() < deadline:
+                time.sleep(0.02)
         return result
 
 
-def build_slow_answer(ctx: GraphContext) -> Graph:
-    model = SlowAnswerModel(client=ctx.redis_client, marker=f"{ctx.keys.prefix}:slow:answering")
+def build_slow_answer(ctx: GraphContext, hold: bool = False) -> Graph:
+    model = SlowAnswerModel(client=ctx.redis_client, marker=f"{ctx.keys.prefix}:slow:answering",
+                            hold=f"{ctx.keys.prefix}:slow:hold_answer" if hold else "")
     return build_agent_graph(tools=build_registry(), model=model, redis_client=ctx.redis_client,
                              policy=Policy(per_tool={"create_event": "never"}), limits=ctx.limits,
                              keys=ctx.keys, checkpointer=ctx.checkpointer)
@@ -149,3 +155,5 @@ def register_all(graphs: GraphRegistry) -> None:
     register(graphs)
     graphs.register("slow_answer", build_slow_answer,
                     description="agent whose final answer is slow; create_event runs ungated")
+    graphs.register("held_answer", partial(build_slow_answer, hold=True),
+                    description="agent whose final answer waits while slow:hold_answer exists")

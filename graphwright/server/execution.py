@@ -28,12 +28,14 @@ from graphwright.server.completion import after_run
 from graphwright.server.framing import Framer, error_data
 from graphwright.server.payloads import command_of, goal_of, graph_input, run_config
 from graphwright.server.producing import produce
+from graphwright.server.pump import Pump
 from graphwright.server.runs import RunStore
 from graphwright.server.schemas import RunCreate, RunStatus
 from graphwright.server.values import final_values
 
 log = logging.getLogger(__name__)
 Outcome = Literal["done", "busy", "wait", "gone"]
+SIGNAL_POLL_S = 0.25  # how often a run inside a long node looks for a cancel
 
 
 class Lost(Exception):
@@ -150,13 +152,19 @@ class Executor:
             # reads as finished), so only a waiting gate means there is nothing to continue.
             if payload is None and state.interrupts:
                 return None, None
-            for frames in produce(graph, payload, config, body, framer, options, run_id):
-                for event, data in frames:
+            pump = Pump(lambda: produce(graph, payload, config, body, framer, options, run_id),
+                        name=f"gw-produce-{run_id}")
+            while (item := pump.get(SIGNAL_POLL_S)) is None or item[0] != "end":
+                if item is not None and item[0] == "error":
+                    raise item[1]
+                for event, data in item[1] if item is not None else ():
                     self.publish(thread_id, run_id, event, data)
                 owner, cancel = self.store.signals(thread_id, run_id)
                 if owner != self.owner or (lock is not None and lock.lost.is_set()):
+                    pump.abandon()
                     raise Lost(run_id)
-                if cancel:
+                if cancel:  # also mid-node: a long model call or tool is left behind, fenced out
+                    self.abandon(pump, thread_id, lock)
                     return None, cancel
         except Lost:
             raise
@@ -167,6 +175,13 @@ class Executor:
             self.publish(thread_id, run_id, "error", error_data(exc))
             return exc, None
         return None, None
+
+    def abandon(self, pump: Pump, thread_id: str, lock: ThreadLock | None) -> None:
+        """Leave the cancelled run's producer behind: moving the fence on first refuses
+        every write its unfinished step still makes."""
+        if lock is not None:
+            self.orch.client.incr(self.orch.keys.fence(thread_id))
+        pump.abandon()
 
     def finish(self, spec: GraphSpec, graph: Graph, thread_id: str, run_id: str,
                error: BaseException | None, cancel: str | None, before: str | None) -> None:
