@@ -1,5 +1,5 @@
 """Run features of the HTTP service beyond the reference comparison: cancelling a running
-run (interrupt, rollback) reaches the executor between super-steps, ``on_disconnect``
+run (interrupt, rollback) reaches the executor, also inside a long step, ``on_disconnect``
 cancels, webhooks are called, stateless runs leave no thread behind."""
 
 from __future__ import annotations
