@@ -9,8 +9,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -18,18 +16,13 @@ import redis
 
 from checkpoints.keys import Keys
 from graphwright.server.runs import RunStore
+from graphwright.testing.kit import until
 from graphwright.testing.redis_servers import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = "tests.slow_graphs:register_all"
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 
-
-def until(check: Callable[[], bool], what: str, timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def test_a_run_in_a_killed_api_process_is_finished_by_a_worker_once(

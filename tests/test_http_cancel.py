@@ -5,7 +5,7 @@ fence, so it never lands in the thread; the next run on the thread goes ahead.""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 import redis
@@ -14,16 +14,11 @@ from langgraph_sdk import get_sync_client
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
+from graphwright.testing.kit import until
 from graphwright.testing.service import Service, running
 
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 
-
-def until(check: Callable[[], bool], what: str, timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
 
 
 @pytest.fixture

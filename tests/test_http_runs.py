@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -17,6 +16,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 
 from graphwright.testing.fixed_openai import serving
+from graphwright.testing.kit import until
 from graphwright.testing.redis_servers import Server
 from graphwright.testing.service import Service
 from tests.protocol_graphs import CHAT_URL_ENV
@@ -24,12 +24,6 @@ from tests.protocol_servers import graphwright_server
 
 STEPS: dict[str, Any] = {"steps": []}
 
-
-def until(check: Callable[[], bool], what: str, timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
 
 
 @pytest.fixture(scope="module")

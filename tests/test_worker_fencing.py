@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,18 +18,13 @@ from langgraph_sdk import get_sync_client
 
 from graphwright import Orchestrator
 from graphwright.settings import Settings
+from graphwright.testing.kit import until
 from graphwright.testing.service import Service, running
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = "tests.slow_graphs:register_all"
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 
-
-def until(check: Callable[[], bool], what: str, timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 @pytest.fixture

@@ -12,8 +12,7 @@ import signal
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -26,6 +25,7 @@ from graphwright.locking import thread_lock
 from graphwright.offline import OfflineChatModel
 from graphwright.server.events import stream_key
 from graphwright.settings import Settings
+from graphwright.testing.kit import until
 from graphwright.testing.service import Service, running
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,12 +33,6 @@ PLUGIN = "tests.slow_graphs:register_all,tests.checkpoint_slow_graph:register"
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 ORDER = "订单 A1001 到哪了？"
 
-
-def until(check: Callable[[], bool], what: str, timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
 
 
 def events_of(svc: Service, tid: str, rid: str) -> list[tuple[str, str, str]]:

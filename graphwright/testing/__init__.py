@@ -15,7 +15,7 @@ With pytest, add ``pytest_plugins = ["graphwright.testing.pytest_plugin"]`` to y
 takes seconds, which no other pytest session in the environment should pay).
 """
 
-from graphwright.testing.kit import bound_orchestrator, settings_for
+from graphwright.testing.kit import bound_orchestrator, settings_for, until
 from graphwright.testing.openai_rules import violation
 from graphwright.testing.redis_servers import Server, free_port, redis_server, start_server
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
@@ -30,5 +30,6 @@ __all__ = [
     "redis_server",
     "settings_for",
     "start_server",
+    "until",
     "violation",
 ]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -34,3 +35,12 @@ def bound_orchestrator(redis_url: str, model: ScriptedOpenAI | None = None, *,
         yield orch
     finally:
         orch.client.close()
+
+
+def until(check: Callable[[], bool], what: str, timeout_s: float = 60) -> None:
+    """Poll ``check`` until it holds; fail naming ``what`` was awaited after ``timeout_s``.
+    For background runs, workers and servers, whose progress a test can only observe."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
