@@ -154,18 +154,20 @@ class Executor:
                 return None, None
             pump = Pump(lambda: produce(graph, payload, config, body, framer, options, run_id),
                         name=f"gw-produce-{run_id}")
-            while (item := pump.get(SIGNAL_POLL_S)) is None or item[0] != "end":
-                if item is not None and item[0] == "error":
-                    raise item[1]
-                for event, data in item[1] if item is not None else ():
-                    self.publish(thread_id, run_id, event, data)
-                owner, cancel = self.store.signals(thread_id, run_id)
-                if owner != self.owner or (lock is not None and lock.lost.is_set()):
-                    pump.abandon()
-                    raise Lost(run_id)
-                if cancel:  # also mid-node: a long model call or tool is left behind, fenced out
-                    self.abandon(pump, thread_id, lock)
-                    return None, cancel
+            try:
+                while (item := pump.get(SIGNAL_POLL_S)) is None or item[0] != "end":
+                    if item is not None and item[0] == "error":
+                        raise item[1]
+                    for event, data in item[1] if item is not None else ():
+                        self.publish(thread_id, run_id, event, data)
+                    owner, cancel = self.store.signals(thread_id, run_id)
+                    if owner != self.owner or (lock is not None and lock.lost.is_set()):
+                        raise Lost(run_id)
+                    if cancel:  # also mid-node: a long model call or tool is left behind, fenced out
+                        self.abandon(pump, thread_id, lock)
+                        return None, cancel
+            finally:
+                pump.abandon()  # however the loop ended, the producer stops at its next chunk
         except Lost:
             raise
         except LockLostError as exc:  # a fenced write was refused: a newer owner has the thread
