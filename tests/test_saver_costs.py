@@ -13,6 +13,7 @@ from langgraph.checkpoint.conformance.test_utils import generate_checkpoint, gen
 
 from checkpoints.redis import RedisSaver
 from graphwright.testing.redis_servers import Server
+from graphwright.testing.redis_servers import redis_server as private_server
 
 
 class CountingConnection(redis.Connection):
@@ -102,10 +103,21 @@ def _put_commands(client: redis.Redis, saver: RedisSaver, thread: str, steps: in
     return counts
 
 
+@pytest.fixture
+def own_client() -> Iterator[redis.Redis]:
+    """A client of a server of this test's own: ``INFO commandstats`` counts every client's
+    commands, and a background thread of an earlier test on the shared server adds some."""
+    with private_server() as server:
+        own = redis.Redis.from_url(server.url)
+        yield own
+        own.close()
+
+
 @pytest.mark.parametrize("ttl_s", [None, 3600])
 def test_server_commands_per_put_are_fixed_with_and_without_ttl(
-    client: redis.Redis, prefix: str, ttl_s: int | None
+    own_client: redis.Redis, prefix: str, ttl_s: int | None
 ) -> None:
+    client = own_client
     saver = RedisSaver(client, prefix=prefix, ttl_s=ttl_s)
     _step(saver, "warm", None, 0)  # the server has the scripts, as in a running worker
     counts = _put_commands(client, saver, "cmds", 40)
