@@ -5,9 +5,14 @@
 Per super-step (a plan or a tool node, ``durability="sync"``): milliseconds for
 RedisSaver, AsyncRedisSaver, LangGraph's InMemorySaver and SqliteSaver, and
 ValkeySaver from ``langgraph-checkpoint-aws`` when installed (``pip install -e
-'.[bench]'``), each as a ratio to InMemorySaver of the same mode in the same round;
-the Redis server's time for every Redis saver; bytes per thread with messages as a
-list and as a DeltaChannel; and, with a TTL, the cost of a step at step 20 and 200.
+'.[bench]'``), each as a ratio to InMemorySaver of the same mode. Every thread is run
+by every saver in a shuffled order before the next thread starts, so the noise of a
+shared machine falls on all savers alike. Two floors: InMemorySaver plus one SET per
+put, and plus one more per ``put_writes`` (LangGraph saves a task's writes as the task
+ends, on a thread of its own, beside the checkpoint's put: any saver that stores them
+when asked pays that round trip too). Also: the Redis server's time for every Redis
+saver; bytes per thread with messages as a list and as a DeltaChannel (without and
+with LangGraph's snapshots); and, with a TTL, the cost of a put at step 20 and 200.
 
 Server time is read from ``INFO commandstats``: the microseconds of every command (a
 script call's time includes the commands it runs, which are counted again: an
@@ -46,7 +51,6 @@ from langgraph.graph.message import add_messages
 from checkpoints.redis import AsyncRedisSaver, RedisSaver
 from graphwright.testing.redis_servers import start_server
 
-ASYNC_NAMES = ("InMemorySaver (async)", "AsyncRedisSaver")
 TOOL_RESULT = ("order A1001 shipped, tracking SF1001, status in transit. " * 18)[:1000]
 
 
@@ -63,8 +67,27 @@ def _concat(state: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
 
 
 class DeltaState(TypedDict):
+    """Messages as a DeltaChannel that takes no snapshot within these runs (200 steps are
+    400 updates): what the saver itself stores per step."""
+
+    messages: Annotated[list[AnyMessage], DeltaChannel(_concat, snapshot_frequency=1000)]
+    step: int
+
+
+class SnapshotState(TypedDict):
+    """A DeltaChannel snapshotting every 50 updates. A snapshot is the whole list, so the
+    bytes of a thread grow with the square of its steps by LangGraph's design (bounded
+    replay for a snapshot per 50 updates) whatever the saver does."""
+
     messages: Annotated[list[AnyMessage], DeltaChannel(_concat, snapshot_frequency=50)]
     step: int
+
+
+SIZE_STATES: dict[str, type] = {
+    "list": ListState,
+    "DeltaChannel": DeltaState,
+    "Delta, snapshot/50": SnapshotState,
+}
 
 
 def build(saver: Any, steps: int, state: type = ListState) -> Any:
@@ -92,29 +115,17 @@ def _config(thread: str | None = None) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread}, "recursion_limit": 10_000}
 
 
-def time_sync(saver: Any, steps: int, threads: int) -> float:
-    """Milliseconds per super-step over ``threads`` fresh threads (2 per agent step)."""
-    graph = build(saver, steps)
+def invoke_ms(graph: Any, steps: int, loop: asyncio.AbstractEventLoop | None) -> float:
+    """Milliseconds per super-step of one fresh thread (2 per agent step); async graphs
+    run on ``loop``."""
     start = time.perf_counter()
-    for _ in range(threads):
+    if loop is None:
         graph.invoke({"messages": [], "step": 0}, _config(), durability="sync")
-    return (time.perf_counter() - start) * 1000 / (2 * steps * threads)
-
-
-def time_async(make: Callable[[], Any], steps: int, threads: int) -> float:
-    """Like time_sync with ainvoke; the saver is made inside the loop."""
-
-    async def main() -> float:
-        saver, close = make()
-        graph = build(saver, steps)
-        start = time.perf_counter()
-        for _ in range(threads):
-            await graph.ainvoke({"messages": [], "step": 0}, _config(), durability="sync")
-        elapsed = (time.perf_counter() - start) * 1000 / (2 * steps * threads)
-        await close()
-        return elapsed
-
-    return asyncio.run(main())
+    else:
+        loop.run_until_complete(
+            graph.ainvoke({"messages": [], "step": 0}, _config(), durability="sync")
+        )
+    return (time.perf_counter() - start) * 1000 / (2 * steps)
 
 
 class ServerMeter:
@@ -180,9 +191,9 @@ def ttl_step_cost(client: redis.Redis, meter: ServerMeter) -> dict[int, dict[str
     out: dict[int, dict[str, float]] = {}
     done = 0
     for at in (20, 200):
-        build(saver, at, DeltaState).invoke({"messages": [], "step": done}, config)
+        build(saver, at, SnapshotState).invoke({"messages": [], "step": done}, config)
         saver.window = []
-        build(saver, at + 10, DeltaState).invoke({"messages": [], "step": at}, config)
+        build(saver, at + 10, SnapshotState).invoke({"messages": [], "step": at}, config)
         puts, saver.window = saver.window[1:], None  # the first is the input's checkpoint
         out[at] = {k: statistics.median(p[k] for p in puts) for k in puts[0]}
         done = at + 10
@@ -190,23 +201,36 @@ def ttl_step_cost(client: redis.Redis, meter: ServerMeter) -> dict[int, dict[str
 
 
 class FloorSaver(InMemorySaver):
-    """InMemorySaver plus one round trip per checkpoint: what any Redis saver must pay."""
+    """InMemorySaver plus one round trip per checkpoint: what any Redis saver must pay;
+    with ``writes``, one more per ``put_writes``, which LangGraph runs beside the put."""
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: redis.Redis, *, writes: bool = False) -> None:
         super().__init__()
         self.client = client
+        self.floor_writes = writes
 
     def put(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         out = super().put(config, checkpoint, metadata, new_versions)
         self.client.set("floor", b"x" * 2048)
         return out
 
+    def put_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        super().put_writes(config, writes, task_id, task_path)
+        if self.floor_writes:
+            self.client.set("floor-w", b"x" * 1024)
+
+
+FLOOR_1 = "floor: InMemory + 1 SET"
+FLOOR_2 = "floor: + 1 SET per writes"
+
 
 def savers(url: str, tmp: Path) -> dict[str, Callable[[], Any]]:
+    """Sync savers by name, each a maker of a fresh one."""
     client = redis.Redis.from_url(url)
     made: dict[str, Callable[[], Any]] = {
         "InMemorySaver": InMemorySaver,
-        "floor: InMemory + 1 SET": lambda: FloorSaver(client),
+        FLOOR_1: lambda: FloorSaver(client),
+        FLOOR_2: lambda: FloorSaver(client, writes=True),
         "SqliteSaver": lambda: SqliteSaver(
             sqlite3.connect(tmp / f"{uuid.uuid4().hex}.sqlite", check_same_thread=False)
         ),
@@ -224,47 +248,49 @@ def savers(url: str, tmp: Path) -> dict[str, Callable[[], Any]]:
 
 
 def one_run(url: str, tmp: Path, steps: int, threads: int, repeat: int) -> dict[str, Any]:
+    """Every saver on the same threads: each thread is run by every saver in a shuffled
+    order before the next, so the machine's noise falls on all of them alike."""
     client = redis.Redis.from_url(url)
     meter = ServerMeter(client)
-    makers = savers(url, tmp)
+    loop = asyncio.new_event_loop()
+    aclient = aredis.Redis.from_url(url)
+    makers: dict[str, tuple[Callable[[], Any], bool]] = {
+        name: (make, False) for name, make in savers(url, tmp).items()
+    }
+    makers["InMemorySaver (async)"] = (InMemorySaver, True)
+    makers["AsyncRedisSaver"] = (lambda: AsyncRedisSaver(aclient, prefix="bench"), True)
+    run_on = {name: loop if is_async else None for name, (_, is_async) in makers.items()}
 
-    def async_redis() -> Any:
-        aclient = aredis.Redis.from_url(url)
-        return AsyncRedisSaver(aclient, prefix="bench"), aclient.aclose
+    def graph_of(name: str, n: int = steps) -> Any:
+        return build(makers[name][0](), n)
 
-    async def no_close() -> None:
-        return None
-
-    build(InMemorySaver(), 2).invoke({"messages": [], "step": 0}, _config())  # warm imports
-    time_sync(RedisSaver(client, prefix="warm"), 2, 1)
-    samples: dict[str, list[float]] = {}
+    for name in makers:  # warm imports, connections and scripts
+        invoke_ms(graph_of(name, 2), 2, run_on[name])
     server: dict[str, dict[str, float]] = {}
-    order = random.Random(7)
-    for rep in range(repeat):  # rounds interleave the savers, shuffled: noise hits each alike
-        names = list(makers)
-        order.shuffle(names)
-        for name in names:
-            make = makers[name]
-            measured = rep == 0 and ("Redis" in name or "Valkey" in name)
-            if measured:
-                meter.start()
-            samples.setdefault(name, []).append(time_sync(make(), steps, threads))
-            if measured:
-                server[name] = meter.stop(2 * steps * threads)
-        samples.setdefault("InMemorySaver (async)", []).append(
-            time_async(lambda: (InMemorySaver(), no_close), steps, threads)
-        )
-        if rep == 0:
+    for name in makers:  # the server's counters are global: one saver at a time
+        if "Redis" in name or "Valkey" in name:
+            graph = graph_of(name)
             meter.start()
-        samples.setdefault("AsyncRedisSaver", []).append(time_async(async_redis, steps, threads))
-        if rep == 0:
-            server["AsyncRedisSaver"] = meter.stop(2 * steps * threads)
-    ms = {name: statistics.median(samples[name]) for name in [*makers, *ASYNC_NAMES]}
+            for _ in range(threads):
+                invoke_ms(graph, steps, run_on[name])
+            server[name] = meter.stop(2 * steps * threads)
+    samples: dict[str, list[float]] = {name: [] for name in makers}
+    order = random.Random(7)
+    for _ in range(repeat):
+        graphs = {name: graph_of(name) for name in makers}
+        for _ in range(threads):
+            names = list(makers)
+            order.shuffle(names)
+            for name in names:
+                samples[name].append(invoke_ms(graphs[name], steps, run_on[name]))
+    ms = {name: statistics.median(values) for name, values in samples.items()}
     sizes = {
         label: [stored_bytes(client, n, state) for n in (20, 60, 200)]
-        for label, state in (("list", ListState), ("DeltaChannel", DeltaState))
+        for label, state in SIZE_STATES.items()
     }
     ttl = ttl_step_cost(client, meter)
+    loop.run_until_complete(aclient.aclose())
+    loop.close()
     client.close()
     return {"ms": ms, "server": server, "sizes": sizes, "ttl": ttl}
 
@@ -272,13 +298,19 @@ def one_run(url: str, tmp: Path, steps: int, threads: int, repeat: int) -> dict[
 def report(result: dict[str, Any], steps: int, threads: int, repeat: int) -> dict[str, bool]:
     ms, server = result["ms"], result["server"]
     base, abase = ms["InMemorySaver"], ms["InMemorySaver (async)"]
-    print(f"agent-shaped graph: {steps} steps x {threads} threads, median of {repeat} rounds")
+    print(
+        f"agent-shaped graph: {steps} steps, median of {repeat} x {threads} threads, each run"
+        " by every saver in turn"
+    )
     print(f"{'saver':<24}{'ms/step':>9}{'x InMem':>9}{'srv µs':>9}{'cpu µs':>9}{'cmds':>7}")
     for name, value in ms.items():
         ratio = value / (abase if "async" in name.lower() else base)
         s = server.get(name)
         cols = f"{s['usec']:>9.1f}{s['cpu_usec']:>9.1f}{s['commands']:>7.2f}" if s else ""
         print(f"{name:<24}{value:>9.3f}{ratio:>9.2f}{cols}")
+    floor = ms[FLOOR_2]
+    print(f"\nRedisSaver / {FLOOR_2}: {ms['RedisSaver'] / floor:.2f}"
+          f" (the floor of one round trip per put and per put_writes: {floor / base:.2f}x InMemory)")
     print("\nbytes per thread        20 steps   60 steps  200 steps   per step 20-60, 60-200")
     for label, sizes in result["sizes"].items():
         for part, pick in (("", lambda t: t[0]), (" w/o values", lambda t: t[0] - t[1])):

@@ -24,7 +24,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis.cluster import RedisCluster
 
-from checkpoints import atomic, ops, ops_admin, ops_delta, ops_list
+from checkpoints import atomic, direct, ops, ops_admin, ops_delta, ops_list
 from checkpoints.drive import drive, stream
 from checkpoints.keys import DEFAULT_PREFIX
 from checkpoints.migrate import migrate_thread
@@ -97,6 +97,8 @@ class RedisSaver(SaverBase):
         transaction: bool,
         wire: Callable[[ops.Command], ops.Command],
     ) -> builtins.list[Any]:
+        if not transaction and isinstance(self.client, redis.Redis):
+            return direct.execute(self.client, [wire(cmd) for cmd in cmds])
         if len(cmds) == 1 and not transaction:
             return [self.client.execute_command(*wire(cmds[0]))]  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
         pipe = self.client.pipeline(transaction=transaction)

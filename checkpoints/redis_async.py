@@ -26,7 +26,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 
-from checkpoints import atomic, ops, ops_admin, ops_delta, ops_list
+from checkpoints import atomic, direct, ops, ops_admin, ops_delta, ops_list
 from checkpoints.drive import adrive, astream
 from checkpoints.keys import DEFAULT_PREFIX
 from checkpoints.migrate import migrate_thread
@@ -100,6 +100,8 @@ class AsyncRedisSaver(SaverBase):
         transaction: bool,
         wire: Callable[[ops.Command], ops.Command],
     ) -> builtins.list[Any]:
+        if not transaction and isinstance(self.client, aredis.Redis):
+            return await direct.aexecute(self.client, [wire(cmd) for cmd in cmds])
         if len(cmds) == 1 and not transaction:
             return [await self.client.execute_command(*wire(cmds[0]))]
         pipe = self.client.pipeline(transaction=transaction)

@@ -1,0 +1,87 @@
+"""One batch of commands in one round trip over a redis-py connection, without a Pipeline.
+
+redis-py's ``Pipeline`` costs about as much client time per batch as the round trip
+itself (per-command option handling, HIMPORT bookkeeping, observability hooks), and
+sends every large argument with a syscall of its own. The saver's batches need none of
+that: this drives the client's own connection (from its pool, with its ``Retry``, its
+response callbacks, its error replies) and sends each batch as one buffer. Plain
+``Redis`` clients only; cluster clients keep their pipelines, which route by slot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import redis
+import redis.asyncio as aredis
+from redis.exceptions import ResponseError
+
+Command = Sequence[Any]
+
+
+def execute(client: redis.Redis, commands: Sequence[Command]) -> list[Any]:
+    """Send ``commands`` and read every reply; the first error reply is raised after all
+    replies are read, so the connection stays in step."""
+    pool: Any = client.connection_pool  # redis-py leaves its pools and connections untyped
+    own = client.connection
+    conn: Any = own or pool.get_connection()
+    try:
+        return conn.retry.call_with_retry(  # type: ignore[no-any-return]
+            lambda: _round_trip(client, conn, commands), lambda _error: conn.disconnect()
+        )
+    finally:
+        if own is None:
+            pool.release(conn)
+
+
+def _round_trip(client: redis.Redis, conn: Any, commands: Sequence[Command]) -> list[Any]:
+    conn.send_packed_command([b"".join(conn.pack_commands(commands))])
+    return _replies(client, commands, [_read(conn) for _ in commands])
+
+
+async def aexecute(client: aredis.Redis, commands: Sequence[Command]) -> list[Any]:
+    """:func:`execute` over an asyncio client."""
+    pool: Any = client.connection_pool
+    own = client.connection
+    conn: Any = own or await pool.get_connection()
+
+    async def round_trip() -> list[Any]:
+        await conn.send_packed_command(conn.pack_commands(commands))
+        return _replies(client, commands, [await _aread(conn) for _ in commands])
+
+    async def fail(_error: Exception) -> None:
+        await conn.disconnect()
+
+    try:
+        return await conn.retry.call_with_retry(round_trip, fail)  # type: ignore[no-any-return]
+    finally:
+        if own is None:
+            await pool.release(conn)
+
+
+def _read(conn: Any) -> Any:
+    try:
+        return conn.read_response()
+    except ResponseError as exc:
+        return exc
+
+
+async def _aread(conn: Any) -> Any:
+    try:
+        return await conn.read_response()
+    except ResponseError as exc:
+        return exc
+
+
+def _replies(client: Any, commands: Sequence[Command], raw: list[Any]) -> list[Any]:
+    """Raise the first error reply; apply the client's response callbacks, as a Pipeline
+    given the same commands would."""
+    callbacks = client.response_callbacks
+    out = []
+    for cmd, reply in zip(commands, raw, strict=True):
+        if isinstance(reply, ResponseError):
+            raise reply
+        callback = callbacks.get(cmd[0])
+        out.append(callback(reply) if callback else reply)
+    return out

@@ -1,0 +1,95 @@
+"""The savers' one-buffer round trip (checkpoints.direct) answers as redis-py's Pipeline
+would: same replies, error replies raised after every reply is read, the connection left
+in step, a dropped connection replaced."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+import redis
+import redis.asyncio as aredis
+from langgraph.checkpoint.conformance.test_utils import generate_checkpoint, generate_metadata
+
+from checkpoints import direct
+from checkpoints.redis import AsyncRedisSaver, RedisSaver
+from graphwright.testing.redis_servers import Server
+
+BATCH: list[tuple[Any, ...]] = [
+    ("SET", "{d}:s", "v"),
+    ("GET", "{d}:s"),
+    ("HSET", "{d}:h", "f", "1", "g", "2"),
+    ("HSETNX", "{d}:h", "f", "3"),
+    ("HGETALL", "{d}:h"),
+    ("SADD", "{d}:set", "a", "b"),
+    ("SMEMBERS", "{d}:set"),
+    ("ZADD", "{d}:z", 0, "m", 1, "n"),
+    ("ZRANGE", "{d}:z", 0, -1, "WITHSCORES"),
+    ("EXPIRE", "{d}:s", 100),
+    ("EXISTS", "{d}:s", "{d}:nope"),
+]
+
+
+def _cfg(thread: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+
+
+def test_replies_are_those_of_a_pipeline(client: redis.Redis) -> None:
+    client.delete("{d}:s", "{d}:h", "{d}:set", "{d}:z")
+    got = direct.execute(client, BATCH)
+    client.delete("{d}:s", "{d}:h", "{d}:set", "{d}:z")
+    pipe = client.pipeline(transaction=False)
+    for cmd in BATCH:
+        pipe.execute_command(*cmd)
+    assert got == pipe.execute()
+
+
+def test_an_error_reply_is_raised_after_the_batch_and_loses_nothing(client: redis.Redis) -> None:
+    client.delete("{d}:e")
+    with pytest.raises(redis.ResponseError, match="not an integer"):
+        direct.execute(client, [("SET", "{d}:e", "v"), ("INCR", "{d}:e"), ("SADD", "{d}:e2", "x")])
+    # every command ran, and the pooled connection is still in step with its replies
+    assert direct.execute(client, [("GET", "{d}:e"), ("SISMEMBER", "{d}:e2", "x")]) == [b"v", 1]
+
+
+def test_a_killed_connection_is_replaced(redis_server: Server, prefix: str) -> None:
+    client = redis.Redis(port=redis_server.port)
+    saver = RedisSaver(client, prefix=prefix)
+    stored = saver.put(_cfg("k"), generate_checkpoint(), generate_metadata(), {})
+    admin = redis.Redis(port=redis_server.port)
+    assert admin.client_kill_filter(_type="normal", skipme=True) >= 1
+    saver.put_writes(stored, [("a", 1)], "task")
+    latest = saver.get_tuple(_cfg("k"))
+    assert latest is not None and latest.pending_writes == [("task", "a", 1)]
+    admin.close()
+    client.close()
+
+
+def test_a_single_connection_client_keeps_its_connection(redis_server: Server, prefix: str) -> None:
+    client = redis.Redis(port=redis_server.port, single_connection_client=True)
+    saver = RedisSaver(client, prefix=prefix)
+    saver.put(_cfg("one"), generate_checkpoint(), generate_metadata(), {})
+    assert saver.get_tuple(_cfg("one")) is not None
+    assert client.connection is not None and client.connection_pool._in_use_connections == {client.connection}
+    client.close()
+
+
+def test_the_async_saver_answers_alike(redis_server: Server, prefix: str) -> None:
+    async def main() -> None:
+        client = aredis.Redis(port=redis_server.port)
+        await client.delete("{d}:s", "{d}:h", "{d}:set", "{d}:z")
+        got = await direct.aexecute(client, BATCH)
+        sync = redis.Redis(port=redis_server.port)
+        sync.delete("{d}:s", "{d}:h", "{d}:set", "{d}:z")
+        assert got == direct.execute(sync, BATCH)
+        sync.close()
+        with pytest.raises(redis.ResponseError, match="not an integer"):
+            await direct.aexecute(client, [("SET", "{d}:e", "v"), ("INCR", "{d}:e")])
+        assert await direct.aexecute(client, [("GET", "{d}:e")]) == [b"v"]
+        saver = AsyncRedisSaver(client, prefix=prefix)
+        await saver.aput(_cfg("a"), generate_checkpoint(), generate_metadata(), {})
+        assert await saver.aget_tuple(_cfg("a")) is not None
+        await client.aclose()
+
+    asyncio.run(main())
