@@ -93,3 +93,13 @@ def test_the_async_saver_answers_alike(redis_server: Server, prefix: str) -> Non
         await client.aclose()
 
     asyncio.run(main())
+
+
+def test_a_batch_is_packed_byte_for_byte_as_redis_py_packs_it(redis_server: Server) -> None:
+    commands = [*BATCH, ("HSET", "{d}:ü", b"\x00\xff", "ünïcode", "n", 12345678901234)]
+    for encoding in ("utf-8", "latin-1"):
+        client = redis.Redis(port=redis_server.port, encoding=encoding)
+        conn = client.connection_pool.get_connection()
+        assert direct.pack(commands) == b"".join(conn.pack_commands(commands))
+        client.connection_pool.release(conn)
+        client.close()
