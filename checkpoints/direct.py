@@ -4,8 +4,11 @@ redis-py's ``Pipeline`` costs about as much client time per batch as the round t
 itself (per-command option handling, HIMPORT bookkeeping, observability hooks), and
 sends every large argument with a syscall of its own. The saver's batches need none of
 that: this drives the client's own connection (from its pool, with its ``Retry``, its
-response callbacks, its error replies) and sends each batch as one buffer. Plain
-``Redis`` clients only; cluster clients keep their pipelines, which route by slot.
+response callbacks, its error replies) and sends each batch as one buffer. Like a
+Pipeline, a batch takes a connection of the pool for itself, also on a client made with
+``single_connection_client`` (whose one connection is not to be shared by LangGraph's
+threads). Plain ``Redis`` clients only; cluster clients keep their pipelines, which
+route by slot.
 """
 
 from __future__ import annotations
@@ -25,15 +28,13 @@ def execute(client: redis.Redis, commands: Sequence[Command]) -> list[Any]:
     """Send ``commands`` and read every reply; the first error reply is raised after all
     replies are read, so the connection stays in step."""
     pool: Any = client.connection_pool  # redis-py leaves its pools and connections untyped
-    own = client.connection
-    conn: Any = own or pool.get_connection()
+    conn: Any = pool.get_connection()
     try:
         return conn.retry.call_with_retry(  # type: ignore[no-any-return]
             lambda: _round_trip(client, conn, commands), lambda _error: conn.disconnect()
         )
     finally:
-        if own is None:
-            pool.release(conn)
+        pool.release(conn)
 
 
 def _round_trip(client: redis.Redis, conn: Any, commands: Sequence[Command]) -> list[Any]:
@@ -51,8 +52,7 @@ def pack(commands: Sequence[Command]) -> bytes:
 async def aexecute(client: aredis.Redis, commands: Sequence[Command]) -> list[Any]:
     """:func:`execute` over an asyncio client."""
     pool: Any = client.connection_pool
-    own = client.connection
-    conn: Any = own or await pool.get_connection()
+    conn: Any = await pool.get_connection()
 
     async def round_trip() -> list[Any]:
         await conn.send_packed_command(pack(commands))
@@ -64,8 +64,7 @@ async def aexecute(client: aredis.Redis, commands: Sequence[Command]) -> list[An
     try:
         return await conn.retry.call_with_retry(round_trip, fail)  # type: ignore[no-any-return]
     finally:
-        if own is None:
-            await pool.release(conn)
+        await pool.release(conn)
 
 
 def _read(conn: Any) -> Any:

@@ -5,6 +5,7 @@ in step, a dropped connection replaced."""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -66,12 +67,24 @@ def test_a_killed_connection_is_replaced(redis_server: Server, prefix: str) -> N
     client.close()
 
 
-def test_a_single_connection_client_keeps_its_connection(redis_server: Server, prefix: str) -> None:
+def test_a_single_connection_client_is_safe_from_several_threads(
+    redis_server: Server, prefix: str
+) -> None:
+    """LangGraph saves a task's writes on one thread while it saves the checkpoint on
+    another: batches take pool connections, as a Pipeline does, not the client's one."""
     client = redis.Redis(port=redis_server.port, single_connection_client=True)
     saver = RedisSaver(client, prefix=prefix)
-    saver.put(_cfg("one"), generate_checkpoint(), generate_metadata(), {})
-    assert saver.get_tuple(_cfg("one")) is not None
-    assert client.connection is not None and client.connection_pool._in_use_connections == {client.connection}
+
+    def turn(n: int) -> int | None:
+        thread = f"one-{n}"
+        stored = saver.put(_cfg(thread), generate_checkpoint(), generate_metadata(step=n), {})
+        saver.put_writes(stored, [("a", n)], "task")
+        latest = saver.get_tuple(_cfg(thread))
+        assert latest is not None and latest.pending_writes == [("task", "a", n)]
+        return latest.metadata.get("step")
+
+    with ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(turn, range(200))) == list(range(200))
     client.close()
 
 
