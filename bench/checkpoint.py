@@ -282,7 +282,7 @@ def one_run(url: str, tmp: Path, steps: int, threads: int, repeat: int) -> dict[
         invoke_ms(graph_of(name, 2), 2, run_on[name])
     server: dict[str, dict[str, float]] = {}
     for name in makers:  # the server's counters are global: one saver at a time
-        if "Redis" in name or "Valkey" in name:
+        if "Redis" in name or "Valkey" in name or name.startswith("floor"):
             graph = graph_of(name)
             meter.start()
             for _ in range(threads):
@@ -325,6 +325,10 @@ def report(result: dict[str, Any], steps: int, threads: int, repeat: int) -> dic
     floor = ms[FLOOR_2]
     print(f"\nRedisSaver / {FLOOR_2}: {ms['RedisSaver'] / floor:.2f}"
           f" (the floor of one round trip per put and per put_writes: {floor / base:.2f}x InMemory)")
+    print(
+        f"server CPU per step, RedisSaver / {FLOOR_2}:"
+        f" {server['RedisSaver']['cpu_usec'] / server[FLOOR_2]['cpu_usec']:.2f}"
+    )
     if "ValkeySaver" in server:
         mine, theirs = server["RedisSaver"], server["ValkeySaver"]
         print(
