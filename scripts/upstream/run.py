@@ -115,9 +115,9 @@ def main(argv: list[str]) -> int:
     }
     deselect = [f"--deselect=tests/test_prune_graphwright.py::{t}" for t in POSTGRES_ONLY]
     deselect += [f"--deselect={t}" for t in VERSION_SKEW]
-    workers = os.environ.get("GRAPHWRIGHT_TEST_WORKERS", "3")
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:asyncio", "-n", workers, *test_files(work),
-           *deselect, *extra]
+    workers = os.environ.get("GRAPHWRIGHT_TEST_WORKERS", "3")  # each saver has its own prefix
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:asyncio", "-n", workers,
+           *test_files(work), *deselect, *extra]
     print(f"LangGraph {version}'s tests against the Redis savers ({work})", flush=True)
     try:
         code = subprocess.run(cmd, cwd=work, env=env).returncode
