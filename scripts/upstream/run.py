@@ -125,7 +125,7 @@ def main(argv: list[str]) -> int:
             # A few upstream tests order tasks by sleeps of 10 ms (test_imp_nested): on a
             # loaded machine a write can take longer. Failures get one more try, alone.
             print("rerunning the failed tests once, alone", flush=True)
-            code = subprocess.run([*cmd, "--last-failed"], cwd=work, env=env).returncode
+            code = subprocess.run([*cmd, "-n", "0", "--last-failed"], cwd=work, env=env).returncode
         return code
     finally:
         server.stop()
