@@ -58,8 +58,8 @@ def test_a_killed_connection_is_replaced(redis_server: Server, prefix: str) -> N
     client = redis.Redis(port=redis_server.port)
     saver = RedisSaver(client, prefix=prefix)
     stored = saver.put(_cfg("k"), generate_checkpoint(), generate_metadata(), {})
-    admin = redis.Redis(port=redis_server.port)
-    assert admin.client_kill_filter(_type="normal", skipme=True) >= 1
+    admin = redis.Redis(port=redis_server.port)  # kills this client's one pooled connection
+    assert admin.client_kill_filter(_id=client.client_id()) == 1
     saver.put_writes(stored, [("a", 1)], "task")
     latest = saver.get_tuple(_cfg("k"))
     assert latest is not None and latest.pending_writes == [("task", "a", 1)]
@@ -101,8 +101,13 @@ def test_the_async_saver_answers_alike(redis_server: Server, prefix: str) -> Non
             await direct.aexecute(client, [("SET", "{d}:e", "v"), ("INCR", "{d}:e")])
         assert await direct.aexecute(client, [("GET", "{d}:e")]) == [b"v"]
         saver = AsyncRedisSaver(client, prefix=prefix)
-        await saver.aput(_cfg("a"), generate_checkpoint(), generate_metadata(), {})
-        assert await saver.aget_tuple(_cfg("a")) is not None
+        stored = await saver.aput(_cfg("a"), generate_checkpoint(), generate_metadata(), {})
+        admin = redis.Redis(port=redis_server.port)  # drops this client's pooled connection
+        assert admin.client_kill_filter(_id=await client.client_id()) == 1
+        admin.close()
+        await saver.aput_writes(stored, [("a", 1)], "task")
+        latest = await saver.aget_tuple(_cfg("a"))
+        assert latest is not None and latest.pending_writes == [("task", "a", 1)]
         await client.aclose()
 
     asyncio.run(main())
