@@ -13,16 +13,12 @@ from pathlib import Path
 import pytest
 
 from bench.cron_campaign import PLUGIN, campaign
-from graphwright import Orchestrator
-from graphwright.settings import Settings
-from graphwright.testing.service import Service, running
+from graphwright.testing.service import Service, api_only
 
 
 @pytest.fixture
 def service(redis_url: str, prefix: str) -> Iterator[Service]:
-    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_GRAPHS=PLUGIN)
-    with running(Orchestrator(settings=settings), worker=False) as svc:
+    with api_only(redis_url, prefix, PLUGIN) as svc:
         yield svc
 
 

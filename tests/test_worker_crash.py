@@ -15,9 +15,7 @@ import pytest
 import redis
 from langgraph_sdk import get_sync_client
 
-from graphwright import Orchestrator
-from graphwright.settings import Settings
-from graphwright.testing.service import Service, running
+from graphwright.testing.service import Service, api_only
 from nodes.gate_models import decide_all
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,9 +25,7 @@ PLUGIN = "tests.slow_graphs:register_all"
 
 @pytest.fixture
 def service(redis_url: str, prefix: str) -> Iterator[Service]:
-    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_GRAPHS=PLUGIN)
-    with running(Orchestrator(settings=settings), worker=False) as svc:
+    with api_only(redis_url, prefix, PLUGIN) as svc:
         yield svc
 
 

@@ -16,10 +16,8 @@ import pytest
 import redis
 from langgraph_sdk import get_sync_client
 
-from graphwright import Orchestrator
-from graphwright.settings import Settings
 from graphwright.testing.kit import until
-from graphwright.testing.service import Service, running
+from graphwright.testing.service import Service, api_only
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = "tests.slow_graphs:register_all"
@@ -29,9 +27,7 @@ GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 
 @pytest.fixture
 def remote(redis_url: str, prefix: str) -> Iterator[Service]:
-    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_GRAPHS=PLUGIN)
-    with running(Orchestrator(settings=settings), worker=False) as svc:
+    with api_only(redis_url, prefix, PLUGIN) as svc:
         yield svc
 
 

@@ -14,6 +14,7 @@ from langgraph_sdk import Auth
 from graphwright import Orchestrator
 from graphwright.server.app import create_app
 from graphwright.server.worker import Worker
+from graphwright.settings import Settings
 from graphwright.testing.redis_servers import free_port
 
 
@@ -51,3 +52,13 @@ def running(orch: Orchestrator, *, api_key: str | None = None, worker: bool = Tr
             working.join(timeout=10)
         server.should_exit = True
         serving.join(timeout=10)
+
+
+@contextmanager
+def api_only(redis_url: str, prefix: str, graphs: str) -> Iterator[Service]:
+    """The service without a worker, on a test's Redis and key prefix, serving the graphs
+    the plugin ``graphs`` registers: for tests that start their workers as processes."""
+    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
+                        GRAPHWRIGHT_GRAPHS=graphs)
+    with running(Orchestrator(settings=settings), worker=False) as svc:
+        yield svc
