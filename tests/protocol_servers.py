@@ -18,10 +18,8 @@ from typing import Any
 
 import httpx
 
-from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
-from graphwright.settings import Settings
-from graphwright.testing.service import Service, free_port, running
+from graphwright.testing.service import Service, free_port, service_for
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = "tests.protocol_graphs:register"
@@ -68,9 +66,8 @@ def reference_server(chat_url: str) -> Iterator[str | None]:
 
 @contextmanager
 def graphwright_server(redis_url: str, *, worker: bool = True) -> Iterator[Service]:
-    settings = Settings(_env_file=None, REDIS_URL=redis_url,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_KEY_PREFIX=f"proto{uuid.uuid4().hex[:8]}", GRAPHWRIGHT_GRAPHS=PLUGIN)
-    with running(Orchestrator(settings=settings, model=OfflineChatModel()), worker=worker) as svc:
+    prefix = f"proto{uuid.uuid4().hex[:8]}"
+    with service_for(redis_url, prefix, PLUGIN, model=OfflineChatModel(), worker=worker) as svc:
         yield svc
 
 

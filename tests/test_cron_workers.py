@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from bench.cron_campaign import PLUGIN, campaign
-from graphwright.testing.service import Service, api_only
+from graphwright.testing.service import Service, service_for
 
 
 @pytest.fixture
 def service(redis_url: str, prefix: str) -> Iterator[Service]:
-    with api_only(redis_url, prefix, PLUGIN) as svc:
+    with service_for(redis_url, prefix, PLUGIN, worker=False) as svc:
         yield svc
 
 

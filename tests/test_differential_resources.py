@@ -16,9 +16,7 @@ import pytest
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
 
-from graphwright import Orchestrator
-from graphwright.settings import Settings
-from graphwright.testing.service import Service, running
+from graphwright.testing.service import Service, service_for
 from tests.differential import ROOT, Step, compare, reference_server, table
 
 TABLE = Path(__file__).with_name("differential_resources.md")
@@ -160,9 +158,7 @@ STEPS: list[Step] = [
 
 @pytest.fixture
 def ours(redis_url: str, prefix: str) -> Iterator[Service]:
-    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_GRAPHS="tests.plain_graphs:register")
-    with running(Orchestrator(settings=settings)) as svc:
+    with service_for(redis_url, prefix, "tests.plain_graphs:register") as svc:
         yield svc
 
 

@@ -11,11 +11,9 @@ import pytest
 import redis
 from langgraph_sdk import get_sync_client
 
-from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
-from graphwright.settings import Settings
 from graphwright.testing.kit import until
-from graphwright.testing.service import Service, running
+from graphwright.testing.service import Service, service_for
 
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 
@@ -23,9 +21,7 @@ GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 
 @pytest.fixture
 def service(redis_url: str, prefix: str) -> Iterator[Service]:
-    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_GRAPHS="tests.slow_graphs:register_all")
-    with running(Orchestrator(settings=settings, model=OfflineChatModel())) as svc:
+    with service_for(redis_url, prefix, "tests.slow_graphs:register_all", model=OfflineChatModel()) as svc:
         yield svc
 
 

@@ -9,10 +9,8 @@ from collections.abc import Iterator
 import pytest
 from langgraph_sdk import get_sync_client
 
-from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
-from graphwright.settings import Settings
-from graphwright.testing.service import Service, running
+from graphwright.testing.service import Service, service_for
 from graphwright.thread_index import Query
 
 ORCH_GOAL = ("订单 A1001 到哪了？项目笔记里哪个方案提到 Redis？找到其中的预算表达式并计算总和。"
@@ -21,9 +19,7 @@ ORCH_GOAL = ("订单 A1001 到哪了？项目笔记里哪个方案提到 Redis�
 
 @pytest.fixture
 def service(redis_url: str, prefix: str) -> Iterator[Service]:
-    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_GRAPHS="tests.plain_graphs:register")
-    with running(Orchestrator(settings=settings, model=OfflineChatModel())) as svc:
+    with service_for(redis_url, prefix, "tests.plain_graphs:register", model=OfflineChatModel()) as svc:
         yield svc
 
 

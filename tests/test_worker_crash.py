@@ -15,7 +15,7 @@ import pytest
 import redis
 from langgraph_sdk import get_sync_client
 
-from graphwright.testing.service import Service, api_only
+from graphwright.testing.service import Service, service_for
 from nodes.gate_models import decide_all
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,7 +25,7 @@ PLUGIN = "tests.slow_graphs:register_all"
 
 @pytest.fixture
 def service(redis_url: str, prefix: str) -> Iterator[Service]:
-    with api_only(redis_url, prefix, PLUGIN) as svc:
+    with service_for(redis_url, prefix, PLUGIN, worker=False) as svc:
         yield svc
 
 

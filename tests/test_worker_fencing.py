@@ -17,7 +17,7 @@ import redis
 from langgraph_sdk import get_sync_client
 
 from graphwright.testing.kit import until
-from graphwright.testing.service import Service, api_only
+from graphwright.testing.service import Service, service_for
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = "tests.slow_graphs:register_all"
@@ -27,7 +27,7 @@ GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 
 @pytest.fixture
 def remote(redis_url: str, prefix: str) -> Iterator[Service]:
-    with api_only(redis_url, prefix, PLUGIN) as svc:
+    with service_for(redis_url, prefix, PLUGIN, worker=False) as svc:
         yield svc
 
 

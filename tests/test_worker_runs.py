@@ -26,7 +26,7 @@ from graphwright.offline import OfflineChatModel
 from graphwright.server.events import stream_key
 from graphwright.settings import Settings
 from graphwright.testing.kit import until
-from graphwright.testing.service import Service, running
+from graphwright.testing.service import Service, running, service_for
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = "tests.slow_graphs:register_all,tests.checkpoint_slow_graph:register"
@@ -50,9 +50,7 @@ def local(settings: Settings) -> Iterator[Service]:
 @pytest.fixture
 def remote(redis_url: str, prefix: str) -> Iterator[Service]:
     """The API alone (every run, streams too, goes to the worker processes)."""
-    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_GRAPHS=PLUGIN)
-    with running(Orchestrator(settings=settings), worker=False, queue_waits=True) as svc:
+    with service_for(redis_url, prefix, PLUGIN, worker=False, queue_waits=True) as svc:
         yield svc
 
 

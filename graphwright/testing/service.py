@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 import uvicorn
+from langchain_core.language_models import BaseChatModel
 from langgraph_sdk import Auth
 
 from graphwright import Orchestrator
@@ -55,10 +56,12 @@ def running(orch: Orchestrator, *, api_key: str | None = None, worker: bool = Tr
 
 
 @contextmanager
-def api_only(redis_url: str, prefix: str, graphs: str) -> Iterator[Service]:
-    """The service without a worker, on a test's Redis and key prefix, serving the graphs
-    the plugin ``graphs`` registers: for tests that start their workers as processes."""
+def service_for(redis_url: str, prefix: str, graphs: str, *, model: BaseChatModel | None = None,
+                worker: bool = True, queue_waits: bool = False) -> Iterator[Service]:
+    """:func:`running` for an Orchestrator on a test's Redis and key prefix, serving the
+    graphs the plugin ``graphs`` registers (and ``model``, if given)."""
     settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
                         GRAPHWRIGHT_GRAPHS=graphs)
-    with running(Orchestrator(settings=settings), worker=False) as svc:
+    orch = Orchestrator(settings=settings, model=model)
+    with running(orch, worker=worker, queue_waits=queue_waits) as svc:
         yield svc
