@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +130,7 @@ def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
     port: int = typer.Option(8123, help="Port to listen on."),
     queue: bool = typer.Option(False, "--queue", help="Run waits and streams on the workers too (the API runs no graph)."),
+    jobs: int = typer.Option(10, "--jobs", min=1, help="Waits and streams executed here at once (without --queue)."),
 ) -> None:
     """Serve the LangGraph-compatible HTTP API and the /review pages."""
     import uvicorn
@@ -137,7 +139,7 @@ def serve(
 
     orch = Orchestrator.from_env()
     key = orch.settings.api_key.get_secret_value() if orch.settings.api_key else None
-    uvicorn.run(create_app(orch, api_key=key, queue_waits=queue), host=host, port=port,
+    uvicorn.run(create_app(orch, api_key=key, queue_waits=queue, jobs=jobs), host=host, port=port,
                 log_level="warning")
 
 
@@ -165,6 +167,9 @@ def rekey_command(as_json: bool = JSON) -> None:
 @friendly
 def worker(
     name: str | None = typer.Option(None, help="Consumer name; host and pid by default."),
+    jobs: int = typer.Option(10, "--jobs", min=1, help="Runs executed at once, on one event loop."),
+    grace: float = typer.Option(30.0, "--grace", min=0, help="Seconds a stopping worker gives its runs "
+                                "to finish before it hands the rest back to the queue."),
 ) -> None:
     """Take background runs from the Redis queue until stopped (SIGTERM or Ctrl-C)."""
     import signal
@@ -173,14 +178,17 @@ def worker(
     from graphwright.server.worker import Worker
 
     orch = Orchestrator.from_env()
-    consumer = Worker(orch, name=name, claim_idle_ms=orch.settings.claim_idle_ms)
+    consumer = Worker(orch, name=name, claim_idle_ms=orch.settings.claim_idle_ms, jobs=jobs,
+                      grace_s=grace)
     scheduler_for(orch).start()  # every worker schedules crons; each due run is claimed once
     signal.signal(signal.SIGTERM, lambda *_: consumer.stop.set())
-    console.print(f"worker {consumer.name} reading {consumer.queue}", highlight=False)
-    try:
-        consumer.run_forever()
-    except KeyboardInterrupt:
-        consumer.stop.set()
+    signal.signal(signal.SIGINT, lambda *_: consumer.stop.set())
+    console.print(f"worker {consumer.name} reading {consumer.queue} with {jobs} jobs", highlight=False)
+    consumer.run_forever()
+    if consumer.handed_back:  # their executor threads are abandoned: do not wait for them
+        console.print(f"handed back {len(consumer.handed_back)} unfinished runs", highlight=False)
+        sys.stdout.flush()
+        os._exit(0)
 
 
 @app.command("eval")
