@@ -107,7 +107,8 @@ class Worker:
         return len(entries)
 
     def housekeeping(self) -> None:
-        """Due delayed runs onto the queue; now and then trim it and sweep for orphans."""
+        """Due delayed runs onto the queue; now and then trim what acknowledged entries are
+        left (from before entries were deleted with their acknowledgement) and sweep."""
         self.store.release_due()
         now = time.monotonic()
         if now - self._trimmed >= TRIM_EVERY_S:
@@ -141,14 +142,15 @@ class Worker:
         await asyncio.to_thread(self.settle, entry_id, thread, run_id, outcome)
 
     def settle(self, entry_id: bytes, thread: str, run_id: str, outcome: Outcome | None) -> None:
-        """Acknowledge the entry; a run to retry goes back on the delayed queue with it (one
-        step, but on a cluster, whose queue keys live on other slots)."""
+        """Acknowledge and delete the entry; a run to retry goes back on the delayed queue with
+        it (one step, but on a cluster, whose queue keys live on other slots)."""
         retry = outcome in ("busy", "wait", None)
         tries = self._count(run_id, retry)
         with self.orch.client.pipeline(transaction=not self.store.cluster) as pipe:
             if retry:
                 pipe.zadd(self.store.delayed(), {member(thread, run_id): time.time() + backoff(tries)})
             pipe.xack(self.queue, GROUP, entry_id)
+            pipe.xdel(self.queue, entry_id)  # done with: the queue holds only what is to do
             pipe.execute()
 
     def _count(self, run_id: str, retry: bool) -> int:
@@ -176,5 +178,6 @@ class Worker:
             with self.orch.client.pipeline(transaction=not self.store.cluster) as pipe:
                 pipe.zadd(self.store.delayed(), {member(thread, run_id): time.time()})
                 pipe.xack(self.queue, GROUP, entry)
+                pipe.xdel(self.queue, entry)
                 pipe.execute()
             log.warning("worker %s: run %s handed back unfinished", self.name, run_id)
