@@ -61,7 +61,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--threads", type=int, default=1000, help="threads the search looks at")
     args = parser.parse_args()
-    with redis_server("--maxclients", "4000") as server, \
+    with redis_server() as server, \
             bound_orchestrator(server.url, settings=settings_for(server.url, GRAPHWRIGHT_RUN_RATE=0)) as orch, \
             running(orch, worker=False) as svc:
         for i in range(args.threads):

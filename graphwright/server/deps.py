@@ -16,6 +16,8 @@ from graphwright.server.aio import AsyncClient, async_client
 from graphwright.server.local_runs import LocalRuns
 from graphwright.server.runs import RunStore
 
+WAITING_CLIENTS = 5000
+
 
 @dataclass
 class Service:
@@ -29,9 +31,10 @@ class Service:
     _aio: AsyncClient | None = field(default=None, repr=False)
 
     def aio(self) -> AsyncClient:
-        """The asyncio client of the server's loop (made there, on first use): for waits."""
+        """The asyncio client of the server's loop (made there, on first use): for waits,
+        each waiting client on a connection of its own (Redis serves 10,000 by default)."""
         if self._aio is None:
-            self._aio = async_client(self.orch.settings)
+            self._aio = async_client(self.orch.settings, max_connections=WAITING_CLIENTS)
         return self._aio
 
 
