@@ -32,7 +32,7 @@ from graphwright.testing.redis_servers import free_port, redis_server
 
 ROOT = Path(__file__).resolve().parents[1]
 GRAPH = '''
-from typing import TypedDict
+from typing_extensions import TypedDict
 from langgraph.graph import StateGraph, START, END
 
 class State(TypedDict):
