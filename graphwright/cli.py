@@ -157,11 +157,14 @@ def seal_command(as_json: bool = JSON) -> None:
 
 def _reseal(*, seal_plain: bool, as_json: bool) -> None:
     from checkpoints.rekey import rekey
+    from tools.builtin import fill_calendar_slots
 
     orch = Orchestrator.from_env()
     if not orch.sealer.on:
         raise ConfigurationError("encryption is off; set GRAPHWRIGHT_ENCRYPT=1 and the keys first")
     places = orch.keys.sealed_places() if seal_plain else ()
+    if seal_plain:  # before the calendar's plain events are sealed, its overlap check needs them
+        fill_calendar_slots(orch.client, orch.keys)
     report = rekey(orch.client, orch.sealer, orch.settings.key_prefix, places)
     # the thread index's keyed hashes follow the newest key too, so the old key can go
     threads = orch.index.reindex(lambda t: json.loads(orch.meta(t).get("metadata") or "{}"))

@@ -7,6 +7,7 @@ derived with HKDF-SHA256."""
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 import pytest
@@ -27,6 +28,8 @@ from graphwright.server.assistants_store import AssistantStore
 from graphwright.server.cron_store import CronStore
 from graphwright.settings import Settings
 from graphwright.testing.service import running
+from tools.builtin import build_registry
+from tools.executor import ToolCall, ToolExecutor
 
 KEY = b"k" * 32
 GOAL = 'Email li@example.com with the subject "Plain Pangolin" saying hello.'
@@ -211,3 +214,23 @@ def test_the_places_graphwright_seal_covers_include_every_sealed_field() -> None
     for whole in ("p:{crons}:all", "p:{assistants}:latest", "p:{assistants}:versions:*",
                   "p:calendar", "p:outbox", "{p:outbox}:ids"):
         assert places[whole] is None
+
+
+def test_a_calendar_booked_before_encryption_still_refuses_an_overlap_after_seal(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, client: redis.Redis
+) -> None:
+    keys = Keys(prefix=settings.key_prefix, sealer=Sealer((KEY,)))
+    legacy = {"id": "e0", "title": "Old Review", "start_time": "2026-12-01T10:00",
+              "end_time": "2026-12-01T11:00"}
+    client.hset(keys.calendar(), "e0", json.dumps(legacy))  # as graphwright booked it before slots
+    monkeypatch.setenv(KEYS_ENV, KEY.decode())
+    cli(monkeypatch, settings, "seal")
+    assert b"Old Review" not in client.hget(keys.calendar(), "e0")  # type: ignore[operator]
+    tools = ToolExecutor(build_registry(), client, keys=keys)
+    clash = tools.execute(ToolCall(name="create_event", id="c1", args={
+        "title": "Lunch", "start_time": "2026-12-01T10:30", "end_time": "2026-12-01T11:30"}),
+        thread_id="t1")
+    assert clash.error is not None and "Old Review" in clash.error.message
+    day = tools.execute(ToolCall(name="get_schedule", id="c2", args={"date": "2026-12-01"}),
+                        thread_id="t1")
+    assert [e["title"] for e in day.result] == ["Old Review"]

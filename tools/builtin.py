@@ -6,12 +6,15 @@ argument comes from, and its format with an example.
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
+import redis
 from pydantic import BaseModel, ConfigDict, Field
 
+from checkpoints.keys import Keys
 from tools.calculator import CalculatorError, calculate
 from tools.errors import Conflict, InvalidInput, NotFound
 from tools.registry import ToolRegistry
@@ -148,6 +151,15 @@ _QUEUE_MAIL = """
 if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 1 then redis.call('RPUSH', KEYS[1], ARGV[3]) end
 return 1
 """
+
+
+def fill_calendar_slots(client: redis.Redis, keys: Keys) -> int:
+    """Give each event booked before the calendar kept slots its slot, so the overlap check
+    still sees it once ``graphwright seal`` has sealed it; returns how many were added."""
+    raw: dict[bytes, bytes] = client.hgetall(keys.calendar())  # type: ignore[assignment]  # bytes client
+    plain = {k: json.loads(v) for k, v in raw.items() if v.startswith(b"{")}
+    return sum(int(client.hsetnx(keys.calendar_slots(), k, f"{e['start_time']}|{e['end_time']}"))
+               for k, e in plain.items())
 
 
 def _events(ctx: ToolContext) -> list[dict[str, Any]]:
