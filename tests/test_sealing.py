@@ -30,10 +30,18 @@ from graphwright.settings import Settings
 from graphwright.testing.service import running
 from tools.builtin import build_registry
 from tools.executor import ToolCall, ToolExecutor
+from tools.records import Records
 
 KEY = b"k" * 32
 GOAL = 'Email li@example.com with the subject "Plain Pangolin" saying hello.'
-PLAIN = [b"Plain Pangolin", b"li@example.com", b"Cron Quokka", b"Assistant Axolotl", b"Okapi"]
+LATER = 'Email li@example.com with the subject "Sealed Sloth" saying goodbye.'
+PLAIN = [b"Plain Pangolin", b"li@example.com", b"Cron Quokka", b"Assistant Axolotl", b"Okapi",
+         b"Diary Dugong"]
+
+
+def approve(gated: Any) -> dict[str, Any]:
+    call = gated["__interrupt__"][0]["value"]["calls"][0]
+    return {"resume": {call["id"]: {"action": "approve", "digest": call["digest"]}}}
 
 
 def encrypted(settings: Settings) -> Settings:
@@ -120,7 +128,21 @@ def reads(orch: Orchestrator, tid: str) -> dict[str, Any]:
     return {"meta": orch.meta(tid)["metadata"], "values": orch.state(tid).values,
             "trace": [e["kind"] for e in orch.trace(tid)],
             "crons": [c["payload"]["input"] for c in crons_of(orch).search()],
-            "assistants": sorted(a["name"] for a in AssistantStore.of(orch).all())}
+            "assistants": sorted(a["name"] for a in AssistantStore.of(orch).all()),
+            "note": orch.store.get(("notes", "alice"), "n1").value,  # type: ignore[union-attr]
+            "records": [Records(orch.client, orch.keys, ttl_s=60).get(tid, c)["result"]
+                        for c in calls_of(orch, tid)]}
+
+
+def outbox(orch: Orchestrator) -> list[str]:
+    sent = orch.client.lrange(orch.keys.outbox(), 0, -1)
+    if not orch.sealer.on:
+        return [json.loads(m)["subject"] for m in sent]
+    return [orch.sealer.open_json(m, orch.keys.outbox())["subject"] for m in sent]
+
+
+def calls_of(orch: Orchestrator, tid: str) -> list[str]:
+    return [e["call_id"] for e in orch.trace(tid) if e["kind"] == "tool_call"]
 
 
 def test_a_value_written_before_encryption_is_refused_until_graphwright_seal(
@@ -130,11 +152,14 @@ def test_a_value_written_before_encryption_is_refused_until_graphwright_seal(
     with running(plain) as svc:
         sdk = get_sync_client(url=svc.url, api_key=None)
         tid = sdk.threads.create(metadata={"codename": "Okapi"})["thread_id"]
-        gated = sdk.runs.wait(tid, "agent", input={"goal": GOAL})
-        call = gated["__interrupt__"][0]["value"]["calls"][0]
+        sdk.runs.wait(tid, "agent", command=approve(sdk.runs.wait(tid, "agent", input={"goal": GOAL})))
+        gated = sdk.runs.wait(tid, "agent", input={"goal": LATER})  # left at its gate
         sdk.crons.create("agent", schedule="0 0 1 1 *", input={"goal": "Cron Quokka"})
         sdk.assistants.create("agent", name="Assistant Axolotl")
+    plain.store.put(("notes", "alice"), "n1", {"text": "Diary Dugong"})
     before = reads(plain, tid)
+    assert outbox(plain) == ["Plain Pangolin"] and before["note"] == {"text": "Diary Dugong"}
+    assert len(before["records"]) == 1 and "li@example.com" in before["records"][0]
     assert b"Plain Pangolin" in everything(client, settings.key_prefix)
 
     monkeypatch.setenv(KEYS_ENV, KEY.decode())
@@ -154,10 +179,11 @@ def test_a_value_written_before_encryption_is_refused_until_graphwright_seal(
     with running(sealed) as svc:  # the migrated checkpoint resumes under encryption
         sdk = get_sync_client(url=svc.url, api_key=None)
         assert [t["thread_id"] for t in sdk.threads.search(metadata={"codename": "Okapi"})] == [tid]
-        done = sdk.runs.wait(tid, "agent", command={
-            "resume": {call["id"]: {"action": "approve", "digest": call["digest"]}}})
-    assert "Sent 'Plain Pangolin'" in done["answer"]
-    assert b"Plain Pangolin" not in everything(client, settings.key_prefix)
+        done = sdk.runs.wait(tid, "agent", command=approve(gated))
+    assert "Sent 'Sealed Sloth'" in done["answer"]
+    assert outbox(sealed) == ["Plain Pangolin", "Sealed Sloth"]
+    stored = everything(client, settings.key_prefix)
+    assert not [s for s in [*PLAIN, b"Sealed Sloth"] if s in stored]
 
 
 def gws1(key: bytes, plain: bytes) -> bytes:
