@@ -10,6 +10,7 @@ import hashlib
 import json
 from typing import Any
 
+import httpx
 import pytest
 import redis
 from Crypto.Cipher import AES
@@ -86,6 +87,9 @@ def test_a_sealed_cron_copied_to_another_cron_or_key_fails_to_open_and_loses_not
     with pytest.raises(CorruptCheckpointError, match="integrity check") as caught:
         crons.get(beta)
     assert beta in str(caught.value)
+    with running(orch, worker=False) as svc:  # over HTTP: the store's fault, said plainly
+        answer = httpx.post(f"{svc.url}/runs/crons/search", json={})
+    assert answer.status_code == 503 and "integrity check" in answer.text, answer.text
     client.hset(orch.keys.assistants(), alpha, stolen)  # and under another key
     with pytest.raises(CorruptCheckpointError, match="integrity check"):
         AssistantStore.of(orch).get(alpha)
