@@ -27,6 +27,8 @@ from graphwright.cli import app
 from graphwright.offline import OfflineChatModel
 from graphwright.server.assistants_store import AssistantStore
 from graphwright.server.cron_store import CronStore
+from graphwright.server.runs import RunStore
+from graphwright.server.schemas import RunCreate
 from graphwright.settings import Settings
 from graphwright.testing.service import running
 from tools.builtin import build_registry
@@ -264,3 +266,19 @@ def test_a_calendar_booked_before_encryption_still_refuses_an_overlap_after_seal
     day = tools.execute(ToolCall(name="get_schedule", id="c2", args={"date": "2026-12-01"}),
                         thread_id="t1")
     assert [e["title"] for e in day.result] == ["Old Review"]
+
+
+def test_runs_the_scripts_cancel_read_under_encryption(
+    client: redis.Redis, prefix: str
+) -> None:
+    store = RunStore(client, Keys(prefix=prefix, sealer=Sealer((KEY,))))
+    body = RunCreate(assistant_id="agent", input={"goal": "Pending Puffin"},
+                     multitask_strategy="interrupt")
+    first = store.create("t1", body, queue=False)
+    second = store.create("t1", body, queue=False)  # cancels the first in its script
+    third = store.create("t2", body, queue=False)
+    assert store.cancel("t2", third.run_id) == "cancelled"
+    assert store.get("t1", first.run_id).status == store.get("t2", third.run_id).status
+    assert store.raw("t1", first.run_id)["error"] == "cancelled by a newer run"
+    assert store.body("t1", second.run_id).input == {"goal": "Pending Puffin"}
+    assert b"Pending Puffin" not in everything(client, prefix)

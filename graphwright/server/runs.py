@@ -111,10 +111,10 @@ class RunStore:
     # --- reading ---------------------------------------------------------------
 
     def raw(self, thread_id: str, run_id: str) -> dict[str, str]:
-        data: dict[bytes, bytes] = self.redis.hgetall(self.keys.run_record(thread_id, run_id))  # type: ignore[assignment]  # bytes client
+        key = self.keys.run_record(thread_id, run_id)
+        data: dict[bytes, bytes] = self.redis.hgetall(key)  # type: ignore[assignment]  # bytes client
         if not data:
             raise NotFoundError(f"no run {run_id!r} on thread {thread_id!r}")
-        key = self.keys.run_record(thread_id, run_id)
         return {k.decode(): v.decode() if k not in SEALED_RUN or v in run_scripts.CLEAR_ERRORS
                 else self.keys.sealer.open_text(v, key, k) for k, v in data.items()}
 
