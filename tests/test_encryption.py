@@ -33,9 +33,9 @@ META = {"project": "Zebra secret meta", "codename": "Okapi"}  # the thread index
 
 
 def everything(client: redis.Redis, prefix: str) -> dict[bytes, bytes]:
-    """Every key under the prefix with all it holds (names, fields, members, entries)."""
+    """Every key under the prefix (or opening with its hash tag) with all it holds."""
     out: dict[bytes, bytes] = {}
-    for key in client.scan_iter(match=f"{prefix}:*"):
+    for key in [*client.scan_iter(match=f"{prefix}:*"), *client.scan_iter(match=f"{{{prefix}:*")]:
         kind = client.type(key).decode()  # type: ignore[union-attr]  # bytes client
         parts: list[Any]
         if kind == "string":
