@@ -201,7 +201,8 @@ async def relay(launch: Launcher, run: Run, modes: list[str], request: Request,
         for entry_id, fields in got[0][1]:
             if fields[b"event"] == END_BYTES:
                 return items, True
-            items.append((entry_id.decode(), fields[b"event"].decode(), sealer.open_text(fields[b"data"])))
+            data = sealer.open_text(fields[b"data"], key, "data")
+            items.append((entry_id.decode(), fields[b"event"].decode(), data))
         return items, False
 
     try:
