@@ -63,3 +63,4 @@ class LocalRuns:
         finally:
             beating.cancel()
         await asyncio.to_thread(self.store.release_lease, thread_id, run_id)
+        await asyncio.to_thread(self.store.wake_next, thread_id)

@@ -152,6 +152,8 @@ class Worker:
             pipe.xack(self.queue, GROUP, entry_id)
             pipe.xdel(self.queue, entry_id)  # done with: the queue holds only what is to do
             pipe.execute()
+        if outcome == "done":
+            self.store.wake_next(thread)
 
     def _count(self, run_id: str, retry: bool) -> int:
         if not retry:
