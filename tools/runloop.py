@@ -1,0 +1,128 @@
+"""The process's run loop: the one asyncio event loop that owns every run of this process.
+
+Graphs run on it through ``astream``; sync entry points (``Orchestrator.invoke``, the
+sync executor, a sync node calling an async tool) hand their coroutines to it and wait
+from their own thread, never starting a loop of their own. It lives in ``tools`` because
+the tool executor, the lowest layer that needs it, may not import the API above it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from typing import Any, TypeVar
+
+from graphwright_errors import ConfigurationError
+
+T = TypeVar("T")
+EXECUTOR_THREADS = 64  # sync nodes, sync tools' callers and blocking Redis edges of all runs
+
+_guard = threading.Lock()
+_loop: asyncio.AbstractEventLoop | None = None
+
+
+def run_loop() -> asyncio.AbstractEventLoop:
+    """The process's run loop, started on a daemon thread the first time it is asked for."""
+    global _loop
+    with _guard:
+        if _loop is None or _loop.is_closed():
+            loop = asyncio.new_event_loop()
+            # LangGraph runs sync nodes in the loop's default executor: size it for many runs.
+            loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(
+                EXECUTOR_THREADS, thread_name_prefix="gw-run-sync"))
+            ready = threading.Event()
+            threading.Thread(target=_serve, args=(loop, ready), daemon=True,
+                             name="gw-run-loop").start()
+            ready.wait()
+            _loop = loop
+        return _loop
+
+
+def _serve(loop: asyncio.AbstractEventLoop, ready: threading.Event) -> None:
+    asyncio.set_event_loop(loop)
+    loop.call_soon(ready.set)
+    loop.run_forever()
+
+
+def on_run_loop() -> bool:
+    """Whether the caller runs on the run loop's own thread (where waiting would deadlock it)."""
+    try:
+        return asyncio.get_running_loop() is _loop
+    except RuntimeError:
+        return False
+
+
+def _refuse_on_loop(what: str) -> None:
+    if on_run_loop():
+        raise ConfigurationError(
+            f"{what} was called on graphwright's run loop, where waiting would block every "
+            "run; await its async twin instead")
+
+
+def submit(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+    """Start ``coro`` on the run loop; cancelling the future cancels the coroutine."""
+    return asyncio.run_coroutine_threadsafe(coro, run_loop())
+
+
+def call(coro: Coroutine[Any, Any, T], what: str = "a blocking call") -> T:
+    """Run ``coro`` on the run loop and wait for it from this (other) thread."""
+    if on_run_loop():
+        coro.close()
+        _refuse_on_loop(what)
+    return submit(coro).result()
+
+
+async def hand(coro: Coroutine[Any, Any, T]) -> T:
+    """Await ``coro`` on the run loop from any loop; on the run loop itself, just await it."""
+    if on_run_loop():
+        return await coro
+    future = submit(coro)
+    try:
+        return await asyncio.wrap_future(future)
+    finally:
+        future.cancel()  # the caller was cancelled: so is the run (no-op once it is done)
+
+
+def iterate(make: Callable[[], AsyncIterator[T]], what: str = "a blocking stream") -> Iterator[T]:
+    """Drive an async iterator on the run loop and yield its items in this thread.
+
+    Closing the returned generator early closes the async one on the loop, so its
+    ``finally`` blocks (a lock's release, a run's cleanup) run there.
+    """
+    _refuse_on_loop(what)
+    items = make()
+    try:
+        while True:
+            try:
+                yield submit(_next(items)).result()
+            except StopAsyncIteration:
+                return
+    finally:
+        closer = getattr(items, "aclose", None)
+        if closer is not None:
+            submit(closer()).result()
+
+
+async def aiterate(make: Callable[[], AsyncIterator[T]]) -> AsyncIterator[T]:
+    """The items of an async iterator driven on the run loop, for a caller on any loop."""
+    if on_run_loop():
+        async for item in make():
+            yield item
+        return
+    items = make()
+    try:
+        while True:
+            try:
+                yield await hand(_next(items))
+            except StopAsyncIteration:
+                return
+    finally:
+        closer = getattr(items, "aclose", None)
+        if closer is not None:
+            await hand(closer())
+
+
+async def _next(items: AsyncIterator[T]) -> T:
+    return await items.__anext__()
