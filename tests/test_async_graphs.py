@@ -10,8 +10,10 @@ on the process's run loop, under the thread's lock and its fencing token.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,7 +26,10 @@ from typer.testing import CliRunner
 
 from graphwright import Orchestrator
 from graphwright.cli import app
+from graphwright.locking import held
 from graphwright.server.cron_runs import scheduler_for
+from graphwright.server.execution import Executor
+from graphwright.server.runs import RunStore
 from graphwright.settings import Settings
 from graphwright.testing.kit import until
 from graphwright.testing.redis_servers import Server
@@ -223,3 +228,51 @@ def test_a_cron_runs_an_async_graph(project: Project) -> None:
         finally:
             scheduler.stop.set()
     assert project.steps(thread)[:2] == SUBGRAPHS["async_over_sync"]
+
+
+# --- the run core: many runs on one loop, cancellation ------------------------------------
+
+
+def test_executor_arun_runs_many_runs_at_once_on_one_loop(project: Project) -> None:
+    orch = project.orch
+    with running(orch, worker=False, queue_waits=True) as service:  # runs wait in the queue
+        sdk = get_sync_client(url=service.url, api_key=None)
+        threads = [sdk.threads.create()["thread_id"] for _ in range(8)]
+        runs = [sdk.runs.create(t, "nap", input={"nap_s": 1.0})["run_id"] for t in threads]
+        executor = Executor(orch, RunStore(orch.client, orch.keys))
+
+        async def all_at_once() -> list[str]:
+            pairs = zip(threads, runs, strict=True)
+            return list(await asyncio.gather(*(executor.arun(t, r) for t, r in pairs)))
+
+        started = time.monotonic()
+        outcomes = asyncio.run(all_at_once())
+        took = time.monotonic() - started
+        assert outcomes == ["done"] * 8
+        statuses = [sdk.runs.get(t, r)["status"] for t, r in zip(threads, runs, strict=True)]
+        assert statuses == ["success"] * 8
+    assert took < 4.0, f"8 runs of a 1 s node took {took:.1f}s: they did not overlap"
+    for thread in threads:  # each under its own lock, with its own fence
+        assert orch.client.get(orch.keys.fence(thread)) == b"1"
+        assert project.steps(thread) == ["quick", "napped"]
+
+
+def test_a_reader_that_stops_early_cancels_the_run_and_frees_the_thread(project: Project) -> None:
+    orch = project.orch
+    events = orch.stream("nap", {"nap_s": 60}, thread_id="early")
+    assert next(events).node == "quick"
+    assert held(orch.client, orch.keys, "early")
+    started = time.monotonic()
+    events.close()  # the nap is cancelled at its await, the lock given back
+    assert not held(orch.client, orch.keys, "early")
+    assert time.monotonic() - started < 5
+
+    async def cancelled() -> None:
+        task = asyncio.ensure_future(orch.ainvoke("nap", {"nap_s": 60}, thread_id="early-async"))
+        await asyncio.sleep(0.5)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancelled())
+    until(lambda: not held(orch.client, orch.keys, "early-async"), "the cancelled run's lock to go")

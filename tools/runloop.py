@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
+import os
+import queue
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from typing import Any, TypeVar
@@ -18,16 +21,18 @@ from graphwright_errors import ConfigurationError
 
 T = TypeVar("T")
 EXECUTOR_THREADS = 64  # sync nodes, sync tools' callers and blocking Redis edges of all runs
+CLOSE_WAIT_S = 10.0  # how long a reader that stops early waits for the run's cleanup
 
 _guard = threading.Lock()
 _loop: asyncio.AbstractEventLoop | None = None
+_pid: int | None = None  # the process that started it: a forked child starts its own
 
 
 def run_loop() -> asyncio.AbstractEventLoop:
     """The process's run loop, started on a daemon thread the first time it is asked for."""
-    global _loop
+    global _loop, _pid
     with _guard:
-        if _loop is None or _loop.is_closed():
+        if _loop is None or _loop.is_closed() or _pid != os.getpid():
             loop = asyncio.new_event_loop()
             # LangGraph runs sync nodes in the loop's default executor: size it for many runs.
             loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(
@@ -36,7 +41,7 @@ def run_loop() -> asyncio.AbstractEventLoop:
             threading.Thread(target=_serve, args=(loop, ready), daemon=True,
                              name="gw-run-loop").start()
             ready.wait()
-            _loop = loop
+            _loop, _pid = loop, os.getpid()
         return _loop
 
 
@@ -88,21 +93,34 @@ async def hand(coro: Coroutine[Any, Any, T]) -> T:
 def iterate(make: Callable[[], AsyncIterator[T]], what: str = "a blocking stream") -> Iterator[T]:
     """Drive an async iterator on the run loop and yield its items in this thread.
 
-    Closing the returned generator early closes the async one on the loop, so its
-    ``finally`` blocks (a lock's release, a run's cleanup) run there.
+    One task on the loop iterates it to the end, so the run never waits for a slow reader.
+    Closing the returned generator early (the reader stopped, or was interrupted) cancels
+    that task and waits for its ``finally`` blocks (a lock's release) to run.
     """
     _refuse_on_loop(what)
-    items = make()
+    items: queue.Queue[tuple[bool, Any]] = queue.Queue()
+    ended = threading.Event()
+
+    async def drive() -> None:
+        try:
+            async for item in make():
+                items.put((False, item))
+        finally:
+            ended.set()
+
+    future = submit(drive())
+    future.add_done_callback(lambda _: items.put((True, None)))
     try:
         while True:
-            try:
-                yield submit(_next(items)).result()
-            except StopAsyncIteration:
+            done, item = items.get()
+            if done:
+                future.result()  # the stream's error, if it ended with one
                 return
+            yield item
     finally:
-        closer = getattr(items, "aclose", None)
-        if closer is not None:
-            submit(closer()).result()
+        if not future.done():
+            future.cancel()
+            ended.wait(CLOSE_WAIT_S)
 
 
 async def aiterate(make: Callable[[], AsyncIterator[T]]) -> AsyncIterator[T]:
@@ -111,18 +129,26 @@ async def aiterate(make: Callable[[], AsyncIterator[T]]) -> AsyncIterator[T]:
         async for item in make():
             yield item
         return
-    items = make()
+    here = asyncio.get_running_loop()
+    items: asyncio.Queue[tuple[bool, Any]] = asyncio.Queue()
+
+    def hand_over(entry: tuple[bool, Any]) -> None:
+        with contextlib.suppress(RuntimeError):  # a reader whose loop is gone reads no more
+            here.call_soon_threadsafe(items.put_nowait, entry)
+
+    async def drive() -> None:
+        async for item in make():
+            hand_over((False, item))
+
+    future = submit(drive())
+    future.add_done_callback(lambda _: hand_over((True, None)))
     try:
         while True:
-            try:
-                yield await hand(_next(items))
-            except StopAsyncIteration:
+            done, item = await items.get()
+            if done:
+                future.result()
                 return
+            yield item
     finally:
-        closer = getattr(items, "aclose", None)
-        if closer is not None:
-            await hand(closer())
-
-
-async def _next(items: AsyncIterator[T]) -> T:
-    return await items.__anext__()
+        if not future.done():
+            future.cancel()  # the caller stopped reading, or was cancelled: so is the run

@@ -16,6 +16,7 @@ class State(TypedDict, total=False):
     text: str  # what the user asked
     steps: Annotated[list[str], operator.add]  # each node's mark, in order
     inner: list[str]  # the subgraph's marks (its own key, so its output adds no steps twice)
+    nap_s: float  # how long the nap graph's node sleeps
 
 
 class Inner(TypedDict, total=False):
@@ -32,6 +33,12 @@ async def call_model(state: State) -> dict[str, Any]:
 async def settle(state: State) -> dict[str, Any]:
     await asyncio.sleep(0)  # a real suspension point on the loop
     return {"steps": ["settled"]}
+
+
+async def nap(state: State) -> dict[str, Any]:
+    """A node waiting on I/O (a model, an API): the loop runs other runs meanwhile."""
+    await asyncio.sleep(state.get("nap_s", 0.5))
+    return {"steps": ["napped"]}
 
 
 def sync_mark(name: str, key: str = "steps") -> Any:
@@ -68,3 +75,4 @@ async_over_sync = _chain(
     ("async_before", async_mark("async_before")),
     ("sync_sub", _chain(("sync_inner", sync_mark("sync_inner", "inner")), schema=Inner).compile()),
 ).compile()
+nap_graph = _chain(("quick", async_mark("quick")), ("nap", nap)).compile()
