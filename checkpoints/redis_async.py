@@ -30,6 +30,7 @@ from checkpoints import atomic, direct, ops, ops_admin, ops_delta, ops_list
 from checkpoints.drive import adrive, astream
 from checkpoints.keys import DEFAULT_PREFIX
 from checkpoints.migrate import migrate_thread
+from checkpoints.replicas import ReplicaWait
 from checkpoints.saver_base import (
     AsyncClient,
     SaverBase,
@@ -59,12 +60,16 @@ class AsyncRedisSaver(SaverBase):
         ttl_s: int | None = None,
         serde: SerializerProtocol | None = None,
         encrypt: bool = False,
+        wait: ReplicaWait | None = None,
     ) -> None:
+        """``wait`` (default: GRAPHWRIGHT_WAIT_REPLICAS) makes every put wait for replicas
+        (on one server or a Sentinel master; an asyncio cluster client does not wait)."""
         cluster = isinstance(client, AsyncRedisCluster)
         super().__init__(prefix=prefix, ttl_s=ttl_s, serde=serde, encrypt=encrypt, cluster=cluster)
         check_client(client)
         self.client = client
         self.where = describe_client(client)
+        self.wait = wait or ReplicaWait.from_env()
         try:
             self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -152,9 +157,11 @@ class AsyncRedisSaver(SaverBase):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        return await self.run(
+        saved = await self.run(
             ops.put(self.ctx, config, checkpoint, metadata, new_versions, now_ms())
         )
+        await self._acknowledge(config, "checkpoint")
+        return saved
 
     async def aput_writes(
         self,
@@ -164,6 +171,13 @@ class AsyncRedisSaver(SaverBase):
         task_path: str = "",
     ) -> None:
         await self.run(ops.put_writes(self.ctx, config, writes, task_id, task_path))
+        await self._acknowledge(config, "pending writes")
+
+    async def _acknowledge(self, config: RunnableConfig, what: str) -> None:
+        if self.wait is not None and isinstance(self.client, aredis.Redis):
+            thread_id = str(config["configurable"]["thread_id"])
+            await self.wait.aacknowledge(self.client, self.keys.replica_ack(thread_id),
+                                         f"{what} of thread {thread_id!r}")
 
     async def adelete_thread(self, thread_id: str) -> None:
         await self.run(ops_admin.delete_thread(self.ctx, str(thread_id)))
