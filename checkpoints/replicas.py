@@ -73,7 +73,7 @@ class ReplicaWait:
         return self._report(acked, what)
 
     async def aacknowledge(self, client: aredis.Redis, marker_key: str, what: str) -> int:
-        """``acknowledge`` on an asyncio client (one server, or a Sentinel master)."""
+        """``acknowledge`` on an asyncio client of the node holding ``marker_key``."""
         try:
             async with client.pipeline(transaction=False) as pipe:
                 pipe.set(marker_key, 1, px=MARKER_TTL_MS)
