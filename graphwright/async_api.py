@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, cast
 
 from graphs.registry import RunInput
-from graphwright import drawing
+from graphwright import drawing, run_core
 from graphwright.results import CheckpointInfo, RunResult, StepEvent, ThreadInfo, ThreadState
 from graphwright.streaming import StreamMode, alast_result
 from nodes.deps import Limits
@@ -48,8 +48,8 @@ class AsyncTwins:
                       mode: StreamMode = "steps") -> AsyncIterator[StepEvent]:
         """``stream`` for asyncio: the same run core, no thread of its own."""
         orch = self._blocking
-        async for event in aiterate(lambda: orch._run(graph, input, thread_id, limits, run_id,
-                                                      user_id, mode)):
+        async for event in aiterate(lambda: run_core.start(orch, graph, input, thread_id, limits,
+                                                           run_id, user_id, mode)):
             yield event
 
     async def astream_resume(self, thread_id: str, decision: Any = None, *,
@@ -57,8 +57,8 @@ class AsyncTwins:
                              mode: StreamMode = "steps") -> AsyncIterator[StepEvent]:
         """``stream_resume`` for asyncio."""
         orch = self._blocking
-        async for event in aiterate(lambda: orch._run_resume(thread_id, decision, limits, run_id,
-                                                             None, mode)):
+        async for event in aiterate(lambda: run_core.resume(orch, thread_id, decision, limits,
+                                                            run_id, None, mode)):
             yield event
 
     async def astate(self, thread_id: str) -> ThreadState:

@@ -5,20 +5,18 @@ The CLI and the HTTP service are thin layers over this class.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Any
 
 import redis
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import Command
 
 from checkpoints.errors import EvictingServerError
 from checkpoints.keys import Keys
@@ -28,7 +26,6 @@ from checkpoints.sealed import sealer_from_env
 from checkpoints.server_check import check_server
 from checkpoints.store import AsyncRedisStore, RedisStore
 from checkpoints.trace import TraceWriter
-from graphs.gates import gate_command, pending_gate
 from graphs.registry import (
     Graph,
     GraphContext,
@@ -37,15 +34,15 @@ from graphs.registry import (
     RunInput,
     default_registry,
 )
+from graphwright import run_core
 from graphwright.aconnect import async_twin
 from graphwright.async_api import AsyncTwins
 from graphwright.connect import connect
-from graphwright.inputs import load_plugin, parse_input, user_messages
+from graphwright.inputs import load_plugin, parse_input
 from graphwright.inspection import Inspection
 from graphwright.locking import ThreadLock, athread_lock, thread_lock
 from graphwright.memories import Memories
 from graphwright.models import make_model
-from graphwright.native import own_input
 from graphwright.project import Project, find_config, load_project, run_configurable
 from graphwright.results import (
     RunResult,
@@ -206,8 +203,8 @@ class Orchestrator(Inspection, AsyncTwins):
         each before the step event of the node that called the model. The run itself goes
         on the process's run loop (``astream``); this thread only waits for its events.
         """
-        return iterate(lambda: self._run(graph, input, thread_id, limits, run_id, user_id, mode),
-                       "Orchestrator.stream")
+        return iterate(lambda: run_core.start(self, graph, input, thread_id, limits, run_id,
+                                              user_id, mode), "Orchestrator.stream")
 
     def stream_resume(
         self, thread_id: str, decision: Any = None, *, limits: Limits | None = None,
@@ -219,98 +216,8 @@ class Orchestrator(Inspection, AsyncTwins):
         ``decide`` builds the decision from the pending gate, read under the thread's lock
         (so a second reviewer racing the first is told the thread is running elsewhere).
         """
-        return iterate(lambda: self._run_resume(thread_id, decision, limits, run_id, decide, mode),
-                       "Orchestrator.stream_resume")
-
-    async def _run(self, graph: str, input: str | dict[str, Any] | RunInput,
-                   thread_id: str | None, limits: Limits | None, run_id: str | None,
-                   user_id: str | None, mode: StreamMode) -> AsyncIterator[StepEvent]:
-        """The run core of ``stream``/``astream``, on the run loop, under the thread's lock."""
-        spec = self.graphs.get(graph)
-        run_input = None if spec.native_input else parse_input(input)
-        scopes = self.user_memory.scopes(user_id) if user_id is not None else []  # checked before any read
-        thread_id = thread_id or f"{graph}-{uuid.uuid4().hex[:12]}"
-        async with self._alock(thread_id) as lock:
-            compiled, payload = await asyncio.to_thread(self._prepare, spec, thread_id, input,
-                                                        run_input, limits, scopes, user_id)
-            async for event in self.run_record.execute(  # a langgraph.json graph: its own input
-                    spec, compiled, thread_id, payload, payload if run_input is None else run_input,
-                    run_id, lock, mode):
-                yield event
-
-    def _prepare(self, spec: GraphSpec, thread_id: str, input: str | dict[str, Any] | RunInput,
-                 run_input: RunInput | None, limits: Limits | None, scopes: list[str],
-                 user_id: str | None) -> tuple[Graph, Any]:
-        """Check the thread may start a run; the compiled graph and the run's input."""
-        meta = self._meta(thread_id)
-        if meta.get("graph") and meta["graph"] != spec.name:
-            raise UserError(f"thread {thread_id!r} belongs to graph {meta['graph']!r}, not {spec.name!r}")
-        compiled = self._graph(spec, limits)
-        if meta:
-            snapshot = compiled.get_state(self._config(thread_id))
-            if snapshot.interrupts:
-                raise UserError(f"thread {thread_id!r} is waiting at a gate; answer it with "
-                                "resume, or start the new run on another thread")
-            if snapshot.next:
-                raise UserError(f"thread {thread_id!r} has an unfinished run (its process "
-                                "stopped mid-step); resume it first")
-        if run_input is None:  # a langgraph.json graph: its own input, as given
-            return compiled, own_input(compiled, spec.name, input)
-        payload = spec.make_input(run_input) if spec.make_input else run_input.model_dump()
-        if scopes:
-            self.user_memory.note(thread_id, str(user_id), user_messages(payload, run_input))
-            if spec.uses_memory:
-                payload["memories"] = self.user_memory.lines(scopes)
-        return compiled, payload
-
-    async def _run_resume(self, thread_id: str, decision: Any, limits: Limits | None,
-                          run_id: str | None, decide: Callable[[GateRequest], Any] | None,
-                          mode: StreamMode) -> AsyncIterator[StepEvent]:
-        """The run core of ``stream_resume``/``astream_resume``, on the run loop."""
-        meta = await asyncio.to_thread(self._meta, thread_id)
-        if not meta.get("graph"):
-            raise NotFoundError(f"no thread {thread_id!r}; `threads` lists the known ones")
-        spec = self.graphs.get(meta["graph"])
-        async with self._alock(thread_id) as lock:
-            compiled, payload = await asyncio.to_thread(self._prepare_resume, spec, meta, thread_id,
-                                                        decision, limits, decide)
-            async for event in self.run_record.execute(spec, compiled, thread_id, payload, None,
-                                                       run_id, lock, mode):
-                yield event
-
-    def _prepare_resume(self, spec: GraphSpec, meta: dict[str, str], thread_id: str,
-                        decision: Any, limits: Limits | None,
-                        decide: Callable[[GateRequest], Any] | None) -> tuple[Graph, Any]:
-        """What resuming the thread means now: the compiled graph and the payload to run."""
-        compiled = self._graph(spec, limits)
-        config = self._config(thread_id)
-        snapshot = compiled.get_state(config)
-        gate = pending_gate(compiled, config)
-        if decide is not None:
-            if gate is None:
-                raise UserError(f"thread {thread_id!r} is not waiting at a gate; resume it "
-                                "without a decision")
-            decision = decide(gate)
-        if gate is not None:
-            if decision is None:
-                raise UserError(f"thread {thread_id!r} is waiting at a gate; give a decision "
-                                "(approve, edit or reject)")
-            return compiled, gate_command(compiled, config, decision, self.tools(spec.name))
-        if snapshot.interrupts:
-            return compiled, Command(resume=decision)  # a user graph's own interrupt
-        if snapshot.next:
-            if decision is not None:
-                raise UserError(f"thread {thread_id!r} is not waiting at a gate; resume it "
-                                "without a decision")
-            return compiled, None
-        if (status := self.thread_meta.status(meta, snapshot)) == "failed" and decision is None:
-            # It failed while saving its last step (Redis went away): LangGraph runs on from
-            # the writes that step saved, or finds the run had finished.
-            return compiled, None
-        if status != meta.get("status"):  # its process died after the last step
-            self.thread_meta.write(thread_id, status=str(status))
-        raise UserError(f"thread {thread_id!r} has already finished ({status}); there is "
-                        "nothing to resume; start a new run with invoke")
+        return iterate(lambda: run_core.resume(self, thread_id, decision, limits, run_id, decide,
+                                               mode), "Orchestrator.stream_resume")
 
     def create_thread(self, thread_id: str | None = None, metadata: dict[str, Any] | None = None) -> str:
         """Register an empty thread (the HTTP service's ``threads.create``); runs pick its graph."""

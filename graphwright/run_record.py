@@ -2,9 +2,10 @@
 
 A run's data path reads API -> run -> graph -> storage: ``Orchestrator.stream`` takes the
 thread's lock and hands the run here; ``RunRecord.execute`` marks it running and traces its
-start, drives the graph (``streaming.step_events``), then ``finish`` reads the thread's
-state once (``aget_state``), remembers what the user asked, counts the usage from the trace and writes the
-final status. Nothing of the run goes back through the Orchestrator.
+start, drives the graph (``streaming.step_events``, on the run loop), then ``finish``
+takes the thread's state, read once, remembers what the user asked, counts the usage from
+the trace and writes the final status. Nothing of the run goes back through the
+Orchestrator.
 """
 
 from __future__ import annotations
