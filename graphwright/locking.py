@@ -63,6 +63,11 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
+# KEYS: lock, fence. ARGV: our value. Moves the fence on only while the lock is still ours.
+_FENCE_OUT = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('INCR', KEYS[2]) end
+return 0
+"""
 _RELEASE = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
@@ -211,6 +216,12 @@ def _give_back(client: redis.Redis, keys: Keys, lock: ThreadLock, stop: threadin
         client.eval(_RELEASE, 1, keys.lock(lock.thread_id), lock.value)
 
 
+def _fence_out(client: redis.Redis, keys: Keys, lock: ThreadLock) -> None:
+    with suppress(redis.RedisError):  # Redis gone: the lock expires, the next owner moves it
+        client.eval(_FENCE_OUT, 2, keys.lock(lock.thread_id), keys.fence(lock.thread_id),
+                    lock.value)
+
+
 @contextmanager
 def thread_lock(
     client: redis.Redis, keys: Keys, thread_id: str, *, ttl_s: float = LOCK_TTL_S
@@ -231,6 +242,11 @@ async def athread_lock(
     lock, stop = await asyncio.to_thread(_take, client, keys, thread_id, ttl_s)
     try:
         yield lock
+    except asyncio.CancelledError:
+        # A cancelled run may leave a sync node behind in the loop's executor: moving the
+        # fence on before the lock goes refuses whatever that node still writes.
+        await asyncio.shield(asyncio.to_thread(_fence_out, client, keys, lock))
+        raise
     finally:
         # Shielded: a cancelled run still gives its lock back before it ends.
         await asyncio.shield(asyncio.to_thread(_give_back, client, keys, lock, stop))

@@ -276,3 +276,5 @@ def test_a_reader_that_stops_early_cancels_the_run_and_frees_the_thread(project:
 
     asyncio.run(cancelled())
     until(lambda: not held(orch.client, orch.keys, "early-async"), "the cancelled run's lock to go")
+    for thread in ("early", "early-async"):  # what a cancelled step left behind is fenced out
+        assert orch.client.get(orch.keys.fence(thread)) == b"2"
