@@ -35,6 +35,8 @@ from graphwright.testing.kit import until
 from graphwright.testing.redis_servers import Server
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
 from graphwright.testing.service import running
+from graphwright_errors import ConfigurationError
+from tools.runloop import submit
 
 PROJECT = Path(__file__).parent / "async_project"
 SUBGRAPHS = {  # the marks each run leaves: its own steps, then the subgraph's
@@ -278,3 +280,14 @@ def test_a_reader_that_stops_early_cancels_the_run_and_frees_the_thread(project:
     until(lambda: not held(orch.client, orch.keys, "early-async"), "the cancelled run's lock to go")
     for thread in ("early", "early-async"):  # what a cancelled step left behind is fenced out
         assert orch.client.get(orch.keys.fence(thread)) == b"2"
+
+
+def test_the_sync_api_called_on_the_run_loop_is_refused_rather_than_deadlocking(
+        project: Project) -> None:
+    async def inside() -> None:
+        with pytest.raises(ConfigurationError, match="await its async twin"):
+            project.orch.invoke("async_over_sync", {"text": "x"}, thread_id="refused")
+        result = await project.orch.ainvoke("async_over_sync", {"text": "x"}, thread_id="refused")
+        assert result.status == "completed"  # the twin, awaited on the loop itself
+
+    submit(inside()).result(30)
