@@ -113,8 +113,10 @@ class Project:
         """Register every graph under its id; each takes its own input."""
         for name, target in self.graphs.items():
             value = load_attribute(target, self.root)
+            entry = self.config.graphs[name]
+            described = entry.get("description") if isinstance(entry, dict) else None
             registry.register(
-                name, _builder(name, value), description=f"{target} (langgraph.json)",
+                name, _builder(name, value), description=str(described or ""),
                 tools=ToolRegistry, make_input=None, per_config=takes_config(value),
             )
 

@@ -137,4 +137,4 @@ raising = raising_builder().compile()
 def register(graphs: Any) -> None:
     for name, builder in BUILDERS.items():
         graphs.register(name, lambda ctx, b=builder: b().compile(checkpointer=ctx.checkpointer),
-                        description=f"protocol test graph: {name}", make_input=None)
+                        make_input=None)

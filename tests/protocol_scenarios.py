@@ -1,11 +1,13 @@
 """SDK call sequences for the differential protocol test, each written once and run against
 ``langgraph dev`` (the reference) and ``graphwright serve``. A scenario records, per call,
 what a client can tell apart: success or the failure class, statuses, the event names of a
-stream, and the key sets of JSON bodies (ids and times are never compared).
+stream with each event's data, and whole JSON bodies, ids and times masked
+(tests/differential.py ``mask``): the test compares them key by key in both directions.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable
@@ -13,6 +15,8 @@ from typing import Any
 
 import httpx
 from langgraph_sdk.client import SyncLangGraphClient
+
+from tests.differential import mask
 
 Observation = tuple[str, Any]
 NAMESPACE = re.compile(r"(\w+):[0-9a-f-]{36}")
@@ -37,7 +41,7 @@ class Recorder:
         except Exception as exc:  # the SDK raises plain exceptions for run errors
             self.seen.append((label, f"raised {type(exc).__name__}"))
             return None
-        self.seen.append((label, shape(result)))
+        self.seen.append((label, plain(result)))
         return result
 
     def stream(self, label: str, fn: Callable[[], Any]) -> list[Any]:
@@ -48,20 +52,16 @@ class Recorder:
         except httpx.HTTPStatusError as exc:
             self.seen.append((label, f"http {exc.response.status_code}"))
             return parts
-        self.seen.append((label, [NAMESPACE.sub(r"\1:*", p.event) for p in parts]))
+        self.seen.append((label, [[NAMESPACE.sub(r"\1:*", p.event), plain(p.data)] for p in parts]))
         return parts
 
     def note(self, label: str, value: Any) -> None:
         self.seen.append((label, value))
 
 
-def shape(value: Any) -> Any:
-    """Key sets (sorted) of a JSON body; for a list, its length and its first item's keys."""
-    if isinstance(value, dict):
-        return sorted(value)
-    if isinstance(value, list):
-        return [len(value), shape(value[0]) if value else None]
-    return type(value).__name__
+def plain(value: Any) -> Any:
+    """A body as JSON data with ids and times masked."""
+    return mask(json.loads(json.dumps(value, default=str)))
 
 
 def status_of(r: Recorder, label: str, tid: str, rid: str | None = None) -> None:

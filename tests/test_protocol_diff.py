@@ -1,6 +1,7 @@
 """The differential protocol test: the same SDK call sequences (tests/protocol_scenarios.py)
 against ``langgraph dev`` and ``graphwright serve``, sync and async clients, compared call by
-call (success or failure class, statuses, event names per stream, body key sets).
+call: every key of every body and stream event, recursively and in both directions, values
+after masking ids and times (tests/differential.py ``differences``).
 
 The parametrization below is the table: one case per scenario and client. Known and
 deliberate differences are listed in DELIBERATE with the reason.
@@ -9,6 +10,7 @@ deliberate differences are listed in DELIBERATE with the reason.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -18,6 +20,7 @@ from langgraph_sdk import get_client, get_sync_client
 
 from graphwright.testing.fixed_openai import serving
 from graphwright.testing.redis_servers import Server
+from tests.differential import differences
 from tests.protocol_graphs import CHAT_URL_ENV
 from tests.protocol_scenarios import SCENARIOS, Observation, run_scenario
 from tests.protocol_servers import Blocking, graphwright_server, reference_server
@@ -40,7 +43,8 @@ def chat_url() -> Iterator[str]:
 def servers(chat_url: str, redis_server: Server) -> Iterator[tuple[str, str]]:
     with reference_server(chat_url) as reference:
         if reference is None:
-            pytest.skip("langgraph dev (the reference) could not be installed or started")
+            pytest.fail("langgraph dev (the reference) could not be installed or started: "
+                        "scripts/reference-server installs it")
         with graphwright_server(redis_server.url) as ours:
             yield reference, ours.url
 
@@ -65,6 +69,7 @@ def test_graphwright_answers_like_the_reference(scenario: str, kind: str, server
     expected = observe(scenario, reference, kind, loop)
     got = observe(scenario, ours, kind, loop)
     assert [label for label, _ in got] == [label for label, _ in expected]
-    mismatches = [(label, want, have) for (label, want), (_, have) in zip(expected, got, strict=True)
-                  if want != have and (scenario, label) not in DELIBERATE]
-    assert not mismatches, mismatches
+    mismatches = {label: differences(want, have)
+                  for (label, want), (_, have) in zip(expected, got, strict=True)
+                  if (scenario, label) not in DELIBERATE and differences(want, have)}
+    assert not mismatches, json.dumps(mismatches, indent=1)

@@ -63,7 +63,8 @@ class AssistantStore:
         return cls(orch.client, orch.keys, orch.graphs.names)
 
     def ensure_graphs(self, orch: Orchestrator) -> None:
-        self.ensure_system({spec.name: spec.description for spec in orch.graphs})
+        self.ensure_system({spec.name: spec.description for spec in orch.graphs},
+                           {spec.name: graph_name(orch, spec) for spec in orch.graphs})
 
     # --- reading -----------------------------------------------------------------
 
@@ -158,16 +159,18 @@ class AssistantStore:
             created, _ = pipe.execute()
         return doc if created else self.get(assistant_id)
 
-    def ensure_system(self, descriptions: Mapping[str, str]) -> None:
+    def ensure_system(self, descriptions: Mapping[str, str],
+                      names: Mapping[str, str] | None = None) -> None:
         """Give each registered graph its assistant (kept across restarts; name and
         description follow the registry)."""
         for graph_id, description in descriptions.items():
             aid = system_id(graph_id)
+            name = (names or {}).get(graph_id, graph_id)
             doc = self.create(graph_id=graph_id, assistant_id=aid, if_exists="do_nothing",
-                              metadata={"created_by": "system"}, name=graph_id,
+                              metadata={"created_by": "system"}, name=name,
                               description=description or None)
-            if doc.get("description") != (description or None) or doc.get("name") != graph_id:
-                self.update(aid, name=graph_id, description=description or None)
+            if doc.get("description") != (description or None) or doc.get("name") != name:
+                self.update(aid, name=name, description=description or None)
 
     def update(self, assistant_id: str, *, graph_id: str | None = None,
                config: Mapping[str, Any] | None = None, context: Mapping[str, Any] | None = None,
@@ -232,3 +235,12 @@ class AssistantStore:
             pipe.execute()
         return str(doc["assistant_id"])
 
+
+
+def graph_name(orch: Orchestrator, spec: Any) -> str:
+    """An assistant's name as the reference gives it: the compiled graph's own ``name``,
+    unless it is LangGraph's default (or the graph is built per run): then the graph id."""
+    if getattr(spec, "per_config", False):
+        return str(spec.name)
+    name = getattr(orch.compiled(spec.name), "name", None)
+    return str(name) if name and name != "LangGraph" else str(spec.name)

@@ -3,11 +3,14 @@ input schema), or a ``Command`` built from the request's ``command``; and its co
 
 from __future__ import annotations
 
+import os
 import uuid
+from importlib.metadata import version
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
+from langgraph.version import __version__ as langgraph_version
 from pydantic import ValidationError
 
 from graphs.gates import gate_command, pending_gate
@@ -15,6 +18,8 @@ from graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.server.errors import UnprocessableError
 from graphwright.server.schemas import RunCreate
 from graphwright_errors import UserError
+
+graphwright_version = version("graphwright")
 
 
 def text_of(content: Any) -> str:
@@ -80,6 +85,15 @@ def command_of(spec: GraphSpec, graph: Graph, config: RunnableConfig, body: RunC
     return Command(**fields)
 
 
+def server_metadata(run_id: str, attempt: int = 1) -> dict[str, Any]:
+    """What the Agent Server adds to every run's metadata (so to its checkpoints, tasks and
+    message events): the attempt, the versions, the plan, the host and the run id."""
+    return {"run_attempt": attempt, "langgraph_version": langgraph_version,
+            "langgraph_api_version": graphwright_version, "langgraph_plan": "developer",
+            "langgraph_host": "self-hosted", "langgraph_api_url": os.environ.get("LANGGRAPH_API_URL"),
+            "run_id": run_id}
+
+
 def run_config(thread_id: str, run_id: str, body: RunCreate, *, stateless: bool = False) -> RunnableConfig:
     """The request's config with the thread, run and starting checkpoint filled in."""
     given: dict[str, Any] = dict(body.config or {})
@@ -90,7 +104,8 @@ def run_config(thread_id: str, run_id: str, body: RunCreate, *, stateless: bool 
     if checkpoint.get("checkpoint_id"):
         configurable["checkpoint_id"] = checkpoint["checkpoint_id"]
         configurable["checkpoint_ns"] = checkpoint.get("checkpoint_ns", "")
-    metadata = {**(given.pop("metadata", None) or {}), **(body.metadata or {})}
+    metadata = {**(given.pop("metadata", None) or {}), **(body.metadata or {}),
+                **server_metadata(run_id)}
     config: RunnableConfig = {**given, "configurable": configurable,  # type: ignore[typeddict-item]
                               "metadata": metadata, "run_id": uuid.UUID(run_id)}
     config.setdefault("recursion_limit", 10_000)  # budgets in Limits end runs, not this counter

@@ -22,7 +22,9 @@ def resolve(orch: Orchestrator, body: RunCreate) -> dict[str, Any]:
     base = dict(assistant.get("config") or {})
     configurable = {**(base.pop("configurable", None) or {}), **(mine.pop("configurable", None) or {}),
                     "graph_id": assistant["graph_id"], "assistant_id": assistant["assistant_id"]}
-    body.config = {**base, **mine, "configurable": configurable}
+    metadata = {**(assistant.get("metadata") or {}), **(base.pop("metadata", None) or {}),
+                **(mine.pop("metadata", None) or {})}  # the reference's run metadata starts from the assistant's
+    body.config = {**base, **mine, "configurable": configurable, "metadata": metadata}
     if assistant.get("context") or body.context:
         body.context = {**(assistant.get("context") or {}), **(body.context or {})}
     return assistant

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from graphwright.orchestrator import Orchestrator
-from graphwright.serialize import jsonable
+from graphwright.serialize import wire
 from graphwright.server import state_api
 from graphwright.server.runs import iso
 from graphwright.server.schemas_threads import (
@@ -76,8 +76,8 @@ class Threads:
             out["interrupts"], out["error"] = {}, None
             if fields & {"values", "interrupts"}:
                 snap = self.orch.snapshot(thread_id)
-                out["values"] = jsonable(snap.values)
-                out["interrupts"] = {t.id: [{"id": i.id, "value": jsonable(i.value)} for i in t.interrupts]
+                out["values"] = wire(snap.values)
+                out["interrupts"] = {t.id: [wire(i) for i in t.interrupts]
                                      for t in snap.tasks if t.interrupts}
         return {k: v for k, v in out.items() if k in fields}
 
