@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Callable
+from functools import partial
 from importlib.metadata import version
 from typing import Any
 
@@ -16,6 +18,7 @@ from pydantic import ValidationError
 from graphs.gates import gate_command, pending_gate
 from graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.server.errors import UnprocessableError
+from graphwright.server.graph_schemas import SchemaError, channel_adapter
 from graphwright.server.schemas import RunCreate
 from graphwright_errors import UserError
 
@@ -60,12 +63,23 @@ def check_input(spec: GraphSpec, graph: Graph, value: Any) -> None:
     # checked here; every other field must fit the schema. Missing fields are fine.
     checked = {k: v for k, v in value.items() if k != "messages"}
     try:
-        graph.get_input_schema().model_validate(checked)
+        schema = graph.get_input_schema()
+    except SchemaError:  # a typing.TypedDict before Python 3.12: each input channel's own type
+        for key, field_value in checked.items():
+            _check(spec, partial(channel_adapter(graph, key).validate_python, field_value), key)
+        return
+    _check(spec, lambda: schema.model_validate(checked), "")
+
+
+def _check(spec: GraphSpec, validate: Callable[[], Any], where: str) -> None:
+    """Run one pydantic check; a wrong value (not a missing one) is the caller's 422."""
+    try:
+        validate()
     except ValidationError as exc:
         wrong = [e for e in exc.errors() if e["type"] != "missing"]
         if wrong:
-            where = ".".join(map(str, wrong[0]["loc"])) or "input"
-            raise UnprocessableError(f"bad input for graph {spec.name!r}: {where}: {wrong[0]['msg']}") from exc
+            place = ".".join(filter(None, (where, *map(str, wrong[0]["loc"])))) or "input"
+            raise UnprocessableError(f"bad input for graph {spec.name!r}: {place}: {wrong[0]['msg']}") from exc
 
 
 def graph_input(spec: GraphSpec, value: Any) -> Any:
