@@ -132,6 +132,7 @@ interrupting = interrupting_builder().compile()
 chat = chat_builder().compile()
 subgraph = subgraph_builder().compile()
 raising = raising_builder().compile()
+slow = slow_builder().compile()
 
 
 def register(graphs: Any) -> None:

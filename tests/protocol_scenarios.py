@@ -199,6 +199,58 @@ def joins(r: Recorder) -> None:
     r.call("join it", lambda: r.c.runs.join(tid, run["run_id"]))
 
 
+def state_reads(r: Recorder) -> None:
+    """Every read of a thread whose state holds messages: stored state leaves as streamed."""
+    tid = r.c.threads.create(metadata={"reads": "yes"})["thread_id"]
+    r.call("wait on the chat", lambda: r.c.runs.wait(tid, "chat", input=HI))
+    r.call("threads.get", lambda: r.c.threads.get(tid))
+    r.call("get_state", lambda: r.c.threads.get_state(tid))
+    r.call("get_history", lambda: r.c.threads.get_history(tid, limit=2))
+    r.call("search by metadata", lambda: r.c.threads.search(metadata={"reads": "yes"}, limit=1))
+    copy = r.call("copy", lambda: r.c.threads.copy(tid))
+    if copy:
+        r.call("get_state of the copy", lambda: r.c.threads.get_state(copy["thread_id"]))
+    r.call("get_state select", lambda: r.c.threads.get_state(tid, select=["values", "next"]))
+    r.call("get_state select a key", lambda: r.c.threads.get_state(tid, select=["values.messages"]))
+
+
+def interrupt_reads(r: Recorder) -> None:
+    tid = r.c.threads.create()["thread_id"]
+    r.c.runs.wait(tid, "interrupting", input=STEPS)
+    r.call("threads.get at the interrupt", lambda: r.c.threads.get(tid))
+    r.call("get_history at the interrupt", lambda: r.c.threads.get_history(tid, limit=1))
+
+
+def cancel(r: Recorder) -> None:
+    tid = r.c.threads.create()["thread_id"]
+    run = r.c.runs.create(tid, "slow", input=STEPS)
+    wait_running(r, tid, run["run_id"])
+    done = r.c.runs.cancel(tid, run["run_id"], wait=True, action="interrupt")
+    r.note("cancel with action=interrupt answers", type(done).__name__)  # how far it got: timing
+    status_of(r, "the cancelled run", tid, run["run_id"])
+    status_of(r, "the thread after cancel", tid)
+
+
+def rollback(r: Recorder) -> None:
+    tid = r.c.threads.create()["thread_id"]
+    first = r.c.runs.create(tid, "slow", input=STEPS)
+    wait_running(r, tid, first["run_id"])
+    last = r.call("create with rollback", lambda: r.c.runs.create(
+        tid, "subgraph", input=STEPS, multitask_strategy="rollback"))
+    if last:
+        r.call("join the last run", lambda: r.c.runs.join(tid, last["run_id"]))
+        status_of(r, "the last run", tid, last["run_id"])
+    r.call("the rolled back run", lambda: r.c.runs.get(tid, first["run_id"]))
+
+
+def wait_running(r: Recorder, tid: str, rid: str) -> None:
+    """Until the run has started (bounded): the strategies act on a running run."""
+    deadline = time.monotonic() + 30
+    while r.c.runs.get(tid, rid)["status"] != "running":
+        assert time.monotonic() < deadline, "the run did not start"
+        time.sleep(0.05)
+
+
 SCENARIOS: dict[str, Callable[[Recorder], None]] = {
     "interrupt and resume": interrupt_and_resume,
     "interrupt streams": interrupt_streams,
@@ -225,6 +277,10 @@ SCENARIOS: dict[str, Callable[[Recorder], None]] = {
     "run options": run_options,
     "inputs": inputs,
     "joins": joins,
+    "state reads": state_reads,
+    "interrupt reads": interrupt_reads,
+    "cancel": cancel,
+    "rollback": rollback,
 }
 
 

@@ -37,8 +37,10 @@ def graph_of(orch: Orchestrator, thread_id: str) -> str | None:
     return str(graph) if graph else None
 
 
-def _interrupt(i: Any) -> dict[str, Any]:
-    return wire(i)  # type: ignore[no-any-return]  # an Interrupt: value, id, response_schema
+def interrupt_doc(i: Any) -> dict[str, Any]:
+    """An interrupt as state reads give it: as the checkpoint stores it, without the
+    ``response_schema`` that runs and streams send."""
+    return {"value": wire(i.value), "id": i.id}
 
 
 def snapshot_doc(snap: StateSnapshot) -> dict[str, Any]:
@@ -48,7 +50,7 @@ def snapshot_doc(snap: StateSnapshot) -> dict[str, Any]:
         metadata.pop("checkpoint_ns")
     tasks = [{
         "id": t.id, "name": t.name, "path": wire(list(t.path)), "error": t.error,
-        "interrupts": [_interrupt(i) for i in t.interrupts],
+        "interrupts": [interrupt_doc(i) for i in t.interrupts],
         "checkpoint": dict(t.state["configurable"])
         if t.state is not None and not isinstance(t.state, StateSnapshot) else None,
         "state": snapshot_doc(t.state) if isinstance(t.state, StateSnapshot) else None,
@@ -59,7 +61,7 @@ def snapshot_doc(snap: StateSnapshot) -> dict[str, Any]:
         "values": wire(snap.values), "next": list(snap.next), "tasks": tasks,
         "metadata": wire(metadata), "created_at": snap.created_at,
         "checkpoint": checkpoint_of(snap.config), "parent_checkpoint": checkpoint_of(snap.parent_config),
-        "interrupts": [_interrupt(i) for i in snap.interrupts],
+        "interrupts": [interrupt_doc(i) for i in snap.interrupts],
         "checkpoint_id": (snap.config or {}).get("configurable", {}).get("checkpoint_id"),
         "parent_checkpoint_id": parent.get("configurable", {}).get("checkpoint_id") if parent else None,
     }
