@@ -71,7 +71,7 @@ class Threads:
         out: dict[str, Any] = {
             "thread_id": thread_id, "created_at": iso(created), "updated_at": updated,
             "state_updated_at": updated, "metadata": json.loads(meta.get("metadata") or "{}"),
-            "status": self.status(meta), "config": {"configurable": {}}, "values": None,
+            "status": self.status(meta), "config": self.config(thread_id), "values": None,
         }
         if meta.get("graph"):  # it has state: the reference then also tells interrupts and error
             out["interrupts"], out["error"] = {}, None
@@ -81,6 +81,12 @@ class Threads:
                 out["interrupts"] = {t.id: [state_api.interrupt_doc(i) for i in t.interrupts]
                                      for t in snap.tasks if t.interrupts}
         return {k: v for k, v in out.items() if k in fields}
+
+    def config(self, thread_id: str) -> dict[str, Any]:
+        """The thread's config as the reference gives it: ``{}`` until a run is made on the
+        thread, then with a ``configurable``."""
+        ran = self.orch.client.exists(self.orch.keys.thread_runs(thread_id))
+        return {"configurable": {}} if ran else {}
 
     # --- writing ---------------------------------------------------------------
 
