@@ -15,9 +15,11 @@ from langgraph_sdk import get_sync_client
 
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
+from graphwright.server.cors import cors_options
 from graphwright.settings import Settings
 from graphwright.testing.redis_servers import Server
 from graphwright.testing.service import Service, running
+from graphwright_errors import ConfigurationError
 
 PROJECT = Path(__file__).with_name("projects_http")
 KEY = "test-key"
@@ -73,3 +75,30 @@ def test_mount_prefix_and_switches(redis_server: Server, tmp_path: Path) -> None
         assert httpx.post(f"{svc.url}/api/threads/search", json={}).status_code == 200
         assert httpx.post(f"{svc.url}/threads/search", json={}).status_code == 404
         assert httpx.post(f"{svc.url}/api/store/items/search", json={}).status_code == 404
+
+
+CORS_CASES = [  # (GRAPHWRIGHT_CORS_ORIGINS, http.cors, environment) -> origins, credentials
+    (None, None, {}, ["*"], False),
+    (None, None, {"CORS_ALLOW_ORIGINS": "https://a.test, https://b.test/"},
+     ["https://a.test", "https://b.test"], True),
+    ("https://mine.test", None, {"CORS_ALLOW_ORIGINS": "https://a.test"}, ["https://mine.test"], True),
+    (None, {"allow_origins": ["https://c.test"]}, {}, ["https://c.test"], None),
+    (None, {"max_age": 60}, {"CORS_ALLOW_ORIGINS": "https://a.test"}, ["https://a.test"], None),
+    (None, {"max_age": 60}, {"CORS_CONFIG": '{"allow_origins": ["https://d.test"]}'},
+     ["https://d.test"], None),
+]
+
+
+@pytest.mark.parametrize(("ours", "http_cors", "env", "origins", "credentials"), CORS_CASES)
+def test_cors_options_follow_the_references_settings(
+        ours: str | None, http_cors: dict[str, object] | None, env: dict[str, str],
+        origins: list[str], credentials: bool | None) -> None:
+    options = cors_options(ours, http_cors, env)
+    assert options.get("allow_origins") == origins
+    assert options.get("allow_credentials") == credentials
+
+
+@pytest.mark.parametrize("bad", [{"allow_origins": ["*"], "allow_credentials": True}, {"origins": ["x"]}])
+def test_cors_settings_that_would_be_unsafe_or_are_misspelt_are_refused(bad: dict[str, object]) -> None:
+    with pytest.raises(ConfigurationError, match=r"http\.cors"):
+        cors_options(None, bad, {})
