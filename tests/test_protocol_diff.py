@@ -38,14 +38,13 @@ FENCE = re.compile(r"\.gw_fence: only graphwright")
 # Not answered like the reference yet (path pattern -> what is missing).
 OPEN = {
     r"\.configurable\.(langgraph_auth_user|langgraph_auth_user_id|langgraph_auth_permissions"
-    r"|langgraph_request_id|run_id|user_id|thread_id|__after_seconds__|__request_start_time_ms__"
-    r"|__pregel_node_finished): only the reference":
+    r"|langgraph_request_id|user_id|__request_start_time_ms__): only the reference":
         "the run's configurable lacks the reference's request, auth and timing keys",
-    r"\.metadata\.(user_id|thread_id|langgraph_request_id|langgraph_auth_user_id|langgraph_api_url"
-    r"|reads): only the reference":
-        "checkpoint metadata lacks the thread's metadata and the request/auth keys",
-    r"^\$(\[\d+\])?\.(kwargs\.|metadata\.(created_by|graph_id|assistant_id): |multitask_strategy: )":
-        "run records: kwargs, metadata and the multitask default differ from the reference's",
+    r"\.metadata\.(user_id|thread_id|langgraph_request_id|langgraph_auth_user_id"
+    r"|langgraph_api_url): only the reference":
+        "checkpoint metadata lacks the thread id, the API's URL and the request/auth keys",
+    r"^\$(\[\d+\])?\.(kwargs\.|multitask_strategy: )":
+        "run records: kwargs and the multitask default differ from the reference's",
 }
 ASYNC_SCENARIOS = ["interrupt and resume", "messages-tuple", "raising graph", "joins"]
 CASES = [(name, "sync") for name in SCENARIOS] + [(name, "async") for name in ASYNC_SCENARIOS]

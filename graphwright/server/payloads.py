@@ -111,7 +111,8 @@ def server_metadata(run_id: str, attempt: int = 1) -> dict[str, Any]:
 def run_config(thread_id: str, run_id: str, body: RunCreate, *, stateless: bool = False) -> RunnableConfig:
     """The request's config with the thread, run and starting checkpoint filled in."""
     given: dict[str, Any] = dict(body.config or {})
-    configurable: dict[str, Any] = {**(given.pop("configurable", None) or {}), "thread_id": thread_id}
+    configurable: dict[str, Any] = {**(given.pop("configurable", None) or {}), "thread_id": thread_id,
+                                    "run_id": run_id, "__after_seconds__": body.after_seconds or 0}
     checkpoint = dict(body.checkpoint or {})
     if body.checkpoint_id:
         checkpoint["checkpoint_id"] = body.checkpoint_id

@@ -3,6 +3,7 @@ context laid under the run's own, and the run's thread stamped with it."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from graphwright.orchestrator import Orchestrator
@@ -22,12 +23,22 @@ def resolve(orch: Orchestrator, body: RunCreate) -> dict[str, Any]:
     base = dict(assistant.get("config") or {})
     configurable = {**(base.pop("configurable", None) or {}), **(mine.pop("configurable", None) or {}),
                     "graph_id": assistant["graph_id"], "assistant_id": assistant["assistant_id"]}
-    metadata = {**(assistant.get("metadata") or {}), **(base.pop("metadata", None) or {}),
-                **(mine.pop("metadata", None) or {})}  # the reference's run metadata starts from the assistant's
-    body.config = {**base, **mine, "configurable": configurable, "metadata": metadata}
+    body.config = {**base, **mine, "configurable": configurable}
     if assistant.get("context") or body.context:
         body.context = {**(assistant.get("context") or {}), **(body.context or {})}
     return assistant
+
+
+def merge_metadata(orch: Orchestrator, thread_id: str, assistant: dict[str, Any], body: RunCreate,
+                   *, stateless: bool) -> None:
+    """The run's metadata as the reference records it: the assistant's, then the thread's as
+    it was before this run (its ``graph_id`` the first graph run on it; none on a stateless
+    run's thread), then the run's assistant id, then the run's own metadata (which wins)."""
+    thread = json.loads(orch.meta(thread_id).get("metadata") or "{}")
+    if not stateless:
+        thread.setdefault("graph_id", assistant["graph_id"])
+    body.metadata = {**(assistant.get("metadata") or {}), **thread,
+                     "assistant_id": assistant["assistant_id"], **(body.metadata or {})}
 
 
 def stamp(orch: Orchestrator, thread_id: str, assistant: dict[str, Any]) -> None:
