@@ -64,17 +64,23 @@ def test_each_kind_of_state_runs_streams_and_reads(service: Service, graph: str)
     assert sdk.threads.get_state(tid)["values"] == streamed[-1]  # and nothing is lost
 
 
-def test_mount_prefix_and_switches(redis_server: Server, tmp_path: Path) -> None:
+def test_mount_prefix_switches_and_configurable_headers(redis_server: Server, tmp_path: Path) -> None:
     for name in ("state_types.py", "extra_app.py"):
         shutil.copy(PROJECT / name, tmp_path / name)
     config = json.loads((PROJECT / "langgraph.json").read_text())
-    config["http"] = {"mount_prefix": "/api", "disable_store": True}
+    config["graphs"]["headers"] = "./state_types.py:headers"
+    config["http"] = {"mount_prefix": "/api", "disable_store": True,
+                      "configurable_headers": {"include": ["x-user-*"], "exclude": ["x-user-secret"]}}
     (tmp_path / "langgraph.json").write_text(json.dumps(config))
     with running(orchestrator(tmp_path / "langgraph.json", redis_server.url, "httppre"),
                  worker=False) as svc:
         assert httpx.post(f"{svc.url}/api/threads/search", json={}).status_code == 200
         assert httpx.post(f"{svc.url}/threads/search", json={}).status_code == 404
         assert httpx.post(f"{svc.url}/api/store/items/search", json={}).status_code == 404
+        sent = {"x-user-id": "li", "x-user-secret": "s3", "x-other": "o"}
+        done = httpx.post(f"{svc.url}/api/runs/wait", json={"assistant_id": "headers", "input": {}},
+                          headers=sent, timeout=30)
+        assert done.json()["items"] == ["x-user-id=li"]  # included, minus the excluded one
 
 
 CORS_CASES = [  # (GRAPHWRIGHT_CORS_ORIGINS, http.cors, environment) -> origins, credentials

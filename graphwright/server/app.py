@@ -24,6 +24,7 @@ from graphwright.server.deps import Guarded, Service
 from graphwright.server.errors import UnprocessableError
 from graphwright.server.limits import BodyLimit
 from graphwright.server.routes import assistants, crons, docs, review, runs, store, system, threads
+from graphwright.server.run_headers import RememberHeaders
 from graphwright.server.runs import RunStore
 from graphwright.server.user_app import Authenticated, checked_app
 from graphwright_errors import (
@@ -85,6 +86,8 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
     app.add_exception_handler(InvalidNamespaceError, invalid_namespace)
     app.add_middleware(BodyLimit, max_bytes=orch.settings.max_body_bytes)
     http = orch.project.config.http if orch.project is not None else HttpConfig()
+    if http.configurable_headers:
+        app.add_middleware(RememberHeaders)
     allow_origins(app, orch.settings.cors_origins, http.cors)  # outermost: a preflight needs no key
     AssistantStore.of(orch).ensure_graphs(orch)
     prefix = (http.mount_prefix or "").rstrip("/")

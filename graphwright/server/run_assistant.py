@@ -8,6 +8,7 @@ from typing import Any
 
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.assistants_store import AssistantStore
+from graphwright.server.run_headers import configurable_headers, request_headers
 from graphwright.server.schemas import RunCreate
 from graphwright.server.threads_api import Threads
 
@@ -21,7 +22,9 @@ def resolve(orch: Orchestrator, body: RunCreate) -> dict[str, Any]:
     body.assistant_id = assistant["graph_id"]
     mine = dict(body.config or {})
     base = dict(assistant.get("config") or {})
+    wanted = orch.project.config.http.configurable_headers if orch.project is not None else None
     configurable = {**(base.pop("configurable", None) or {}), **(mine.pop("configurable", None) or {}),
+                    **configurable_headers(request_headers.get(), wanted),
                     "graph_id": assistant["graph_id"], "assistant_id": assistant["assistant_id"]}
     body.config = {**base, **mine, "configurable": configurable}
     if assistant.get("context") or body.context:

@@ -1,7 +1,7 @@
 """One small graph per kind of state LangGraph accepts, for the HTTP input checks: a
 ``typing.TypedDict`` (pydantic refuses it before Python 3.12), a
 ``typing_extensions.TypedDict``, a dataclass and a pydantic model, each with an
-``Annotated`` reducer."""
+``Annotated`` reducer; and one that shows the request headers its run was given."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, TypedDict
 
 import typing_extensions
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel
 
@@ -51,3 +52,19 @@ typed_dict = build(PlainState)
 extensions_typed_dict = build(ExtState)
 dataclass_state = build(DataState)
 pydantic_state = build(ModelState)
+
+
+def seen_headers(state: PlainState, config: RunnableConfig) -> dict[str, Any]:
+    conf = config.get("configurable") or {}
+    return {"items": [f"{k}={conf[k]}" for k in sorted(conf) if k.startswith(("x-", "user-agent"))]}
+
+
+def build_headers() -> Any:
+    g = StateGraph(ExtState)
+    g.add_node("seen_headers", seen_headers)
+    g.add_edge(START, "seen_headers")
+    g.add_edge("seen_headers", END)
+    return g.compile()
+
+
+headers = build_headers()
