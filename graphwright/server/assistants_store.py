@@ -8,6 +8,7 @@ clients may name either.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
@@ -18,11 +19,12 @@ import redis
 from checkpoints.keys import Keys
 from graphwright.orchestrator import Orchestrator
 from graphwright.thread_index import contains
-from graphwright_errors import ConflictError, NotFoundError, UserError
+from graphwright_errors import ConflictError, GraphwrightError, NotFoundError, UserError
 
 NAMESPACE_GRAPH = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")  # the reference's namespace
 SORTABLE = ("assistant_id", "graph_id", "name", "created_at", "updated_at")
 Doc = dict[str, Any]
+log = logging.getLogger(__name__)
 
 
 def system_id(graph_id: str) -> str:
@@ -249,5 +251,9 @@ def graph_name(orch: Orchestrator, spec: Any) -> str:
     unless it is LangGraph's default (or the graph is built per run): then the graph id."""
     if getattr(spec, "per_config", False):
         return str(spec.name)
-    name = getattr(orch.compiled(spec.name), "name", None)
+    try:
+        name = getattr(orch.compiled(spec.name), "name", None)
+    except GraphwrightError as exc:  # a graph that cannot be built yet still gets its assistant
+        log.warning("graph %s could not be compiled for its assistant's name: %s", spec.name, exc)
+        return str(spec.name)
     return str(name) if name and name != "LangGraph" else str(spec.name)
