@@ -48,6 +48,13 @@ def test_the_users_app_is_served_beside_the_api_behind_the_same_key(service: Ser
     assert api.status_code == 200 and {a["graph_id"] for a in api.json()} >= set(STATE_GRAPHS)
 
 
+def test_assistants_are_named_by_the_compiled_graph_and_undescribed(service: Service) -> None:
+    found = get_sync_client(url=service.url, api_key=KEY).assistants.search(limit=100)
+    mine = {a["graph_id"]: (a["name"], a["description"]) for a in found if a["graph_id"] in STATE_GRAPHS}
+    assert mine["dataclass_state"] == ("data graph", None)  # the graph's own name
+    assert mine["typed_dict"] == ("typed_dict", None)  # LangGraph's default name: the graph id
+
+
 @pytest.mark.parametrize("graph", STATE_GRAPHS)
 def test_each_kind_of_state_runs_streams_and_reads(service: Service, graph: str) -> None:
     sdk = get_sync_client(url=service.url, api_key=KEY)

@@ -40,17 +40,17 @@ def step(state: Any) -> dict[str, Any]:
     return {"items": ["step"], "count": 1}
 
 
-def build(state: Any) -> Any:
+def build(state: Any, name: str | None = None) -> Any:
     g = StateGraph(state)
     g.add_node("step", step)
     g.add_edge(START, "step")
     g.add_edge("step", END)
-    return g.compile()
+    return g.compile(name=name)
 
 
 typed_dict = build(PlainState)
 extensions_typed_dict = build(ExtState)
-dataclass_state = build(DataState)
+dataclass_state = build(DataState, name="data graph")  # its assistant is named so
 pydantic_state = build(ModelState)
 
 
