@@ -8,7 +8,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from graphs.registry import Graph
-from graphwright.server.framing import Framer, graph_modes, wire
+from graphwright.serialize import wire
+from graphwright.server.framing import Framer, graph_modes
 from graphwright.server.schemas import RunCreate
 
 Frames = list[tuple[str, Any]]
@@ -22,6 +23,8 @@ async def produce(graph: Graph, payload: Any, config: Any, body: RunCreate, fram
             ns, mode, chunk = item if body.stream_subgraphs else ((), *item)
             yield framer.frames(ns, mode, chunk)
         return
+    if graph.name == "LangGraph":  # the reference names a graph of LangGraph's default name by its id
+        graph = graph.with_config(run_name=body.assistant_id)
     async for event in graph.astream_events(payload, config, version="v2", stream_mode=modes,
                                             **options):
         if "langsmith:hidden" in (event.get("tags") or []):
