@@ -89,6 +89,9 @@ def matches(value: Any, wanted: Any) -> bool:
     """A filter value against an item value: equality, nested objects, or ``$`` operators."""
     if isinstance(wanted, dict):
         if any(k.startswith("$") for k in wanted):
+            unknown = sorted(set(wanted) - set(OPERATORS))
+            if unknown:  # a caller's mistake, as the reference answers it
+                raise ValueError(f"Unsupported operator: {unknown[0]}")
             return all(OPERATORS[op](value, arg) for op, arg in wanted.items())
         return isinstance(value, dict) and all(matches(value.get(k), v) for k, v in wanted.items())
     if isinstance(wanted, list | tuple):

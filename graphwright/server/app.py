@@ -15,6 +15,7 @@ from langgraph_sdk import Auth
 
 from graphwright.locking import ThreadBusyError
 from graphwright.orchestrator import Orchestrator
+from graphwright.server import access
 from graphwright.server.assistants_store import AssistantStore
 from graphwright.server.auth import Authority, load_auth
 from graphwright.server.cors import allow_origins
@@ -85,6 +86,8 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
     allow_origins(app, orch.settings.cors_origins)  # outermost: a preflight needs no key
     AssistantStore.of(orch).ensure_graphs(orch)
     app.include_router(system.router)
+    # a resource route that names no action would be open to every user: refuse to start
+    access.audit([r for m in (assistants, threads, runs, store, crons) for r in m.router.routes])
     for resource in (assistants, threads, runs, store, crons, docs):
         app.include_router(resource.router, dependencies=Guarded)
     app.include_router(review.router)  # its own check: the signed login cookie, never ?api_key=

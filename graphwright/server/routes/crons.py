@@ -13,10 +13,11 @@ from fastapi import APIRouter, Depends
 from pydantic import ConfigDict, Field
 
 from graphwright.server import access
-from graphwright.server.access import Grant, visible_thread
+from graphwright.server.access import MEMORY_USER, OWNER, Grant, visible_thread
 from graphwright.server.assistants_store import AssistantStore
 from graphwright.server.cron_store import CronStore
 from graphwright.server.deps import Orch
+from graphwright.server.limits import RateLimited
 from graphwright.server.schemas import _Request
 from graphwright_errors import NotFoundError
 
@@ -76,7 +77,7 @@ def _create(body: CronCreateBody, orch: Orch, store: CronStore, thread_id: str |
                         assistant_id=assistant["assistant_id"], thread_id=thread_id,
                         end_time=body.end_time, metadata=metadata, enabled=body.enabled,
                         timezone=body.timezone, on_run_completed=body.on_run_completed,
-                        user_id=grant.user.identity)
+                        user_id=grant.user.identity, user_permissions=grant.user.permissions)
 
 
 def visible_cron(store: CronStore, grant: Grant, cron_id: str) -> dict[str, Any]:
@@ -87,13 +88,13 @@ def visible_cron(store: CronStore, grant: Grant, cron_id: str) -> dict[str, Any]
     return doc
 
 
-@router.post("/runs/crons")
+@router.post("/runs/crons", dependencies=RateLimited)
 def create_cron(body: CronCreateBody, orch: Orch, store: Crons,
                 grant: access.CronCreate) -> dict[str, Any]:
     return _create(body, orch, store, None, grant)
 
 
-@router.post("/threads/{thread_id}/runs/crons")
+@router.post("/threads/{thread_id}/runs/crons", dependencies=RateLimited)
 def create_thread_cron(thread_id: str, body: CronCreateBody, orch: Orch, store: Crons,
                        grant: access.CronCreate, thread: access.ThreadRead) -> dict[str, Any]:
     if orch.meta(thread_id):
@@ -130,8 +131,9 @@ def patch_cron(cron_id: str, body: CronPatchBody, orch: Orch, store: Crons,
     changes = dict(body.model_extra or {})
     if changes.get("assistant_id"):
         changes["assistant_id"] = AssistantStore.of(orch).get(changes["assistant_id"])["assistant_id"]
-    if grant.filters and isinstance(changes.get("metadata"), dict):  # the owner stays the owner
-        kept = {k: v for k, v in (doc.get("metadata") or {}).items() if k in grant.filters}
+    if isinstance(changes.get("metadata"), dict):  # the owner and memory user stay theirs
+        pinned = {*(grant.filters or {}), OWNER, MEMORY_USER}
+        kept = {k: v for k, v in (doc.get("metadata") or {}).items() if k in pinned}
         changes["metadata"] = {**changes["metadata"], **kept}
     return store.update(cron_id, changes)
 

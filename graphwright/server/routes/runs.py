@@ -16,7 +16,7 @@ from graphwright.server import access
 from graphwright.server.access import admit_run, visible_thread
 from graphwright.server.deps import Orch, Store, Svc
 from graphwright.server.launch import Launcher, relay
-from graphwright.server.limits import RateLimited
+from graphwright.server.limits import RateLimited, take_runs
 from graphwright.server.schemas import BatchItem, CancelMany, Run, RunCreate
 
 router = APIRouter(tags=["runs"])
@@ -84,8 +84,10 @@ def create_stateless(body: RunCreate, svc: Svc, grant: access.RunStart) -> Run:
     return Launcher(svc).start(None, body, background=True)
 
 
-@router.post("/runs/batch", response_model=list[Run], dependencies=RateLimited)
-def create_batch(body: list[BatchItem], svc: Svc, grant: access.RunStart) -> list[Run]:
+@router.post("/runs/batch", response_model=list[Run])
+def create_batch(body: list[BatchItem], svc: Svc, request: Request,
+                 grant: access.RunStart) -> list[Run]:
+    take_runs(request, grant.user, max(1, len(body)))  # each run counts, not the request
     launch = Launcher(svc)
     runs = [(item.thread_id, RunCreate.model_validate(item.model_dump(exclude={"thread_id"})))
             for item in body]
