@@ -67,7 +67,9 @@ class Layout:
     sealer: Sealer = field(default_factory=Sealer)  # item documents are sealed at rest
 
     def ns(self, namespace: tuple[str, ...]) -> str:
-        return ".".join(escape(label) for label in namespace)
+        """Labels joined by periods; a period inside a label is encoded, so ``("a.b",)``
+        (which the store refuses anyway) could never reach ``("a", "b")``."""
+        return ".".join(escape(label).replace(".", "%2E") for label in namespace)
 
     def item(self, namespace: tuple[str, ...], key: str) -> str:
         return f"{self.prefix}:{{{self.ns(namespace)}}}:item:{escape(key)}"
