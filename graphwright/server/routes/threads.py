@@ -82,7 +82,9 @@ def delete_thread(thread_id: str, svc: Svc, orch: Orch, grant: access.ThreadDele
 
 
 @router.post("/threads/{thread_id}/copy")
-def copy_thread(thread_id: str, svc: Svc, orch: Orch, grant: access.ThreadRead) -> dict[str, Any]:
+def copy_thread(thread_id: str, svc: Svc, orch: Orch, grant: access.ThreadRead,
+                creating: access.ThreadCreate) -> dict[str, Any]:
+    """A copy needs both: reading the thread and creating one (as the reference asks)."""
     visible_thread(orch, grant, thread_id)
     return svc.copy(thread_id)
 
