@@ -15,6 +15,7 @@ version (tests/test_fuzz.py).
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 import sys
@@ -38,6 +39,7 @@ CHECKS = "not_a_server_error,response_schema_conformance"
 class FuzzResult:
     returncode: int
     output: str
+    requests: int = 0  # HTTP requests it sent (every entry of its HAR report)
 
     @property
     def failed(self) -> bool:
@@ -71,10 +73,14 @@ def fuzz(url: str, *, max_examples: int, phases: str, seed: int = 1,
     if max_time:
         command += ["--max-time", str(max_time)]
     # Run in a scratch folder: schemathesis may still write a cache in its cwd.
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1800, cwd=tempfile.gettempdir(),
-                          env={"PATH": "/usr/bin:/bin", "SCHEMATHESIS_TELEMETRY": "false",
-                               "HOME": tempfile.gettempdir()})
-    return FuzzResult(done.returncode, done.stdout + done.stderr)
+    with tempfile.TemporaryDirectory() as scratch:
+        har = Path(scratch) / "requests.har"
+        command += ["--report", "har", "--report-har-path", str(har)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=1800, cwd=scratch,
+                              env={"PATH": "/usr/bin:/bin", "SCHEMATHESIS_TELEMETRY": "false",
+                                   "HOME": scratch})
+        sent = len(json.loads(har.read_text())["log"]["entries"]) if har.is_file() else 0
+    return FuzzResult(done.returncode, done.stdout + done.stderr, sent)
 
 
 def main() -> int:
@@ -100,6 +106,7 @@ def main() -> int:
         finally:
             server.stop()
     print(result.report())
+    print(f"requests sent: {result.requests}")
     return 1 if result.failed or not result.number(r"(\d+) generated") else 0
 
 
