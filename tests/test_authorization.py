@@ -198,6 +198,9 @@ def test_the_service_refuses_a_loopback_webhook_unless_configured(settings: Sett
         code = status_of(lambda: sdk(svc, "alice").runs.create(
             None, "agent", input={"goal": "hi"}, webhook="http://127.0.0.1:9/hook"))
         assert code == 422
+        code = status_of(lambda: sdk(svc, "alice").crons.create(
+            "agent", schedule=NEVER, webhook="http://169.254.169.254/latest"))
+        assert code == 422
     with serve(settings, auth_three.auth, webhook_allow=LOOPBACK) as svc:
         run = sdk(svc, "alice").runs.create(None, "agent", input={"goal": "hi"},
                                             webhook="http://127.0.0.1:9/hook")
