@@ -187,7 +187,12 @@ class Threads:
             docs = [d for d in self._load(ids, body.status, fields)
                     if self._matches(d, Query(), None, body.status)]
         else:
-            ids = body.ids if body.ids else self.index.page(query, 0, -1)
+            ids = self._narrowed(body.ids if body.ids else self.index.page(query, 0, -1), query)
+            # in the index's order with only metadata checked: cut the page before loading
+            early = not (body.values or body.ids or body.status
+                         or body.sort_by in ("thread_id", "status"))
+            if early:
+                ids = ids[body.offset: body.offset + body.limit]
             docs = [d for d in self._load(ids, body.status, fields | {"values"} if body.values else fields)
                     if self._matches(d, query, body.values, body.status)]
             if body.sort_by in ("thread_id", "status"):
@@ -195,8 +200,16 @@ class Threads:
             elif body.ids:
                 key = "created_at" if order == "created" else "updated_at"
                 docs.sort(key=lambda d: str(d[key]), reverse=descending)
-            docs = docs[body.offset: body.offset + body.limit]
+            if not early:
+                docs = docs[body.offset: body.offset + body.limit]
         return [self._shape(d, body) for d in docs]
+
+    def _narrowed(self, ids: list[str], query: Query) -> list[str]:
+        """The candidates whose metadata matches the query and the caller's filter, judged
+        on the metadata alone (one read for all of them, no thread loaded)."""
+        metas = self.orch.thread_meta.metadata_of(ids)
+        return [t for t, m in zip(ids, metas, strict=True) if m is not None
+                and (not query.metadata or contains(m, query.metadata)) and query.allows(m)]
 
     @staticmethod
     def _shape(doc: dict[str, Any], body: ThreadSearchBody) -> dict[str, Any]:
@@ -210,7 +223,10 @@ class Threads:
         query = Query(status=body.status, metadata=body.metadata, filters=filters)
         if not (body.values or query.needs_check()):
             return self.index.count(query)
+        ids = self._narrowed(self.index.page(query, 0, -1), query)
+        if not (body.values or body.status):
+            return len(ids)
         fields = {"status", "metadata"} | ({"values"} if body.values else set())
-        docs = self._load(self.index.page(query, 0, -1), body.status, fields)
+        docs = self._load(ids, body.status, fields)
         return sum(self._matches(d, query, body.values, body.status) for d in docs)
 
