@@ -167,6 +167,9 @@ async def cancel_many(body: CancelMany, svc: Svc, grant: access.ThreadUpdate,
     def visible(thread_id: str) -> bool:
         return grant.allows(svc.orch.meta(thread_id).get("metadata"))
 
+    if body.thread_id and svc.orch.meta(body.thread_id):  # another user's thread: not found
+        await run_in_threadpool(visible_thread, svc.orch, grant, body.thread_id)
+
     await run_in_threadpool(Launcher(svc).cancel_many, body, action, visible)
     await asyncio.sleep(0)
     return Response(status_code=204)

@@ -22,6 +22,7 @@ from graphwright.server.schemas_threads import (
     ThreadSearchBody,
 )
 from graphwright.server.threads_api import Threads
+from graphwright_errors import NotFoundError
 
 router = APIRouter(tags=["threads"])
 
@@ -54,8 +55,14 @@ def count_threads(body: ThreadCountBody, svc: Svc, grant: access.ThreadSearch) -
 @router.post("/threads/prune")
 def prune_threads(body: ThreadPruneBody, svc: Svc, orch: Orch,
                   grant: access.ThreadDelete) -> dict[str, int]:
-    mine = [t for t in body.thread_ids if orch.meta(t) and grant.allows(orch.meta(t).get("metadata"))]
-    return {"pruned_count": svc.prune(mine, body.strategy)}
+    """Under a filter every id must be the caller's (else 404, as the reference); without
+    one, unknown ids are skipped."""
+    if grant.filters:
+        for thread_id in body.thread_ids:
+            meta = orch.meta(thread_id)
+            if not meta or not grant.allows(meta.get("metadata")):
+                raise NotFoundError("At least one thread not found or not authorized")
+    return {"pruned_count": svc.prune(body.thread_ids, body.strategy)}
 
 
 @router.get("/threads/{thread_id}")
