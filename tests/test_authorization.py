@@ -133,8 +133,11 @@ def test_search_with_select_and_count_obey_a_contains_filter(settings: Settings)
         assert bob.threads.count(metadata={"topic": "salary"}) == 0
 
 
-def test_a_client_supplied_owner_is_replaced_by_the_callers_identity(settings: Settings) -> None:
-    with serve(settings, auth_owner.only_authentication) as svc:
+@pytest.mark.parametrize("auth", [auth_owner.only_authentication, auth_three.create_only],
+                         ids=["isolation only", "a create handler that leaves the owner"])
+def test_a_client_supplied_owner_is_replaced_by_the_callers_identity(settings: Settings,
+                                                                     auth: Any) -> None:
+    with serve(settings, auth) as svc:
         alice = get_sync_client(url=svc.url, api_key=None,
                                 headers={"Authorization": "Bearer token-alice"})
         bob = get_sync_client(url=svc.url, api_key=None,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
+from fastapi.routing import APIRoute
 from langgraph_sdk.auth import exceptions as auth_exceptions
 from langgraph_sdk.auth.types import AuthContext
 
@@ -84,6 +85,7 @@ async def authorize(auth: Authority, user: User, resource: str, action: str,
     """The one policy point: the deciding handler's verdict on ``value`` (it may edit it),
     then default isolation and the identity stamped server-side; 403 on a deny."""
     _normalize(resource, action, value)
+    sent = value.get("metadata", {}).get(OWNER) if isinstance(value.get("metadata"), dict) else None
     handler = auth.handler(resource, action)
     result: Any = None
     if handler is not None:
@@ -98,7 +100,7 @@ async def authorize(auth: Authority, user: User, resource: str, action: str,
     grant = Grant(user=user, resource=resource, action=action, value=value,
                   filters=dict(result) if isinstance(result, Mapping) else None)
     if auth.isolating and user.identity:
-        _isolate(grant, decided=handler is not None)
+        _isolate(grant, decided=handler is not None, sent_owner=sent)
     if resource == "store" and grant.namespace[:1] and grant.namespace[0] in RESERVED_ROOTS:
         raise HTTPException(status_code=403, detail=f"the namespace label {grant.namespace[0]!r} "
                             "is reserved by the service")
@@ -114,7 +116,7 @@ def _normalize(resource: str, action: str, value: dict[str, Any]) -> None:
         value["metadata"] = {}
 
 
-def _isolate(grant: Grant, *, decided: bool) -> None:
+def _isolate(grant: Grant, *, decided: bool, sent_owner: Any) -> None:
     """Per-user isolation: owner stamped on create; filtered on everything no handler decided."""
     identity = grant.user.identity
     if grant.resource == "assistants":
@@ -126,10 +128,9 @@ def _isolate(grant: Grant, *, decided: bool) -> None:
         return
     if grant.action in STAMPED:
         metadata = grant.value["metadata"]
-        if decided:  # the handler has had its say on the metadata
-            metadata.setdefault(OWNER, identity)
-        else:  # the server's identity, never the owner a client wrote
-            metadata[OWNER] = identity
+        if not decided or metadata.get(OWNER) in (None, sent_owner):
+            metadata[OWNER] = identity  # the server's identity, never the owner a client wrote
+        # else the handler set the owner itself: its word stands
         if grant.action == "create_run":  # memories are recalled and kept for the caller alone
             metadata[MEMORY_USER] = identity  # (a cron's runs: its creator's, set when it fires)
     if not decided:
@@ -160,15 +161,14 @@ def access(resource: str, action: str) -> Callable[..., Awaitable[Grant]]:
     return dependency
 
 
-def audit(routes: list[Any], public: frozenset[str] = frozenset()) -> None:
+def audit(routes: list[Any]) -> None:
     """Refuse to serve an API route that asks for no action: it would be open to everyone."""
-    from fastapi.routing import APIRoute
 
     def asks(dependant: Any) -> bool:
         return any(getattr(d.call, "grants", False) or asks(d) for d in dependant.dependencies)
 
-    open_routes = sorted(r.path for r in routes if isinstance(r, APIRoute)
-                         and r.path not in public and not asks(r.dependant))
+    open_routes = sorted(r.path for r in routes
+                         if isinstance(r, APIRoute) and not asks(r.dependant))
     if open_routes:
         raise ConfigurationError(f"routes {open_routes} authorize no action; give each an "
                                  "access(resource, action) dependency")
