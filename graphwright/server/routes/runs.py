@@ -45,7 +45,7 @@ async def stream_run(thread_id: str, body: RunCreate, svc: Svc, request: Request
 async def stream_stateless(body: RunCreate, svc: Svc, request: Request,
                            grant: access.RunStart) -> EventSourceResponse:
     launch = Launcher(svc)
-    admit_run(svc.orch, grant, None, body)
+    await run_in_threadpool(admit_run, svc.orch, grant, None, body)  # a webhook is resolved
     run = await run_in_threadpool(launch.start, None, body, background=False)
     return streaming(launch, run, body, request)
 
@@ -61,7 +61,7 @@ async def wait_run(thread_id: str, body: RunCreate, svc: Svc, grant: access.RunS
 @router.post("/runs/wait", dependencies=RateLimited)
 async def wait_stateless(body: RunCreate, svc: Svc, grant: access.RunStart) -> JSONResponse:
     launch = Launcher(svc)
-    admit_run(svc.orch, grant, None, body)
+    await run_in_threadpool(admit_run, svc.orch, grant, None, body)  # a webhook is resolved
     run = await run_in_threadpool(launch.start, None, body, background=False)
     return await waited(launch, run)
 
