@@ -15,10 +15,11 @@ With pytest, add ``pytest_plugins = ["graphwright.testing.pytest_plugin"]`` to y
 takes seconds, which no other pytest session in the environment should pay).
 """
 
-from graphwright.testing.kit import bound_orchestrator, settings_for, until
+from graphwright.testing.kit import bound_orchestrator, settings_for
 from graphwright.testing.openai_rules import violation
 from graphwright.testing.redis_servers import Server, free_port, redis_server, start_server
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
+from graphwright.testing.until import scaled, slowdown, until, wait_exit
 
 __all__ = [
     "Reply",
@@ -28,8 +29,11 @@ __all__ = [
     "call",
     "free_port",
     "redis_server",
+    "scaled",
     "settings_for",
+    "slowdown",
     "start_server",
     "until",
     "violation",
+    "wait_exit",
 ]
