@@ -11,6 +11,8 @@ from pathlib import Path
 
 import yaml
 
+from graphwright.testing.until import scaled
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -51,7 +53,7 @@ def test_a_new_user_runs_the_readme_commands_in_a_fresh_clone(tmp_path: Path) ->
     main_job, follow_ups = readme_commands()
     assert main_job == "./scripts/demo" and len(follow_ups) == 3
     clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True, timeout=120)
+    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True, timeout=scaled(120))
     venv_bin = str(Path(sys.executable).parent)
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("REDIS_URL", "OPENAI_", "GRAPHWRIGHT_", "VIRTUAL_ENV"))}
@@ -59,7 +61,7 @@ def test_a_new_user_runs_the_readme_commands_in_a_fresh_clone(tmp_path: Path) ->
 
     def sh(command: str) -> str:
         done = subprocess.run(command, shell=True, cwd=clone, env=env, capture_output=True,
-                              text=True, timeout=600, check=False)
+                              text=True, timeout=scaled(600), check=False)
         assert done.returncode == 0, f"{command}\n{done.stdout}\n{done.stderr}"
         return done.stdout
 
@@ -76,4 +78,4 @@ def test_a_new_user_runs_the_readme_commands_in_a_fresh_clone(tmp_path: Path) ->
         assert "waiting for approval" in again
     finally:
         subprocess.run(".venv/bin/graphwright embedded stop", shell=True, cwd=clone, env=env,
-                       capture_output=True, check=False, timeout=60)
+                       capture_output=True, check=False, timeout=scaled(60))

@@ -18,6 +18,7 @@ from langgraph_sdk import get_sync_client
 
 from graphwright.testing.kit import until
 from graphwright.testing.service import Service, service_for
+from graphwright.testing.until import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = "tests.slow_graphs:register_all"
@@ -75,7 +76,7 @@ def test_a_worker_frozen_past_its_lock_is_fenced_out_after_a_takeover(
             if proc.poll() is None:
                 proc.send_signal(signal.SIGCONT)
                 proc.send_signal(signal.SIGTERM)
-                proc.wait(timeout=15)
+                proc.wait(timeout=scaled(15))
 
 
 def _tool_call_id(message: object) -> str | None:
