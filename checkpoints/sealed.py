@@ -20,8 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from Crypto.Cipher import AES
-from Crypto.Random import get_random_bytes
 from langgraph.checkpoint.serde.base import CipherProtocol
 
 from checkpoints.errors import CorruptCheckpointError
@@ -61,6 +59,9 @@ class Sealer:
         if not self.keys:
             return plain
         key = self.keys[0]
+        from Crypto.Cipher import AES  # the cipher only where a value is sealed or opened
+        from Crypto.Random import get_random_bytes
+
         nonce = get_random_bytes(_NONCE)
         body, tag = AES.new(key, AES.MODE_GCM, nonce=nonce).encrypt_and_digest(plain)
         return MAGIC + key_id(key) + nonce + tag + body
@@ -78,6 +79,8 @@ class Sealer:
                 "add the old key after the new one.")
         start = len(MAGIC) + _KID
         nonce, tag = stored[start: start + _NONCE], stored[start + _NONCE: _HEADER]
+        from Crypto.Cipher import AES
+
         try:
             return AES.new(key, AES.MODE_GCM, nonce=nonce).decrypt_and_verify(stored[_HEADER:], tag)
         except ValueError as exc:
@@ -146,6 +149,8 @@ class SealCipher(CipherProtocol):
 
 
 def open_langgraph_aes(keys: Sequence[bytes], data: bytes) -> bytes:
+    from Crypto.Cipher import AES
+
     nonce, tag, body = data[:16], data[16:32], data[32:]
     for key in keys:
         try:
