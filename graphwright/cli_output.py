@@ -6,7 +6,6 @@ loads it.
 
 from __future__ import annotations
 
-import gc
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -37,11 +36,8 @@ JSON = typer.Option(False, "--json", help="Machine-readable output.")
 def orchestrator() -> Orchestrator:
     """``Orchestrator.from_env()``, imported here: only commands that need it pay for it
     (LangGraph and the graphs), never ``--help``."""
-    gc.disable()  # the import builds a thousand modules and no garbage: collecting is waste
-    try:
-        from graphwright.orchestrator import Orchestrator
-    finally:
-        gc.enable()
+    from graphwright.orchestrator import Orchestrator
+
     return Orchestrator.from_env()
 
 
