@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,7 +53,7 @@ def test_a_worker_frozen_past_its_lock_is_fenced_out_after_a_takeover(
         first = worker("A")
         until(lambda: client.get(f"{prefix}:slow:started") == b"1", "the slow tool to start")
         first.send_signal(signal.SIGSTOP)  # frozen inside the tool, past the lock's 1.5 s
-        time.sleep(2.0)
+        until(lambda: not client.exists(remote.orch.keys.lock(tid)), "A's lock to expire")
         worker("B")
         until(lambda: sdk.runs.get(tid, run["run_id"])["status"] == "success", "B to finish the run")
         fence = int(client.get(remote.orch.keys.fence(tid)) or 0)

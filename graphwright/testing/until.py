@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 T = TypeVar("T")
-MAX_AUTO_SLOWDOWN = 10.0  # from the load: beyond this, a wait is a hang, not a busy machine
+MAX_AUTO_SLOWDOWN = 5.0  # from the load: beyond this, a wait is a hang, not a busy machine
 
 
 def slowdown() -> float:
