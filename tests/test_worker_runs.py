@@ -181,6 +181,8 @@ def test_a_frozen_worker_is_not_robbed_and_its_run_ends_once(
     sdk = get_sync_client(url=remote.url, api_key=None)
     tid = sdk.threads.create()["thread_id"]
     run = sdk.runs.create(tid, "slow_agent", input={"goal": GOAL})
+    # A's lock must outlive B's start on a busy machine: past it, B may take the run over.
+    workers.env["GRAPHWRIGHT_LOCK_TTL_S"] = str(scaled(30))
     first = workers.start("A")
     until(lambda: client.get(f"{prefix}:slow:started") == b"1", "the slow tool to start")
     first.send_signal(signal.SIGSTOP)  # frozen past the claim idle time (1 s)
