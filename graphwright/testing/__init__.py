@@ -11,8 +11,10 @@ Without pytest::
 
 With pytest, add ``pytest_plugins = ["graphwright.testing.pytest_plugin"]`` to your root
 ``conftest.py`` for the fixtures ``graphwright_redis``, ``scripted_openai`` and
-``graphwright_orchestrator`` (opt-in rather than an entry point: importing graphwright
-takes seconds, which no other pytest session in the environment should pay).
+``graphwright_orchestrator`` (opt-in rather than an entry point: the kit imports the
+Orchestrator, and LangGraph with it, which no other pytest session in the environment
+should pay). ``until``, ``scaled`` and ``wait_exit`` wait on conditions with limits
+stretched by ``GRAPHWRIGHT_TEST_SLOWDOWN``.
 """
 
 from graphwright.testing.kit import bound_orchestrator, settings_for
