@@ -34,7 +34,8 @@ class ThreadMeta:
             raw = self.client.hgetall(self.keys.meta(thread_id))
         except redis.RedisError as exc:
             raise unavailable(exc) from exc
-        return {_text(k): self.sealer.open_text(v) if _text(k) in SEALED_META else _text(v)
+        key = self.keys.meta(thread_id)
+        return {_text(k): self.sealer.open_text(v, key, k) if _text(k) in SEALED_META else _text(v)
                 for k, v in raw.items()}
 
     def write(self, thread_id: str, /, **fields: str) -> None:
@@ -43,7 +44,7 @@ class ThreadMeta:
         try:
             now = time.time()
             with self.client.pipeline(transaction=True) as pipe:  # one slot: the thread's
-                mapping = {k: self.sealer.seal_text(v) if k in SEALED_META else v
+                mapping = {k: self.sealer.seal_text(v, key, k) if k in SEALED_META else v
                            for k, v in {**fields, "updated_at": str(now)}.items()}
                 pipe.hset(key, mapping=mapping)  # type: ignore[arg-type]  # redis-py's mapping type is invariant
                 pipe.sadd(self.keys.registry(thread_id), key)

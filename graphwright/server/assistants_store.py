@@ -8,7 +8,7 @@ clients may name either.
 
 from __future__ import annotations
 
-import json
+import logging
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
@@ -19,11 +19,12 @@ import redis
 from checkpoints.keys import Keys
 from graphwright.orchestrator import Orchestrator
 from graphwright.thread_index import contains
-from graphwright_errors import ConflictError, NotFoundError, UserError
+from graphwright_errors import ConflictError, GraphwrightError, NotFoundError, UserError
 
 NAMESPACE_GRAPH = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")  # the reference's namespace
 SORTABLE = ("assistant_id", "graph_id", "name", "created_at", "updated_at")
 Doc = dict[str, Any]
+log = logging.getLogger(__name__)
 
 
 def system_id(graph_id: str) -> str:
@@ -55,6 +56,7 @@ class AssistantStore:
     def __init__(self, client: redis.Redis, keys: Keys, graphs: Callable[[], Iterable[str]]) -> None:
         self.redis = client
         self.keys = keys
+        self.sealer = keys.sealer  # documents hold the assistant's config and context
         self.graphs = graphs
 
     @classmethod
@@ -63,13 +65,14 @@ class AssistantStore:
         return cls(orch.client, orch.keys, orch.graphs.names)
 
     def ensure_graphs(self, orch: Orchestrator) -> None:
-        self.ensure_system({spec.name: spec.description for spec in orch.graphs})
+        self.ensure_system({spec.name: spec.description for spec in orch.graphs},
+                           {spec.name: graph_name(orch, spec) for spec in orch.graphs})
 
     # --- reading -----------------------------------------------------------------
 
     def _load(self, assistant_id: str) -> Doc | None:
         raw: bytes | None = self.redis.hget(self.keys.assistants(), assistant_id)  # type: ignore[assignment]  # bytes client
-        return None if raw is None else dict(json.loads(raw))
+        return None if raw is None else dict(self.sealer.open_json(raw, self.keys.assistants(), assistant_id))
 
     def resolve_id(self, assistant_id: str) -> str:
         """A graph name stands for its system assistant."""
@@ -87,7 +90,7 @@ class AssistantStore:
 
     def all(self) -> list[Doc]:
         raw: dict[bytes, bytes] = self.redis.hgetall(self.keys.assistants())  # type: ignore[assignment]  # bytes client
-        return [json.loads(v) for v in raw.values()]
+        return [self.sealer.open_json(v, self.keys.assistants(), k) for k, v in raw.items()]
 
     def _matching(self, graph_id: str | None, name: str | None,
                   metadata: Mapping[str, Any] | None) -> list[Doc]:
@@ -121,8 +124,9 @@ class AssistantStore:
     def versions(self, assistant_id: str, *, metadata: Mapping[str, Any] | None = None,
                  limit: int = 10, offset: int = 0) -> list[Doc]:
         assistant_id = self.get(assistant_id)["assistant_id"]
-        raw: dict[bytes, bytes] = self.redis.hgetall(self.keys.assistant_versions(assistant_id))  # type: ignore[assignment]  # bytes client
-        docs = [json.loads(v) for v in raw.values()]
+        key = self.keys.assistant_versions(assistant_id)
+        raw: dict[bytes, bytes] = self.redis.hgetall(key)  # type: ignore[assignment]  # bytes client
+        docs = [self.sealer.open_json(v, key, n) for n, v in raw.items()]
         docs = [d for d in docs if not metadata or contains(d.get("metadata") or {}, metadata)]
         docs.sort(key=lambda d: int(d["version"]), reverse=True)
         return docs[offset: offset + limit]
@@ -153,21 +157,25 @@ class AssistantStore:
                     "created_at": now, "updated_at": now, "version": 1}
         version = {k: v for k, v in doc.items() if k != "updated_at"}
         with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hsetnx(self.keys.assistants(), assistant_id, json.dumps(doc))
-            pipe.hsetnx(self.keys.assistant_versions(assistant_id), "1", json.dumps(version))
+            pipe.hsetnx(self.keys.assistants(), assistant_id,
+                        self.sealer.seal_json(doc, self.keys.assistants(), assistant_id))
+            pipe.hsetnx(self.keys.assistant_versions(assistant_id), "1",
+                        self.sealer.seal_json(version, self.keys.assistant_versions(assistant_id), "1"))
             created, _ = pipe.execute()
         return doc if created else self.get(assistant_id)
 
-    def ensure_system(self, descriptions: Mapping[str, str]) -> None:
+    def ensure_system(self, descriptions: Mapping[str, str],
+                      names: Mapping[str, str] | None = None) -> None:
         """Give each registered graph its assistant (kept across restarts; name and
         description follow the registry)."""
         for graph_id, description in descriptions.items():
             aid = system_id(graph_id)
+            name = (names or {}).get(graph_id, graph_id)
             doc = self.create(graph_id=graph_id, assistant_id=aid, if_exists="do_nothing",
-                              metadata={"created_by": "system"}, name=graph_id,
+                              metadata={"created_by": "system"}, name=name,
                               description=description or None)
-            if doc.get("description") != (description or None) or doc.get("name") != graph_id:
-                self.update(aid, name=graph_id, description=description or None)
+            if doc.get("description") != (description or None) or doc.get("name") != name:
+                self.update(aid, name=name, description=description or None)
 
     def update(self, assistant_id: str, *, graph_id: str | None = None,
                config: Mapping[str, Any] | None = None, context: Mapping[str, Any] | None = None,
@@ -204,8 +212,10 @@ class AssistantStore:
                     version = {k: v for k, v in doc.items() if k != "updated_at"}
                     version["created_at"] = now
                     pipe.multi()
-                    pipe.hset(versions_key, str(number), json.dumps(version))
-                    pipe.hset(self.keys.assistants(), assistant_id, json.dumps(doc))
+                    pipe.hset(versions_key, str(number),
+                              self.sealer.seal_json(version, versions_key, str(number)))
+                    pipe.hset(self.keys.assistants(), assistant_id,
+                              self.sealer.seal_json(doc, self.keys.assistants(), assistant_id))
                     pipe.execute()
                     return doc
                 except redis.WatchError:
@@ -214,14 +224,16 @@ class AssistantStore:
 
     def set_latest(self, assistant_id: str, version: int) -> Doc:
         doc = self.get(assistant_id)
-        raw: bytes | None = self.redis.hget(self.keys.assistant_versions(doc["assistant_id"]), str(version))  # type: ignore[assignment]  # bytes client
+        versions_key = self.keys.assistant_versions(doc["assistant_id"])
+        raw: bytes | None = self.redis.hget(versions_key, str(version))  # type: ignore[assignment]  # bytes client
         if raw is None:
             raise NotFoundError(f"Version {version} not found for assistant {doc['assistant_id']}")
-        chosen = json.loads(raw)
+        chosen = self.sealer.open_json(raw, versions_key, str(version))
         doc.update({k: chosen.get(k) for k in ("config", "context", "metadata", "name",
                                                "description", "graph_id")},
                    version=int(chosen["version"]), updated_at=now_iso())
-        self.redis.hset(self.keys.assistants(), doc["assistant_id"], json.dumps(doc))
+        self.redis.hset(self.keys.assistants(), doc["assistant_id"],
+                        self.sealer.seal_json(doc, self.keys.assistants(), doc["assistant_id"]))
         return doc
 
     def delete(self, assistant_id: str) -> str:
@@ -232,3 +244,16 @@ class AssistantStore:
             pipe.execute()
         return str(doc["assistant_id"])
 
+
+
+def graph_name(orch: Orchestrator, spec: Any) -> str:
+    """An assistant's name as the reference gives it: the compiled graph's own ``name``,
+    unless it is LangGraph's default (or the graph is built per run): then the graph id."""
+    if getattr(spec, "per_config", False):
+        return str(spec.name)
+    try:
+        name = getattr(orch.compiled(spec.name), "name", None)
+    except GraphwrightError as exc:  # a graph that cannot be built yet still gets its assistant
+        log.warning("graph %s could not be compiled for its assistant's name: %s", spec.name, exc)
+        return str(spec.name)
+    return str(name) if name and name != "LangGraph" else str(spec.name)

@@ -7,7 +7,6 @@ fields, or six with seconds last.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, tzinfo
@@ -68,10 +67,11 @@ class CronStore:
     def __init__(self, client: redis.Redis, keys: Keys) -> None:
         self.redis = client
         self.keys = keys
+        self.sealer = keys.sealer  # documents hold the run's input and config
 
     def find(self, cron_id: str) -> Doc | None:
         raw: bytes | None = self.redis.hget(self.keys.crons(), cron_id)  # type: ignore[assignment]  # bytes client
-        return None if raw is None else dict(json.loads(raw))
+        return None if raw is None else dict(self.sealer.open_json(raw, self.keys.crons(), cron_id))
 
     def get(self, cron_id: str) -> Doc:
         doc = self.find(cron_id)
@@ -116,7 +116,7 @@ class CronStore:
         }
         with self.redis.pipeline(transaction=True) as pipe:
             self._schedule(pipe, doc, moment)
-            pipe.hset(self.keys.crons(), cron_id, json.dumps(doc))
+            pipe.hset(self.keys.crons(), cron_id, self.sealer.seal_json(doc, self.keys.crons(), cron_id))
             pipe.execute()
         return self.get(cron_id)
 
@@ -146,7 +146,7 @@ class CronStore:
             elif end is not None and float(due) > end:
                 pipe.zrem(self.keys.cron_due(), cron_id)
             # else the next due run stays as it is: a new end_time or payload skips none
-            pipe.hset(self.keys.crons(), cron_id, json.dumps(doc))
+            pipe.hset(self.keys.crons(), cron_id, self.sealer.seal_json(doc, self.keys.crons(), cron_id))
             pipe.execute()
         return self.get(cron_id)
 
@@ -161,7 +161,7 @@ class CronStore:
     def _matching(self, assistant_id: str | None, thread_id: str | None, enabled: bool | None,
                   metadata: Mapping[str, Any] | None, allows: Allows | None = None) -> list[Doc]:
         raw: dict[bytes, bytes] = self.redis.hgetall(self.keys.crons())  # type: ignore[assignment]  # bytes client
-        docs = [json.loads(v) for v in raw.values()]
+        docs = [self.sealer.open_json(v, self.keys.crons(), k) for k, v in raw.items()]
         return [d for d in docs
                 if (not assistant_id or d["assistant_id"] == assistant_id)
                 and (not thread_id or d.get("thread_id") == thread_id)

@@ -64,6 +64,7 @@ class Launcher:
             config = run_config(thread_id, str(uuid.uuid4()), body)
             if pending_gate(graph, config) is not None:
                 gate_command(graph, config, body.command.resume, spec.tools())  # 422 if it does not fit
+        run_assistant.merge_metadata(self.orch, thread_id, assistant, body, stateless="stateless" in extra)
         run_assistant.stamp(self.orch, thread_id, assistant)
         extra["assistant_id"] = assistant["assistant_id"]  # the record names the assistant, as the reference
         strategy = body.multitask_strategy or "reject"
@@ -206,7 +207,8 @@ async def relay(launch: Launcher, run: Run, modes: list[str], request: Request,
             event = fields[b"event"].decode()
             if event == END:
                 return items, True
-            items.append((entry_id.decode(), event, launch.orch.keys.sealer.open_text(fields[b"data"])))
+            data = launch.orch.keys.sealer.open_text(fields[b"data"], log.key, "data")
+            items.append((entry_id.decode(), event, data))
         return items, False
 
     try:
