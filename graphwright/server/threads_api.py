@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from graphwright.orchestrator import Orchestrator
-from graphwright.serialize import jsonable
+from graphwright.serialize import wire
 from graphwright.server import state_api
 from graphwright.server.runs import iso
 from graphwright.server.schemas_threads import (
@@ -30,6 +30,7 @@ from graphwright_errors import ConflictError, NotFoundError
 
 FIELDS = ("thread_id", "created_at", "updated_at", "state_updated_at", "metadata", "status",
           "config", "values", "interrupts", "error")
+COPY_FIELDS = tuple(f for f in FIELDS if f not in ("values", "interrupts", "error"))  # as the reference
 _PATH = re.compile(r"[^.\[\]]+|\[-?\d+\]")
 
 
@@ -70,16 +71,22 @@ class Threads:
         out: dict[str, Any] = {
             "thread_id": thread_id, "created_at": iso(created), "updated_at": updated,
             "state_updated_at": updated, "metadata": json.loads(meta.get("metadata") or "{}"),
-            "status": self.status(meta), "config": {}, "values": None,
+            "status": self.status(meta), "config": self.config(thread_id), "values": None,
         }
         if meta.get("graph"):  # it has state: the reference then also tells interrupts and error
             out["interrupts"], out["error"] = {}, None
             if fields & {"values", "interrupts"}:
                 snap = self.orch.snapshot(thread_id)
-                out["values"] = jsonable(snap.values)
-                out["interrupts"] = {t.id: [{"id": i.id, "value": jsonable(i.value)} for i in t.interrupts]
+                out["values"] = wire(snap.values)
+                out["interrupts"] = {t.id: [state_api.interrupt_doc(i) for i in t.interrupts]
                                      for t in snap.tasks if t.interrupts}
         return {k: v for k, v in out.items() if k in fields}
+
+    def config(self, thread_id: str) -> dict[str, Any]:
+        """The thread's config as the reference gives it: ``{}`` until a run is made on the
+        thread, then with a ``configurable``."""
+        ran = self.orch.client.exists(self.orch.keys.thread_runs(thread_id))
+        return {"configurable": {}} if ran else {}
 
     # --- writing ---------------------------------------------------------------
 
@@ -133,7 +140,7 @@ class Threads:
         kept = {k: v for k, v in meta.items() if k in ("graph", "metadata", "ttl_s")}  # idle, as the reference
         self.orch.update_meta(new_id, **kept, thread_id=new_id, created_at=str(time.time()))
         self.orch.refresh_ttl(new_id)
-        return self.doc(new_id)
+        return {**self.doc(new_id, fields=COPY_FIELDS), "config": {}}  # the reference's copy: no configurable
 
     def prune(self, thread_ids: list[str], strategy: str) -> int:
         known = [t for t in thread_ids if self.orch.meta(t)]
@@ -146,9 +153,10 @@ class Threads:
 
     # --- searching -------------------------------------------------------------
 
-    def _matches(self, doc: Mapping[str, Any], metadata: Mapping[str, Any] | None,
+    def _matches(self, doc: Mapping[str, Any], query: Query,
                  values: Mapping[str, Any] | None, status: str | None) -> bool:
-        return ((not metadata or contains(doc["metadata"], metadata))
+        return ((not query.metadata or contains(doc["metadata"], query.metadata))
+                and query.allows(doc["metadata"])
                 and (not values or (doc["values"] is not None and contains(doc["values"], values)))
                 and (not status or doc["status"] == status))
 
@@ -169,28 +177,46 @@ class Threads:
         self.index.forget(gone)
         return docs
 
-    def search(self, body: ThreadSearchBody) -> list[dict[str, Any]]:
+    def search(self, body: ThreadSearchBody,
+               filters: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """One page of the threads matching ``body`` that ``filters`` (the caller's grant)
+        lets them see: the filter narrows the candidates before the page is cut."""
         self.index.drop_expired()
         fields = set(body.select or FIELDS) | ({"values"} if body.values or body.extract else set())
         order: Order = "created" if body.sort_by == "created_at" else "updated"
         descending = (body.sort_order or "desc").lower() == "desc"
-        query = Query(status=body.status, metadata=body.metadata, order=order, descending=descending)
+        query = Query(status=body.status, metadata=body.metadata, order=order,
+                      descending=descending, filters=filters)
         checks = bool(body.values or body.ids or query.needs_check()
                       or body.sort_by in ("thread_id", "status"))
         if not checks:
             ids = self.index.page(query, body.offset, body.limit)
-            docs = [d for d in self._load(ids, body.status, fields) if self._matches(d, None, None, body.status)]
+            docs = [d for d in self._load(ids, body.status, fields)
+                    if self._matches(d, Query(), None, body.status)]
         else:
-            ids = body.ids if body.ids else self.index.page(query, 0, -1)
+            ids = self._narrowed(body.ids if body.ids else self.index.page(query, 0, -1), query)
+            # in the index's order with only metadata checked: cut the page before loading
+            early = not (body.values or body.ids or body.status
+                         or body.sort_by in ("thread_id", "status"))
+            if early:
+                ids = ids[body.offset: body.offset + body.limit]
             docs = [d for d in self._load(ids, body.status, fields | {"values"} if body.values else fields)
-                    if self._matches(d, body.metadata, body.values, body.status)]
+                    if self._matches(d, query, body.values, body.status)]
             if body.sort_by in ("thread_id", "status"):
                 docs.sort(key=lambda d: str(d[body.sort_by or "thread_id"]), reverse=descending)
             elif body.ids:
                 key = "created_at" if order == "created" else "updated_at"
                 docs.sort(key=lambda d: str(d[key]), reverse=descending)
-            docs = docs[body.offset: body.offset + body.limit]
+            if not early:
+                docs = docs[body.offset: body.offset + body.limit]
         return [self._shape(d, body) for d in docs]
+
+    def _narrowed(self, ids: list[str], query: Query) -> list[str]:
+        """The candidates whose metadata matches the query and the caller's filter, judged
+        on the metadata alone (one read for all of them, no thread loaded)."""
+        metas = self.orch.thread_meta.metadata_of(ids)
+        return [t for t, m in zip(ids, metas, strict=True) if m is not None
+                and (not query.metadata or contains(m, query.metadata)) and query.allows(m)]
 
     @staticmethod
     def _shape(doc: dict[str, Any], body: ThreadSearchBody) -> dict[str, Any]:
@@ -199,12 +225,15 @@ class Threads:
             out["extracted"] = {alias: extract_path(doc, path) for alias, path in body.extract.items()}
         return out
 
-    def count(self, body: ThreadCountBody) -> int:
+    def count(self, body: ThreadCountBody, filters: Mapping[str, Any] | None = None) -> int:
         self.index.drop_expired()
-        query = Query(status=body.status, metadata=body.metadata)
+        query = Query(status=body.status, metadata=body.metadata, filters=filters)
         if not (body.values or query.needs_check()):
             return self.index.count(query)
+        ids = self._narrowed(self.index.page(query, 0, -1), query)
+        if not (body.values or body.status):
+            return len(ids)
         fields = {"status", "metadata"} | ({"values"} if body.values else set())
-        docs = self._load(self.index.page(query, 0, -1), body.status, fields)
-        return sum(self._matches(d, body.metadata, body.values, body.status) for d in docs)
+        docs = self._load(ids, body.status, fields)
+        return sum(self._matches(d, query, body.values, body.status) for d in docs)
 
