@@ -131,6 +131,13 @@ class Keys:
         """Recorded result of one side-effecting tool call."""
         return f"{self.thread_tag(thread_id)}:idem:{escape(tool_call_id)}"
 
+    def gate_decisions(self, thread_id: str) -> str:
+        """Hash: tool call id -> the reviewer's decision on it (JSON, bound to the call's digest).
+
+        Only the gate's resume path writes it, never the graph state: ``act`` trusts a
+        gated call only when this hash holds a decision for its exact arguments."""
+        return f"{self.thread_tag(thread_id)}:gate"
+
     def replica_ack(self, thread_id: str) -> str:
         """Short-lived marker written before ``WAIT`` on the thread's slot (checkpoints.replicas)."""
         return f"{self.thread_tag(thread_id)}:ack"

@@ -57,6 +57,7 @@ def test_key_templates_are_pinned() -> None:
     assert k.thread_runs("t1") == "gw:{t1}:runs"
     assert k.queue() == "gw:queue"
     assert k.idempotency("t1", "call_1") == "gw:{t1}:idem:call_1"
+    assert k.gate_decisions("t1") == "gw:{t1}:gate"
     assert k.threads() == "gw:threads"
     assert k.run("r1") == "gw:run:r1"
     assert k.outbox() == "gw:outbox"
