@@ -40,7 +40,7 @@ from graphwright.async_api import AsyncTwins
 from graphwright.connect import connect
 from graphwright.inputs import load_plugin, parse_input, user_messages
 from graphwright.inspection import Inspection
-from graphwright.locking import ThreadLock, thread_lock
+from graphwright.locking import ThreadLock, retire_fence, thread_lock
 from graphwright.memories import Memories
 from graphwright.models import make_model
 from graphwright.native import own_input
@@ -313,8 +313,8 @@ class Orchestrator(Inspection, AsyncTwins):
             raise NotFoundError(f"no thread {thread_id!r}; `threads` lists the known ones")
         with self._lock(thread_id):
             self.saver.delete_thread(thread_id)
-            # Without its fence counter, every token of the thread's earlier runs is refused.
-            self.client.delete(self.keys.meta(thread_id), self.keys.fence(thread_id))
+            self.client.delete(self.keys.meta(thread_id))
+            retire_fence(self.client, self.keys, thread_id)
         self.index.forget([thread_id])
 
     # --- internals -----------------------------------------------------------
