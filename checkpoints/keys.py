@@ -224,6 +224,10 @@ class Keys:
         """Sorted set: cron id -> epoch seconds of its next due run."""
         return f"{self.prefix}:{{crons}}:due"
 
+    def cron_errors(self) -> str:
+        """Hash: cron id -> why its latest failed run did not start (JSON)."""
+        return f"{self.prefix}:{{crons}}:errors"
+
     def cron_firing(self) -> str:
         """Sorted set: ``cron id|slot`` claimed but not yet enqueued -> claim time."""
         return f"{self.prefix}:{{crons}}:firing"

@@ -16,8 +16,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import redis
 from croniter import croniter
+from pydantic import ValidationError
 
 from checkpoints.keys import Keys
+from graphwright.server.errors import UnprocessableError
+from graphwright.server.schemas import RunCreate
 from graphwright.thread_index import contains
 from graphwright_errors import NotFoundError, UserError
 
@@ -29,6 +32,24 @@ SORTABLE = ("cron_id", "assistant_id", "thread_id", "next_run_date", "end_time",
 
 class InvalidScheduleError(UserError):
     """A cron schedule croniter cannot read (HTTP 422)."""
+
+
+class InvalidCronError(UnprocessableError):
+    """A cron whose run would not validate: refused at create and update (HTTP 422), recorded
+    on the cron and skipped at fire time (a document written before this check)."""
+
+
+def run_body(cron: Mapping[str, Any]) -> RunCreate:
+    """The run a cron starts, validated: the one check at create, at update and at fire time."""
+    payload = dict(cron["payload"])
+    payload["metadata"] = {**(cron.get("metadata") or {}), **(payload.get("metadata") or {})}
+    payload.setdefault("multitask_strategy", "enqueue")  # a busy thread delays the run, never drops it
+    try:
+        return RunCreate.model_validate(payload)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}"
+                             for e in exc.errors())
+        raise InvalidCronError(f"the cron's run is invalid: {problems}") from exc
 
 
 def _zone(timezone: str | None) -> tzinfo:
@@ -69,6 +90,11 @@ class CronStore:
         self.redis = client
         self.keys = keys
 
+    def record_failure(self, cron_id: str, slot: int, error: BaseException) -> None:
+        """Note on the cron why the run due at ``slot`` did not start (read back as last_error)."""
+        note = {"slot": iso(slot), "error": f"{type(error).__name__}: {error}"}
+        self.redis.hset(self.keys.cron_errors(), cron_id, json.dumps(note))
+
     def find(self, cron_id: str) -> Doc | None:
         raw: bytes | None = self.redis.hget(self.keys.crons(), cron_id)  # type: ignore[assignment]  # bytes client
         return None if raw is None else dict(json.loads(raw))
@@ -82,7 +108,10 @@ class CronStore:
     def _with_next(self, doc: Doc) -> Doc:
         """The due set's time while the cron is scheduled, else the one last computed."""
         score = self.redis.zscore(self.keys.cron_due(), doc["cron_id"])
-        return {**doc, "next_run_date": iso(float(score)) if score is not None else doc.get("next_run_date")}
+        failed: bytes | None = self.redis.hget(self.keys.cron_errors(), doc["cron_id"])  # type: ignore[assignment]  # bytes client
+        extra = {"last_error": json.loads(failed)} if failed is not None else {}
+        return {**doc, **extra,
+                "next_run_date": iso(float(score)) if score is not None else doc.get("next_run_date")}
 
     def _schedule(self, pipe: Any, doc: Doc, now: float) -> None:
         """Put the cron's next due time in the due set, or take it out (disabled, ended)."""
@@ -114,6 +143,7 @@ class CronStore:
             "on_run_completed": None if thread_id else (on_run_completed or "delete"),
             "enabled": enabled, "created_at": iso(moment), "updated_at": iso(moment),
         }
+        run_body(doc)
         with self.redis.pipeline(transaction=True) as pipe:
             self._schedule(pipe, doc, moment)
             pipe.hset(self.keys.crons(), cron_id, json.dumps(doc))
@@ -136,6 +166,7 @@ class CronStore:
         if "end_time" in changes:
             doc["end_time"] = iso(parse_time(changes["end_time"]))
         doc["payload"] = {**doc["payload"], **changes}  # the request stays whole in the payload, as the reference keeps it
+        run_body(doc)
         moment = datetime.now(UTC).timestamp() if now is None else now
         doc["updated_at"] = iso(moment)
         due = self.redis.zscore(self.keys.cron_due(), cron_id)
@@ -154,7 +185,8 @@ class CronStore:
         with self.redis.pipeline(transaction=True) as pipe:
             pipe.hdel(self.keys.crons(), cron_id)
             pipe.zrem(self.keys.cron_due(), cron_id)
-            removed, _ = pipe.execute()
+            pipe.hdel(self.keys.cron_errors(), cron_id)
+            removed, *_ = pipe.execute()
         if not removed:
             raise NotFoundError(f"Cron with ID {cron_id} not found")
 

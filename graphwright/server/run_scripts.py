@@ -12,6 +12,7 @@ from __future__ import annotations
 # ARGV: run_id, now, strategy, mode (queue|delay|none), due, record-prefix, thread_id, fields...
 CREATE = """
 local run_id, now, strategy, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
 if strategy == 'reject' and redis.call('ZCARD', KEYS[3]) > 0 then return 'busy' end
 local cancelled = {}
 if strategy == 'interrupt' or strategy == 'rollback' then

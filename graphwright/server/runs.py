@@ -24,7 +24,7 @@ from graphwright.locking import ThreadBusyError
 from graphwright.server import run_scripts
 from graphwright.server.events import END, TTL_S, encode, stream_key
 from graphwright.server.schemas import Run, RunCreate, RunStatus, ThreadStatus
-from graphwright_errors import NotFoundError
+from graphwright_errors import ConflictError, NotFoundError
 
 GROUP = "workers"
 SEALED_RUN = frozenset({"body", "error", "output"})  # fields of a run record sealed at rest
@@ -37,6 +37,10 @@ THREAD_STATUS: dict[str | None, ThreadStatus] = {
     "completed": "idle", "stopped": "idle", None: "idle",
 }
 Pickup = Literal["start", "recover", "wait", "gone"]
+
+
+class RunExistsError(ConflictError):
+    """A run id that is already taken: a create never resets or queues an existing run again."""
 
 
 def iso(ts: float) -> str:
@@ -98,6 +102,8 @@ class RunStore:
             self.keys.registry(thread_id), *queues,
         ], [run_id, now, strategy, "none" if self.cluster else mode, now + delay_s,
             self.record_prefix(thread_id), thread_id, *flat])
+        if outcome == b"exists":
+            raise RunExistsError(f"run {run_id!r} already exists on thread {thread_id!r}")
         if outcome == b"busy":
             raise ThreadBusyError(f"thread {thread_id!r} is busy with another run "
                                   f"(multitask_strategy {strategy})")
