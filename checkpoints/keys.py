@@ -67,6 +67,12 @@ class Keys:
         """Set of the run ids that wrote checkpoints in the thread."""
         return f"{self.thread_tag(thread_id)}:rids"
 
+    def indexed(self, thread_id: str) -> str:
+        """Hash: the thread's global index entries already written (field ``thread``, and one
+        per run id). Set only after the entries are, so a first put replayed after a lost
+        reply still writes them (checkpoints.ops)."""
+        return f"{self.thread_tag(thread_id)}:indexed"
+
     def saver_keys(self, thread_id: str) -> tuple[str, ...]:
         """Every key the saver writes for a thread: a fixed set, whatever its length."""
         return (
@@ -75,6 +81,7 @@ class Keys:
             self.writes(thread_id),
             self.write_index(thread_id),
             self.run_ids(thread_id),
+            self.indexed(thread_id),
         )
 
     def ttl_keys(self, thread_id: str) -> tuple[str, ...]:
@@ -106,6 +113,12 @@ class Keys:
     def events(self, thread_id: str) -> str:
         """Stream of trace events of the thread."""
         return f"{self.thread_tag(thread_id)}:events"
+
+    def event_ids(self, thread_id: str) -> tuple[str, str]:
+        """Hashes: event id -> stream entry id of the latest events, and the generation before
+        (rotated at ``MAX_EVENTS``): a write replayed after a lost reply is added once."""
+        return (f"{self.thread_tag(thread_id)}:events:ids",
+                f"{self.thread_tag(thread_id)}:events:ids:old")
 
     def lock(self, thread_id: str) -> str:
         """Run lock of the thread (SET NX with expiry)."""
