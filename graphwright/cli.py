@@ -22,6 +22,7 @@ from graphwright.native import output_of
 from graphwright.orchestrator import Orchestrator
 from graphwright.serialize import jsonable
 from graphwright.settings import Settings
+from graphwright.startup import when_reachable
 from graphwright_errors import ConfigurationError, NotFoundError, UserError
 from nodes.gate_models import GateRequest, decide_all
 
@@ -135,10 +136,12 @@ def serve(
 
     from graphwright.server.app import create_app
 
-    orch = Orchestrator.from_env()
-    key = orch.settings.api_key.get_secret_value() if orch.settings.api_key else None
-    uvicorn.run(create_app(orch, api_key=key, queue_waits=queue), host=host, port=port,
-                log_level="warning")
+    def opened() -> Any:
+        orch = Orchestrator.from_env()
+        key = orch.settings.api_key.get_secret_value() if orch.settings.api_key else None
+        return create_app(orch, api_key=key, queue_waits=queue)  # its start-up reads Redis
+
+    uvicorn.run(when_reachable(opened), host=host, port=port, log_level="warning")
 
 
 @app.command("rekey")
@@ -172,7 +175,7 @@ def worker(
     from graphwright.server.cron_runs import scheduler_for
     from graphwright.server.worker import Worker
 
-    orch = Orchestrator.from_env()
+    orch = when_reachable(Orchestrator.from_env)
     consumer = Worker(orch, name=name, claim_idle_ms=orch.settings.claim_idle_ms)
     scheduler_for(orch).start()  # every worker schedules crons; each due run is claimed once
     signal.signal(signal.SIGTERM, lambda *_: consumer.stop.set())
