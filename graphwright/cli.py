@@ -175,7 +175,7 @@ def worker(
     from graphwright.server.cron_runs import scheduler_for
     from graphwright.server.worker import Worker
 
-    orch = when_reachable(Orchestrator.from_env)
+    orch = when_reachable(Orchestrator.from_env, forever=True)
     consumer = Worker(orch, name=name, claim_idle_ms=orch.settings.claim_idle_ms)
     scheduler_for(orch).start()  # every worker schedules crons; each due run is claimed once
     signal.signal(signal.SIGTERM, lambda *_: consumer.stop.set())

@@ -289,11 +289,11 @@ class Orchestrator(Inspection, AsyncTwins):
     def _scopes(self, user_id: str) -> list[str]:
         return self.user_memory.scopes(user_id)
 
-    def _remember(self, thread_id: str, run_id: str) -> None:
-        self.user_memory.remember(thread_id, run_id)
+    def _remember(self, thread_id: str, run_id: str, fence: int | None = None) -> None:
+        self.user_memory.remember(thread_id, run_id, fence)
 
-    def _set_meta(self, thread_id: str, /, **fields: str) -> None:
-        self.thread_meta.write(thread_id, **fields)
+    def _set_meta(self, thread_id: str, /, fence: int | None = None, **fields: str) -> None:
+        self.thread_meta.write(thread_id, fence, **fields)
 
     def meta(self, thread_id: str) -> dict[str, str]:
         """The thread's stored metadata (graph, status, times); empty for an unknown thread."""
@@ -301,7 +301,7 @@ class Orchestrator(Inspection, AsyncTwins):
 
     def update_meta(self, thread_id: str, /, **fields: str) -> None:
         """Set fields of the thread's meta hash (the HTTP service's metadata, TTL, graph)."""
-        self.thread_meta.write(thread_id, **fields)
+        self.thread_meta.write(thread_id, None, **fields)
 
     def refresh_ttl(self, thread_id: str) -> None:
         """Restart the thread's own TTL (``threads.create(ttl=...)``) on every key it has now."""

@@ -19,6 +19,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from checkpoints.errors import RedisUnavailableError
+from checkpoints.fenced import fenced_hset
 from checkpoints.keys import Keys
 from graphwright.locking import ThreadBusyError
 from graphwright.server import run_scripts
@@ -155,9 +156,12 @@ class RunStore:
 
     # --- transitions -----------------------------------------------------------
 
-    def update(self, thread_id: str, run_id: str, **fields: str) -> None:
+    def update(self, thread_id: str, run_id: str, fence: int | None = None, **fields: str) -> None:
+        """Set fields of the run's record; with the executor's ``fence``, refused
+        (LockLostError) once another executor took the thread over."""
         mapping: dict[str, str] = {**fields, "updated_at": str(time.time())}
-        self.redis.hset(self.keys.run_record(thread_id, run_id), mapping=self._sealed(mapping))  # type: ignore[arg-type]  # invariant mapping type
+        fenced_hset(self.redis, self.keys, thread_id, self.keys.run_record(thread_id, run_id),
+                    self._sealed(mapping), fence)
 
     def _sealed(self, record: dict[str, str]) -> dict[str, str | bytes]:
         return {k: self.keys.sealer.seal_text(v) if k in SEALED_RUN else v for k, v in record.items()}
