@@ -28,6 +28,17 @@ def unescape(segment: str) -> str:
     return unquote(segment)
 
 
+@dataclass(frozen=True)
+class Place:
+    """Where sealed values live: keys matching ``glob``, in these hash or stream ``fields``
+    (None: every field, element or whole value). ``typed``: checkpoint values (``type``
+    then bytes), sealed through LangGraph's serializer."""
+
+    glob: str
+    fields: frozenset[bytes] | None = None
+    typed: bool = False
+
+
 @dataclass(frozen=True, kw_only=True)
 class Keys:
     """Key templates under one prefix (tests give each test its own prefix)."""
@@ -186,6 +197,10 @@ class Keys:
         """Hash: event id -> event of the built-in calendar tools."""
         return f"{self.prefix}:calendar"
 
+    def calendar_slots(self) -> str:
+        """Hash: event id -> ``start|end``, the overlap check's view of the calendar (its slot)."""
+        return f"{{{self.calendar()}}}:slots"
+
     def effects(self) -> str:
         """Unused by graphwright itself since effects are counted from the outbox and calendar."""
         return f"{self.prefix}:effects"
@@ -248,3 +263,21 @@ class Keys:
     def rate(self, identity: str) -> str:
         """Hash: the token bucket limiting how fast one identity creates runs."""
         return f"{self.prefix}:rate:{escape(identity)}"
+
+    # --- what is sealed at rest (``graphwright seal`` seals what was written in the clear) --
+
+    def sealed_places(self) -> tuple[Place, ...]:
+        """Every place a value holding user data is sealed at when encryption is on."""
+        thread, p = f"{self.prefix}:{{*}}", self.prefix
+        return (
+            Place(f"{thread}:meta", frozenset({b"metadata", b"remember"})),
+            Place(f"{thread}:runrec:*", frozenset({b"body", b"error", b"output"})),
+            Place(f"{thread}:runev:*", frozenset({b"data"})),
+            Place(f"{thread}:events", frozenset({b"e"})),
+            Place(f"{thread}:idem:*", frozenset({b"result"})),
+            Place(f"{p}:store:*:item:*"),
+            Place(self.crons()), Place(self.assistants()), Place(f"{p}:{{assistants}}:versions:*"),
+            Place(self.calendar()), Place(self.outbox()), Place(self.outbox_ids()),
+            Place(f"{thread}:cp", typed=True), Place(f"{thread}:blobs", typed=True),
+            Place(f"{thread}:w", typed=True),
+        )

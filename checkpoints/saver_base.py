@@ -15,7 +15,6 @@ import redis.asyncio as aredis
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 
@@ -23,7 +22,7 @@ from checkpoints import ops, ops_admin
 from checkpoints.errors import LockLostError, RedisUnavailableError
 from checkpoints.keys import DEFAULT_PREFIX, Keys
 from checkpoints.scripts import LOCK_LOST
-from checkpoints.sealed import LEGACY_KEY_ENV, SealCipher, sealer_from_env
+from checkpoints.sealed import LEGACY_KEY_ENV, SealedSerializer, sealer_from_env
 from graphwright_errors import ConfigurationError, InfrastructureError
 
 ENCRYPTION_KEY_ENV = LEGACY_KEY_ENV
@@ -80,7 +79,7 @@ def make_serde(*, encrypt: bool) -> SerializerProtocol | None:
     """LangGraph's serializer, or its encrypted twin sealed with the keys from the environment."""
     if not encrypt:
         return None
-    return EncryptedSerializer(SealCipher(sealer_from_env(encrypt=True)))
+    return SealedSerializer(sealer_from_env(encrypt=True))
 
 
 def translate(where: str, exc: redis.RedisError) -> Exception:

@@ -123,8 +123,10 @@ def _text(value: Any) -> str:
 
 
 def _load(lay: Layout, raw: Any, namespace: tuple[str, ...], key: str) -> dict[str, Any] | None:
-    return None if raw is None else {**json.loads(lay.sealer.open(raw)), "namespace": namespace,
-                                     "key": key}
+    if raw is None:
+        return None
+    return {**json.loads(lay.sealer.open(raw, lay.item(namespace, key))), "namespace": namespace,
+            "key": key}
 
 
 def to_item(data: dict[str, Any], score: float | None = None, search: bool = False) -> Item:
@@ -179,7 +181,7 @@ def put(lay: Layout, op: PutOp) -> StoreOp[None]:
         return None
     now = time.time()
     (previous,) = yield Pipeline([("GET", item_key)])
-    created = json.loads(lay.sealer.open(previous))["created_at"] if previous else now
+    created = json.loads(lay.sealer.open(previous, item_key))["created_at"] if previous else now
     vectors: dict[str, list[float]] = {}
     if lay.index_fields and op.index is not False:
         paths = lay.index_fields if op.index is None else tuple(op.index)
@@ -189,7 +191,7 @@ def put(lay: Layout, op: PutOp) -> StoreOp[None]:
             vectors = {f"{p}#{i}": list(v) for i, ((p, _), v) in enumerate(zip(texts, embedded, strict=True))}
     doc = lay.sealer.seal_text(json.dumps({"value": dict(op.value), "created_at": created,
                                            "updated_at": now, "ttl": op.ttl, "vectors": vectors},
-                                          ensure_ascii=False))
+                                          ensure_ascii=False), item_key)
     set_cmd: Command = ("SET", item_key, doc, "EX", expiry_s(op.ttl)) if op.ttl else ("SET", item_key, doc)
     # Insertion order, kept on update, as LangGraph's InMemoryStore keeps it.
     yield Pipeline([set_cmd, ("ZADD", keys_key, "NX", created, escape(op.key)),

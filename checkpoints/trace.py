@@ -61,7 +61,8 @@ class TraceWriter:
     def emit(self, thread_id: str, kind: str, *, fence: int | None = None, **fields: Any) -> str:
         """Append one redacted event; returns its stream entry id ("" while it waits in memory)."""
         event = redact({"kind": kind, "ts": time.time(), **fields})
-        data = self.sealer.seal_text(json.dumps(event, ensure_ascii=False, default=str))
+        data = self.sealer.seal_text(json.dumps(event, ensure_ascii=False, default=str),
+                                     self.keys.events(thread_id), "e")
         event_id = uuid.uuid4().hex
         with self._guard:
             try:
@@ -104,7 +105,7 @@ class TraceWriter:
             ) from exc
         out = []
         for entry_id, data in entries:
-            event = json.loads(self.sealer.open(data[b"e"]))
+            event = json.loads(self.sealer.open(data[b"e"], self.keys.events(thread_id), "e"))
             event["id"] = entry_id.decode()
             out.append(event)
         return out

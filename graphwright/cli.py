@@ -148,19 +148,35 @@ def serve(
 @friendly
 def rekey_command(as_json: bool = JSON) -> None:
     """Re-encrypt what is stored with the newest key of GRAPHWRIGHT_ENCRYPTION_KEYS."""
+    _reseal(seal_plain=False, as_json=as_json)
+
+
+@app.command("seal")
+@friendly
+def seal_command(as_json: bool = JSON) -> None:
+    """Seal what was stored before encryption was on, then re-encrypt like ``rekey``."""
+    _reseal(seal_plain=True, as_json=as_json)
+
+
+def _reseal(*, seal_plain: bool, as_json: bool) -> None:
     from checkpoints.rekey import rekey
+    from tools.builtin import fill_calendar_slots
 
     orch = Orchestrator.from_env()
     if not orch.sealer.on:
         raise ConfigurationError("encryption is off; set GRAPHWRIGHT_ENCRYPT=1 and the keys first")
-    report = rekey(orch.client, orch.sealer, orch.settings.key_prefix)
+    places = orch.keys.sealed_places() if seal_plain else ()
+    if seal_plain:  # before the calendar's plain events are sealed, its overlap check needs them
+        fill_calendar_slots(orch.client, orch.keys)
+    report = rekey(orch.client, orch.sealer, orch.settings.key_prefix, places)
     # the thread index's keyed hashes follow the newest key too, so the old key can go
     threads = orch.index.reindex(lambda t: json.loads(orch.meta(t).get("metadata") or "{}"))
     if as_json:
         emit_json({"keys_seen": report.keys_seen, "values_resealed": report.values_resealed,
-                   "threads_reindexed": threads})
+                   "values_sealed": report.values_sealed, "threads_reindexed": threads})
     else:
-        console.print(f"re-sealed {report.values_resealed} values in {report.keys_seen} keys; "
+        console.print(f"sealed {report.values_sealed} plain values, re-sealed "
+                      f"{report.values_resealed} values in {report.keys_seen} keys; "
                       f"re-indexed {threads} threads")
 
 

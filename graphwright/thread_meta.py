@@ -35,7 +35,8 @@ class ThreadMeta:
             raw = self.client.hgetall(self.keys.meta(thread_id))
         except redis.RedisError as exc:
             raise unavailable(exc) from exc
-        return {_text(k): self.sealer.open_text(v) if _text(k) in SEALED_META else _text(v)
+        key = self.keys.meta(thread_id)
+        return {_text(k): self.sealer.open_text(v, key, k) if _text(k) in SEALED_META else _text(v)
                 for k, v in raw.items()}
 
     def write(self, thread_id: str, /, fence: int | None = None, **fields: str) -> None:
@@ -45,7 +46,7 @@ class ThreadMeta:
         key = self.keys.meta(thread_id)
         try:
             now = time.time()
-            mapping = {k: self.sealer.seal_text(v) if k in SEALED_META else v
+            mapping = {k: self.sealer.seal_text(v, key, k) if k in SEALED_META else v
                        for k, v in {**fields, "updated_at": str(now)}.items()}
             fenced_hset(self.client, self.keys, thread_id, key, mapping, fence, registry=True)
             # The threads index the saver keeps, so threads with no checkpoint yet are listed.

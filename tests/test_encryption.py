@@ -1,7 +1,7 @@
 """Encryption at rest: after a whole run through the HTTP service (gate, resume, memory,
-trace, store) no key in Redis holds the user's text, the tool's arguments or its result
-in plaintext; after a key rotation old data still reads, and ``rekey`` moves it to the
-new key."""
+trace, store, a cron, an assistant, the outbox) no key in Redis holds the user's text,
+the tool's arguments or its result in plaintext; after a key rotation old data still
+reads, and ``rekey`` moves it to the new key."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from checkpoints.sealed import KEYS_ENV, MAGIC, key_id
 from graphwright import Orchestrator
 from graphwright.cli import app
 from graphwright.offline import OfflineChatModel
+from graphwright.server.assistants_store import AssistantStore
+from graphwright.server.cron_store import CronStore
 from graphwright.settings import Settings
 from graphwright.testing.service import running
 
@@ -24,16 +26,16 @@ OLD, NEW = b"o" * 32, b"n" * 32
 GOAL = ('My name is Zorblatt. Email li@example.com with the subject "Quarterly Zebra" '
         "saying the vault code is 7741.")
 SECRETS = [b"Zorblatt", b"Quarterly Zebra", b"vault code", b"li@example.com", b"Sent '",
-           b"Zebra secret meta", b"Zebra diary", b"Okapi"]
+           b"Zebra secret meta", b"Zebra diary", b"Okapi", b"Cron Quokka", b"Assistant Axolotl",
+           b"Context Capybara"]
 SECRETS += [quote(s.decode(), safe="").encode() for s in SECRETS]  # as key names escape them
 META = {"project": "Zebra secret meta", "codename": "Okapi"}  # the thread index's pairs
-WORLD = (":outbox", ":calendar", ":effects")  # the built-in tools' stand-ins for the outside world
 
 
 def everything(client: redis.Redis, prefix: str) -> dict[bytes, bytes]:
-    """Every key under the prefix with all it holds (names, fields, members, entries)."""
+    """Every key under the prefix (or opening with its hash tag) with all it holds."""
     out: dict[bytes, bytes] = {}
-    for key in client.scan_iter(match=f"{prefix}:*"):
+    for key in [*client.scan_iter(match=f"{prefix}:*"), *client.scan_iter(match=f"{{{prefix}:*")]:
         kind = client.type(key).decode()  # type: ignore[union-attr]  # bytes client
         parts: list[Any]
         if kind == "string":
@@ -65,10 +67,13 @@ def found_by_metadata(orch: Orchestrator) -> list[str]:
 
 
 def what_reads(orch: Orchestrator, tid: str) -> dict[str, Any]:
+    assistant = next(a for a in AssistantStore.of(orch).all() if a["name"] == "Assistant Axolotl")
     return {"meta": orch.meta(tid)["metadata"], "answer": orch.state(tid).values["answer"],
             "trace": [e["kind"] for e in orch.trace(tid)],
             "memory": [m.value for m in orch.memories("alice")],
-            "note": orch.store.get(("notes", "alice"), "n1").value}  # type: ignore[union-attr]
+            "note": orch.store.get(("notes", "alice"), "n1").value,  # type: ignore[union-attr]
+            "crons": [c["payload"]["input"] for c in CronStore(orch.client, orch.keys).search()],
+            "assistant": (assistant["config"], assistant["context"])}
 
 
 def test_nothing_the_user_or_the_tools_said_is_stored_in_plaintext_and_keys_rotate(
@@ -87,14 +92,18 @@ def test_nothing_the_user_or_the_tools_said_is_stored_in_plaintext_and_keys_rota
             "resume": {call["id"]: {"action": "approve", "digest": call["digest"]}}})
         assert "Sent 'Quarterly Zebra'" in done["answer"]
         orch.store.put(("notes", "alice"), "n1", {"text": "Zebra diary"})
+        sdk.crons.create("agent", schedule="0 0 1 1 *", input={"goal": "Cron Quokka"})
+        sdk.assistants.create("agent", name="Assistant Axolotl",
+                              config={"tags": ["Assistant Axolotl"]},
+                              context={"note": "Context Capybara"})
         before = what_reads(orch, tid)
     assert before["memory"] == ["Zorblatt"] and {"tool_call", "remember"} <= set(before["trace"])
+    assert before["crons"] == [{"goal": "Cron Quokka"}]
+    assert client.llen(orch.keys.outbox()) == 1  # the e-mail, sealed like the rest
 
     stored = everything(client, settings.key_prefix)
     assert {k.split(b":")[-1] for k in stored} >= {b"events", b"meta"}  # the scan saw the run
     for key, content in stored.items():
-        if key.decode().endswith(WORLD):
-            continue
         leaked = [s for s in SECRETS if s in content]
         assert not leaked, (key, leaked)
 

@@ -61,16 +61,16 @@ class Approvals:
                revoked: Iterable[str] = (), *, fence: int | None) -> None:
         """Grant and revoke in one fenced script; a stale run's gate records nothing."""
         pairs: list[bytes | str] = []
+        key = self.keys.gate_decisions(thread_id)
         for call_id, decision in granted.items():
             text = json.dumps({"action": decision.action, "digest": decision.digest,
                                "result": decision.result})
-            pairs += [escape(call_id), self.keys.sealer.seal_text(text)]
+            pairs += [escape(call_id), self.keys.sealer.seal_text(text, key, escape(call_id))]
         for call_id in revoked:
             pairs += [escape(call_id), ""]
         if not pairs:
             return
-        keys = [self.keys.gate_decisions(thread_id), self.keys.fence(thread_id),
-                self.keys.registry(thread_id)]
+        keys = [key, self.keys.fence(thread_id), self.keys.registry(thread_id)]
         token = "" if fence is None else str(fence)
         try:
             reply = self.redis.eval(_WRITE, len(keys), *keys, token, self.ttl_s, *pairs)
@@ -83,13 +83,14 @@ class Approvals:
             self.wait.acknowledge(self.redis, self.keys.replica_ack(thread_id), "gate decisions")
 
     def get(self, thread_id: str, call_id: str) -> GateDecision | None:
+        key = self.keys.gate_decisions(thread_id)
         try:
-            raw = self.redis.hget(self.keys.gate_decisions(thread_id), escape(call_id))
+            raw = self.redis.hget(key, escape(call_id))
         except redis.RedisError as exc:
             raise RedisUnavailableError(f"cannot read the gate's decision on {call_id} ({exc})") from exc
         if raw is None:
             return None
-        data = json.loads(self.keys.sealer.open_text(raw))
+        data = json.loads(self.keys.sealer.open_text(raw, key, escape(call_id)))
         return GateDecision(action=data["action"], digest=data["digest"], result=data["result"])
 
 

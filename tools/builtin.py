@@ -14,6 +14,7 @@ from typing import Any
 import redis
 from pydantic import BaseModel, ConfigDict, Field
 
+from checkpoints.keys import Keys
 from tools.calculator import CalculatorError, calculate
 from tools.errors import Conflict, InvalidInput, NotFound
 from tools.registry import ToolRegistry
@@ -119,31 +120,52 @@ def _parse_time(value: str) -> datetime:
         raise InvalidInput(f"{value!r} is not a real date and time") from exc
 
 
-# KEYS: calendar. ARGV: id, start, end, event JSON. Times are YYYY-MM-DDTHH:MM, so they
-# compare as strings.
+# KEYS: calendar, its slots. ARGV: id, start, end, event (JSON, sealed when encryption is
+# on: the overlap check reads the slots, ``start|end``). Times are YYYY-MM-DDTHH:MM, so
+# they compare as strings. Plain events booked before the slots existed are read as JSON.
 _BOOK = """
 local same = redis.call('HGET', KEYS[1], ARGV[1])
-if same then return {'booked', same} end
-for _, raw in ipairs(redis.call('HVALS', KEYS[1])) do
-  local other = cjson.decode(raw)
-  if other['start_time'] < ARGV[3] and ARGV[2] < other['end_time'] then return {'overlap', raw} end
+if same then return {'booked', ARGV[1], same} end
+local slots = redis.call('HGETALL', KEYS[2])
+for i = 1, #slots, 2 do
+  local s, e = string.match(slots[i + 1], '^(.-)|(.*)$')
+  if s < ARGV[3] and ARGV[2] < e then
+    return {'overlap', slots[i], redis.call('HGET', KEYS[1], slots[i])}
+  end
+end
+for id, raw in pairs(redis.call('HGETALL', KEYS[1])) do
+  if string.sub(raw, 1, 1) == '{' then
+    local other = cjson.decode(raw)
+    if other['start_time'] < ARGV[3] and ARGV[2] < other['end_time'] then
+      return {'overlap', other['id'], raw}
+    end
+  end
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
-return {'booked', ARGV[4]}
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. '|' .. ARGV[3])
+return {'booked', ARGV[1], ARGV[4]}
 """
-# KEYS: outbox, its key index. ARGV: idempotency key, message JSON.
+# KEYS: outbox, its key index. ARGV: idempotency key, the message sealed for the index,
+# the message sealed for the outbox.
 _QUEUE_MAIL = """
-if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 1 then redis.call('RPUSH', KEYS[1], ARGV[2]) end
+if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 1 then redis.call('RPUSH', KEYS[1], ARGV[3]) end
 return 1
 """
 
 
-def _text_list(reply: Any) -> list[str]:
-    return [v.decode() if isinstance(v, bytes) else str(v) for v in reply]
+def fill_calendar_slots(client: redis.Redis, keys: Keys) -> int:
+    """Give each event booked before the calendar kept slots its slot, so the overlap check
+    still sees it once ``graphwright seal`` has sealed it; returns how many were added."""
+    raw: dict[bytes, bytes] = client.hgetall(keys.calendar())  # type: ignore[assignment]  # bytes client
+    plain = {k: json.loads(v) for k, v in raw.items() if v.startswith(b"{")}
+    return sum(int(client.hsetnx(keys.calendar_slots(), k, f"{e['start_time']}|{e['end_time']}"))
+               for k, e in plain.items())
 
 
-def _events(client: redis.Redis, key: str) -> list[dict[str, Any]]:
-    return [json.loads(v) for v in client.hvals(key)]
+def _events(ctx: ToolContext) -> list[dict[str, Any]]:
+    key = ctx.keys.calendar()
+    raw: dict[bytes, bytes] = ctx.redis.hgetall(key)  # type: ignore[assignment]  # bytes client
+    return [ctx.keys.sealer.open_json(v, key, k) for k, v in raw.items()]
 
 
 def build_registry() -> ToolRegistry:
@@ -208,7 +230,7 @@ def _add_reads(reg: ToolRegistry) -> None:
         create_event to find a free slot."""
         day = [
             e
-            for e in _events(ctx.redis, ctx.keys.calendar())
+            for e in _events(ctx)
             if e["start_time"].startswith(args.date)
         ]
         return sorted(day, key=lambda e: e["start_time"])
@@ -227,11 +249,12 @@ def _add_writes(reg: ToolRegistry) -> None:
         event = {"id": ctx.idempotency_key or uuid.uuid4().hex, **args.model_dump()}
         # One script checks the key, the overlaps and books: a second call under the same
         # key returns the first booking instead of booking again.
-        outcome, stored = _text_list(ctx.redis.eval(
-            _BOOK, 1, ctx.keys.calendar(), event["id"], args.start_time, args.end_time,
-            json.dumps(event, ensure_ascii=False)))
-        booked: dict[str, Any] = json.loads(stored)
-        if outcome == "overlap":
+        calendar, sealer = ctx.keys.calendar(), ctx.keys.sealer
+        outcome, event_id, stored = ctx.redis.eval(
+            _BOOK, 2, calendar, ctx.keys.calendar_slots(), event["id"], args.start_time,
+            args.end_time, sealer.seal_json(event, calendar, event["id"]))
+        booked: dict[str, Any] = sealer.open_json(stored, calendar, event_id)
+        if outcome in (b"overlap", "overlap"):
             raise Conflict(f"the slot overlaps '{booked['title']}' "
                            f"({booked['start_time']} to {booked['end_time']})")
         return booked
@@ -243,6 +266,7 @@ def _add_writes(reg: ToolRegistry) -> None:
         message = {"id": ctx.idempotency_key or uuid.uuid4().hex, **args.model_dump()}
         # The message and its key are stored in one script: a second call under the same
         # key queues nothing.
-        ctx.redis.eval(_QUEUE_MAIL, 2, ctx.keys.outbox(), ctx.keys.outbox_ids(), message["id"],
-                       json.dumps(message, ensure_ascii=False))
+        outbox, ids, sealer = ctx.keys.outbox(), ctx.keys.outbox_ids(), ctx.keys.sealer
+        ctx.redis.eval(_QUEUE_MAIL, 2, outbox, ids, message["id"],
+                       sealer.seal_json(message, ids, message["id"]), sealer.seal_json(message, outbox))
         return {"queued": message["id"], "to": args.to}

@@ -97,7 +97,7 @@ class Records:
         if outcome == "claimed":
             return Claim("claimed", attempt)
         if outcome == "done":
-            return Claim("done", attempt, result=self._open(reply[1]))
+            return Claim("done", attempt, result=self._open(reply[1], thread_id, call_id))
         if outcome == "conflict":
             return Claim("conflict", attempt, detail=reply[1])
         return Claim("unknown", attempt, detail=reply[1] if len(reply) > 1 else None)
@@ -105,7 +105,8 @@ class Records:
     def settle(self, thread_id: str, call_id: str, *, attempt: str, status: Status, result: str,
                fence: int | None, required: Status | None = None) -> bool:
         """Record the outcome of ``attempt``; False when the record moved on (another attempt)."""
-        sealed = self.keys.sealer.seal_text(result)  # results hold what the tool returned
+        sealed = self.keys.sealer.seal_text(  # results hold what the tool returned
+            result, self.keys.idempotency(thread_id, call_id), "result")
         reply = self._run(_SETTLE, thread_id, call_id, fence, attempt, status, sealed, self.ttl_s,
                           required or "")
         return reply[0] == "ok"
@@ -114,11 +115,12 @@ class Records:
         raw = self.redis.hgetall(self.keys.idempotency(thread_id, call_id))
         record = {_text(k): _text(v) for k, v in raw.items()}
         if "result" in record:
-            record["result"] = self._open(record["result"])
+            record["result"] = self._open(record["result"], thread_id, call_id)
         return record
 
-    def _open(self, stored: str) -> str:
-        return self.keys.sealer.open_text(stored.encode("utf-8", "surrogateescape"))
+    def _open(self, stored: str, thread_id: str, call_id: str) -> str:
+        return self.keys.sealer.open_text(stored.encode("utf-8", "surrogateescape"),
+                                          self.keys.idempotency(thread_id, call_id), "result")
 
     def _run(self, script: str, thread_id: str, call_id: str, fence: int | None, *args: object,
              registry: bool = False, failing: str = "") -> list[str]:

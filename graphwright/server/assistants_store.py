@@ -8,7 +8,6 @@ clients may name either.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
@@ -55,6 +54,7 @@ class AssistantStore:
     def __init__(self, client: redis.Redis, keys: Keys, graphs: Callable[[], Iterable[str]]) -> None:
         self.redis = client
         self.keys = keys
+        self.sealer = keys.sealer  # documents hold the assistant's config and context
         self.graphs = graphs
 
     @classmethod
@@ -69,7 +69,7 @@ class AssistantStore:
 
     def _load(self, assistant_id: str) -> Doc | None:
         raw: bytes | None = self.redis.hget(self.keys.assistants(), assistant_id)  # type: ignore[assignment]  # bytes client
-        return None if raw is None else dict(json.loads(raw))
+        return None if raw is None else dict(self.sealer.open_json(raw, self.keys.assistants(), assistant_id))
 
     def resolve_id(self, assistant_id: str) -> str:
         """A graph name stands for its system assistant."""
@@ -87,7 +87,7 @@ class AssistantStore:
 
     def all(self) -> list[Doc]:
         raw: dict[bytes, bytes] = self.redis.hgetall(self.keys.assistants())  # type: ignore[assignment]  # bytes client
-        return [json.loads(v) for v in raw.values()]
+        return [self.sealer.open_json(v, self.keys.assistants(), k) for k, v in raw.items()]
 
     def _matching(self, graph_id: str | None, name: str | None,
                   metadata: Mapping[str, Any] | None) -> list[Doc]:
@@ -121,8 +121,9 @@ class AssistantStore:
     def versions(self, assistant_id: str, *, metadata: Mapping[str, Any] | None = None,
                  limit: int = 10, offset: int = 0) -> list[Doc]:
         assistant_id = self.get(assistant_id)["assistant_id"]
-        raw: dict[bytes, bytes] = self.redis.hgetall(self.keys.assistant_versions(assistant_id))  # type: ignore[assignment]  # bytes client
-        docs = [json.loads(v) for v in raw.values()]
+        key = self.keys.assistant_versions(assistant_id)
+        raw: dict[bytes, bytes] = self.redis.hgetall(key)  # type: ignore[assignment]  # bytes client
+        docs = [self.sealer.open_json(v, key, n) for n, v in raw.items()]
         docs = [d for d in docs if not metadata or contains(d.get("metadata") or {}, metadata)]
         docs.sort(key=lambda d: int(d["version"]), reverse=True)
         return docs[offset: offset + limit]
@@ -153,8 +154,10 @@ class AssistantStore:
                     "created_at": now, "updated_at": now, "version": 1}
         version = {k: v for k, v in doc.items() if k != "updated_at"}
         with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hsetnx(self.keys.assistants(), assistant_id, json.dumps(doc))
-            pipe.hsetnx(self.keys.assistant_versions(assistant_id), "1", json.dumps(version))
+            pipe.hsetnx(self.keys.assistants(), assistant_id,
+                        self.sealer.seal_json(doc, self.keys.assistants(), assistant_id))
+            pipe.hsetnx(self.keys.assistant_versions(assistant_id), "1",
+                        self.sealer.seal_json(version, self.keys.assistant_versions(assistant_id), "1"))
             created, _ = pipe.execute()
         return doc if created else self.get(assistant_id)
 
@@ -204,8 +207,10 @@ class AssistantStore:
                     version = {k: v for k, v in doc.items() if k != "updated_at"}
                     version["created_at"] = now
                     pipe.multi()
-                    pipe.hset(versions_key, str(number), json.dumps(version))
-                    pipe.hset(self.keys.assistants(), assistant_id, json.dumps(doc))
+                    pipe.hset(versions_key, str(number),
+                              self.sealer.seal_json(version, versions_key, str(number)))
+                    pipe.hset(self.keys.assistants(), assistant_id,
+                              self.sealer.seal_json(doc, self.keys.assistants(), assistant_id))
                     pipe.execute()
                     return doc
                 except redis.WatchError:
@@ -214,14 +219,16 @@ class AssistantStore:
 
     def set_latest(self, assistant_id: str, version: int) -> Doc:
         doc = self.get(assistant_id)
-        raw: bytes | None = self.redis.hget(self.keys.assistant_versions(doc["assistant_id"]), str(version))  # type: ignore[assignment]  # bytes client
+        versions_key = self.keys.assistant_versions(doc["assistant_id"])
+        raw: bytes | None = self.redis.hget(versions_key, str(version))  # type: ignore[assignment]  # bytes client
         if raw is None:
             raise NotFoundError(f"Version {version} not found for assistant {doc['assistant_id']}")
-        chosen = json.loads(raw)
+        chosen = self.sealer.open_json(raw, versions_key, str(version))
         doc.update({k: chosen.get(k) for k in ("config", "context", "metadata", "name",
                                                "description", "graph_id")},
                    version=int(chosen["version"]), updated_at=now_iso())
-        self.redis.hset(self.keys.assistants(), doc["assistant_id"], json.dumps(doc))
+        self.redis.hset(self.keys.assistants(), doc["assistant_id"],
+                        self.sealer.seal_json(doc, self.keys.assistants(), doc["assistant_id"]))
         return doc
 
     def delete(self, assistant_id: str) -> str:

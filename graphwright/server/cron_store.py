@@ -7,7 +7,6 @@ fields, or six with seconds last.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, tzinfo
@@ -89,15 +88,18 @@ class CronStore:
     def __init__(self, client: redis.Redis, keys: Keys) -> None:
         self.redis = client
         self.keys = keys
+        self.sealer = keys.sealer  # documents hold the run's input and config
 
     def record_failure(self, cron_id: str, slot: int, error: BaseException) -> None:
         """Note on the cron why the run due at ``slot`` did not start (read back as last_error)."""
         note = {"slot": iso(slot), "error": f"{type(error).__name__}: {error}"}
-        self.redis.hset(self.keys.cron_errors(), cron_id, json.dumps(note))
+        # the error may quote the cron's body: sealed like the cron's document
+        self.redis.hset(self.keys.cron_errors(), cron_id,
+                        self.sealer.seal_json(note, self.keys.cron_errors(), cron_id))
 
     def find(self, cron_id: str) -> Doc | None:
         raw: bytes | None = self.redis.hget(self.keys.crons(), cron_id)  # type: ignore[assignment]  # bytes client
-        return None if raw is None else dict(json.loads(raw))
+        return None if raw is None else dict(self.sealer.open_json(raw, self.keys.crons(), cron_id))
 
     def get(self, cron_id: str) -> Doc:
         doc = self.find(cron_id)
@@ -109,7 +111,8 @@ class CronStore:
         """The due set's time while the cron is scheduled, else the one last computed."""
         score = self.redis.zscore(self.keys.cron_due(), doc["cron_id"])
         failed: bytes | None = self.redis.hget(self.keys.cron_errors(), doc["cron_id"])  # type: ignore[assignment]  # bytes client
-        extra = {"last_error": json.loads(failed)} if failed is not None else {}
+        extra = {"last_error": self.sealer.open_json(failed, self.keys.cron_errors(),
+                                                     doc["cron_id"])} if failed is not None else {}
         return {**doc, **extra,
                 "next_run_date": iso(float(score)) if score is not None else doc.get("next_run_date")}
 
@@ -146,7 +149,7 @@ class CronStore:
         run_body(doc)
         with self.redis.pipeline(transaction=True) as pipe:
             self._schedule(pipe, doc, moment)
-            pipe.hset(self.keys.crons(), cron_id, json.dumps(doc))
+            pipe.hset(self.keys.crons(), cron_id, self.sealer.seal_json(doc, self.keys.crons(), cron_id))
             pipe.execute()
         return self.get(cron_id)
 
@@ -177,7 +180,7 @@ class CronStore:
             elif end is not None and float(due) > end:
                 pipe.zrem(self.keys.cron_due(), cron_id)
             # else the next due run stays as it is: a new end_time or payload skips none
-            pipe.hset(self.keys.crons(), cron_id, json.dumps(doc))
+            pipe.hset(self.keys.crons(), cron_id, self.sealer.seal_json(doc, self.keys.crons(), cron_id))
             pipe.execute()
         return self.get(cron_id)
 
@@ -193,7 +196,7 @@ class CronStore:
     def _matching(self, assistant_id: str | None, thread_id: str | None, enabled: bool | None,
                   metadata: Mapping[str, Any] | None, allows: Allows | None = None) -> list[Doc]:
         raw: dict[bytes, bytes] = self.redis.hgetall(self.keys.crons())  # type: ignore[assignment]  # bytes client
-        docs = [json.loads(v) for v in raw.values()]
+        docs = [self.sealer.open_json(v, self.keys.crons(), k) for k, v in raw.items()]
         return [d for d in docs
                 if (not assistant_id or d["assistant_id"] == assistant_id)
                 and (not thread_id or d.get("thread_id") == thread_id)

@@ -40,7 +40,8 @@ class EventLog:
 
     def publish(self, event: str, data: Any) -> str:
         with self.redis.pipeline(transaction=True) as pipe:
-            pipe.xadd(self.key, {"event": event, "data": self.sealer.seal_text(encode(data))})
+            pipe.xadd(self.key, {"event": event,
+                                "data": self.sealer.seal_text(encode(data), self.key, "data")})
             pipe.sadd(self.registry, self.key)
             entry_id, _ = pipe.execute()
         return entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
@@ -56,9 +57,10 @@ class EventLog:
             entries = got[0][1] if got else []
             for entry_id, fields in entries:
                 cursor = entry_id.decode()
-                event, data = fields[b"event"].decode(), self.sealer.open_text(fields[b"data"])
-                if event == END:
+                event = fields[b"event"].decode()
+                if event == END:  # its data is the run's status, written in the clear
                     return
+                data = self.sealer.open_text(fields[b"data"], self.key, "data")
                 yield cursor, event, data
             if not entries and (not follow or (alive is not None and not alive())):
                 return

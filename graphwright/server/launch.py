@@ -206,7 +206,8 @@ async def relay(launch: Launcher, run: Run, modes: list[str], request: Request,
             event = fields[b"event"].decode()
             if event == END:
                 return items, True
-            items.append((entry_id.decode(), event, launch.orch.keys.sealer.open_text(fields[b"data"])))
+            data = launch.orch.keys.sealer.open_text(fields[b"data"], log.key, "data")
+            items.append((entry_id.decode(), event, data))
         return items, False
 
     try:

@@ -7,6 +7,9 @@ queue and the delayed set share the thread's hash tag.
 
 from __future__ import annotations
 
+# The reasons the scripts write into a run's ``error`` themselves: fixed text, never sealed.
+CLEAR_ERRORS = frozenset({b"cancelled by a newer run", b"cancelled before it started"})
+
 # KEYS: record, runs, inflight, registry, queue, delayed (on a cluster, queue and delayed are
 # the record again and mode is none: the caller queues apart, as they live on other slots)
 # ARGV: run_id, now, strategy, mode (queue|delay|none), due, record-prefix, thread_id, fields...

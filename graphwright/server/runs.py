@@ -28,7 +28,7 @@ from graphwright.server.schemas import Run, RunCreate, RunStatus, ThreadStatus
 from graphwright_errors import ConflictError, NotFoundError
 
 GROUP = "workers"
-SEALED_RUN = frozenset({"body", "error", "output"})  # fields of a run record sealed at rest
+SEALED_RUN = frozenset({b"body", b"error", b"output"})  # fields of a run record sealed at rest
 TERMINAL: set[RunStatus] = {"success", "error", "interrupted", "timeout"}
 RUN_STATUS: dict[str, RunStatus] = {
     "completed": "success", "stopped": "success", "interrupted": "interrupted", "failed": "error",
@@ -95,8 +95,8 @@ class RunStore:
                   "created_at": str(now), "updated_at": str(now), "status": "pending",
                   "body": body.model_dump_json(), "started": "0", "error": "", **extra}
         mode = "none" if not queue else "delay" if delay_s > 0 else "queue"
-        flat = [item for pair in self._sealed(record).items() for item in pair]
         key = self.keys.run_record(thread_id, run_id)
+        flat = [item for pair in self._sealed(key, record).items() for item in pair]
         queues = [key, key] if self.cluster else [self.keys.queue(), self.delayed()]
         outcome = self.script("CREATE", [
             key, self.keys.thread_runs(thread_id), self.inflight(thread_id),
@@ -118,11 +118,12 @@ class RunStore:
     # --- reading ---------------------------------------------------------------
 
     def raw(self, thread_id: str, run_id: str) -> dict[str, str]:
-        data: dict[bytes, bytes] = self.redis.hgetall(self.keys.run_record(thread_id, run_id))  # type: ignore[assignment]  # bytes client
+        key = self.keys.run_record(thread_id, run_id)
+        data: dict[bytes, bytes] = self.redis.hgetall(key)  # type: ignore[assignment]  # bytes client
         if not data:
             raise NotFoundError(f"no run {run_id!r} on thread {thread_id!r}")
-        return {k.decode(): self.keys.sealer.open_text(v) if k.decode() in SEALED_RUN else v.decode()
-                for k, v in data.items()}
+        return {k.decode(): v.decode() if k not in SEALED_RUN or v in run_scripts.CLEAR_ERRORS
+                else self.keys.sealer.open_text(v, key, k) for k, v in data.items()}
 
     def get(self, thread_id: str, run_id: str) -> Run:
         return self.to_run(self.raw(thread_id, run_id))
@@ -160,11 +161,12 @@ class RunStore:
         """Set fields of the run's record; with the executor's ``fence``, refused
         (LockLostError) once another executor took the thread over."""
         mapping: dict[str, str] = {**fields, "updated_at": str(time.time())}
-        fenced_hset(self.redis, self.keys, thread_id, self.keys.run_record(thread_id, run_id),
-                    self._sealed(mapping), fence)
+        key = self.keys.run_record(thread_id, run_id)
+        fenced_hset(self.redis, self.keys, thread_id, key, self._sealed(key, mapping), fence)
 
-    def _sealed(self, record: dict[str, str]) -> dict[str, str | bytes]:
-        return {k: self.keys.sealer.seal_text(v) if k in SEALED_RUN else v for k, v in record.items()}
+    def _sealed(self, key: str, record: dict[str, str]) -> dict[str, str | bytes]:
+        return {k: self.keys.sealer.seal_text(v, key, k) if k.encode() in SEALED_RUN else v
+                for k, v in record.items()}
 
     def pickup(self, thread_id: str, run_id: str, owner: str) -> Pickup:
         """Mark the run running for ``owner`` (who holds the thread lock) if it is its turn."""
@@ -174,16 +176,17 @@ class RunStore:
 
     def publish(self, thread_id: str, run_id: str, owner: str, event: str, data: Any) -> bool:
         """Append an event to the run's stream, unless someone else owns the run now."""
-        got = self.script("PUBLISH", [self.keys.run_record(thread_id, run_id),
-                                      stream_key(self.keys, thread_id, run_id)],
-                          [owner, event, self.keys.sealer.seal_text(encode(data))])
+        events = stream_key(self.keys, thread_id, run_id)
+        got = self.script("PUBLISH", [self.keys.run_record(thread_id, run_id), events],
+                          [owner, event, self.keys.sealer.seal_text(encode(data), events, "data")])
         return got is not None
 
     def finish(self, thread_id: str, run_id: str, owner: str, status: RunStatus, error: str = "") -> bool:
         """Record how the run ended and close its event stream; False if it is not ours."""
-        got = self.script("FINISH", [self.keys.run_record(thread_id, run_id), self.inflight(thread_id),
-                                     stream_key(self.keys, thread_id, run_id)],
-                          [run_id, owner, status, self.keys.sealer.seal_text(error), time.time(), TTL_S, END])
+        key = self.keys.run_record(thread_id, run_id)
+        got = self.script("FINISH", [key, self.inflight(thread_id), stream_key(self.keys, thread_id, run_id)],
+                          [run_id, owner, status, self.keys.sealer.seal_text(error, key, "error"),
+                           time.time(), TTL_S, END])
         return bool(got)
 
     def cancel(self, thread_id: str, run_id: str, action: str = "interrupt") -> str:
