@@ -4,14 +4,21 @@ the server ran the command)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 from langgraph.checkpoint.conformance.test_utils import generate_checkpoint, generate_metadata
 
-from checkpoints.keys import escape
+from checkpoints.keys import Keys, escape
 from checkpoints.redis import RedisSaver
 from checkpoints.scripts import SHAS
 from graphwright import Orchestrator
 from graphwright.connect import connect
 from graphwright.offline import OfflineChatModel
+from graphwright.server.events import EventLog
+from graphwright.server.run_scripts import PUBLISH
+from graphwright.server.runs import RunStore
+from graphwright.server.schemas import RunCreate
 from graphwright.settings import Settings
 from graphwright.testing.redis_servers import Server
 from tests.reply_proxy import reply_proxy
@@ -57,3 +64,21 @@ def test_a_replayed_trace_write_and_first_put_keep_the_usage_exact(
         assert "replayed" in {t.thread_id for t in orch.threads()}
         orch.client.close()
     plain.client.close()
+
+
+def test_a_replayed_publish_adds_the_event_once(redis_server: Server, prefix: str) -> None:
+    sha = hashlib.sha1(PUBLISH.encode()).hexdigest().encode()
+    with reply_proxy(redis_server.port) as proxy:
+        client = connect(proxy.url, retry_budget_s=10)
+        store = RunStore(client, Keys(prefix=prefix))
+        run = store.create("t", RunCreate(assistant_id="agent"), queue=False)
+        assert store.pickup("t", run.run_id, "me") == "start"
+        client.script_load(PUBLISH)  # so the lost reply is one of a publish that ran
+        proxy.drop_after.append(sha)
+        for i in range(3):
+            assert store.publish("t", run.run_id, "me", "values", {"i": i})
+        assert proxy.dropped == [sha]
+        seen = [json.loads(d)["i"] for _, _, d in
+                EventLog(client, Keys(prefix=prefix), "t", run.run_id).read(follow=False)]
+        assert seen == [0, 1, 2]  # every event once, in order
+        client.close()

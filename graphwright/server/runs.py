@@ -178,7 +178,8 @@ class RunStore:
         """Append an event to the run's stream, unless someone else owns the run now."""
         events = stream_key(self.keys, thread_id, run_id)
         got = self.script("PUBLISH", [self.keys.run_record(thread_id, run_id), events],
-                          [owner, event, self.keys.sealer.seal_text(encode(data), events, "data")])
+                          [owner, event, self.keys.sealer.seal_text(encode(data), events, "data"),
+                           uuid.uuid4().hex])  # a replay of this call is added once
         return got is not None
 
     def finish(self, thread_id: str, run_id: str, owner: str, status: RunStatus, error: str = "") -> bool:
