@@ -57,6 +57,7 @@ class TraceWriter:
         self.ttl_s = ttl_s
         self._waiting: deque[tuple[str, bytes | str, int | None, str]] = deque(maxlen=BUFFERED)
         self._guard = threading.Lock()
+        self._xadd = client.register_script(_XADD)  # EVALSHA: the script is sent once
 
     def emit(self, thread_id: str, kind: str, *, fence: int | None = None, **fields: Any) -> str:
         """Append one redacted event; returns its stream entry id ("" while it waits in memory)."""
@@ -86,8 +87,8 @@ class TraceWriter:
     def _append(self, thread_id: str, data: bytes | str, fence: int | None, event_id: str) -> str:
         keys = (self.keys.events(thread_id), self.keys.fence(thread_id),
                 self.keys.registry(thread_id), *self.keys.event_ids(thread_id))
-        entry_id = self.redis.eval(_XADD, len(keys), *keys, "" if fence is None else str(fence),
-                                   data, MAX_EVENTS, self.ttl_s or "", event_id)
+        entry_id = self._xadd(keys=keys, args=["" if fence is None else str(fence), data,
+                                               MAX_EVENTS, self.ttl_s or "", event_id])
         if entry_id is None:
             raise LockLostError(f"thread {thread_id!r} is held by a newer run; its trace "
                                 "refuses this process's events")
