@@ -88,7 +88,8 @@ class TraceWriter:
         keys = (self.keys.events(thread_id), self.keys.fence(thread_id),
                 self.keys.registry(thread_id), *self.keys.event_ids(thread_id))
         entry_id = self._xadd(keys=keys, args=["" if fence is None else str(fence), data,
-                                               MAX_EVENTS, self.ttl_s or "", event_id])
+                                               MAX_EVENTS, self.ttl_s or "", event_id],
+                              client=self.redis)
         if entry_id is None:
             raise LockLostError(f"thread {thread_id!r} is held by a newer run; its trace "
                                 "refuses this process's events")
