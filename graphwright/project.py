@@ -48,6 +48,24 @@ class CheckpointerConfig(BaseModel):
     ttl: dict[str, Any] | None = None  # {"default_ttl": minutes, "strategy": "delete", ...}
 
 
+class HttpConfig(BaseModel):
+    """The ``http`` section, as the reference reads it: CORS, a user's app mounted beside the
+    API, a path prefix for the API, switches that leave resources out, and the request
+    headers copied into a run's ``configurable``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    app: str | None = None  # ``./path.py:app``: a Starlette or FastAPI app
+    cors: dict[str, Any] | None = None
+    mount_prefix: str | None = None
+    disable_assistants: bool = False
+    disable_threads: bool = False
+    disable_runs: bool = False
+    disable_store: bool = False
+    disable_meta: bool = False
+    configurable_headers: dict[str, Any] | None = None
+
+
 class ProjectConfig(BaseModel):
     """The parts of ``langgraph.json`` graphwright reads; other keys are allowed and ignored."""
 
@@ -58,6 +76,7 @@ class ProjectConfig(BaseModel):
     env: str | dict[str, str] | None = None
     store: StoreConfig | None = None
     checkpointer: CheckpointerConfig | None = None
+    http: HttpConfig = Field(default_factory=HttpConfig)
 
 
 class Project:
@@ -109,12 +128,18 @@ class Project:
             index["embed"] = load_attribute(embed, self.root)  # a function of the project
         return cast(IndexConfig, index)
 
+    def user_app(self) -> Any:
+        """The app ``http.app`` names, loaded from the project; None without one."""
+        return load_attribute(self.config.http.app, self.root) if self.config.http.app else None
+
     def register(self, registry: GraphRegistry) -> None:
         """Register every graph under its id; each takes its own input."""
         for name, target in self.graphs.items():
             value = load_attribute(target, self.root)
+            entry = self.config.graphs[name]
+            described = entry.get("description") if isinstance(entry, dict) else None
             registry.register(
-                name, _builder(name, value), description=f"{target} (langgraph.json)",
+                name, _builder(name, value), description=str(described or ""),
                 tools=ToolRegistry, make_input=None, per_config=takes_config(value),
             )
 

@@ -26,6 +26,10 @@ from langgraph_sdk.client import SyncLangGraphClient
 
 ROOT = Path(__file__).resolve().parent.parent
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+HEX_ID = re.compile(r"\b[0-9a-f]{32}\b")  # interrupt ids: a hash of the task's path, ids in it
+# Values that tell the server's build and address, not the protocol: the keys stay compared.
+ENVIRONMENT = frozenset({"langgraph_api_version", "langgraph_plan", "langgraph_api_url",
+                         "lc_versions"})
 TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?([+-]\d\d:\d\d|Z)?$")
 
 
@@ -92,6 +96,36 @@ class Normalizer:
                 return "<time>"
             return UUID.sub(lambda m: self.ids.setdefault(m.group(0), f"<id:{len(self.ids)}>"), value)
         return value
+
+
+def mask(value: Any) -> Any:
+    """Ids to ``<id>`` and times to ``<time>``, everywhere (keys too), and the values of the
+    ENVIRONMENT keys to ``<env>``: what a comparison of two servers' answers must not see."""
+    if isinstance(value, dict):
+        return {mask(k) if isinstance(k, str) else k: "<env>" if k in ENVIRONMENT else mask(v)
+                for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [mask(v) for v in value]
+    if isinstance(value, str):
+        return "<time>" if TIME.match(value) else HEX_ID.sub("<id>", UUID.sub("<id>", value))
+    return value
+
+
+def differences(want: Any, have: Any, path: str = "$") -> list[str]:
+    """Every place two JSON values differ, recursively and in both directions: a key only one
+    side has is a difference, as is a list of another length or a leaf of another value."""
+    if isinstance(want, dict) and isinstance(have, dict):
+        out = [f"{path}.{k}: only the reference" for k in want if k not in have]
+        out += [f"{path}.{k}: only graphwright" for k in have if k not in want]
+        for key in (k for k in want if k in have):
+            out += differences(want[key], have[key], f"{path}.{key}")
+        return out
+    if isinstance(want, list) and isinstance(have, list):
+        if len(want) != len(have):
+            return [f"{path}: {len(want)} items in the reference, {len(have)} in graphwright"]
+        return [d for i, (w, h) in enumerate(zip(want, have, strict=True))
+                for d in differences(w, h, f"{path}[{i}]")]
+    return [] if want == have else [f"{path}: reference {want!r:.120}, graphwright {have!r:.120}"]
 
 
 def drop(value: Any, path: str) -> Any:

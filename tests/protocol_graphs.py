@@ -132,9 +132,10 @@ interrupting = interrupting_builder().compile()
 chat = chat_builder().compile()
 subgraph = subgraph_builder().compile()
 raising = raising_builder().compile()
+slow = slow_builder().compile()
 
 
 def register(graphs: Any) -> None:
     for name, builder in BUILDERS.items():
         graphs.register(name, lambda ctx, b=builder: b().compile(checkpointer=ctx.checkpointer),
-                        description=f"protocol test graph: {name}", make_input=None)
+                        make_input=None)

@@ -1,11 +1,13 @@
 """SDK call sequences for the differential protocol test, each written once and run against
 ``langgraph dev`` (the reference) and ``graphwright serve``. A scenario records, per call,
 what a client can tell apart: success or the failure class, statuses, the event names of a
-stream, and the key sets of JSON bodies (ids and times are never compared).
+stream with each event's data, and whole JSON bodies, ids and times masked
+(tests/differential.py ``mask``): the test compares them key by key in both directions.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable
@@ -13,6 +15,8 @@ from typing import Any
 
 import httpx
 from langgraph_sdk.client import SyncLangGraphClient
+
+from tests.differential import mask
 
 Observation = tuple[str, Any]
 NAMESPACE = re.compile(r"(\w+):[0-9a-f-]{36}")
@@ -37,7 +41,7 @@ class Recorder:
         except Exception as exc:  # the SDK raises plain exceptions for run errors
             self.seen.append((label, f"raised {type(exc).__name__}"))
             return None
-        self.seen.append((label, shape(result)))
+        self.seen.append((label, plain(result)))
         return result
 
     def stream(self, label: str, fn: Callable[[], Any]) -> list[Any]:
@@ -48,20 +52,16 @@ class Recorder:
         except httpx.HTTPStatusError as exc:
             self.seen.append((label, f"http {exc.response.status_code}"))
             return parts
-        self.seen.append((label, [NAMESPACE.sub(r"\1:*", p.event) for p in parts]))
+        self.seen.append((label, [[NAMESPACE.sub(r"\1:*", p.event), plain(p.data)] for p in parts]))
         return parts
 
     def note(self, label: str, value: Any) -> None:
         self.seen.append((label, value))
 
 
-def shape(value: Any) -> Any:
-    """Key sets (sorted) of a JSON body; for a list, its length and its first item's keys."""
-    if isinstance(value, dict):
-        return sorted(value)
-    if isinstance(value, list):
-        return [len(value), shape(value[0]) if value else None]
-    return type(value).__name__
+def plain(value: Any) -> Any:
+    """A body as JSON data with ids and times masked."""
+    return mask(json.loads(json.dumps(value, default=str)))
 
 
 def status_of(r: Recorder, label: str, tid: str, rid: str | None = None) -> None:
@@ -199,6 +199,58 @@ def joins(r: Recorder) -> None:
     r.call("join it", lambda: r.c.runs.join(tid, run["run_id"]))
 
 
+def state_reads(r: Recorder) -> None:
+    """Every read of a thread whose state holds messages: stored state leaves as streamed."""
+    tid = r.c.threads.create(metadata={"reads": "yes"})["thread_id"]
+    r.call("wait on the chat", lambda: r.c.runs.wait(tid, "chat", input=HI))
+    r.call("threads.get", lambda: r.c.threads.get(tid))
+    r.call("get_state", lambda: r.c.threads.get_state(tid))
+    r.call("get_history", lambda: r.c.threads.get_history(tid, limit=2))
+    r.call("search by metadata", lambda: r.c.threads.search(metadata={"reads": "yes"}, limit=1))
+    copy = r.call("copy", lambda: r.c.threads.copy(tid))
+    if copy:
+        r.call("get_state of the copy", lambda: r.c.threads.get_state(copy["thread_id"]))
+    r.call("get_state select", lambda: r.c.threads.get_state(tid, select=["values", "next"]))
+    r.call("get_state select a key", lambda: r.c.threads.get_state(tid, select=["values.messages"]))
+
+
+def interrupt_reads(r: Recorder) -> None:
+    tid = r.c.threads.create()["thread_id"]
+    r.c.runs.wait(tid, "interrupting", input=STEPS)
+    r.call("threads.get at the interrupt", lambda: r.c.threads.get(tid))
+    r.call("get_history at the interrupt", lambda: r.c.threads.get_history(tid, limit=1))
+
+
+def cancel(r: Recorder) -> None:
+    tid = r.c.threads.create()["thread_id"]
+    run = r.c.runs.create(tid, "slow", input=STEPS)
+    wait_running(r, tid, run["run_id"])
+    done = r.c.runs.cancel(tid, run["run_id"], wait=True, action="interrupt")
+    r.note("cancel with action=interrupt answers", type(done).__name__)  # how far it got: timing
+    status_of(r, "the cancelled run", tid, run["run_id"])
+    status_of(r, "the thread after cancel", tid)
+
+
+def rollback(r: Recorder) -> None:
+    tid = r.c.threads.create()["thread_id"]
+    first = r.c.runs.create(tid, "slow", input=STEPS)
+    wait_running(r, tid, first["run_id"])
+    last = r.call("create with rollback", lambda: r.c.runs.create(
+        tid, "subgraph", input=STEPS, multitask_strategy="rollback"))
+    if last:
+        r.call("join the last run", lambda: r.c.runs.join(tid, last["run_id"]))
+        status_of(r, "the last run", tid, last["run_id"])
+    r.call("the rolled back run", lambda: r.c.runs.get(tid, first["run_id"]))
+
+
+def wait_running(r: Recorder, tid: str, rid: str) -> None:
+    """Until the run has started (bounded): the strategies act on a running run."""
+    deadline = time.monotonic() + 30
+    while r.c.runs.get(tid, rid)["status"] != "running":
+        assert time.monotonic() < deadline, "the run did not start"
+        time.sleep(0.05)
+
+
 SCENARIOS: dict[str, Callable[[Recorder], None]] = {
     "interrupt and resume": interrupt_and_resume,
     "interrupt streams": interrupt_streams,
@@ -225,6 +277,10 @@ SCENARIOS: dict[str, Callable[[Recorder], None]] = {
     "run options": run_options,
     "inputs": inputs,
     "joins": joins,
+    "state reads": state_reads,
+    "interrupt reads": interrupt_reads,
+    "cancel": cancel,
+    "rollback": rollback,
 }
 
 

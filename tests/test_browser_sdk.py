@@ -1,9 +1,12 @@
 """A page on another origin lists threads and streams a run through the JS SDK in headless
-Chromium: CORS (``GRAPHWRIGHT_CORS_ORIGINS``), ``/info`` and thread search work."""
+Chromium, with no CORS setting at all (any origin, as the reference), with
+``GRAPHWRIGHT_CORS_ORIGINS`` and with ``http.cors`` in ``langgraph.json``: CORS, ``/info``
+and thread search work."""
 
 from __future__ import annotations
 
 import functools
+import json
 import shutil
 import subprocess
 import threading
@@ -44,11 +47,29 @@ def page_origin(page_dir: Path) -> Iterator[str]:
     server.shutdown()
 
 
-@pytest.fixture
-def service(redis_url: str, prefix: str, page_origin: str) -> Iterator[Service]:
+def project_with_cors(folder: Path, origin: str) -> Path:
+    """A langgraph.json whose ``http.cors`` allows ``origin`` (and one graph of its own)."""
+    (folder / "echo.py").write_text("from tests.protocol_graphs import interrupting as graph\n")
+    path = folder / "langgraph.json"
+    path.write_text(json.dumps({"graphs": {"echo": "./echo.py:graph"},
+                                "http": {"cors": {"allow_origins": [origin], "allow_methods": ["*"],
+                                                  "allow_headers": ["*"]}}}))
+    return path
+
+
+@pytest.fixture(params=["no CORS setting", "GRAPHWRIGHT_CORS_ORIGINS", "http.cors"])
+def service(request: pytest.FixtureRequest, redis_url: str, prefix: str, page_origin: str,
+            tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Service]:
+    monkeypatch.delenv("CORS_ALLOW_ORIGINS", raising=False)
+    named = {"GRAPHWRIGHT_CORS_ORIGINS": page_origin} if request.param == "GRAPHWRIGHT_CORS_ORIGINS" else {}
     settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_CORS_ORIGINS=page_origin)
-    with running(Orchestrator(settings=settings, model=OfflineChatModel()), worker=False) as svc:
+                        **named)
+    if request.param == "http.cors":
+        orch = Orchestrator.from_config(project_with_cors(tmp_path, page_origin), settings=settings,
+                                        model=OfflineChatModel())
+    else:
+        orch = Orchestrator(settings=settings, model=OfflineChatModel())
+    with running(orch, worker=False) as svc:
         yield svc
 
 
@@ -83,7 +104,27 @@ def test_a_page_from_another_origin_lists_threads_and_streams_a_run(
     assert done == "idle agent"  # the run stamped metadata.graph_id
 
 
-def test_preflights_from_other_origins_are_refused(service: Service, page_origin: str) -> None:
+def test_any_origin_is_allowed_without_credentials_by_default(redis_url: str, prefix: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CORS_ALLOW_ORIGINS", raising=False)
+    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix)  # type: ignore[call-arg]
+    with running(Orchestrator(settings=settings, model=OfflineChatModel()), worker=False) as svc:
+        asked = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type",
+                 "Origin": "http://127.0.0.1:1"}
+        ok = httpx.options(f"{svc.url}/threads/search", headers=asked)
+    assert ok.status_code == 200 and ok.headers["access-control-allow-origin"] == "*"
+    assert "access-control-allow-credentials" not in ok.headers  # cookies never ride along
+
+
+def test_preflights_from_other_origins_are_refused(redis_url: str, prefix: str,
+                                                   page_origin: str) -> None:
+    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
+                        GRAPHWRIGHT_CORS_ORIGINS=page_origin)
+    with running(Orchestrator(settings=settings, model=OfflineChatModel()), worker=False) as service:
+        _refuses_other_origins(service, page_origin)
+
+
+def _refuses_other_origins(service: Service, page_origin: str) -> None:
     asked = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}
     ok = httpx.options(f"{service.url}/threads/search", headers={"Origin": page_origin, **asked})
     assert ok.status_code == 200 and ok.headers["access-control-allow-origin"] == page_origin

@@ -1,16 +1,22 @@
 """The differential protocol test: the same SDK call sequences (tests/protocol_scenarios.py)
 against ``langgraph dev`` and ``graphwright serve``, sync and async clients, compared call by
-call (success or failure class, statuses, event names per stream, body key sets).
+call: every key of every body and stream event, recursively and in both directions, values
+after masking ids and times (tests/differential.py ``differences``).
 
-The parametrization below is the table: one case per scenario and client. Known and
-deliberate differences are listed in DELIBERATE with the reason.
+The parametrization below is the table (tests/reference/PROTOCOL.md, rewritten from a run
+with ``GW_WRITE_TABLE=1``). DELIBERATE lists calls that differ on purpose; OPEN lists the
+answer paths that still differ and are not answered like the reference yet, each with what
+is missing: shown in the table, not asserted. Every other difference fails the test.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,15 +24,31 @@ from langgraph_sdk import get_client, get_sync_client
 
 from graphwright.testing.fixed_openai import serving
 from graphwright.testing.redis_servers import Server
+from tests.differential import differences
 from tests.protocol_graphs import CHAT_URL_ENV
 from tests.protocol_scenarios import SCENARIOS, Observation, run_scenario
 from tests.protocol_servers import Blocking, graphwright_server, reference_server
 
-# The issue asks for input checked against the graph's input schema: graphwright refuses a
-# bad input with 422 before any run; the reference starts the run and fails it.
-DELIBERATE = {("inputs", "input of the wrong type")}
+TABLE = Path(__file__).parent / "reference" / "PROTOCOL.md"
+# graphwright refuses a bad input with 422 before any run; the reference starts the run and
+# fails it.
+DELIBERATE = {("inputs", "input of the wrong type"):
+              "graphwright checks the input against the graph's input schema: 422 before any run"}
+FENCE = re.compile(r"\.gw_fence: only graphwright")
+# Not answered like the reference yet (path pattern -> what is missing).
+OPEN = {
+    r"\.configurable\.(langgraph_auth_user|langgraph_auth_user_id|langgraph_auth_permissions"
+    r"|langgraph_request_id|user_id|__request_start_time_ms__): only the reference":
+        "the run's configurable lacks the reference's request, auth and timing keys",
+    r"\.metadata\.(user_id|thread_id|langgraph_request_id|langgraph_auth_user_id"
+    r"|langgraph_api_url): only the reference":
+        "checkpoint metadata lacks the thread id, the API's URL and the request/auth keys",
+    r"^\$(\[\d+\])?\.(kwargs\.|multitask_strategy: )":
+        "run records: kwargs and the multitask default differ from the reference's",
+}
 ASYNC_SCENARIOS = ["interrupt and resume", "messages-tuple", "raising graph", "joins"]
 CASES = [(name, "sync") for name in SCENARIOS] + [(name, "async") for name in ASYNC_SCENARIOS]
+RESULTS: dict[tuple[str, str, str], list[str]] = {}
 
 
 @pytest.fixture(scope="session")
@@ -40,9 +62,12 @@ def chat_url() -> Iterator[str]:
 def servers(chat_url: str, redis_server: Server) -> Iterator[tuple[str, str]]:
     with reference_server(chat_url) as reference:
         if reference is None:
-            pytest.skip("langgraph dev (the reference) could not be installed or started")
+            pytest.fail("langgraph dev (the reference) could not be installed or started: "
+                        "scripts/reference-server installs it")
         with graphwright_server(redis_server.url) as ours:
             yield reference, ours.url
+    if os.environ.get("GW_WRITE_TABLE"):
+        TABLE.write_text(table(RESULTS))
 
 
 @pytest.fixture(scope="session")
@@ -58,6 +83,13 @@ def observe(name: str, url: str, kind: str, loop: asyncio.AbstractEventLoop) -> 
     return run_scenario(name, client)
 
 
+def open_reason(difference: str) -> str | None:
+    """Why a difference is still open (or the fencing token, graphwright's own); None: a failure."""
+    if FENCE.search(difference):
+        return "deliberate: graphwright's fencing token rides in the run's configurable"
+    return next((why for pattern, why in OPEN.items() if re.search(pattern, difference)), None)
+
+
 @pytest.mark.parametrize(("scenario", "kind"), CASES, ids=[f"{k}-{n}" for n, k in CASES])
 def test_graphwright_answers_like_the_reference(scenario: str, kind: str, servers: tuple[str, str],
                                                loop: asyncio.AbstractEventLoop) -> None:
@@ -65,6 +97,42 @@ def test_graphwright_answers_like_the_reference(scenario: str, kind: str, server
     expected = observe(scenario, reference, kind, loop)
     got = observe(scenario, ours, kind, loop)
     assert [label for label, _ in got] == [label for label, _ in expected]
-    mismatches = [(label, want, have) for (label, want), (_, have) in zip(expected, got, strict=True)
-                  if want != have and (scenario, label) not in DELIBERATE]
-    assert not mismatches, mismatches
+    failures = {}
+    for (label, want), (_, have) in zip(expected, got, strict=True):
+        found = differences(want, have)
+        if kind == "sync":
+            RESULTS[(scenario, label, json.dumps(want)[:60])] = found
+        unexplained = [d for d in found if open_reason(d) is None]
+        if unexplained and (scenario, label) not in DELIBERATE:
+            failures[label] = unexplained
+    assert not failures, json.dumps(failures, indent=1)
+
+
+def table(results: dict[tuple[str, str, str], list[str]]) -> str:
+    """The comparison table: each call the same, deliberate, or open (with what is missing)."""
+    rows, counts = [], {"same": 0, "deliberate": 0, "open": 0}
+    for (scenario, label, want), found in results.items():
+        reasons = sorted({open_reason(d) or "FAILS" for d in found})
+        if (scenario, label) in DELIBERATE:
+            reasons = [f"deliberate: {DELIBERATE[(scenario, label)]}"]
+        verdict = "; ".join(reasons) or "same"
+        kind = "same" if not found else \
+            "deliberate" if all(r.startswith("deliberate") for r in reasons) else "open"
+        counts[kind] += 1
+        shown = want.replace("|", "\\|")  # a subgraph event's name holds a pipe
+        rows.append(f"| {scenario} | {label} | `{shown}` | {verdict} |")
+    head = [
+        "# Protocol comparison: graphwright serve against langgraph dev", "",
+        "Written by `GW_WRITE_TABLE=1 pytest tests/test_protocol_diff.py` from one run of the",
+        "scenarios in `tests/protocol_scenarios.py` with the sync SDK client against both servers",
+        "serving `tests/protocol_graphs.py`. Compared per call: every key of every body and stream",
+        "event, recursively and both ways (a key only one side sends is a difference); ids and",
+        "times masked, and the values of the build/address keys (`langgraph_api_version`,",
+        "`langgraph_plan`, `langgraph_api_url`, `lc_versions`).", "",
+        f"{counts['same']} of {len(results)} calls answer exactly like the reference; "
+        f"{counts['deliberate']} differs only on purpose; {counts['open']} still differ in the paths "
+        "named (open work, not deliberate).", "",
+        "Deliberate, everywhere: `configurable.gw_fence` (and so `metadata.gw_fence`), the fencing",
+        "token every checkpoint write of a run carries.", "",
+        "| scenario | call | reference answer (start) | verdict |", "|---|---|---|---|"]
+    return "\n".join(head + rows) + "\n"

@@ -150,6 +150,20 @@ def test_review_pages_refuse_a_key_in_the_url_and_a_forged_cookie(keyed: Service
     assert answer.status_code == 401
 
 
+def test_the_login_cookie_does_not_answer_for_a_page_of_another_origin(keyed: Service) -> None:
+    """Any origin may call the API (the CORS default), and SameSite=Strict lets another port
+    of the same host send the cookie: a write from such a page must not count as logged in."""
+    login = httpx.post(f"{keyed.url}/review/login", content=f"api_key={KEY}&next=/review",
+                       headers={"content-type": "application/x-www-form-urlencoded"})
+    cookie = {"gw_session": login.cookies["gw_session"]}
+    other = httpx.post(f"{keyed.url}/review/x/answer", json={"resume": None}, cookies=cookie,
+                       headers={"origin": "http://127.0.0.1:1"})
+    assert other.status_code == 401
+    own = httpx.post(f"{keyed.url}/review/x/answer", json={"resume": None}, cookies=cookie,
+                     headers={"origin": keyed.url})
+    assert own.status_code != 401  # let in: the thread's own answer (unknown here) decides
+
+
 class Asked(TypedDict, total=False):
     name: str
     greeting: str

@@ -15,6 +15,7 @@ from langgraph_sdk import Auth
 
 from graphwright.locking import ThreadBusyError
 from graphwright.orchestrator import Orchestrator
+from graphwright.project import HttpConfig
 from graphwright.server.assistants_store import AssistantStore
 from graphwright.server.auth import Authority, load_auth
 from graphwright.server.cors import allow_origins
@@ -23,7 +24,9 @@ from graphwright.server.deps import Guarded, Service
 from graphwright.server.errors import UnprocessableError
 from graphwright.server.limits import BodyLimit
 from graphwright.server.routes import assistants, crons, docs, review, runs, store, system, threads
+from graphwright.server.run_headers import RememberHeaders
 from graphwright.server.runs import RunStore
+from graphwright.server.user_app import Authenticated, checked_app
 from graphwright_errors import (
     ConflictError,
     GraphwrightError,
@@ -82,10 +85,21 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
     app.add_exception_handler(redis.RedisError, redis_error)
     app.add_exception_handler(InvalidNamespaceError, invalid_namespace)
     app.add_middleware(BodyLimit, max_bytes=orch.settings.max_body_bytes)
-    allow_origins(app, orch.settings.cors_origins)  # outermost: a preflight needs no key
+    http = orch.project.config.http if orch.project is not None else HttpConfig()
+    if http.configurable_headers:
+        app.add_middleware(RememberHeaders)
+    allow_origins(app, orch.settings.cors_origins, http.cors)  # outermost: a preflight needs no key
     AssistantStore.of(orch).ensure_graphs(orch)
-    app.include_router(system.router)
-    for resource in (assistants, threads, runs, store, crons, docs):
-        app.include_router(resource.router, dependencies=Guarded)
+    prefix = (http.mount_prefix or "").rstrip("/")
+    if not http.disable_meta:
+        app.include_router(system.router, prefix=prefix)
+    for resource, off in ((assistants, http.disable_assistants), (threads, http.disable_threads),
+                          (runs, http.disable_runs), (store, http.disable_store),
+                          (crons, http.disable_runs), (docs, False)):
+        if not off:
+            app.include_router(resource.router, prefix=prefix, dependencies=Guarded)
     app.include_router(review.router)  # its own check: the signed login cookie, never ?api_key=
+    if orch.project is not None and http.app:  # after the API: its routes win a clash
+        user = checked_app(orch.project.user_app(), http.app)
+        app.mount("", Authenticated(user, app.state.authority))
     return app

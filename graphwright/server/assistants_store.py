@@ -8,6 +8,7 @@ clients may name either.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
@@ -18,11 +19,12 @@ import redis
 from checkpoints.keys import Keys
 from graphwright.orchestrator import Orchestrator
 from graphwright.thread_index import contains
-from graphwright_errors import ConflictError, NotFoundError, UserError
+from graphwright_errors import ConflictError, GraphwrightError, NotFoundError, UserError
 
 NAMESPACE_GRAPH = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")  # the reference's namespace
 SORTABLE = ("assistant_id", "graph_id", "name", "created_at", "updated_at")
 Doc = dict[str, Any]
+log = logging.getLogger(__name__)
 
 
 def system_id(graph_id: str) -> str:
@@ -63,7 +65,8 @@ class AssistantStore:
         return cls(orch.client, orch.keys, orch.graphs.names)
 
     def ensure_graphs(self, orch: Orchestrator) -> None:
-        self.ensure_system({spec.name: spec.description for spec in orch.graphs})
+        self.ensure_system({spec.name: spec.description for spec in orch.graphs},
+                           {spec.name: graph_name(orch, spec) for spec in orch.graphs})
 
     # --- reading -----------------------------------------------------------------
 
@@ -161,16 +164,18 @@ class AssistantStore:
             created, _ = pipe.execute()
         return doc if created else self.get(assistant_id)
 
-    def ensure_system(self, descriptions: Mapping[str, str]) -> None:
+    def ensure_system(self, descriptions: Mapping[str, str],
+                      names: Mapping[str, str] | None = None) -> None:
         """Give each registered graph its assistant (kept across restarts; name and
         description follow the registry)."""
         for graph_id, description in descriptions.items():
             aid = system_id(graph_id)
+            name = (names or {}).get(graph_id, graph_id)
             doc = self.create(graph_id=graph_id, assistant_id=aid, if_exists="do_nothing",
-                              metadata={"created_by": "system"}, name=graph_id,
+                              metadata={"created_by": "system"}, name=name,
                               description=description or None)
-            if doc.get("description") != (description or None) or doc.get("name") != graph_id:
-                self.update(aid, name=graph_id, description=description or None)
+            if doc.get("description") != (description or None) or doc.get("name") != name:
+                self.update(aid, name=name, description=description or None)
 
     def update(self, assistant_id: str, *, graph_id: str | None = None,
                config: Mapping[str, Any] | None = None, context: Mapping[str, Any] | None = None,
@@ -239,3 +244,16 @@ class AssistantStore:
             pipe.execute()
         return str(doc["assistant_id"])
 
+
+
+def graph_name(orch: Orchestrator, spec: Any) -> str:
+    """An assistant's name as the reference gives it: the compiled graph's own ``name``,
+    unless it is LangGraph's default (or the graph is built per run): then the graph id."""
+    if getattr(spec, "per_config", False):
+        return str(spec.name)
+    try:
+        name = getattr(orch.compiled(spec.name), "name", None)
+    except GraphwrightError as exc:  # a graph that cannot be built yet still gets its assistant
+        log.warning("graph %s could not be compiled for its assistant's name: %s", spec.name, exc)
+        return str(spec.name)
+    return str(name) if name and name != "LangGraph" else str(spec.name)

@@ -200,10 +200,10 @@ class Executor:
         status: RunStatus
         if error is not None:
             status, thread_status = "error", "failed"
-        elif cancel is not None:
-            status, thread_status = "interrupted", "completed"
+        elif cancel is not None:  # the reference marks a thread whose run was interrupted so
+            status, thread_status = "interrupted", "interrupted" if cancel == "interrupt" else "completed"
             if cancel == "rollback":
-                self.rollback(graph, thread_id, before)
+                self.rollback(graph, thread_id, run_id, before)
         elif state.next:  # a run that stops at an interrupt succeeded; its thread waits
             status, thread_status = "success", "interrupted"
         else:
@@ -222,10 +222,10 @@ class Executor:
             return
         after_run(self.orch, self.store, thread_id, run_id)
 
-    def rollback(self, graph: Graph, thread_id: str, before: str | None) -> None:
+    def rollback(self, graph: Graph, thread_id: str, run_id: str, before: str | None) -> None:
         """Put the thread back where the run started (a new head equal to that checkpoint)."""
-        if before is None:
-            self.orch.saver.delete_thread(thread_id)
+        if before is None:  # only the run's checkpoints go: the thread and its other runs stay
+            self.orch.saver.delete_for_runs([run_id])
             return
         old = graph.get_state({"configurable": {"thread_id": thread_id, "checkpoint_id": before}})
         graph.update_state(old.config, None)

@@ -10,26 +10,10 @@ from typing import Any, cast
 
 from langchain_core.messages import BaseMessage, BaseMessageChunk, message_chunk_to_message
 from langgraph.types import StreamMode
-from pydantic import BaseModel
+
+from graphwright.serialize import wire
 
 NATIVE = ("values", "updates", "custom", "debug", "tasks", "checkpoints", "messages")
-
-
-def wire(value: Any) -> Any:
-    """JSON data as the reference serialises it: messages and models by all their fields."""
-    if isinstance(value, BaseMessage | BaseModel):
-        return wire(value.model_dump())
-    if isinstance(value, dict):
-        return {str(k): wire(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [wire(v) for v in value]
-    if type(value).__name__ == "Interrupt" and hasattr(value, "value"):
-        return {"value": wire(value.value), "id": value.id}
-    if type(value).__name__ == "Send" and hasattr(value, "node"):
-        return {"node": value.node, "arg": wire(value.arg)}
-    if isinstance(value, str | int | float | bool) or value is None:
-        return value
-    return str(value)
 
 
 def graph_modes(requested: Sequence[str]) -> list[StreamMode]:
@@ -54,7 +38,10 @@ class Framer:
         if mode == "messages":
             return self.messages(ns, chunk)
         if mode in self.requested:
-            return [(self.name(mode, ns), wire(chunk))]
+            data = wire(chunk)
+            if mode == "debug" and isinstance(data, dict) and data.get("type") == "checkpoint":
+                data["payload"] = debug_checkpoint(data.get("payload") or {})
+            return [(self.name(mode, ns), data)]
         return []
 
     def messages(self, ns: Sequence[str], chunk: Any) -> list[tuple[str, Any]]:
@@ -70,12 +57,38 @@ class Framer:
         else:
             self.partial[key] = message
             out.append(("messages/metadata", {key: {"metadata": wire(meta)}}))
-        whole = self.partial[key]
-        if isinstance(message, BaseMessageChunk):
-            out.append(("messages/partial", [wire(whole)]))
-        else:
-            out.append(("messages/complete", [wire(message_chunk_to_message(whole))]))
+        # the accumulated chunk leaves as the message it adds up to (``type: "ai"``), as the
+        # reference sends it; only the event name tells partial from complete
+        whole = wire(message_chunk_to_message(self.partial[key]))
+        done = not isinstance(message, BaseMessageChunk)
+        out.append(("messages/complete" if done else "messages/partial", [whole]))
         return out
+
+
+def checkpoint_of(config: Any) -> dict[str, Any] | None:
+    """The ``checkpoint`` object of a config: thread, id, namespace (and map when given)."""
+    conf = (config or {}).get("configurable") or {} if isinstance(config, dict) else {}
+    if not conf.get("thread_id") or not conf.get("checkpoint_id"):
+        return None
+    out = {"checkpoint_id": conf["checkpoint_id"], "thread_id": conf["thread_id"]}
+    if "checkpoint_ns" in conf:
+        out["checkpoint_ns"] = conf["checkpoint_ns"] or ""
+    if "checkpoint_map" in conf:
+        out["checkpoint_map"] = conf["checkpoint_map"]
+    return out
+
+
+def debug_checkpoint(payload: dict[str, Any]) -> dict[str, Any]:
+    """A debug ``checkpoint`` payload as the reference sends it: with ``checkpoint`` and
+    ``parent_checkpoint``, and each task's subgraph ``state`` config as its ``checkpoint``."""
+    tasks = []
+    for task in payload.get("tasks") or []:
+        state = task.get("state") if isinstance(task, dict) else None
+        if isinstance(state, dict) and state.get("configurable"):
+            task = {**{k: v for k, v in task.items() if k != "state"}, "checkpoint": state["configurable"]}
+        tasks.append(task)
+    return {**payload, "checkpoint": checkpoint_of(payload.get("config")),
+            "parent_checkpoint": checkpoint_of(payload.get("parent_config")), "tasks": tasks}
 
 
 def error_data(exc: BaseException) -> dict[str, str]:

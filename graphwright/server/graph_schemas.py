@@ -32,6 +32,16 @@ def _tried(name: str, graph: Any, make: Callable[[], Any]) -> Any:
         return None
 
 
+def channel_adapter(graph: Any, key: str) -> TypeAdapter[Any]:
+    """A validator for what an input may write to channel ``key``: its update type where
+    pydantic can check it, else anything (the reference checks no further)."""
+    channel = graph.channels.get(key) if not key.startswith("__") else None
+    try:
+        return TypeAdapter(channel.UpdateType if channel is not None else Any)
+    except SchemaError:
+        return TypeAdapter(Any)
+
+
 def _field(kind: Any) -> dict[str, Any]:
     try:
         return dict(TypeAdapter(kind).json_schema())

@@ -64,6 +64,7 @@ class Launcher:
             config = run_config(thread_id, str(uuid.uuid4()), body)
             if pending_gate(graph, config) is not None:
                 gate_command(graph, config, body.command.resume, spec.tools())  # 422 if it does not fit
+        run_assistant.merge_metadata(self.orch, thread_id, assistant, body, stateless="stateless" in extra)
         run_assistant.stamp(self.orch, thread_id, assistant)
         extra["assistant_id"] = assistant["assistant_id"]  # the record names the assistant, as the reference
         strategy = body.multitask_strategy or "reject"

@@ -3,18 +3,26 @@ input schema), or a ``Command`` built from the request's ``command``; and its co
 
 from __future__ import annotations
 
+import os
 import uuid
+from collections.abc import Callable
+from functools import partial
+from importlib.metadata import version
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
+from langgraph.version import __version__ as langgraph_version
 from pydantic import ValidationError
 
 from graphs.gates import gate_command, pending_gate
 from graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.server.errors import UnprocessableError
+from graphwright.server.graph_schemas import SchemaError, channel_adapter
 from graphwright.server.schemas import RunCreate
 from graphwright_errors import UserError
+
+graphwright_version = version("graphwright")
 
 
 def text_of(content: Any) -> str:
@@ -55,12 +63,23 @@ def check_input(spec: GraphSpec, graph: Graph, value: Any) -> None:
     # checked here; every other field must fit the schema. Missing fields are fine.
     checked = {k: v for k, v in value.items() if k != "messages"}
     try:
-        graph.get_input_schema().model_validate(checked)
+        schema = graph.get_input_schema()
+    except SchemaError:  # a typing.TypedDict before Python 3.12: each input channel's own type
+        for key, field_value in checked.items():
+            _check(spec, partial(channel_adapter(graph, key).validate_python, field_value), key)
+        return
+    _check(spec, lambda: schema.model_validate(checked), "")
+
+
+def _check(spec: GraphSpec, validate: Callable[[], Any], where: str) -> None:
+    """Run one pydantic check; a wrong value (not a missing one) is the caller's 422."""
+    try:
+        validate()
     except ValidationError as exc:
         wrong = [e for e in exc.errors() if e["type"] != "missing"]
         if wrong:
-            where = ".".join(map(str, wrong[0]["loc"])) or "input"
-            raise UnprocessableError(f"bad input for graph {spec.name!r}: {where}: {wrong[0]['msg']}") from exc
+            place = ".".join(filter(None, (where, *map(str, wrong[0]["loc"])))) or "input"
+            raise UnprocessableError(f"bad input for graph {spec.name!r}: {place}: {wrong[0]['msg']}") from exc
 
 
 def graph_input(spec: GraphSpec, value: Any) -> Any:
@@ -80,17 +99,28 @@ def command_of(spec: GraphSpec, graph: Graph, config: RunnableConfig, body: RunC
     return Command(**fields)
 
 
+def server_metadata(run_id: str, attempt: int = 1) -> dict[str, Any]:
+    """What the Agent Server adds to every run's metadata (so to its checkpoints, tasks and
+    message events): the attempt, the versions, the plan, the host and the run id."""
+    return {"run_attempt": attempt, "langgraph_version": langgraph_version,
+            "langgraph_api_version": graphwright_version, "langgraph_plan": "developer",
+            "langgraph_host": "self-hosted", "langgraph_api_url": os.environ.get("LANGGRAPH_API_URL"),
+            "run_id": run_id}
+
+
 def run_config(thread_id: str, run_id: str, body: RunCreate, *, stateless: bool = False) -> RunnableConfig:
     """The request's config with the thread, run and starting checkpoint filled in."""
     given: dict[str, Any] = dict(body.config or {})
-    configurable: dict[str, Any] = {**(given.pop("configurable", None) or {}), "thread_id": thread_id}
+    configurable: dict[str, Any] = {**(given.pop("configurable", None) or {}), "thread_id": thread_id,
+                                    "run_id": run_id, "__after_seconds__": body.after_seconds or 0}
     checkpoint = dict(body.checkpoint or {})
     if body.checkpoint_id:
         checkpoint["checkpoint_id"] = body.checkpoint_id
     if checkpoint.get("checkpoint_id"):
         configurable["checkpoint_id"] = checkpoint["checkpoint_id"]
         configurable["checkpoint_ns"] = checkpoint.get("checkpoint_ns", "")
-    metadata = {**(given.pop("metadata", None) or {}), **(body.metadata or {})}
+    metadata = {**(given.pop("metadata", None) or {}), **(body.metadata or {}),
+                **server_metadata(run_id)}
     config: RunnableConfig = {**given, "configurable": configurable,  # type: ignore[typeddict-item]
                               "metadata": metadata, "run_id": uuid.UUID(run_id)}
     config.setdefault("recursion_limit", 10_000)  # budgets in Limits end runs, not this counter

@@ -9,7 +9,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from graphs.registry import Graph
-from graphwright.server.framing import Framer, graph_modes, wire
+from graphwright.serialize import wire
+from graphwright.server.framing import Framer, graph_modes
 from graphwright.server.schemas import RunCreate
 
 Frames = list[tuple[str, Any]]
@@ -23,6 +24,8 @@ def produce(graph: Graph, payload: Any, config: Any, body: RunCreate, framer: Fr
             ns, mode, chunk = item if body.stream_subgraphs else ((), *item)
             yield framer.frames(ns, mode, chunk)
         return
+    if graph.name == "LangGraph":  # the reference names a graph of LangGraph's default name by its id
+        graph = graph.with_config(run_name=body.assistant_id)
     events = graph.astream_events(payload, config, version="v2", stream_mode=modes, **options)
     for event in blocking(lambda: events):
         if "langsmith:hidden" in (event.get("tags") or []):

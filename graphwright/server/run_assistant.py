@@ -3,10 +3,12 @@ context laid under the run's own, and the run's thread stamped with it."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.assistants_store import AssistantStore
+from graphwright.server.run_headers import configurable_headers, request_headers
 from graphwright.server.schemas import RunCreate
 from graphwright.server.threads_api import Threads
 
@@ -20,12 +22,26 @@ def resolve(orch: Orchestrator, body: RunCreate) -> dict[str, Any]:
     body.assistant_id = assistant["graph_id"]
     mine = dict(body.config or {})
     base = dict(assistant.get("config") or {})
+    wanted = orch.project.config.http.configurable_headers if orch.project is not None else None
     configurable = {**(base.pop("configurable", None) or {}), **(mine.pop("configurable", None) or {}),
+                    **configurable_headers(request_headers.get(), wanted),
                     "graph_id": assistant["graph_id"], "assistant_id": assistant["assistant_id"]}
     body.config = {**base, **mine, "configurable": configurable}
     if assistant.get("context") or body.context:
         body.context = {**(assistant.get("context") or {}), **(body.context or {})}
     return assistant
+
+
+def merge_metadata(orch: Orchestrator, thread_id: str, assistant: dict[str, Any], body: RunCreate,
+                   *, stateless: bool) -> None:
+    """The run's metadata as the reference records it: the assistant's, then the thread's as
+    it was before this run (its ``graph_id`` the first graph run on it; none on a stateless
+    run's thread), then the run's assistant id, then the run's own metadata (which wins)."""
+    thread = json.loads(orch.meta(thread_id).get("metadata") or "{}")
+    if not stateless:
+        thread.setdefault("graph_id", assistant["graph_id"])
+    body.metadata = {**(assistant.get("metadata") or {}), **thread,
+                     "assistant_id": assistant["assistant_id"], **(body.metadata or {})}
 
 
 def stamp(orch: Orchestrator, thread_id: str, assistant: dict[str, Any]) -> None:

@@ -50,7 +50,21 @@ def verify(token: str | None, secret: bytes, *, now: float | None = None) -> dic
     return claims if claims["exp"] > (time.time() if now is None else now) else None
 
 
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def same_origin(request: Request) -> bool:
+    """Whether a browser sent the request from this server's own origin (or from no page:
+    no ``Origin`` header). SameSite=Strict does not tell apart two ports of one host, which
+    count as one site; the CORS default (any origin) then needs this check for writes."""
+    origin = request.headers.get("origin")
+    return origin is None or origin == f"{request.url.scheme}://{request.headers.get('host', '')}"
+
+
 def claims_of(request: Request, secret: bytes) -> dict[str, Any] | None:
+    """The cookie's claims; a write from another origin's page gets none (no CSRF)."""
+    if request.method not in SAFE_METHODS and not same_origin(request):
+        return None
     return verify(request.cookies.get(COOKIE), secret)
 
 

@@ -17,7 +17,8 @@ from langgraph.types import Command, StateSnapshot, StateUpdate
 
 from graphwright.locking import thread_lock
 from graphwright.orchestrator import Orchestrator
-from graphwright.serialize import jsonable
+from graphwright.serialize import wire
+from graphwright.server.framing import checkpoint_of
 from graphwright_errors import NotFoundError, UserError
 
 EMPTY_STATE: dict[str, Any] = {
@@ -38,20 +39,10 @@ def graph_of(orch: Orchestrator, thread_id: str) -> str | None:
     return str(graph) if graph else None
 
 
-def _checkpoint(config: RunnableConfig | None) -> dict[str, Any] | None:
-    conf = (config or {}).get("configurable") or {}
-    if not conf.get("thread_id") or not conf.get("checkpoint_id"):
-        return None
-    out = {"checkpoint_id": conf["checkpoint_id"], "thread_id": conf["thread_id"]}
-    if "checkpoint_ns" in conf:
-        out["checkpoint_ns"] = conf["checkpoint_ns"] or ""
-    if "checkpoint_map" in conf:
-        out["checkpoint_map"] = conf["checkpoint_map"]
-    return out
-
-
-def _interrupt(i: Any) -> dict[str, Any]:
-    return {"id": i.id, "value": jsonable(i.value)}
+def interrupt_doc(i: Any) -> dict[str, Any]:
+    """An interrupt as state reads give it: as the checkpoint stores it, without the
+    ``response_schema`` that runs and streams send."""
+    return {"value": wire(i.value), "id": i.id}
 
 
 def snapshot_doc(snap: StateSnapshot) -> dict[str, Any]:
@@ -60,19 +51,19 @@ def snapshot_doc(snap: StateSnapshot) -> dict[str, Any]:
     if metadata is not None and metadata.get("checkpoint_ns") == "":
         metadata.pop("checkpoint_ns")
     tasks = [{
-        "id": t.id, "name": t.name, "path": jsonable(list(t.path)), "error": t.error,
-        "interrupts": [_interrupt(i) for i in t.interrupts],
+        "id": t.id, "name": t.name, "path": wire(list(t.path)), "error": t.error,
+        "interrupts": [interrupt_doc(i) for i in t.interrupts],
         "checkpoint": dict(t.state["configurable"])
         if t.state is not None and not isinstance(t.state, StateSnapshot) else None,
         "state": snapshot_doc(t.state) if isinstance(t.state, StateSnapshot) else None,
-        "result": jsonable(t.result),
+        "result": wire(t.result),
     } for t in snap.tasks]
     parent = snap.parent_config or {}
     return {
-        "values": jsonable(snap.values), "next": list(snap.next), "tasks": tasks,
-        "metadata": jsonable(metadata), "created_at": snap.created_at,
-        "checkpoint": _checkpoint(snap.config), "parent_checkpoint": _checkpoint(snap.parent_config),
-        "interrupts": [_interrupt(i) for i in snap.interrupts],
+        "values": wire(snap.values), "next": list(snap.next), "tasks": tasks,
+        "metadata": wire(metadata), "created_at": snap.created_at,
+        "checkpoint": checkpoint_of(snap.config), "parent_checkpoint": checkpoint_of(snap.parent_config),
+        "interrupts": [interrupt_doc(i) for i in snap.interrupts],
         "checkpoint_id": (snap.config or {}).get("configurable", {}).get("checkpoint_id"),
         "parent_checkpoint_id": parent.get("configurable", {}).get("checkpoint_id") if parent else None,
     }

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from graphwright.orchestrator import Orchestrator
-from graphwright.serialize import jsonable
+from graphwright.serialize import wire
 from graphwright.server import state_api
 from graphwright.server.runs import iso
 from graphwright.server.schemas_threads import (
@@ -30,6 +30,7 @@ from graphwright_errors import ConflictError, NotFoundError
 
 FIELDS = ("thread_id", "created_at", "updated_at", "state_updated_at", "metadata", "status",
           "config", "values", "interrupts", "error")
+COPY_FIELDS = tuple(f for f in FIELDS if f not in ("values", "interrupts", "error"))  # as the reference
 _PATH = re.compile(r"[^.\[\]]+|\[-?\d+\]")
 
 
@@ -70,16 +71,22 @@ class Threads:
         out: dict[str, Any] = {
             "thread_id": thread_id, "created_at": iso(created), "updated_at": updated,
             "state_updated_at": updated, "metadata": json.loads(meta.get("metadata") or "{}"),
-            "status": self.status(meta), "config": {}, "values": None,
+            "status": self.status(meta), "config": self.config(thread_id), "values": None,
         }
         if meta.get("graph"):  # it has state: the reference then also tells interrupts and error
             out["interrupts"], out["error"] = {}, None
             if fields & {"values", "interrupts"}:
                 snap = self.orch.snapshot(thread_id)
-                out["values"] = jsonable(snap.values)
-                out["interrupts"] = {t.id: [{"id": i.id, "value": jsonable(i.value)} for i in t.interrupts]
+                out["values"] = wire(snap.values)
+                out["interrupts"] = {t.id: [state_api.interrupt_doc(i) for i in t.interrupts]
                                      for t in snap.tasks if t.interrupts}
         return {k: v for k, v in out.items() if k in fields}
+
+    def config(self, thread_id: str) -> dict[str, Any]:
+        """The thread's config as the reference gives it: ``{}`` until a run is made on the
+        thread, then with a ``configurable``."""
+        ran = self.orch.client.exists(self.orch.keys.thread_runs(thread_id))
+        return {"configurable": {}} if ran else {}
 
     # --- writing ---------------------------------------------------------------
 
@@ -133,7 +140,7 @@ class Threads:
         kept = {k: v for k, v in meta.items() if k in ("graph", "metadata", "ttl_s")}  # idle, as the reference
         self.orch.update_meta(new_id, **kept, thread_id=new_id, created_at=str(time.time()))
         self.orch.refresh_ttl(new_id)
-        return self.doc(new_id)
+        return {**self.doc(new_id, fields=COPY_FIELDS), "config": {}}  # the reference's copy: no configurable
 
     def prune(self, thread_ids: list[str], strategy: str) -> int:
         known = [t for t in thread_ids if self.orch.meta(t)]

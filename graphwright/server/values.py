@@ -6,7 +6,7 @@ from typing import Any
 
 from graphwright.native import output_of
 from graphwright.orchestrator import Orchestrator
-from graphwright.server.framing import wire
+from graphwright.serialize import wire
 
 
 def final_values(orch: Orchestrator, thread_id: str) -> Any:
@@ -15,7 +15,7 @@ def final_values(orch: Orchestrator, thread_id: str) -> Any:
         return {}
     snap = orch.snapshot(thread_id)
     values = wire(output_of(orch.compiled(meta["graph"]), snap.values))  # the output schema's view
-    interrupts = [{"value": wire(i.value), "id": i.id} for t in snap.tasks for i in t.interrupts]
+    interrupts = [wire(i) for t in snap.tasks for i in t.interrupts]
     if interrupts and isinstance(values, dict):
         values["__interrupt__"] = interrupts
     return values

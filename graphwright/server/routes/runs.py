@@ -152,10 +152,9 @@ async def cancel_run(thread_id: str, run_id: str, svc: Svc, grant: access.Thread
     launch = Launcher(svc)
     await run_in_threadpool(visible_thread, svc.orch, grant, thread_id)
     await run_in_threadpool(launch.cancel, thread_id, run_id, action)
-    if wait:
+    if wait:  # the reference answers with the run's result, as a join does
         run = await run_in_threadpool(svc.store.get, thread_id, run_id)
-        await launch.finished(run)
-        return Response(status_code=204)
+        return await waited(launch, run)
     return Response(status_code=202)
 
 
