@@ -78,3 +78,14 @@ def test_a_gate_decision_of_a_stale_run_is_not_recorded(client: redis.Redis, pre
     with pytest.raises(LockLostError):
         approvals.record("t", {"c1": GateDecision(action="approve", digest="d")}, fence=1)
     assert approvals.get("t", "c1") is None
+
+
+@pytest.mark.parametrize(("tainted", "runs"), [(False, True), (True, False)])
+def test_taint_makes_a_never_gated_write_need_a_reviewer_at_act(
+    client: redis.Redis, prefix: str, tainted: bool, runs: bool,
+) -> None:
+    from dataclasses import replace
+
+    deps = replace(_deps(client, Keys(prefix=prefix)), policy=Policy(per_tool={"send_email": "never"}))
+    verdict = authorize(_call("send_email", EMAIL), tainted=tainted, deps=deps, thread_id="t")
+    assert isinstance(verdict, Observation) is not runs
