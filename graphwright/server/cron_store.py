@@ -33,15 +33,20 @@ class InvalidScheduleError(UserError):
     """A cron schedule croniter cannot read (HTTP 422)."""
 
 
+PRIVATE_PERMISSIONS = "_user_permissions"  # kept in the document, never in an answer
+
+
 class InvalidCronError(UnprocessableError):
     """A cron whose run would not validate: refused at create and update (HTTP 422), recorded
     on the cron and skipped at fire time (a document written before this check)."""
 
 
-def run_body(cron: Mapping[str, Any]) -> RunCreate:
-    """The run a cron starts, validated: the one check at create, at update and at fire time."""
-    payload = dict(cron["payload"])
-    payload["metadata"] = {**(cron.get("metadata") or {}), **(payload.get("metadata") or {})}
+def run_body(cron: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> RunCreate:
+    """The run a cron starts, validated: the one check at create, at update and at fire time
+    (which passes the metadata its creator's grant decided)."""
+    payload = {k: v for k, v in cron["payload"].items() if k != PRIVATE_PERMISSIONS}
+    payload["metadata"] = dict(metadata) if metadata is not None else {
+        **(payload.get("metadata") or {}), **(cron.get("metadata") or {})}
     payload.setdefault("multitask_strategy", "enqueue")  # a busy thread delays the run, never drops it
     try:
         return RunCreate.model_validate(payload)
@@ -82,6 +87,8 @@ def iso(ts: float | None) -> str | None:
     return None if ts is None else datetime.fromtimestamp(ts, UTC).isoformat()
 
 
+
+
 class CronStore:
     """Create, read, change and delete crons; keeps the due set in step with each document."""
 
@@ -113,7 +120,8 @@ class CronStore:
         failed: bytes | None = self.redis.hget(self.keys.cron_errors(), doc["cron_id"])  # type: ignore[assignment]  # bytes client
         extra = {"last_error": self.sealer.open_json(failed, self.keys.cron_errors(),
                                                      doc["cron_id"])} if failed is not None else {}
-        return {**doc, **extra,
+        shown = {k: v for k, v in doc.items() if k != PRIVATE_PERMISSIONS}
+        return {**shown, **extra,
                 "next_run_date": iso(float(score)) if score is not None else doc.get("next_run_date")}
 
     def _schedule(self, pipe: Any, doc: Doc, now: float) -> None:
@@ -130,7 +138,8 @@ class CronStore:
                thread_id: str | None = None, end_time: str | None = None,
                metadata: Mapping[str, Any] | None = None, enabled: bool = True,
                timezone: str | None = None, on_run_completed: str | None = None,
-               now: float | None = None, user_id: str = "") -> Doc:
+               now: float | None = None, user_id: str = "",
+               user_permissions: tuple[str, ...] = ()) -> Doc:
         check_schedule(schedule)
         _zone(timezone)
         cron_id = str(uuid.uuid4())
@@ -145,6 +154,7 @@ class CronStore:
             "timezone": timezone, "payload": run, "metadata": dict(metadata or {}),
             "on_run_completed": None if thread_id else (on_run_completed or "delete"),
             "enabled": enabled, "created_at": iso(moment), "updated_at": iso(moment),
+            PRIVATE_PERMISSIONS: list(user_permissions),  # the creator's, to authorize each fire
         }
         run_body(doc)
         with self.redis.pipeline(transaction=True) as pipe:
