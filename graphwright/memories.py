@@ -40,9 +40,10 @@ class Memories:
     def forget(self, user_id: str, key: str) -> bool:
         return self.book.forget(scope_of("user", user_id), key)
 
-    def note(self, thread_id: str, user_id: str, messages: list[dict[str, Any]]) -> None:
-        """Keep the run's own user messages on the thread until the run ends."""
-        self.meta.write(thread_id, user_id=user_id, remember=json.dumps(messages))
+    def note(self, thread_id: str, user_id: str, messages: list[dict[str, Any]],
+             fence: int | None = None) -> None:
+        """Keep the run's own user messages on the thread until the run ends (fenced)."""
+        self.meta.write(thread_id, fence, user_id=user_id, remember=json.dumps(messages))
 
     def remember(self, thread_id: str, run_id: str, fence: int | None = None) -> None:
         """Store what the user's own messages of this run asked to be remembered.
