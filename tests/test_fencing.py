@@ -15,6 +15,7 @@ import redis
 from checkpoints.keys import Keys
 from graphwright import Orchestrator, Settings
 from graphwright.offline import OfflineChatModel
+from graphwright.testing.until import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
@@ -22,7 +23,7 @@ TTL_S = "1.5"
 
 
 def wait_for(check: object, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + scaled(timeout)
     while not check():  # type: ignore[operator]
         assert time.monotonic() < deadline, "timed out waiting"
         time.sleep(0.02)
@@ -58,7 +59,7 @@ def test_a_frozen_holder_is_fenced_out_after_a_takeover(
         before = (shape(orch, "f"), len(orch.trace("f")), client.hgetall(keys.meta("f")))
     finally:
         first.send_signal(signal.SIGCONT)
-    out, err = first.communicate(timeout=60)
+    out, err = first.communicate(timeout=scaled(60))
     assert first.returncode != 0, out
     assert "newer run" in err or "lock" in err, err
     # Nothing the thawed process tried landed: checkpoints, trace and status are the second run's.

@@ -17,6 +17,7 @@ from graphs.orchestrator import (
 )
 from graphs.registry import RunInput
 from graphwright.testing.scripted_openai import Reply, call
+from graphwright.testing.until import scaled
 from nodes.gate_models import Approve, GateDecisionError, Reject
 from tests.agent_rig import AgentRig
 from tools.builtin import build_registry
@@ -86,7 +87,7 @@ def test_a_crash_after_two_workers_reruns_only_the_third(rig: AgentRig) -> None:
 
     def schedule_then_crash(args: object, ctx: ToolContext) -> object:
         if not crashed:
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + scaled(30)
             while finished_workers() < 2:  # the other two workers have written their results
                 assert time.monotonic() < deadline
                 time.sleep(0.02)

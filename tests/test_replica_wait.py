@@ -18,6 +18,7 @@ from graphwright import Orchestrator
 from graphwright.locking import thread_lock
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
+from graphwright.testing.until import scaled
 from graphwright_errors import ConfigurationError
 from tests.redis_servers import Server, start_cluster, start_server
 from tools.policy import Policy
@@ -33,7 +34,7 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Ser
     master = start_server(root / "master")
     replica = start_server(root / "replica", "--replicaof", "127.0.0.1", str(master.port))
     probe = redis.Redis(port=replica.port)
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + scaled(20)
     while probe.info("replication")["master_link_status"] != "up":
         assert time.monotonic() < deadline, "the replica did not sync"
         time.sleep(0.05)

@@ -1,91 +1,93 @@
-"""``serve`` and ``worker`` wait for Redis instead of exiting: a worker started before its
-Redis comes up when it does and outlives an outage past the retry budget; ``serve`` waits
-out the retry window and then fails in one line naming the URL it used."""
+"""What ``import graphwright`` and each CLI command load: a new eager import of LangGraph, a
+model client, the server or MCP fails here rather than on a stopwatch (``bench/startup.py``
+times them).
+
+Each case is a fresh interpreter (the point: what a user's shell pays), which prints the
+modules it ended with.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-from langgraph_sdk import get_sync_client
+import pytest
 
-from checkpoints.connect import connect as open_client
-from checkpoints.saver_base import describe_client
-from graphwright import Orchestrator
-from graphwright.offline import OfflineChatModel
+from graphwright.orchestrator import Orchestrator
 from graphwright.settings import Settings
-from graphwright.testing.redis_servers import Server, free_port, start_server
-from graphwright.testing.service import running
+from graphwright.testing import slowdown
 
-ROOT = Path(__file__).resolve().parent.parent
-ORDER = "订单 A1001 到哪了？"
-PERSIST = ("--appendonly", "yes")  # the restarted server keeps the queue and its group
+# What the command's interpreter loaded, by top-level package, printed after it ran.
+PROBE = """
+import json, sys
+from graphwright.cli import app
+try:
+    app(sys.argv[1:])
+except SystemExit as exc:
+    if exc.code not in (0, None):
+        raise
+print("\\n" + json.dumps(sorted(sys.modules)))
+"""
+IMPORT_ONLY = "import json, sys, graphwright; print(json.dumps(sorted(sys.modules)))"
+
+MODEL_CLIENT = {"langchain_openai", "openai", "tiktoken"}
+SERVER = {"fastapi", "starlette", "uvicorn", "sse_starlette"}
+MCP = {"mcp", "mcp_types"}
+LANGGRAPH = {"langgraph", "langchain_core", "langsmith", "redis", "pydantic_settings"}
 
 
-def wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+def loaded(args: list[str], env: dict[str, str] | None = None) -> set[str]:
+    """Top-level packages a fresh interpreter running ``args`` ends with."""
+    out = subprocess.run([sys.executable, *args], capture_output=True, text=True, check=True,
+                         env=env, timeout=60 * slowdown()).stdout
+    return {name.split(".")[0] for name in json.loads(out.splitlines()[-1])}
 
 
-def _env(url: str, prefix: str) -> dict[str, str]:
-    return {**os.environ, "REDIS_URL": url, "GRAPHWRIGHT_KEY_PREFIX": prefix,
-            "GRAPHWRIGHT_REDIS_RETRY_S": "1", "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+@pytest.fixture
+def env(redis_url: str, prefix: str, tmp_path: Path) -> dict[str, str]:
+    """The environment of a user's shell on the test Redis, offline model, no plugins."""
+    out = {k: v for k, v in os.environ.items()
+           if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GRAPHWRIGHT_GRAPHS",
+                        "GRAPHWRIGHT_MCP_SERVERS", "GRAPHWRIGHT_CONFIG")}
+    return {**out, "REDIS_URL": redis_url, "GRAPHWRIGHT_KEY_PREFIX": prefix,
+            "GRAPHWRIGHT_HOME": str(tmp_path)}
 
 
-def test_a_worker_waits_for_redis_at_start_and_through_an_outage(
-    tmp_path: Path, prefix: str,
-) -> None:
-    port = free_port()
-    url = f"redis://127.0.0.1:{port}/0"
-    out = tmp_path / "worker.out"
-    with out.open("wb") as sink:
-        worker = subprocess.Popen([sys.executable, "-m", "graphwright", "worker", "--name", "w"],
-                                  env=_env(url, prefix), cwd=ROOT, stdout=sink,
-                                  stderr=subprocess.STDOUT)
-    server: Server | None = None
+def test_import_graphwright_loads_no_langgraph_model_client_server_or_mcp() -> None:
+    modules = loaded(["-c", IMPORT_ONLY])
+    assert not modules & (LANGGRAPH | MODEL_CLIENT | SERVER | MCP), modules
+
+
+def test_every_public_name_still_imports_from_the_package() -> None:
+    import graphwright
+
+    assert set(graphwright.__all__) <= set(dir(graphwright))
+    for name in graphwright.__all__:
+        assert getattr(graphwright, name).__name__ == name
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        graphwright.Nope  # noqa: B018  # the lookup is the test
+
+
+def test_help_loads_no_langgraph_model_client_server_or_mcp() -> None:
+    modules = loaded(["-c", PROBE, "--help"])
+    assert not modules & (LANGGRAPH | MODEL_CLIENT | SERVER | MCP), modules
+
+
+@pytest.mark.parametrize("command", [
+    ["show", "s1"], ["trace", "s1"], ["threads"], ["history", "s1"], ["draw", "agent"],
+    ["run", "agent", "What is 2 + 2?"],
+])
+def test_inspections_and_an_offline_run_load_no_model_client_server_or_mcp(
+        env: dict[str, str], command: list[str]) -> None:
+    settings = Settings(_env_file=None, REDIS_URL=env["REDIS_URL"],  # type: ignore[call-arg]
+                        GRAPHWRIGHT_KEY_PREFIX=env["GRAPHWRIGHT_KEY_PREFIX"])
+    orch = Orchestrator(settings=settings)
     try:
-        time.sleep(3)  # three retry budgets with nothing listening  # the outage itself: nothing to wait on
-        assert worker.poll() is None, out.read_text()
-        server = start_server(tmp_path / "redis", *PERSIST, port=port)
-        wait_for(lambda: b"reading" in out.read_bytes(), 30, "the worker to start")
-        server.stop()
-        time.sleep(3)  # an outage three times the retry budget  # the outage itself: nothing to wait on
-        assert worker.poll() is None, out.read_text()
-        server = start_server(tmp_path / "redis", *PERSIST, port=port)
-        settings = Settings(_env_file=None, REDIS_URL=url, GRAPHWRIGHT_KEY_PREFIX=prefix)  # type: ignore[call-arg]
-        with running(Orchestrator(settings=settings, model=OfflineChatModel()),
-                     worker=False) as svc:
-            sdk = get_sync_client(url=svc.url, api_key=None)
-            tid = sdk.threads.create()["thread_id"]
-            run = sdk.runs.create(tid, "agent", input={"goal": ORDER})
-            wait_for(lambda: sdk.runs.get(tid, run["run_id"])["status"] == "success", 60,
-                     "the worker to run the run after the outage")
+        orch.invoke("agent", "What is 2 + 2?", thread_id="s1")
     finally:
-        worker.terminate()
-        worker.wait(timeout=30)
-        if server is not None:
-            server.stop()
-
-
-def test_serve_waits_out_the_window_then_names_the_sentinel_url(prefix: str) -> None:
-    port = free_port()
-    url = f"redis+sentinel://127.0.0.1:{port}/mymaster"
-    started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "graphwright", "serve", "--port", str(free_port())],
-                          env=_env(url, prefix), cwd=ROOT, capture_output=True, timeout=120)
-    assert time.monotonic() - started >= 1  # the retry window
-    err = done.stderr.decode()
-    assert done.returncode == 1, err
-    assert f"Redis at {url} is unreachable" in err and "Traceback" not in err
-    assert "localhost:6379" not in err
-
-
-def test_a_sentinel_client_is_described_by_its_sentinels() -> None:
-    client = open_client("redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/mymaster")
-    assert describe_client(client) == "redis+sentinel://127.0.0.1:26379,127.0.0.1:26380/mymaster"
+        orch.client.close()
+    modules = loaded(["-c", PROBE, *command], env)
+    assert not modules & (MODEL_CLIENT | SERVER | MCP), modules
