@@ -140,11 +140,14 @@ def serve(
     import uvicorn
 
     from graphwright.server.app import create_app
+    from graphwright.startup import when_reachable
 
-    orch = orchestrator()
-    key = orch.settings.api_key.get_secret_value() if orch.settings.api_key else None
-    uvicorn.run(create_app(orch, api_key=key, queue_waits=queue, jobs=jobs), host=host, port=port,
-                log_level="warning")
+    def opened() -> Any:
+        orch = orchestrator()
+        key = orch.settings.api_key.get_secret_value() if orch.settings.api_key else None
+        return create_app(orch, api_key=key, queue_waits=queue, jobs=jobs)  # its start-up reads Redis
+
+    uvicorn.run(when_reachable(opened), host=host, port=port, log_level="warning")
 
 
 @app.command("rekey")
@@ -197,8 +200,9 @@ def worker(
     from graphwright.server.auth import Authority, load_auth
     from graphwright.server.cron_runs import scheduler_for
     from graphwright.server.worker import Worker
+    from graphwright.startup import when_reachable
 
-    orch = orchestrator()
+    orch = when_reachable(orchestrator, forever=True)
     consumer = Worker(orch, name=name, claim_idle_ms=orch.settings.claim_idle_ms, jobs=jobs,
                       grace_s=grace)
     authority = Authority(auth=load_auth(orch.settings.auth)) if orch.settings.auth else None

@@ -83,7 +83,10 @@ class Settings(BaseSettings):
         description="how long an ended HTTP run's record is kept; the thread TTL, else 7 days",
     )
     cron_tick_s: float = Field(default=1.0, validation_alias="GRAPHWRIGHT_CRON_TICK_S")
-    cron_lease_s: float = Field(default=10.0, validation_alias="GRAPHWRIGHT_CRON_LEASE_S")
+    cron_lease_s: float = Field(
+        default=60.0, validation_alias="GRAPHWRIGHT_CRON_LEASE_S",
+        description="seconds before a claimed cron run is taken over; longer than the retry budget",
+    )
 
     def limits(self) -> Limits:
         return Limits(

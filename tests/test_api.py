@@ -85,7 +85,8 @@ def test_state_history_trace_threads_and_delete(orch: Orchestrator) -> None:
     assert [(t.thread_id, t.graph, t.status) for t in orch.threads()] == [("o-1", "agent", "completed")]
     orch.delete("o-1")
     assert orch.threads() == []
-    assert orch.client.keys(f"{orch.keys.prefix}:{{o-1}}*") == []
+    # Only the fence counter stays (for a while), so a reused id never restarts at token 1.
+    assert orch.client.keys(f"{orch.keys.prefix}:{{o-1}}*") == [orch.keys.fence("o-1").encode()]
     with pytest.raises(UserError, match="no thread 'o-1'"):
         orch.state("o-1")
 

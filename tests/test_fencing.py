@@ -68,3 +68,15 @@ def test_a_frozen_holder_is_fenced_out_after_a_takeover(
     assert reference.invoke("slow_agent", GOAL, thread_id="f").status == "completed"
     assert [n for _, n in shape(orch, "f")] == [n for _, n in shape(reference, "f")]
     assert len(client.hvals(keys.calendar())) == 1
+
+
+def test_a_deleted_threads_fence_counter_outlives_it(redis_url: str, prefix: str) -> None:
+    orch = orchestrator(redis_url, prefix)
+    orch.invoke("agent", "订单 A1001 到哪了？", thread_id="reused")
+    first = int(orch.client.get(orch.keys.fence("reused")) or 0)
+    orch.delete("reused")
+    assert orch.client.ttl(orch.keys.fence("reused")) > 0  # kept for a while, not forever
+    # A thread created again under the same id never hands out an earlier run's token.
+    with orch._lock("reused") as lock:
+        assert lock.fence > first + 1
+    orch.client.close()

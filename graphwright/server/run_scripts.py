@@ -69,10 +69,19 @@ if status == 'running' then return 'recover' end
 return 'start'
 """
 
-# KEYS: record, events   ARGV: owner, event, data
+# KEYS: record, events   ARGV: owner, event, data, event id
+# One owner publishes a run's events one at a time, each waiting for its reply, so a
+# publish replayed after a lost reply can only follow itself: the newest entry, with its id.
 PUBLISH = """
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return false end
-return redis.call('XADD', KEYS[2], '*', 'event', ARGV[2], 'data', ARGV[3])
+local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)[1]
+if last then
+  local f = last[2]
+  for i = 1, #f - 1, 2 do
+    if f[i] == 'id' and f[i + 1] == ARGV[4] then return last[1] end
+  end
+end
+return redis.call('XADD', KEYS[2], '*', 'event', ARGV[2], 'data', ARGV[3], 'id', ARGV[4])
 """
 
 # Ended runs are kept ``retention`` seconds: the record and its events expire then, and the

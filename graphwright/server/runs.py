@@ -19,6 +19,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from checkpoints.errors import RedisUnavailableError
+from checkpoints.fenced import fenced_hset
 from checkpoints.keys import Keys
 from graphwright.locking import ThreadBusyError
 from graphwright.server import run_scripts
@@ -43,6 +44,10 @@ Pickup = Literal["start", "recover", "wait", "gone"]
 RETENTION_S = 7 * 24 * 3600  # an ended run's record, without a thread TTL or a setting
 
 
+class RunExistsError(ConflictError):
+    """A run id that is already taken: a create never resets or queues an existing run again."""
+
+
 def iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat()
 
@@ -58,10 +63,6 @@ def new_run_id() -> str:
     rand = uuid.uuid4().int & ((1 << 74) - 1)
     value = (ms << 80) | (0x7 << 76) | ((rand >> 62) << 64) | (0b10 << 62) | (rand & ((1 << 62) - 1))
     return str(uuid.UUID(int=value))
-
-
-class RunExistsError(ConflictError):
-    """A run id that is taken: a run is created once, never reset."""
 
 
 class RunStore:
@@ -180,10 +181,12 @@ class RunStore:
 
     # --- transitions -----------------------------------------------------------
 
-    def update(self, thread_id: str, run_id: str, **fields: str) -> None:
+    def update(self, thread_id: str, run_id: str, fence: int | None = None, **fields: str) -> None:
+        """Set fields of the run's record; with the executor's ``fence``, refused
+        (LockLostError) once another executor took the thread over."""
         mapping: dict[str, str] = {**fields, "updated_at": str(time.time())}
         key = self.keys.run_record(thread_id, run_id)
-        self.redis.hset(key, mapping=self._sealed(key, mapping))  # type: ignore[arg-type]  # invariant mapping type
+        fenced_hset(self.redis, self.keys, thread_id, key, self._sealed(key, mapping), fence)
 
     def _sealed(self, key: str, record: dict[str, str]) -> dict[str, str | bytes]:
         return {k: self.keys.sealer.seal_text(v, key, k) if k.encode() in SEALED_RUN else v
@@ -199,7 +202,8 @@ class RunStore:
         """Append an event to the run's stream, unless someone else owns the run now."""
         events = stream_key(self.keys, thread_id, run_id)
         got = self.script("PUBLISH", [self.keys.run_record(thread_id, run_id), events],
-                          [owner, event, self.keys.sealer.seal_text(encode(data), events, "data")])
+                          [owner, event, self.keys.sealer.seal_text(encode(data), events, "data"),
+                           uuid.uuid4().hex])  # a replay of this call is added once
         return got is not None
 
     def finish(self, thread_id: str, run_id: str, owner: str, status: RunStatus, error: str = "") -> bool:

@@ -69,13 +69,17 @@ class Worker:
     async def serve(self) -> None:
         client = async_client(self.orch.settings)
         heartbeat = client.register_script(HEARTBEAT)
+        ready = False
         try:
-            await asyncio.to_thread(self.ensure_group)
-            while not self.stop.is_set():
+            while not self.stop.is_set():  # an outage of any length is waited out, never an exit
                 try:
+                    if not ready:
+                        await asyncio.to_thread(self.ensure_group)
+                        ready = True
                     await self.step(client, heartbeat)
-                except (redis.ConnectionError, redis.TimeoutError, InfrastructureError):
-                    log.warning("worker %s: Redis is not reachable; retrying", self.name)
+                except (redis.ConnectionError, redis.TimeoutError, InfrastructureError) as exc:
+                    log.warning("worker %s: Redis is not reachable (%s); waiting for it", self.name,
+                                type(exc).__name__)
                     await asyncio.to_thread(self.stop.wait, 1.0)
             await self.drain()
         finally:
