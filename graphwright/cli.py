@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -133,6 +134,7 @@ def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
     port: int = typer.Option(8123, help="Port to listen on."),
     queue: bool = typer.Option(False, "--queue", help="Run waits and streams on the workers too (the API runs no graph)."),
+    jobs: int = typer.Option(10, "--jobs", min=1, help="Waits and streams executed here at once (without --queue)."),
 ) -> None:
     """Serve the LangGraph-compatible HTTP API and the /review pages."""
     import uvicorn
@@ -143,7 +145,7 @@ def serve(
     def opened() -> Any:
         orch = orchestrator()
         key = orch.settings.api_key.get_secret_value() if orch.settings.api_key else None
-        return create_app(orch, api_key=key, queue_waits=queue)  # its start-up reads Redis
+        return create_app(orch, api_key=key, queue_waits=queue, jobs=jobs)  # its start-up reads Redis
 
     uvicorn.run(when_reachable(opened), host=host, port=port, log_level="warning")
 
@@ -188,6 +190,9 @@ def _reseal(*, seal_plain: bool, as_json: bool) -> None:
 @friendly
 def worker(
     name: str | None = typer.Option(None, help="Consumer name; host and pid by default."),
+    jobs: int = typer.Option(10, "--jobs", min=1, help="Runs executed at once, on one event loop."),
+    grace: float = typer.Option(30.0, "--grace", min=0, help="Seconds a stopping worker gives its runs "
+                                "to finish before it hands the rest back to the queue."),
 ) -> None:
     """Take background runs from the Redis queue until stopped (SIGTERM or Ctrl-C)."""
     import signal
@@ -198,16 +203,19 @@ def worker(
     from graphwright.startup import when_reachable
 
     orch = when_reachable(orchestrator, forever=True)
-    consumer = Worker(orch, name=name, claim_idle_ms=orch.settings.claim_idle_ms)
+    consumer = Worker(orch, name=name, claim_idle_ms=orch.settings.claim_idle_ms, jobs=jobs,
+                      grace_s=grace)
     authority = Authority(auth=load_auth(orch.settings.auth)) if orch.settings.auth else None
     # every worker schedules crons (each due run is claimed once), authorized as their creators
     scheduler_for(orch, authority).start()
     signal.signal(signal.SIGTERM, lambda *_: consumer.stop.set())
-    console.print(f"worker {consumer.name} reading {consumer.queue}", highlight=False)
-    try:
-        consumer.run_forever()
-    except KeyboardInterrupt:
-        consumer.stop.set()
+    signal.signal(signal.SIGINT, lambda *_: consumer.stop.set())
+    console.print(f"worker {consumer.name} reading {consumer.queue} with {jobs} jobs", highlight=False)
+    consumer.run_forever()
+    if consumer.handed_back:  # their executor threads are abandoned: do not wait for them
+        console.print(f"handed back {len(consumer.handed_back)} unfinished runs", highlight=False)
+        sys.stdout.flush()
+        os._exit(0)
 
 
 @app.command("eval")

@@ -78,6 +78,10 @@ class Settings(BaseSettings):
         default=None, validation_alias="GRAPHWRIGHT_CORS_ORIGINS",
         description="comma-separated origins browsers may call the HTTP API from ('*': any)",
     )
+    run_retention_s: int | None = Field(
+        default=None, gt=0, validation_alias="GRAPHWRIGHT_RUN_RETENTION_S",
+        description="how long an ended HTTP run's record is kept; the thread TTL, else 7 days",
+    )
     cron_tick_s: float = Field(default=1.0, validation_alias="GRAPHWRIGHT_CRON_TICK_S")
     cron_lease_s: float = Field(
         default=60.0, validation_alias="GRAPHWRIGHT_CRON_LEASE_S",

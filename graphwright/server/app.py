@@ -24,6 +24,7 @@ from graphwright.server.cron_store import InvalidScheduleError
 from graphwright.server.deps import Guarded, Service
 from graphwright.server.errors import UnprocessableError
 from graphwright.server.limits import BodyLimit
+from graphwright.server.local_runs import LocalRuns
 from graphwright.server.routes import assistants, crons, docs, review, runs, store, system, threads
 from graphwright.server.run_headers import RememberHeaders
 from graphwright.server.runs import RunStore
@@ -65,14 +66,15 @@ async def invalid_namespace(request: Request, exc: Exception) -> PlainTextRespon
 
 
 def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: bool = False,
-               auth: Auth | None = None) -> FastAPI:
+               auth: Auth | None = None, jobs: int = 10) -> FastAPI:
     """The service over one Orchestrator; every endpoint but ``/ok`` needs the caller let in.
 
     ``auth`` (or the ``GRAPHWRIGHT_AUTH`` setting) is a ``langgraph_sdk.Auth`` that decides
     who the caller is and what they may do; without one, ``api_key`` is the one key.
     ``queue_waits`` sends waits and streams through the worker queue too (the API process
     then runs no graph, it relays each run's events from Redis); otherwise they execute in
-    a thread of the API process. Background runs always go to the workers.
+    the API process, up to ``jobs`` at once. Background runs, and runs with
+    ``after_seconds``, always go to the workers.
     """
     app = FastAPI(title="graphwright", version="0.1.0", openapi_url=None, docs_url=None,
                   redoc_url=None,
@@ -80,7 +82,9 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
     if auth is None and orch.settings.auth:
         auth = load_auth(orch.settings.auth)
     app.state.authority = Authority(auth=auth, api_key=api_key)
-    app.state.service = Service(orch=orch, store=RunStore(orch.client, orch.keys),
+    run_store = RunStore.of(orch)
+    app.state.service = Service(orch=orch, store=run_store,
+                                local=LocalRuns(orch, run_store, limit=jobs),
                                 api_key=api_key, queue_waits=queue_waits)
     app.add_exception_handler(GraphwrightError, graphwright_error)
     app.add_exception_handler(redis.RedisError, redis_error)

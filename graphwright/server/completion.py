@@ -46,8 +46,9 @@ def drop_temporary_thread(orch: Orchestrator, store: RunStore, thread_id: str, r
     orch.client.srem(orch.keys.registry(thread_id), *kept)
     orch.saver.delete_thread(thread_id)
     orch.client.delete(orch.keys.meta(thread_id))
-    for key in kept:
-        orch.client.expire(key, RECORD_TTL_S)
+    orch.index.forget([thread_id])  # as Orchestrator.delete: the search index forgets it too
+    for key in kept:  # within the run retention, when that is shorter
+        orch.client.expire(key, min(RECORD_TTL_S, store.retention_s))
 
 
 def after_run(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:

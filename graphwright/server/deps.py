@@ -3,7 +3,7 @@ run store, the settings of this service, and authentication."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 import redis
@@ -12,7 +12,11 @@ from fastapi import Depends, Request
 from checkpoints.keys import Keys
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.access import current_user
+from graphwright.server.aio import AsyncClient, async_client
+from graphwright.server.local_runs import LocalRuns
 from graphwright.server.runs import RunStore
+
+WAITING_CLIENTS = 5000
 
 
 @dataclass
@@ -21,8 +25,17 @@ class Service:
 
     orch: Orchestrator
     store: RunStore
+    local: LocalRuns
     api_key: str | None = None
     queue_waits: bool = False
+    _aio: AsyncClient | None = field(default=None, repr=False)
+
+    def aio(self) -> AsyncClient:
+        """The asyncio client of the server's loop (made there, on first use): for waits,
+        each waiting client on a connection of its own (Redis serves 10,000 by default)."""
+        if self._aio is None:
+            self._aio = async_client(self.orch.settings, max_connections=WAITING_CLIENTS)
+        return self._aio
 
 
 def service(request: Request) -> Service:

@@ -1,5 +1,6 @@
 """Starting runs and following them from the API process: create (and queue, or execute
-here), wait, relay the event stream, cancel and delete."""
+here), wait, relay the event stream, cancel and delete. Waits are blocking reads on the
+run's event stream, in async code: no thread and no polling per waiting client."""
 
 from __future__ import annotations
 
@@ -7,31 +8,27 @@ import asyncio
 import json
 import logging
 import re
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from contextlib import suppress
 from typing import Any
 
-import redis
 from fastapi import Request
-from starlette.concurrency import run_in_threadpool
 
 from graphs.gates import gate_command, pending_gate
 from graphwright.locking import ThreadBusyError, held
 from graphwright.server import run_assistant
 from graphwright.server.deps import Service
 from graphwright.server.errors import UnprocessableError
-from graphwright.server.events import END, EventLog
-from graphwright.server.execution import Executor
+from graphwright.server.events import END, stream_key
 from graphwright.server.payloads import check_input, run_config
 from graphwright.server.runs import TERMINAL
 from graphwright.server.schemas import CancelMany, Run, RunCreate
 from graphwright.server.values import final_values
 from graphwright_errors import NotFoundError, UserError
 
-POLL_S = 0.05
+WAIT_BLOCK_MS = 2000  # a quiet run's record is looked at this often (it may have been deleted)
+END_BYTES = END.encode()
 log = logging.getLogger(__name__)
 
 
@@ -71,54 +68,48 @@ class Launcher:
         if strategy == "reject" and held(self.orch.client, self.orch.keys, thread_id) \
                 and not self.store.active(thread_id):
             raise ThreadBusyError(f"thread {thread_id!r} is running outside the HTTP service")
-        queue = background or self.svc.queue_waits
-        run = self.store.create(thread_id, body, queue=queue, delay_s=body.after_seconds or 0, **extra)
-        if not queue:
-            threading.Thread(target=self.execute_here, args=(run.thread_id, run.run_id,
-                             body.after_seconds or 0), daemon=True, name=f"gw-run-{run.run_id}").start()
+        # Here only a wait or stream that may start now; a run for later sits in the delayed
+        # queue for the workers, never in a sleeping process.
+        delay_s = body.after_seconds or 0
+        here = not (background or self.svc.queue_waits or delay_s > 0)
+        lease_s = self.store.claim_window_s if here else None
+        run = self.store.create(thread_id, body, queue=not here, delay_s=delay_s, lease_s=lease_s,
+                                **extra)
+        if here:
+            self.svc.local.submit(run.thread_id, run.run_id)
         return run
 
-    def execute_here(self, thread_id: str, run_id: str, delay_s: float) -> None:
-        """Execute in this process, waiting for the thread and for the run's turn.
-
-        The run is leased on the delayed queue while it executes here: if this process
-        dies, the lease runs out and a worker picks the run up and finishes it from its
-        checkpoint, as it would a queued run of a dead worker."""
-        time.sleep(delay_s)
-        executor = Executor(self.orch, self.store)
-        lease_s = self.orch.settings.claim_idle_ms / 1000
-        done = threading.Event()
-        self.store.lease(thread_id, run_id, lease_s)
-        renewer = threading.Thread(target=self._renew, args=(thread_id, run_id, lease_s, done),
-                                   daemon=True, name=f"gw-lease-{run_id}")
-        renewer.start()
-        try:
-            while executor.run(thread_id, run_id) in ("busy", "wait"):
-                time.sleep(POLL_S)
-        except Exception:  # nothing above this thread to tell; the run's record says how far it got
-            log.exception("run %s on thread %s could not be executed", run_id, thread_id)
-        finally:
-            done.set()
-            with suppress(redis.RedisError):  # unreleased, the lease only hands a finished run on
-                self.store.release_lease(thread_id, run_id)
-
-    def _renew(self, thread_id: str, run_id: str, lease_s: float, done: threading.Event) -> None:
-        while not done.wait(lease_s / 3):
-            try:
-                self.store.lease(thread_id, run_id, lease_s, renew=True)
-            except redis.RedisError:
-                log.warning("run %s: its lease could not be renewed; retrying", run_id)
-
     async def finished(self, run: Run, timeout_s: float = 3600) -> None:
+        """Wait for the run to end: blocking reads on its event stream for the end marker,
+        looking at its record only when the stream is quiet (or gone with the run)."""
+        client = self.svc.aio()
+        key = stream_key(self.orch.keys, run.thread_id, run.run_id)
+        record = self.orch.keys.run_record(run.thread_id, run.run_id)
+        last: Any = await client.xrevrange(key, "+", "-", count=1)
+        cursor = last[0][0] if last else "0-0"  # the end is after what is there already
         deadline = time.monotonic() + timeout_s
+        quiet = True
         while time.monotonic() < deadline:
-            try:
-                current = await run_in_threadpool(self.store.get, run.thread_id, run.run_id)
-            except NotFoundError:
-                return  # rolled back or deleted
-            if current.status in TERMINAL:
-                return
-            await asyncio.sleep(POLL_S)
+            if quiet and over(await client.hget(record, "status")):
+                return  # ended, rolled back or deleted
+            got: Any = await client.xread({key: cursor}, count=100, block=WAIT_BLOCK_MS)
+            entries = got[0][1] if got else []
+            quiet = not entries
+            for entry_id, fields in entries:
+                cursor = entry_id
+                if fields[b"event"] == END_BYTES:
+                    await self._dropped(run)
+                    return
+
+    async def _dropped(self, run: Run, limit_s: float = 5.0) -> None:
+        """A stateless run's thread is deleted just after its end is written: a waiter
+        returns once it is gone, as on the reference (a short wait, bounded)."""
+        client = self.svc.aio()
+        if await client.hget(self.orch.keys.run_record(run.thread_id, run.run_id), "stateless") != b"delete":
+            return
+        deadline = time.monotonic() + limit_s
+        while await client.exists(self.orch.keys.meta(run.thread_id)) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
 
     def output(self, run: Run) -> Any:
         """What ``runs.wait`` and ``runs.join`` return: the final values, or ``__error__``."""
@@ -174,6 +165,11 @@ class Launcher:
         self.store.delete(thread_id, run_id)
 
 
+def over(status: Any) -> bool:
+    """Whether a run record's status (bytes, or None once it is gone) says it has ended."""
+    return status is None or status.decode() in TERMINAL
+
+
 def wanted(event: str, modes: list[str]) -> bool:
     """Whether a joined stream asked for this event (no modes: every event)."""
     if not modes or event in ("metadata", "error"):
@@ -184,36 +180,35 @@ def wanted(event: str, modes: list[str]) -> bool:
 
 async def relay(launch: Launcher, run: Run, modes: list[str], request: Request,
                 last_event_id: str | None, *, cancel_on_disconnect: bool = False) -> AsyncIterator[dict[str, str]]:
-    """The run's events from its Redis stream, from ``last_event_id`` on, until it ends."""
-    log = EventLog(launch.orch.client, launch.orch.keys, run.thread_id, run.run_id)
+    """The run's events from its Redis stream, from ``last_event_id`` on, until it ends:
+    blocking reads on the server's loop, no thread held while the run is quiet."""
+    client = launch.svc.aio()
+    key = stream_key(launch.orch.keys, run.thread_id, run.run_id)
+    record = launch.orch.keys.run_record(run.thread_id, run.run_id)
+    sealer = launch.orch.keys.sealer
     # A Last-Event-ID that is no stream id (a client's "null") replays from the start.
     cursor = last_event_id if last_event_id and re.fullmatch(r"\d+(-\d+)?", last_event_id) else "0-0"
     ended = False
 
-    def batch(after: str) -> tuple[list[tuple[str, str, str]], bool]:
-        items: list[tuple[str, str, str]] = []
-        got: Any = launch.orch.client.xread({log.key: after}, count=500, block=1000)
+    async def batch(after: str) -> tuple[list[tuple[str, str, str]], bool]:
+        got: Any = await client.xread({key: after}, count=500, block=WAIT_BLOCK_MS)
         if not got:  # quiet for a while: has the run ended (or gone) meanwhile?
-            try:
-                over = launch.store.get(run.thread_id, run.run_id).status in TERMINAL
-            except NotFoundError:
-                over = True
-            if not over:
-                return items, False
-            got = launch.orch.client.xread({log.key: after}, count=500)
+            if not over(await client.hget(record, "status")):
+                return [], False
+            got = await client.xread({key: after}, count=500)
             if not got:
-                return items, True
+                return [], True
+        items: list[tuple[str, str, str]] = []
         for entry_id, fields in got[0][1]:
-            event = fields[b"event"].decode()
-            if event == END:
+            if fields[b"event"] == END_BYTES:
                 return items, True
-            data = launch.orch.keys.sealer.open_text(fields[b"data"], log.key, "data")
-            items.append((entry_id.decode(), event, data))
+            data = sealer.open_text(fields[b"data"], key, "data")
+            items.append((entry_id.decode(), fields[b"event"].decode(), data))
         return items, False
 
     try:
         while True:
-            items, done = await run_in_threadpool(batch, cursor)
+            items, done = await batch(cursor)
             for entry_id, event, data in items:
                 cursor = entry_id
                 if wanted(event, modes):

@@ -12,7 +12,10 @@ CLEAR_ERRORS = frozenset({b"cancelled by a newer run", b"cancelled before it sta
 
 # KEYS: record, runs, inflight, registry, queue, delayed (on a cluster, queue and delayed are
 # the record again and mode is none: the caller queues apart, as they live on other slots)
-# ARGV: run_id, now, strategy, mode (queue|delay|none), due, record-prefix, thread_id, fields...
+# ARGV: run_id, now, strategy, mode (queue|delay|none), due, record-prefix, thread_id,
+#       delayed member (as RunStore.member spells it), fields...
+# A run executing in the API process is created with mode delay too: its lease is the delayed
+# entry, due when the lease runs out, so no run is ever recorded without an owner.
 CREATE = """
 local run_id, now, strategy, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
@@ -35,7 +38,7 @@ if strategy == 'interrupt' or strategy == 'rollback' then
   end
 end
 local fields = {}
-for i = 8, #ARGV do table.insert(fields, ARGV[i]) end
+for i = 9, #ARGV do table.insert(fields, ARGV[i]) end
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('ZADD', KEYS[2], now, run_id)
 redis.call('ZADD', KEYS[3], now, run_id)
@@ -43,7 +46,7 @@ redis.call('SADD', KEYS[4], KEYS[1], KEYS[2], KEYS[3])
 if mode == 'queue' then
   redis.call('XADD', KEYS[5], '*', 'thread_id', ARGV[7], 'run_id', run_id)
 elseif mode == 'delay' then
-  redis.call('ZADD', KEYS[6], tonumber(ARGV[5]), cjson.encode({ARGV[7], run_id}))
+  redis.call('ZADD', KEYS[6], tonumber(ARGV[5]), ARGV[8])
 end
 return 'ok'
 """
@@ -81,14 +84,26 @@ end
 return redis.call('XADD', KEYS[2], '*', 'event', ARGV[2], 'data', ARGV[3], 'id', ARGV[4])
 """
 
-# KEYS: record, inflight, events   ARGV: run_id, owner, status, error, now, ttl, end-event
+# Ended runs are kept ``retention`` seconds: the record and its events expire then, and the
+# thread's list and registry forget runs older than that (their keys are gone or going).
+# KEYS: record, inflight, events, runs, registry
+# ARGV: run_id, owner, status, error, now, retention, end-event, record-prefix, events-ttl
 FINISH = """
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[2] then return 0 end
+local retention = tonumber(ARGV[6])
 redis.call('HSET', KEYS[1], 'status', ARGV[3], 'error', ARGV[4], 'updated_at', ARGV[5])
 redis.call('HDEL', KEYS[1], 'cancel')
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('XADD', KEYS[3], '*', 'event', ARGV[7], 'data', ARGV[3])
-redis.call('EXPIRE', KEYS[3], tonumber(ARGV[6]))
+redis.call('EXPIRE', KEYS[3], tonumber(ARGV[9]))
+redis.call('EXPIRE', KEYS[1], retention)
+local cutoff = tonumber(ARGV[5]) - retention
+for _, old in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', cutoff, 'LIMIT', 0, 100)) do
+  if redis.call('ZSCORE', KEYS[2], old) == false then  -- never forget a run still in line
+    redis.call('ZREM', KEYS[4], old)
+    redis.call('SREM', KEYS[5], ARGV[8] .. old)
+  end
+end
 return 1
 """
 
@@ -120,10 +135,58 @@ end
 return #due
 """
 
+# Entries before the first one the group still needs (unread, or read and not acknowledged)
+# are done with: trimming them bounds the queue and never drops a run.
+# KEYS: queue   ARGV: group
+TRIM = """
+local function before(a, b)
+  local am, as = string.match(a, '(%d+)-(%d+)')
+  local bm, bs = string.match(b, '(%d+)-(%d+)')
+  if tonumber(am) ~= tonumber(bm) then return tonumber(am) < tonumber(bm) end
+  return tonumber(as) < tonumber(bs)
+end
+local floor = nil
+for _, group in ipairs(redis.call('XINFO', 'GROUPS', KEYS[1])) do
+  for i = 1, #group, 2 do
+    if group[i] == 'name' and group[i + 1] == ARGV[1] then
+      for j = 1, #group, 2 do
+        if group[j] == 'last-delivered-id' then floor = group[j + 1] end
+      end
+    end
+  end
+end
+if not floor then return 0 end
+local oldest = redis.call('XPENDING', KEYS[1], ARGV[1])[2]
+local keep = redis.call('XRANGE', KEYS[1], '(' .. floor, '+', 'COUNT', 1)[1]
+local bound = keep and keep[1] or nil
+if oldest and (not bound or before(oldest, bound)) then bound = oldest end
+if not bound then  -- everything delivered and acknowledged
+  return redis.call('XTRIM', KEYS[1], 'MAXLEN', 0)
+end
+return redis.call('XTRIM', KEYS[1], 'MINID', bound)
+"""
+
+# On a cluster, where the queue is another slot: the one who pushes a due entry's time on
+# (by the claim window) queues it.  KEYS: delayed   ARGV: item, now, later
+CLAIM_DUE = """
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score or tonumber(score) > tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], tonumber(ARGV[3]), ARGV[1])
+return 1
+"""
+
 # KEYS: queue   ARGV: group, entry_id, consumer
 HEARTBEAT = """
 local entry = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[2], ARGV[2], 1)[1]
 if not entry or entry[2] ~= ARGV[3] then return 0 end
 redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[3], 0, ARGV[2], 'JUSTID')
+return 1
+"""
+
+# A stopping worker hands a run back: the executor still on it sees another owner at its
+# next check and stops writing; the next pickup recovers it.  KEYS: record   ARGV: owner
+DISOWN = """
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'owner', '')
 return 1
 """

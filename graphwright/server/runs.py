@@ -13,7 +13,7 @@ import json
 import time
 import uuid
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import redis
 from redis.cluster import RedisCluster
@@ -27,6 +27,9 @@ from graphwright.server.events import END, TTL_S, encode, stream_key
 from graphwright.server.schemas import Run, RunCreate, RunStatus, ThreadStatus
 from graphwright_errors import ConflictError, NotFoundError
 
+if TYPE_CHECKING:
+    from graphwright.orchestrator import Orchestrator
+
 GROUP = "workers"
 SEALED_RUN = frozenset({b"body", b"error", b"output"})  # fields of a run record sealed at rest
 TERMINAL: set[RunStatus] = {"success", "error", "interrupted", "timeout"}
@@ -38,6 +41,7 @@ THREAD_STATUS: dict[str | None, ThreadStatus] = {
     "completed": "idle", "stopped": "idle", None: "idle",
 }
 Pickup = Literal["start", "recover", "wait", "gone"]
+RETENTION_S = 7 * 24 * 3600  # an ended run's record, without a thread TTL or a setting
 
 
 class RunExistsError(ConflictError):
@@ -46,6 +50,11 @@ class RunExistsError(ConflictError):
 
 def iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat()
+
+
+def member(thread_id: str, run_id: str) -> str:
+    """A run's entry on the delayed queue, spelled one way by every writer."""
+    return json.dumps([thread_id, run_id])
 
 
 def new_run_id() -> str:
@@ -59,13 +68,24 @@ def new_run_id() -> str:
 class RunStore:
     """Run records: one hash per run, listed per thread, all under the thread's hash tag."""
 
-    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+    def __init__(self, client: redis.Redis, keys: Keys, *, retention_s: int = RETENTION_S,
+                 claim_window_s: float = 60.0) -> None:
         self.redis = client
         self.keys = keys
+        self.retention_s = retention_s
+        self.claim_window_s = claim_window_s  # how long a silent owner keeps a run
         self.cluster = isinstance(client, RedisCluster)  # queue keys live on other slots
         self._scripts = {name: client.register_script(getattr(run_scripts, name))
                          for name in ("CREATE", "PICKUP", "PUBLISH", "FINISH", "CANCEL", "RELEASE_DUE",
-                                      "HEARTBEAT")}
+                                      "HEARTBEAT", "TRIM", "CLAIM_DUE", "DISOWN")}
+
+    @classmethod
+    def of(cls, orch: Orchestrator) -> RunStore:
+        """The store with the Orchestrator's retention and claim window."""
+        settings = orch.settings
+        retention = settings.run_retention_s or settings.checkpoint_ttl_s or RETENTION_S
+        return cls(orch.client, orch.keys, retention_s=retention,
+                   claim_window_s=settings.claim_idle_ms / 1000)
 
     def script(self, name: str, keys: list[str], args: list[Any]) -> Any:
         try:
@@ -85,34 +105,38 @@ class RunStore:
     # --- creating --------------------------------------------------------------
 
     def create(self, thread_id: str, body: RunCreate, *, queue: bool, delay_s: float = 0,
-               run_id: str | None = None, **extra: str) -> Run:
-        """Record the run and, with ``queue``, hand it to the workers: one step, refused
-        with ThreadBusyError when the thread is busy and the strategy is ``reject``.
-        ``run_id`` names it (a cron's run is named after its slot)."""
+               run_id: str | None = None, lease_s: float | None = None, **extra: str) -> Run:
+        """Record the run and hand it to an owner in one step: the queue (``queue``), the
+        delayed queue (``delay_s``), or, with ``lease_s``, the caller itself, leased on the
+        delayed queue until then. Refused with ThreadBusyError when the thread is busy and
+        the strategy is ``reject``, with RunExistsError when ``run_id`` (a cron's slot) is taken."""
         run_id, now = run_id or new_run_id(), time.time()
         strategy = body.multitask_strategy or "reject"
         record = {"run_id": run_id, "thread_id": thread_id, "assistant_id": body.assistant_id,
                   "created_at": str(now), "updated_at": str(now), "status": "pending",
                   "body": body.model_dump_json(), "started": "0", "error": "", **extra}
-        mode = "none" if not queue else "delay" if delay_s > 0 else "queue"
+        due = now + (lease_s if lease_s is not None else delay_s)
+        mode = "delay" if lease_s is not None or (queue and delay_s > 0) else "queue" if queue else "none"
         key = self.keys.run_record(thread_id, run_id)
         flat = [item for pair in self._sealed(key, record).items() for item in pair]
         queues = [key, key] if self.cluster else [self.keys.queue(), self.delayed()]
+        if self.cluster and mode != "none":  # another slot: its owner first, so a crash is swept
+            self.requeue(thread_id, run_id, due - now if mode == "delay" else self.claim_window_s)
         outcome = self.script("CREATE", [
             key, self.keys.thread_runs(thread_id), self.inflight(thread_id),
             self.keys.registry(thread_id), *queues,
-        ], [run_id, now, strategy, "none" if self.cluster else mode, now + delay_s,
-            self.record_prefix(thread_id), thread_id, *flat])
+        ], [run_id, now, strategy, "none" if self.cluster else mode, due,
+            self.record_prefix(thread_id), thread_id, member(thread_id, run_id), *flat])
+        if outcome != b"ok" and self.cluster and mode != "none":
+            self.release_lease(thread_id, run_id)
         if outcome == b"exists":
-            raise RunExistsError(f"run {run_id!r} already exists on thread {thread_id!r}")
+            raise RunExistsError(f"run {run_id!r} exists already on thread {thread_id!r}")
         if outcome == b"busy":
             raise ThreadBusyError(f"thread {thread_id!r} is busy with another run "
                                   f"(multitask_strategy {strategy})")
-        if self.cluster and mode != "none":  # another slot: a second step on a cluster
-            if mode == "queue":
-                self.redis.xadd(self.keys.queue(), {"thread_id": thread_id, "run_id": run_id})
-            else:
-                self.requeue(thread_id, run_id, delay_s)
+        if self.cluster and mode == "queue":  # queued: the safety lease can go
+            self.redis.xadd(self.keys.queue(), {"thread_id": thread_id, "run_id": run_id})
+            self.release_lease(thread_id, run_id)
         return self.to_run(record)
 
     # --- reading ---------------------------------------------------------------
@@ -185,17 +209,22 @@ class RunStore:
     def finish(self, thread_id: str, run_id: str, owner: str, status: RunStatus, error: str = "") -> bool:
         """Record how the run ended and close its event stream; False if it is not ours."""
         key = self.keys.run_record(thread_id, run_id)
-        got = self.script("FINISH", [key, self.inflight(thread_id), stream_key(self.keys, thread_id, run_id)],
+        got = self.script("FINISH", [key, self.inflight(thread_id), stream_key(self.keys, thread_id, run_id),
+                                     self.keys.thread_runs(thread_id), self.keys.registry(thread_id)],
                           [run_id, owner, status, self.keys.sealer.seal_text(error, key, "error"),
-                           time.time(), TTL_S, END])
+                           time.time(), self.retention_s, END, self.record_prefix(thread_id),
+                           self.events_ttl()])
         return bool(got)
 
     def cancel(self, thread_id: str, run_id: str, action: str = "interrupt") -> str:
         """Cancel a pending run now (atomic with its pickup) or ask a running one to stop."""
         got = self.script("CANCEL", [self.keys.run_record(thread_id, run_id), self.inflight(thread_id),
                                      stream_key(self.keys, thread_id, run_id)],
-                          [run_id, action, time.time(), TTL_S, END])
+                          [run_id, action, time.time(), self.events_ttl(), END])
         return got.decode()  # type: ignore[no-any-return]
+
+    def events_ttl(self) -> int:
+        return min(TTL_S, self.retention_s)
 
     def release_due(self) -> int:
         """Move delayed runs whose time has come onto the queue."""
@@ -203,23 +232,43 @@ class RunStore:
             return int(self.script("RELEASE_DUE", [self.delayed(), self.keys.queue()], [time.time()]))
         due: builtins.list[bytes] = self.redis.zrangebyscore(self.delayed(), "-inf", time.time(), 0, 50)  # type: ignore[assignment]  # bytes client
         for item in due:
-            if self.redis.zrem(self.delayed(), item):  # whoever removes it queues it
+            # The queue is another slot: whoever pushes the entry's time on queues it, then
+            # removes it; a crash between leaves it due again, never lost (at worst queued twice).
+            now = time.time()
+            if self.script("CLAIM_DUE", [self.delayed()], [item, now, now + self.claim_window_s]):
                 thread_id, run_id = json.loads(item)
                 self.redis.xadd(self.keys.queue(), {"thread_id": thread_id, "run_id": run_id})
+                self.redis.zrem(self.delayed(), item)
         return len(due)
+
+    def disown(self, thread_id: str, run_id: str, owner: str) -> bool:
+        """Take the run from ``owner``, who is to stop writing to it; False if not its."""
+        return bool(self.script("DISOWN", [self.keys.run_record(thread_id, run_id)], [owner]))
+
+    def trim_queue(self) -> int:
+        """Drop the queue's entries every worker is done with (see ``run_scripts.TRIM``)."""
+        return int(self.script("TRIM", [self.keys.queue()], [GROUP]))
 
     def lease(self, thread_id: str, run_id: str, lease_s: float, *, renew: bool = False) -> None:
         """Hold a run executing in the API process on the delayed queue, due when the lease
         ends: a run whose process died is queued for the workers then. A renewal never
         puts back a lease a worker has taken."""
-        self.redis.zadd(self.delayed(), {json.dumps([thread_id, run_id]): time.time() + lease_s},
+        self.redis.zadd(self.delayed(), {member(thread_id, run_id): time.time() + lease_s},
                         xx=renew)
 
     def release_lease(self, thread_id: str, run_id: str) -> None:
-        self.redis.zrem(self.delayed(), json.dumps([thread_id, run_id]))
+        self.redis.zrem(self.delayed(), member(thread_id, run_id))
+
+    def wake_next(self, thread_id: str) -> None:
+        """Bring the retry of the thread's next run in line forward to now: it need not
+        sit out its backoff once the run before it has ended."""
+        first: builtins.list[bytes] = self.redis.zrange(self.inflight(thread_id), 0, 0)  # type: ignore[assignment]  # bytes client
+        if first:
+            self.redis.zadd(self.delayed(), {member(thread_id, first[0].decode()): time.time()},
+                            xx=True, lt=True)
 
     def requeue(self, thread_id: str, run_id: str, delay_s: float) -> None:
-        self.redis.zadd(self.delayed(), {json.dumps([thread_id, run_id]): time.time() + delay_s})
+        self.redis.zadd(self.delayed(), {member(thread_id, run_id): time.time() + delay_s})
 
     def delete(self, thread_id: str, run_id: str) -> None:
         with self.redis.pipeline(transaction=True) as pipe:

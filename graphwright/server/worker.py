@@ -1,15 +1,17 @@
-"""``graphwright worker``: take background runs from a Redis Streams consumer group.
+"""``graphwright worker``: take background runs from a Redis Streams consumer group, up to
+``jobs`` at once on one event loop.
 
-A worker that dies leaves its entry pending; another claims it once it has been idle
-for ``claim_idle_ms`` and finishes the run from its checkpoint. A live worker keeps
-its entry fresh with a heartbeat that retries on Redis errors and only ever refreshes
-an entry it still owns. A run whose thread is busy, or that is not yet first in its
-thread's line, goes back to the delayed queue: a retry, never an error.
+A worker that dies leaves its entries pending; another claims each once it has been idle
+for ``claim_idle_ms`` and finishes the run from its checkpoint. A live worker keeps each
+entry fresh with its own heartbeat, which only ever refreshes an entry it still owns. A run
+whose thread is busy, or that is not yet first in its thread's line, goes back to the
+delayed queue with a growing wait: a retry, never an error. Stopping, the worker takes no
+more work and finishes or hands back every run within ``grace_s``.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
 import logging
 import os
 import socket
@@ -19,29 +21,39 @@ from typing import Any
 
 import redis
 
-from checkpoints.errors import RedisUnavailableError
 from graphwright.orchestrator import Orchestrator
-from graphwright.server.execution import Executor
-from graphwright.server.runs import GROUP, RunStore
-from graphwright_errors import GraphwrightError, NotFoundError
+from graphwright.server.aio import AsyncClient, async_client
+from graphwright.server.execution import Executor, Outcome
+from graphwright.server.jobs import Jobs, backoff, kept
+from graphwright.server.run_scripts import HEARTBEAT
+from graphwright.server.runs import GROUP, RunStore, member
+from graphwright.server.sweeper import sweep
+from graphwright_errors import GraphwrightError, InfrastructureError, NotFoundError
 
 log = logging.getLogger(__name__)
-RETRY_S = 0.2
+TRIM_EVERY_S = 1.0
+MAX_TRIES_KEPT = 10_000  # retry counts remembered for backoff; forgotten past that
 
 
 class Worker:
-    """One consumer of the run queue."""
+    """One consumer of the run queue, running up to ``jobs`` runs concurrently."""
 
     def __init__(self, orch: Orchestrator, *, name: str | None = None,
-                 claim_idle_ms: int = 60_000, block_ms: int = 1_000) -> None:
+                 claim_idle_ms: int = 60_000, block_ms: int = 1_000, jobs: int = 10,
+                 grace_s: float = 30.0) -> None:
         self.orch = orch
-        self.store = RunStore(orch.client, orch.keys)
+        self.store = RunStore.of(orch)
         self.queue = orch.keys.queue()
         self.name = name or f"{socket.gethostname()}-{os.getpid()}"
-        self.executor = Executor(orch, self.store)
         self.claim_idle_ms = claim_idle_ms
         self.block_ms = block_ms
+        self.grace_s = grace_s
+        self.jobs = Jobs(orch, self.store, limit=jobs)
         self.stop = threading.Event()
+        self.handed_back: list[str] = []  # runs given back unfinished when the worker stopped
+        self.tries: dict[str, int] = {}
+        self._executors: dict[str, tuple[Executor, str, str]] = {}  # by queue entry
+        self._swept = self._trimmed = 0.0
 
     def ensure_group(self) -> None:
         try:
@@ -51,64 +63,127 @@ class Worker:
                 raise
 
     def run_forever(self) -> None:
-        """Process runs until stopped; an outage of any length is waited out, never an exit."""
-        ready = False
-        while not self.stop.is_set():
-            try:
-                if not ready:
-                    self.ensure_group()
-                    ready = True
-                self.step()
-            except (redis.ConnectionError, redis.TimeoutError, RedisUnavailableError) as exc:
-                log.warning("worker %s: Redis is not reachable (%s); waiting for it", self.name,
-                            type(exc).__name__)
-                self.stop.wait(1.0)
+        """Serve until ``stop`` is set, then drain; on this thread's own event loop."""
+        asyncio.run(self.serve())
 
-    def step(self) -> bool:
-        """Claim one abandoned entry, or read one new entry; process it. True if there was one."""
-        self.store.release_due()
-        claimed: Any = self.orch.client.xautoclaim(self.queue, GROUP, self.name, self.claim_idle_ms,
-                                                   start_id="0-0", count=1)
+    async def serve(self) -> None:
+        client = async_client(self.orch.settings)
+        heartbeat = client.register_script(HEARTBEAT)
+        ready = False
+        try:
+            while not self.stop.is_set():  # an outage of any length is waited out, never an exit
+                try:
+                    if not ready:
+                        await asyncio.to_thread(self.ensure_group)
+                        ready = True
+                    await self.step(client, heartbeat)
+                except (redis.ConnectionError, redis.TimeoutError, InfrastructureError) as exc:
+                    log.warning("worker %s: Redis is not reachable (%s); waiting for it", self.name,
+                                type(exc).__name__)
+                    await asyncio.to_thread(self.stop.wait, 1.0)
+            await self.drain()
+        finally:
+            self.jobs.close()
+            await client.aclose()
+
+    async def step(self, client: AsyncClient, heartbeat: Any) -> int:
+        """Housekeeping, then claim abandoned entries or read new ones, as many as there are
+        free jobs; each becomes a task. The number of runs started."""
+        await asyncio.to_thread(self.housekeeping)
+        free = self.jobs.free()
+        if free <= 0:  # all jobs busy: wait for one to end (or a while, to look at ``stop``)
+            await asyncio.wait(list(self.jobs.tasks.values()), timeout=self.block_ms / 1000,
+                               return_when=asyncio.FIRST_COMPLETED)
+            return 0
+        claimed: Any = await client.xautoclaim(self.queue, GROUP, self.name, self.claim_idle_ms,
+                                               start_id="0-0", count=free)
         entries: list[Any] = list(claimed[1]) if claimed else []
         if not entries:
-            read: Any = self.orch.client.xreadgroup(GROUP, self.name, {self.queue: ">"}, count=1,
-                                                    block=self.block_ms)
+            read: Any = await client.xreadgroup(GROUP, self.name, {self.queue: ">"}, count=free,
+                                                block=self.block_ms)
             entries = list(read[0][1]) if read else []
         for entry_id, fields in entries:
-            if fields:
-                self.process(entry_id, {k.decode(): v.decode() for k, v in fields.items()})
-            else:  # trimmed away: nothing left to run
-                self.orch.client.xack(self.queue, GROUP, entry_id)
-        return bool(entries)
+            if not fields:  # trimmed away (never by us while pending): nothing left to run
+                await client.xack(self.queue, GROUP, entry_id)
+                continue
+            thread, run_id = fields[b"thread_id"].decode(), fields[b"run_id"].decode()
+            self.jobs.spawn(entry_id.decode(), self.process(heartbeat, entry_id, thread, run_id))
+        return len(entries)
 
-    def process(self, entry_id: bytes, fields: dict[str, str]) -> None:
-        thread, run_id = fields["thread_id"], fields["run_id"]
-        done = threading.Event()
-        beat = threading.Thread(target=self._heartbeat, args=(entry_id, done), daemon=True)
-        beat.start()
-        outcome = "done"
+    def housekeeping(self) -> None:
+        """Due delayed runs onto the queue; now and then trim what acknowledged entries are
+        left (from before entries were deleted with their acknowledgement) and sweep."""
+        self.store.release_due()
+        now = time.monotonic()
+        if now - self._trimmed >= TRIM_EVERY_S:
+            self._trimmed = now
+            self.store.trim_queue()
+        if now - self._swept >= self.store.claim_window_s / 2:
+            self._swept = now
+            sweep(self.store)
+
+    async def process(self, heartbeat: Any, entry_id: bytes, thread: str, run_id: str) -> None:
+        executor = self.jobs.executor()
+        self._executors[entry_id.decode()] = (executor, thread, run_id)
+
+        async def beat() -> bool:
+            return bool(await heartbeat(keys=[self.queue], args=[GROUP, entry_id, self.name]))
+
+        beating = asyncio.create_task(kept(beat, self.claim_idle_ms / 3000, f"run entry {entry_id!r}"))
+        outcome: Outcome | None = None
         try:
-            outcome = self.executor.run(thread, run_id)
+            outcome = await self.jobs.attempt(executor, thread, run_id)
         except NotFoundError:
             log.warning("run %s on thread %s no longer exists; dropping it", run_id, thread)
-        except GraphwrightError:
-            log.exception("run %s on thread %s failed", run_id, thread)
+            outcome = "gone"
+        except (GraphwrightError, redis.RedisError):  # Redis away mid-run: retried, never dropped
+            log.exception("run %s on thread %s failed; it will be retried", run_id, thread)
         finally:
-            done.set()
-        # Back on the delayed queue with the acknowledgement (one step, but on a cluster,
-        # whose queue keys live on other slots): try again shortly; order is kept by the line.
-        with self.orch.client.pipeline(transaction=not self.store.cluster) as pipe:
-            if outcome in ("busy", "wait"):
-                pipe.zadd(self.store.delayed(), {json.dumps([thread, run_id]): time.time() + RETRY_S})
-            pipe.xack(self.queue, GROUP, entry_id)
-            pipe.execute()
+            beating.cancel()
+            self._executors.pop(entry_id.decode(), None)
+        if run_id in self.handed_back:
+            return
+        await asyncio.to_thread(self.settle, entry_id, thread, run_id, outcome)
 
-    def _heartbeat(self, entry_id: bytes, done: threading.Event) -> None:
-        """Reset the entry's idle time while the run is alive and the entry still ours."""
-        while not done.wait(self.claim_idle_ms / 3000):
-            try:
-                if not self.store.script("HEARTBEAT", [self.queue], [GROUP, entry_id, self.name]):
-                    log.warning("worker %s: run entry %r was claimed by another worker", self.name, entry_id)
-                    return
-            except (redis.RedisError, GraphwrightError):
-                log.warning("worker %s: heartbeat failed; retrying", self.name)
+    def settle(self, entry_id: bytes, thread: str, run_id: str, outcome: Outcome | None) -> None:
+        """Acknowledge and delete the entry; a run to retry goes back on the delayed queue with
+        it (one step, but on a cluster, whose queue keys live on other slots)."""
+        retry = outcome in ("busy", "wait", None)
+        tries = self._count(run_id, retry)
+        with self.orch.client.pipeline(transaction=not self.store.cluster) as pipe:
+            if retry:
+                pipe.zadd(self.store.delayed(), {member(thread, run_id): time.time() + backoff(tries)})
+            pipe.xack(self.queue, GROUP, entry_id)
+            pipe.xdel(self.queue, entry_id)  # done with: the queue holds only what is to do
+            pipe.execute()
+        if outcome == "done":
+            self.store.wake_next(thread)
+
+    def _count(self, run_id: str, retry: bool) -> int:
+        if not retry:
+            self.tries.pop(run_id, None)
+            return 0
+        if len(self.tries) > MAX_TRIES_KEPT:
+            self.tries.clear()
+        self.tries[run_id] = self.tries.get(run_id, 0) + 1
+        return self.tries[run_id]
+
+    async def drain(self) -> None:
+        """Let the runs in flight finish within the grace period; hand back the rest."""
+        going = await self.jobs.settled(max(self.grace_s - 1.0, 0.0))
+        if not going:
+            return
+        await asyncio.to_thread(self.hand_back, going)
+        await self.jobs.settled(1.0)  # their executors see another owner and stop writing
+
+    def hand_back(self, entries: set[str]) -> None:
+        for entry in entries:
+            executor, thread, run_id = self._executors[entry]
+            self.store.disown(thread, run_id, executor.owner)
+            self.handed_back.append(run_id)
+            with self.orch.client.pipeline(transaction=not self.store.cluster) as pipe:
+                pipe.zadd(self.store.delayed(), {member(thread, run_id): time.time()})
+                pipe.xack(self.queue, GROUP, entry)
+                pipe.xdel(self.queue, entry)
+                pipe.execute()
+            log.warning("worker %s: run %s handed back unfinished", self.name, run_id)

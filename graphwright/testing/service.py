@@ -42,7 +42,7 @@ def running(orch: Orchestrator, *, api_key: str | None = None, worker: bool = Tr
     while not server.started:
         assert time.monotonic() < deadline and serving.is_alive(), "the server did not start"
         time.sleep(0.01)
-    consumer = Worker(orch, name="in-test", claim_idle_ms=60_000, block_ms=100) if worker else None
+    consumer = Worker(orch, name="in-test", claim_idle_ms=60_000, block_ms=100, grace_s=5) if worker else None
     working = threading.Thread(target=consumer.run_forever, daemon=True) if consumer else None
     if working:
         working.start()

@@ -1,0 +1,83 @@
+"""The run core of one process, shared by ``graphwright worker`` and the API process: runs
+execute concurrently on one event loop, each through its own executor (its own lock, fence
+and owner), at most ``limit`` at once, each kept alive by its own renewal task."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from graphwright.orchestrator import Orchestrator
+from graphwright.server.execution import Executor, Outcome
+from graphwright.server.runs import RunStore
+
+log = logging.getLogger(__name__)
+RETRY_S = 0.2  # the first wait of a run whose thread is busy, doubled on each retry
+RETRY_CAP_S = 2.0
+
+
+def backoff(tries: int) -> float:
+    """The wait before retry ``tries`` (1, 2, ...): exponential, capped, with jitter."""
+    wait: float = min(RETRY_S * 2 ** max(tries - 1, 0), RETRY_CAP_S)
+    return wait * random.uniform(0.8, 1.2)  # jitter, not a secret
+
+
+async def execute(executor: Executor, pool: ThreadPoolExecutor, thread_id: str, run_id: str) -> Outcome:
+    """One attempt at the run: the executor's async face when it has one, else its sync one
+    in ``pool`` (the one place that changes when the async run core lands)."""
+    if hasattr(executor, "arun"):
+        outcome: Outcome = await executor.arun(thread_id, run_id)
+        return outcome
+    return await asyncio.get_running_loop().run_in_executor(pool, executor.run, thread_id, run_id)
+
+
+async def kept(renew: Callable[[], Awaitable[bool]], every_s: float, what: str) -> None:
+    """Renew a run's lease or queue entry every ``every_s`` until cancelled or no longer ours;
+    a failed renewal is retried at the next beat (the lease outlives two misses)."""
+    while True:
+        await asyncio.sleep(every_s)
+        try:
+            if not await renew():
+                log.warning("%s is no longer ours; its renewal stops", what)
+                return
+        except Exception:  # Redis away for a beat: the next one tries again
+            log.warning("%s could not be renewed; retrying", what, exc_info=True)
+
+
+class Jobs:
+    """Runs executing in this process, each an asyncio task."""
+
+    def __init__(self, orch: Orchestrator, store: RunStore, *, limit: int = 10) -> None:
+        self.orch = orch
+        self.store = store
+        self.limit = limit
+        # Each sync run holds a pool thread for its whole life: one per job, none shared.
+        self.pool = ThreadPoolExecutor(max_workers=limit, thread_name_prefix="gw-run")
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+
+    def free(self) -> int:
+        return self.limit - len(self.tasks)
+
+    def executor(self) -> Executor:
+        """A fresh executor per attempt: its owner id tells this attempt's writes apart."""
+        return Executor(self.orch, self.store)
+
+    def spawn(self, key: str, job: Awaitable[None]) -> None:
+        task: asyncio.Task[None] = asyncio.ensure_future(job)
+        self.tasks[key] = task
+        task.add_done_callback(lambda _: self.tasks.pop(key, None))
+
+    async def attempt(self, executor: Executor, thread_id: str, run_id: str) -> Outcome:
+        return await execute(executor, self.pool, thread_id, run_id)
+
+    async def settled(self, timeout_s: float) -> set[str]:
+        """Wait up to ``timeout_s`` for every run to end; the keys of those still going."""
+        if self.tasks:
+            await asyncio.wait(list(self.tasks.values()), timeout=timeout_s)
+        return set(self.tasks)
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=False, cancel_futures=True)
