@@ -135,6 +135,9 @@ def serve(
 
     from graphwright.server.app import create_app
 
+    # Runs' metadata and checkpoints name the API's address, as under `langgraph dev`
+    # (a deployment behind a proxy sets LANGGRAPH_API_URL, and so do its workers).
+    os.environ.setdefault("LANGGRAPH_API_URL", f"http://{host}:{port}")
     orch = Orchestrator.from_env()
     key = orch.settings.api_key.get_secret_value() if orch.settings.api_key else None
     uvicorn.run(create_app(orch, api_key=key, queue_waits=queue), host=host, port=port,

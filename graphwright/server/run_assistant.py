@@ -8,15 +8,20 @@ from typing import Any
 
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.assistants_store import AssistantStore
-from graphwright.server.run_headers import configurable_headers, request_headers
+from graphwright.server.run_headers import (
+    configurable_headers,
+    request_configurable,
+    request_headers,
+)
 from graphwright.server.schemas import RunCreate
 from graphwright.server.threads_api import Threads
 
 
 def resolve(orch: Orchestrator, body: RunCreate) -> dict[str, Any]:
     """The run's assistant; ``body`` then names its graph and carries its config and context
-    (the run's own values win), with ``graph_id`` and ``assistant_id`` in ``configurable``
-    as the reference puts them."""
+    (the run's own values win), with ``graph_id``, ``assistant_id`` and the request's keys
+    (caller, request id, start) in ``configurable`` as the reference puts them, and the
+    reference's default ``multitask_strategy``, ``enqueue``."""
     assistant = AssistantStore.of(orch).get(body.assistant_id)
     orch.graphs.get(assistant["graph_id"])
     body.assistant_id = assistant["graph_id"]
@@ -26,6 +31,11 @@ def resolve(orch: Orchestrator, body: RunCreate) -> dict[str, Any]:
     configurable = {**(base.pop("configurable", None) or {}), **(mine.pop("configurable", None) or {}),
                     **configurable_headers(request_headers.get(), wanted),
                     "graph_id": assistant["graph_id"], "assistant_id": assistant["assistant_id"]}
+    request = request_configurable()
+    if configurable.get("langgraph_request_id"):  # the caller's own request id is kept
+        request.pop("langgraph_request_id")
+    configurable.update(request)
+    body.multitask_strategy = body.multitask_strategy or "enqueue"
     body.config = {**base, **mine, "configurable": configurable}
     if assistant.get("context") or body.context:
         body.context = {**(assistant.get("context") or {}), **(body.context or {})}
