@@ -9,6 +9,7 @@ from typing import Any
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.assistants_store import AssistantStore
 from graphwright.server.run_headers import (
+    RESERVED,
     configurable_headers,
     request_configurable,
     request_headers,
@@ -31,10 +32,9 @@ def resolve(orch: Orchestrator, body: RunCreate) -> dict[str, Any]:
     configurable = {**(base.pop("configurable", None) or {}), **(mine.pop("configurable", None) or {}),
                     **configurable_headers(request_headers.get(), wanted),
                     "graph_id": assistant["graph_id"], "assistant_id": assistant["assistant_id"]}
-    request = request_configurable()
-    if configurable.get("langgraph_request_id"):  # the caller's own request id is kept
-        request.pop("langgraph_request_id")
-    configurable.update(request)
+    for key in RESERVED & configurable.keys():  # the server's to set, dropped as the reference does
+        del configurable[key]
+    configurable.update(request_configurable())
     body.multitask_strategy = body.multitask_strategy or "enqueue"
     body.config = {**base, **mine, "configurable": configurable}
     if assistant.get("context") or body.context:

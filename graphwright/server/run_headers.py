@@ -14,6 +14,13 @@ from typing import Any
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 NEVER = frozenset({"authorization", "x-api-key", "x-service-key", "x-tenant-id", "cookie"})
+# Keys of a run's configurable only the server sets: a request's own are dropped.
+RESERVED = frozenset({
+    "langgraph_auth_user", "langgraph_auth_user_id", "langgraph_auth_permissions",
+    "langgraph_request_id", "__request_start_time_ms__", "__after_seconds__",
+    "__langsmith_project__", "__langsmith_example_id__", "__otel_traceparent__",
+    "__otel_tracestate__", "__dd_trace_headers__", "__pregel_node_finished", "__context_provided__",
+})
 # The headers of the request being answered: runs are created deep below the route, which
 # has no reason to carry them; a context variable follows the request into its threads.
 request_headers: ContextVar[Mapping[str, str] | None] = ContextVar("request_headers", default=None)
@@ -69,8 +76,8 @@ class RememberHeaders:
 def request_configurable() -> dict[str, Any]:
     """What the reference puts in the ``configurable`` of every run a request creates: the
     caller (``None`` and ``""`` when anonymous), its permissions, the request's id (its
-    ``x-request-id`` or a new one) and start. The caller's keys are always set here, never
-    taken from the request body, so a run cannot claim another user."""
+    ``x-request-id`` or a new one) and start. Set here, never taken from the request body
+    (RESERVED keys are dropped from it), so a run cannot claim another user."""
     found = request_scope.get()
     if found is None:  # a cron's run: no request, as the reference's scheduler
         return {"langgraph_auth_user": None, "langgraph_auth_user_id": "",
