@@ -1,18 +1,21 @@
 """Fuzz the HTTP API with schemathesis against its own ``/openapi.json``.
 
     python -m bench.fuzz [--max-examples 60] [--phases examples,coverage,fuzzing,stateful]
-                         [--max-time SECONDS]
+                         [--max-time SECONDS] [--auth]
 
 Starts its own redis-server and the service (offline model, an API key, a real worker)
 in this process, then runs the ``schemathesis`` CLI on every operation with the checks
-that matter here: no 5xx and responses that match their schema. Prints the numbers the
-CLI reports (operations, generated test cases, failures) and exits non-zero on a failure.
-The test suite runs a small version (tests/test_fuzz.py).
+that matter here: no 5xx and responses that match their schema. ``--auth`` serves it
+under a custom ``langgraph_sdk.Auth`` (``bench/fuzz_auth.py``: owners stamped and
+filtered) instead of the key. Prints the numbers the CLI reports (operations, generated
+test cases, failures) and exits non-zero on a failure. The test suite runs a small
+version (tests/test_fuzz.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 import sys
@@ -22,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench import fuzz_auth
 from graphwright import Orchestrator, Settings
 from graphwright.offline import OfflineChatModel
 from graphwright.testing.redis_servers import start_server
@@ -35,6 +39,7 @@ CHECKS = "not_a_server_error,response_schema_conformance"
 class FuzzResult:
     returncode: int
     output: str
+    requests: int = 0  # HTTP requests it sent (every entry of its HAR report)
 
     @property
     def failed(self) -> bool:
@@ -57,10 +62,10 @@ class FuzzResult:
 
 
 def fuzz(url: str, *, max_examples: int, phases: str, seed: int = 1,
-         max_time: float | None = None) -> FuzzResult:
+         max_time: float | None = None, header: str = f"x-api-key: {KEY}") -> FuzzResult:
     """Run the schemathesis CLI against the service at ``url``; returns what it printed."""
     exe = Path(sys.executable).with_name("schemathesis")
-    command = [str(exe), "run", f"{url}/openapi.json", "-H", f"x-api-key: {KEY}",
+    command = [str(exe), "run", f"{url}/openapi.json", "-H", header,
                "--checks", CHECKS, "--phases", phases, "--max-examples", str(max_examples),
                "--seed", str(seed), "--workers", "1", "--request-timeout", "10",
                "--suppress-health-check", "all", "--no-color", "--continue-on-failure",
@@ -68,10 +73,14 @@ def fuzz(url: str, *, max_examples: int, phases: str, seed: int = 1,
     if max_time:
         command += ["--max-time", str(max_time)]
     # Run in a scratch folder: schemathesis may still write a cache in its cwd.
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1800, cwd=tempfile.gettempdir(),
-                          env={"PATH": "/usr/bin:/bin", "SCHEMATHESIS_TELEMETRY": "false",
-                               "HOME": tempfile.gettempdir()})
-    return FuzzResult(done.returncode, done.stdout + done.stderr)
+    with tempfile.TemporaryDirectory() as scratch:
+        har = Path(scratch) / "requests.har"
+        command += ["--report", "har", "--report-har-path", str(har)]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=1800, cwd=scratch,
+                              env={"PATH": "/usr/bin:/bin", "SCHEMATHESIS_TELEMETRY": "false",
+                                   "HOME": scratch})
+        sent = len(json.loads(har.read_text())["log"]["entries"]) if har.is_file() else 0
+    return FuzzResult(done.returncode, done.stdout + done.stderr, sent)
 
 
 def main() -> int:
@@ -80,6 +89,8 @@ def main() -> int:
     parser.add_argument("--phases", default="examples,coverage,fuzzing,stateful")
     parser.add_argument("--max-time", type=float, default=None,
                         help="seconds; schemathesis stops and reports when they are spent")
+    parser.add_argument("--auth", action="store_true",
+                        help="serve under bench/fuzz_auth.py's Auth, not the API key")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         server = start_server(Path(tmp) / "redis")
@@ -87,12 +98,15 @@ def main() -> int:
             settings = Settings(_env_file=None, REDIS_URL=server.url,  # type: ignore[call-arg]
                                 GRAPHWRIGHT_KEY_PREFIX="fuzz", GRAPHWRIGHT_RUN_RATE=0)
             orch = Orchestrator(settings=settings, model=OfflineChatModel())
-            with running(orch, api_key=KEY) as svc:
+            serving = running(orch, auth=fuzz_auth.auth) if args.auth else running(orch, api_key=KEY)
+            header = f"Authorization: Bearer {fuzz_auth.TOKEN}" if args.auth else f"x-api-key: {KEY}"
+            with serving as svc:
                 result = fuzz(svc.url, max_examples=args.max_examples, phases=args.phases,
-                              max_time=args.max_time)
+                              max_time=args.max_time, header=header)
         finally:
             server.stop()
     print(result.report())
+    print(f"requests sent: {result.requests}")
     return 1 if result.failed or not result.number(r"(\d+) generated") else 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -30,6 +31,7 @@ from checkpoints import atomic, direct, ops, ops_admin, ops_delta, ops_list
 from checkpoints.drive import adrive, astream
 from checkpoints.keys import DEFAULT_PREFIX
 from checkpoints.migrate import migrate_thread
+from checkpoints.replicas import ReplicaWait
 from checkpoints.saver_base import (
     AsyncClient,
     SaverBase,
@@ -46,6 +48,7 @@ from checkpoints.saver_base import (
 from graphwright_errors import ConfigurationError
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class AsyncRedisSaver(SaverBase):
@@ -59,12 +62,16 @@ class AsyncRedisSaver(SaverBase):
         ttl_s: int | None = None,
         serde: SerializerProtocol | None = None,
         encrypt: bool = False,
+        wait: ReplicaWait | None = None,
     ) -> None:
+        """``wait`` (default: GRAPHWRIGHT_WAIT_REPLICAS) makes every put wait for replicas."""
         cluster = isinstance(client, AsyncRedisCluster)
         super().__init__(prefix=prefix, ttl_s=ttl_s, serde=serde, encrypt=encrypt, cluster=cluster)
         check_client(client)
         self.client = client
         self.where = describe_client(client)
+        self.wait = wait or ReplicaWait.from_env()
+        self._nodes: dict[tuple[str, int], aredis.Redis] = {}  # cluster masters, for WAIT
         try:
             self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -152,9 +159,11 @@ class AsyncRedisSaver(SaverBase):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        return await self.run(
+        saved = await self.run(
             ops.put(self.ctx, config, checkpoint, metadata, new_versions, now_ms())
         )
+        await self._acknowledge(config, "checkpoint")
+        return saved
 
     async def aput_writes(
         self,
@@ -164,6 +173,34 @@ class AsyncRedisSaver(SaverBase):
         task_path: str = "",
     ) -> None:
         await self.run(ops.put_writes(self.ctx, config, writes, task_id, task_path))
+        await self._acknowledge(config, "pending writes")
+
+    async def _acknowledge(self, config: RunnableConfig, what: str) -> None:
+        if self.wait is not None:
+            thread_id = str(config["configurable"]["thread_id"])
+            marker = self.keys.replica_ack(thread_id)
+            node = self._node_of(marker)
+            if node is None:
+                log.warning("%s of thread %r: no cluster node is known for it yet; its replicas "
+                            "were not waited for", what, thread_id)
+                return
+            await self.wait.aacknowledge(node, marker, f"{what} of thread {thread_id!r}")
+
+    def _node_of(self, key: str) -> aredis.Redis | None:
+        """A client of the server holding ``key``: on a cluster, one kept per master, so the
+        marker and its WAIT share a connection to the node the thread's writes went to."""
+        if isinstance(self.client, aredis.Redis):
+            return self.client
+        node = self.client.get_node_from_key(key)
+        if node is None:  # no slot map yet
+            return None
+        where = (node.host, int(node.port))
+        if where not in self._nodes:
+            kwargs = self.client.get_connection_kwargs()
+            self._nodes[where] = aredis.Redis(host=where[0], port=where[1],
+                                              username=kwargs.get("username"),
+                                              password=kwargs.get("password"))
+        return self._nodes[where]
 
     async def adelete_thread(self, thread_id: str) -> None:
         await self.run(ops_admin.delete_thread(self.ctx, str(thread_id)))

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
+import redis.asyncio as aredis
 from redis.cluster import RedisCluster
 
 from graphwright_errors import ConfigurationError
@@ -69,6 +70,22 @@ class ReplicaWait:
             log.warning("%s: could not confirm that %d replica(s) hold it (%s)",
                         what, self.replicas, exc)
             return 0
+        return self._report(acked, what)
+
+    async def aacknowledge(self, client: aredis.Redis, marker_key: str, what: str) -> int:
+        """``acknowledge`` on an asyncio client of the node holding ``marker_key``."""
+        try:
+            async with client.pipeline(transaction=False) as pipe:
+                pipe.set(marker_key, 1, px=MARKER_TTL_MS)
+                pipe.execute_command("WAIT", self.replicas, self.timeout_ms)
+                acked = int((await pipe.execute())[1])
+        except redis.RedisError as exc:
+            log.warning("%s: could not confirm that %d replica(s) hold it (%s)",
+                        what, self.replicas, exc)
+            return 0
+        return self._report(acked, what)
+
+    def _report(self, acked: int, what: str) -> int:
         if acked < self.replicas:
             log.warning("%s: only %d of %d replica(s) acknowledged it within %d ms; "
                         "a failover now could lose it (%s)", what, acked, self.replicas,

@@ -90,6 +90,7 @@ class AsyncRedisStore(_StoreBase):
                  sealer: Sealer | None = None) -> None:
         super().__init__(prefix=prefix, index=index, ttl=ttl, sealer=sealer)
         self.redis = client
+        self.loop: asyncio.AbstractEventLoop | None = None  # the loop its client runs on
 
     async def run(self, op: StoreOp[T]) -> T:
         try:
@@ -108,8 +109,16 @@ class AsyncRedisStore(_StoreBase):
             return await pipe.execute()
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        raise ConfigurationError("AsyncRedisStore is asyncio-only: use the a-methods "
-                                 "(aget, aput, asearch, ...) or RedisStore for blocking code")
+        """From a thread other than the store's loop (a sync node of an async run): bridged."""
+        loop = self.loop
+        try:
+            current: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            current = None
+        if loop is None or current is loop or not loop.is_running():
+            raise ConfigurationError("AsyncRedisStore is asyncio-only here: use the a-methods "
+                                     "(aget, aput, asearch, ...) or RedisStore for blocking code")
+        return asyncio.run_coroutine_threadsafe(self.abatch(list(ops)), loop).result()
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         return await self.run(store_ops.batch(self.layout, list(ops)))

@@ -67,7 +67,9 @@ class Layout:
     sealer: Sealer = field(default_factory=Sealer)  # item documents are sealed at rest
 
     def ns(self, namespace: tuple[str, ...]) -> str:
-        return ".".join(escape(label) for label in namespace)
+        """Labels joined by periods; a period inside a label is encoded, so ``("a.b",)``
+        (which the store refuses anyway) could never reach ``("a", "b")``."""
+        return ".".join(escape(label).replace(".", "%2E") for label in namespace)
 
     def item(self, namespace: tuple[str, ...], key: str) -> str:
         return f"{self.prefix}:{{{self.ns(namespace)}}}:item:{escape(key)}"
@@ -89,6 +91,9 @@ def matches(value: Any, wanted: Any) -> bool:
     """A filter value against an item value: equality, nested objects, or ``$`` operators."""
     if isinstance(wanted, dict):
         if any(k.startswith("$") for k in wanted):
+            unknown = sorted(set(wanted) - set(OPERATORS))
+            if unknown:  # a caller's mistake, as the reference answers it
+                raise ValueError(f"Unsupported operator: {unknown[0]}")
             return all(OPERATORS[op](value, arg) for op, arg in wanted.items())
         return isinstance(value, dict) and all(matches(value.get(k), v) for k, v in wanted.items())
     if isinstance(wanted, list | tuple):

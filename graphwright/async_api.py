@@ -1,8 +1,8 @@
-"""The Orchestrator's asyncio twins: the same calls, run in a worker thread.
+"""The Orchestrator's asyncio twins: runs are native, inspections run in a worker thread.
 
-A mixin, so ``Orchestrator`` keeps one public surface while the blocking code stays in
-one place; each twin hands its call to ``asyncio.to_thread`` (or, for streams, drives
-the blocking iterator in a thread and hands its events to the loop).
+A mixin, so ``Orchestrator`` keeps one public surface. The run twins await the async run
+core on the process's run loop (``tools.runloop``), as the sync calls do from their
+thread; the read-only views hand their blocking call to ``asyncio.to_thread``.
 """
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, cast
 
 from graphs.registry import RunInput
-from graphwright import drawing
+from graphwright import drawing, run_core
 from graphwright.results import CheckpointInfo, RunResult, StepEvent, ThreadInfo, ThreadState
-from graphwright.streaming import StreamMode, in_thread
+from graphwright.streaming import StreamMode, alast_result
 from nodes.deps import Limits
+from tools.runloop import aiterate
 
 if TYPE_CHECKING:
     from graphwright.orchestrator import Orchestrator
@@ -29,29 +30,35 @@ class AsyncTwins:
         return cast("Orchestrator", self)  # only ever mixed into Orchestrator
 
     async def ainvoke(self, graph: str, input: str | dict[str, Any] | RunInput, *,
-                      thread_id: str | None = None, limits: Limits | None = None) -> RunResult:
-        return await asyncio.to_thread(self._blocking.invoke, graph, input, thread_id=thread_id, limits=limits)
+                      thread_id: str | None = None, limits: Limits | None = None,
+                      run_id: str | None = None, user_id: str | None = None) -> RunResult:
+        """``invoke`` for asyncio: the run goes on the run loop, this coroutine awaits it."""
+        return await alast_result(self.astream(graph, input, thread_id=thread_id, limits=limits,
+                                               run_id=run_id, user_id=user_id))
 
     async def aresume(self, thread_id: str, decision: Any = None, *,
-                      limits: Limits | None = None) -> RunResult:
-        return await asyncio.to_thread(self._blocking.resume, thread_id, decision, limits=limits)
+                      limits: Limits | None = None, run_id: str | None = None) -> RunResult:
+        """``resume`` for asyncio."""
+        return await alast_result(self.astream_resume(thread_id, decision, limits=limits,
+                                                      run_id=run_id))
 
     async def astream(self, graph: str, input: str | dict[str, Any] | RunInput, *,
                       thread_id: str | None = None, limits: Limits | None = None,
                       run_id: str | None = None, user_id: str | None = None,
                       mode: StreamMode = "steps") -> AsyncIterator[StepEvent]:
-        """``stream`` for asyncio: the same events, the run driven in a worker thread."""
-        async for event in in_thread(lambda: self._blocking.stream(graph, input, thread_id=thread_id,
-                                                         limits=limits, run_id=run_id,
-                                                         user_id=user_id, mode=mode)):
+        """``stream`` for asyncio: the same run core, no thread of its own."""
+        orch = self._blocking
+        async for event in aiterate(lambda: run_core.start(orch, graph, input, thread_id, limits,
+                                                           run_id, user_id, mode)):
             yield event
 
     async def astream_resume(self, thread_id: str, decision: Any = None, *,
                              limits: Limits | None = None, run_id: str | None = None,
                              mode: StreamMode = "steps") -> AsyncIterator[StepEvent]:
         """``stream_resume`` for asyncio."""
-        async for event in in_thread(lambda: self._blocking.stream_resume(thread_id, decision, limits=limits,
-                                                                run_id=run_id, mode=mode)):
+        orch = self._blocking
+        async for event in aiterate(lambda: run_core.resume(orch, thread_id, decision, limits,
+                                                            run_id, None, mode)):
             yield event
 
     async def astate(self, thread_id: str) -> ThreadState:

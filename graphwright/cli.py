@@ -188,12 +188,15 @@ def worker(
     """Take background runs from the Redis queue until stopped (SIGTERM or Ctrl-C)."""
     import signal
 
+    from graphwright.server.auth import Authority, load_auth
     from graphwright.server.cron_runs import scheduler_for
     from graphwright.server.worker import Worker
 
     orch = Orchestrator.from_env()
     consumer = Worker(orch, name=name, claim_idle_ms=orch.settings.claim_idle_ms)
-    scheduler_for(orch).start()  # every worker schedules crons; each due run is claimed once
+    authority = Authority(auth=load_auth(orch.settings.auth)) if orch.settings.auth else None
+    # every worker schedules crons (each due run is claimed once), authorized as their creators
+    scheduler_for(orch, authority).start()
     signal.signal(signal.SIGTERM, lambda *_: consumer.stop.set())
     console.print(f"worker {consumer.name} reading {consumer.queue}", highlight=False)
     try:

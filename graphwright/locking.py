@@ -14,6 +14,7 @@ Anything less certain waits for the expiry.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -22,8 +23,8 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,11 @@ _RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
+return 0
+"""
+# KEYS: lock, fence. ARGV: our value. Moves the fence on only while the lock is still ours.
+_FENCE_OUT = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('INCR', KEYS[2]) end
 return 0
 """
 _RELEASE = """
@@ -182,11 +188,8 @@ def _renew(client: redis.Redis, keys: Keys, lock: ThreadLock, ttl_s: float,
         last_ok, wait = time.monotonic(), ttl_s / 3
 
 
-@contextmanager
-def thread_lock(
-    client: redis.Redis, keys: Keys, thread_id: str, *, ttl_s: float = LOCK_TTL_S
-) -> Iterator[ThreadLock]:
-    """Hold the thread's lock for the duration, renewing it; yields its fencing token."""
+def _take(client: redis.Redis, keys: Keys, thread_id: str,
+          ttl_s: float) -> tuple[ThreadLock, threading.Event]:
     try:
         lock = _acquire(client, keys, thread_id, ttl_s)
     except redis.RedisError as exc:
@@ -196,15 +199,54 @@ def thread_lock(
             f"thread {thread_id!r} is already running in another process; "
             "wait for it to finish, or use another thread"
         )
+    # Renewal stays a thread on the blocking client: it keeps the lock while a sync node, a
+    # tool or a busy event loop holds the run up, and the fence stops a frozen holder anyway.
     stop = threading.Event()
     renewer = threading.Thread(target=_renew, args=(client, keys, lock, ttl_s, stop), daemon=True,
                                name=f"gw-lock-{thread_id}")
     renewer.start()
     _LIVE.add(lock.value)
+    return lock, stop
+
+
+def _give_back(client: redis.Redis, keys: Keys, lock: ThreadLock, stop: threading.Event) -> None:
+    _LIVE.discard(lock.value)
+    stop.set()
+    with suppress(redis.RedisError):  # expired or taken over: nothing to release
+        client.eval(_RELEASE, 1, keys.lock(lock.thread_id), lock.value)
+
+
+def _fence_out(client: redis.Redis, keys: Keys, lock: ThreadLock) -> None:
+    with suppress(redis.RedisError):  # Redis gone: the lock expires, the next owner moves it
+        client.eval(_FENCE_OUT, 2, keys.lock(lock.thread_id), keys.fence(lock.thread_id),
+                    lock.value)
+
+
+@contextmanager
+def thread_lock(
+    client: redis.Redis, keys: Keys, thread_id: str, *, ttl_s: float = LOCK_TTL_S
+) -> Iterator[ThreadLock]:
+    """Hold the thread's lock for the duration, renewing it; yields its fencing token."""
+    lock, stop = _take(client, keys, thread_id, ttl_s)
     try:
         yield lock
     finally:
-        _LIVE.discard(lock.value)
-        stop.set()
-        with suppress(redis.RedisError):  # expired or taken over: nothing to release
-            client.eval(_RELEASE, 1, keys.lock(thread_id), lock.value)
+        _give_back(client, keys, lock, stop)
+
+
+@asynccontextmanager
+async def athread_lock(
+    client: redis.Redis, keys: Keys, thread_id: str, *, ttl_s: float = LOCK_TTL_S
+) -> AsyncIterator[ThreadLock]:
+    """``thread_lock`` for a coroutine: its round trips run off the event loop."""
+    lock, stop = await asyncio.to_thread(_take, client, keys, thread_id, ttl_s)
+    try:
+        yield lock
+    except asyncio.CancelledError:
+        # A cancelled run may leave a sync node behind in the loop's executor: moving the
+        # fence on before the lock goes refuses whatever that node still writes.
+        await asyncio.shield(asyncio.to_thread(_fence_out, client, keys, lock))
+        raise
+    finally:
+        # Shielded: a cancelled run still gives its lock back before it ends.
+        await asyncio.shield(asyncio.to_thread(_give_back, client, keys, lock, stop))

@@ -11,23 +11,21 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Any
 
 import redis
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import Command
 
 from checkpoints.errors import EvictingServerError
 from checkpoints.keys import Keys
 from checkpoints.memory import MemoryBook, MemoryRecord
-from checkpoints.redis import RedisSaver
+from checkpoints.redis import AsyncRedisSaver, RedisSaver
 from checkpoints.sealed import sealer_from_env
 from checkpoints.server_check import check_server
-from checkpoints.store import RedisStore
+from checkpoints.store import AsyncRedisStore, RedisStore
 from checkpoints.trace import TraceWriter
-from graphs.gates import gate_command, pending_gate
 from graphs.registry import (
     Graph,
     GraphContext,
@@ -36,14 +34,15 @@ from graphs.registry import (
     RunInput,
     default_registry,
 )
+from graphwright import run_core
+from graphwright.aconnect import async_twin
 from graphwright.async_api import AsyncTwins
 from graphwright.connect import connect
-from graphwright.inputs import load_plugin, parse_input, user_messages
+from graphwright.inputs import load_plugin, parse_input
 from graphwright.inspection import Inspection
-from graphwright.locking import ThreadLock, thread_lock
+from graphwright.locking import ThreadLock, athread_lock, thread_lock
 from graphwright.memories import Memories
 from graphwright.models import make_model
-from graphwright.native import own_input
 from graphwright.project import Project, find_config, load_project, run_configurable
 from graphwright.results import (
     RunResult,
@@ -61,6 +60,7 @@ from nodes.gate_models import GateRequest
 from tools.mcp_config import ServerConfig, load_mcp_servers, parse_mcp_servers
 from tools.policy import Policy
 from tools.registry import ToolRegistry
+from tools.runloop import iterate, run_loop
 from tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -94,6 +94,14 @@ class Orchestrator(Inspection, AsyncTwins):
             ttl_s=(project.checkpoint_ttl_s() if project else None) or self.settings.checkpoint_ttl_s,
             encrypt=self.settings.encrypt,
         )
+        # The run core's saver and store: asyncio clients on the process's run loop. The
+        # blocking saver above serves direct calls (delete, copy, prune, listing).
+        self.aclient = async_twin(client, retry_budget_s=self.settings.redis_retry_s)
+        self.asaver = AsyncRedisSaver(
+            self.aclient, prefix=self.settings.key_prefix, ttl_s=self.saver.ttl_s,
+            encrypt=self.settings.encrypt,
+        )
+        self.asaver.loop = run_loop()  # so sync reads from other threads bridge onto it
         self.model = model or make_model(self.settings)
         self.graphs = graphs or default_registry()
         self.limits = limits or self.settings.limits()
@@ -102,6 +110,11 @@ class Orchestrator(Inspection, AsyncTwins):
         self.store = RedisStore(client, prefix=self.settings.key_prefix, sealer=self.sealer,
                                 index=project.store_index() if project else None,
                                 ttl=project.store_ttl() if project else None)
+        self.astore = AsyncRedisStore(self.aclient,  # type: ignore[arg-type]  # pipelines alike
+                                      prefix=self.settings.key_prefix,
+                                      sealer=self.sealer, index=self.store.index_config,
+                                      ttl=self.store.ttl_config)
+        self.astore.loop = self.asaver.loop
         self.memory = MemoryBook(self.store)
         self.index = ThreadIndex(client, self.keys)
         self.thread_meta = ThreadMeta(client, self.keys, self.sealer, self.index)
@@ -187,36 +200,11 @@ class Orchestrator(Inspection, AsyncTwins):
 
         With ``mode="messages"`` the model's tokens come too, as ``kind="token"`` events
         (``text``, ``message_id``, ``node``, ``run_id``, ``namespace``: see ``StepEvent``),
-        each before the step event of the node that called the model.
+        each before the step event of the node that called the model. The run itself goes
+        on the process's run loop (``astream``); this thread only waits for its events.
         """
-        spec = self.graphs.get(graph)
-        run_input = None if spec.native_input else parse_input(input)
-        scopes = self.user_memory.scopes(user_id) if user_id is not None else []  # checked before any read
-        thread_id = thread_id or f"{graph}-{uuid.uuid4().hex[:12]}"
-        with self._lock(thread_id) as lock:
-            meta = self._meta(thread_id)
-            if meta.get("graph") and meta["graph"] != graph:
-                raise UserError(f"thread {thread_id!r} belongs to graph {meta['graph']!r}, not {graph!r}")
-            compiled = self._graph(spec, limits)
-            if meta:
-                snapshot = compiled.get_state(self._config(thread_id))
-                if snapshot.interrupts:
-                    raise UserError(f"thread {thread_id!r} is waiting at a gate; answer it with "
-                                    "resume, or start the new run on another thread")
-                if snapshot.next:
-                    raise UserError(f"thread {thread_id!r} has an unfinished run (its process "
-                                    "stopped mid-step); resume it first")
-            if run_input is None:  # a langgraph.json graph: its own input, as given
-                payload = own_input(compiled, graph, input)
-                yield from self.run_record.execute(spec, compiled, thread_id, payload, payload, run_id)
-                return
-            payload = spec.make_input(run_input) if spec.make_input else run_input.model_dump()
-            if scopes:
-                self.user_memory.note(thread_id, str(user_id), user_messages(payload, run_input))
-                if spec.uses_memory:
-                    payload["memories"] = self.user_memory.lines(scopes)
-            yield from self.run_record.execute(spec, compiled, thread_id, payload, run_input, run_id,
-                                               lock, mode)
+        return iterate(lambda: run_core.start(self, graph, input, thread_id, limits, run_id,
+                                              user_id, mode), "Orchestrator.stream")
 
     def stream_resume(
         self, thread_id: str, decision: Any = None, *, limits: Limits | None = None,
@@ -228,44 +216,8 @@ class Orchestrator(Inspection, AsyncTwins):
         ``decide`` builds the decision from the pending gate, read under the thread's lock
         (so a second reviewer racing the first is told the thread is running elsewhere).
         """
-        meta = self._meta(thread_id)
-        if not meta.get("graph"):
-            raise NotFoundError(f"no thread {thread_id!r}; `threads` lists the known ones")
-        spec = self.graphs.get(meta["graph"])
-        with self._lock(thread_id) as lock:
-            compiled = self._graph(spec, limits)
-            config = self._config(thread_id)
-            snapshot = compiled.get_state(config)
-            payload: Any
-            gate = pending_gate(compiled, config)
-            if decide is not None:
-                if gate is None:
-                    raise UserError(f"thread {thread_id!r} is not waiting at a gate; resume it "
-                                    "without a decision")
-                decision = decide(gate)
-            if gate is not None:
-                if decision is None:
-                    raise UserError(f"thread {thread_id!r} is waiting at a gate; give a decision "
-                                    "(approve, edit or reject)")
-                payload = gate_command(compiled, config, decision, self.tools(spec.name))
-            elif snapshot.interrupts:
-                payload = Command(resume=decision)  # a user graph's own interrupt
-            elif snapshot.next:
-                if decision is not None:
-                    raise UserError(f"thread {thread_id!r} is not waiting at a gate; resume it "
-                                    "without a decision")
-                payload = None
-            elif (status := self.thread_meta.status(meta, snapshot)) == "failed" and decision is None:
-                # It failed while saving its last step (Redis went away): LangGraph runs on from
-                # the writes that step saved, or finds the run had finished.
-                payload = None
-            else:
-                if status != meta.get("status"):  # its process died after the last step
-                    self.thread_meta.write(thread_id, status=str(status))
-                raise UserError(f"thread {thread_id!r} has already finished ({status}); there is "
-                                "nothing to resume; start a new run with invoke")
-            yield from self.run_record.execute(spec, compiled, thread_id, payload, None, run_id,
-                                               lock, mode)
+        return iterate(lambda: run_core.resume(self, thread_id, decision, limits, run_id, decide,
+                                               mode), "Orchestrator.stream_resume")
 
     def create_thread(self, thread_id: str | None = None, metadata: dict[str, Any] | None = None) -> str:
         """Register an empty thread (the HTTP service's ``threads.create``); runs pick its graph."""
@@ -355,7 +307,7 @@ class Orchestrator(Inspection, AsyncTwins):
                 self._compiled.pop(next(iter(self._compiled)))
             self._compiled[key] = spec.build(GraphContext(
                 model=self.model, redis_client=self.client, keys=self.keys,
-                checkpointer=self.saver, limits=limits, policy=self.policy, store=self.store,
+                checkpointer=self.asaver, limits=limits, policy=self.policy, store=self.astore,
                 configurable=configurable or None,
                 extra_tools=self.extra_tools(),
             ))
@@ -363,6 +315,9 @@ class Orchestrator(Inspection, AsyncTwins):
 
     def _lock(self, thread_id: str) -> AbstractContextManager[ThreadLock]:
         return thread_lock(self.client, self.keys, thread_id, ttl_s=self.settings.lock_ttl_s)
+
+    def _alock(self, thread_id: str) -> AbstractAsyncContextManager[ThreadLock]:
+        return athread_lock(self.client, self.keys, thread_id, ttl_s=self.settings.lock_ttl_s)
 
     def _config(self, thread_id: str, run_id: str | None = None,
                 fence: int | None = None) -> RunnableConfig:

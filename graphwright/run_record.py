@@ -2,19 +2,22 @@
 
 A run's data path reads API -> run -> graph -> storage: ``Orchestrator.stream`` takes the
 thread's lock and hands the run here; ``RunRecord.execute`` marks it running and traces its
-start, drives the graph (``streaming.step_events``), then ``finish`` reads the thread's
-state once, remembers what the user asked, counts the usage from the trace and writes the
-final status. Nothing of the run goes back through the Orchestrator.
+start, drives the graph (``streaming.step_events``, on the run loop), then ``finish``
+takes the thread's state, read once, remembers what the user asked, counts the usage from
+the trace and writes the final status. Nothing of the run goes back through the
+Orchestrator.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.types import StateSnapshot
 
 from checkpoints.errors import LockLostError
 from checkpoints.trace import TraceWriter
@@ -50,32 +53,37 @@ class RunRecord:
                  durability: Any) -> None:
         self.meta, self.tracer, self.memories, self.durability = meta, tracer, memories, durability
 
-    def execute(
+    async def execute(
         self, spec: GraphSpec, compiled: Graph, thread_id: str, payload: Any,
         run_input: RunInput | dict[str, Any] | None, run_id: str | None = None,
         lock: ThreadLock | None = None, mode: StreamMode = "steps",
-    ) -> Iterator[StepEvent]:
-        """Run the graph under the caller's lock: its steps, then the result as the last event."""
+    ) -> AsyncIterator[StepEvent]:
+        """Run the graph under the caller's lock on the run loop: its steps, then the result.
+
+        Its blocking record writes run in the loop's executor, never on the loop itself.
+        """
         run_id = run_id or str(uuid.uuid4())
         config = run_config(thread_id, run_id, lock.fence if lock else None)
-        self.start(spec.name, thread_id, run_id, run_input)
+        await asyncio.to_thread(self.start, spec.name, thread_id, run_id, run_input)
         error = None
         try:
             # "sync": a step's checkpoint (with the calls it proposed) is saved before the
             # next step starts, so no tool runs for calls a crash could make the model re-plan.
-            yield from step_events(compiled, payload, config, thread_id, run_id, mode,
-                                   durability=self.durability,
-                                   check=lock.check if lock is not None else None)
+            async for event in step_events(compiled, payload, config, thread_id, run_id, mode,
+                                           durability=self.durability,
+                                           check=lock.check if lock is not None else None):
+                yield event
         except LockLostError:
             raise  # the thread belongs to a newer run now: nothing of it is ours to write
         except GraphwrightError:
-            self.meta.write(thread_id, status="failed")
+            await asyncio.to_thread(self.meta.write, thread_id, status="failed")
             raise
         except Exception as exc:  # a model API, tool or graph failure: the run fails, resumable
             log.exception("run %s on thread %s failed", run_id, thread_id)
             error = f"{type(exc).__name__}: {exc}"
-        yield StepEvent(thread_id=thread_id, kind="result",
-                        result=self.finish(spec, compiled, thread_id, run_id, error))
+        snapshot = await compiled.aget_state(run_config(thread_id))
+        result = await asyncio.to_thread(self.finish, spec, snapshot, thread_id, run_id, error)
+        yield StepEvent(thread_id=thread_id, kind="result", result=result)
 
     def start(self, graph: str, thread_id: str, run_id: str,
               run_input: RunInput | dict[str, Any] | None) -> None:
@@ -88,10 +96,9 @@ class RunRecord:
         if run_input is not None:  # usage counts from here, across later resumes
             self.meta.write(thread_id, trace_from=started)
 
-    def finish(self, spec: GraphSpec, compiled: Graph, thread_id: str, run_id: str,
+    def finish(self, spec: GraphSpec, snapshot: StateSnapshot, thread_id: str, run_id: str,
                error: str | None) -> RunResult:
         """The run's result from one read of the thread's state; its status written last."""
-        snapshot = compiled.get_state(run_config(thread_id))
         status, error = status_of(snapshot, error)
         if status in ("completed", "stopped"):
             self.memories.remember(thread_id, run_id)  # its model call counts in the usage

@@ -57,6 +57,10 @@ class Settings(BaseSettings):
                                        description="runs one identity may create per minute; 0 is off")
     run_burst: int = Field(default=0, validation_alias="GRAPHWRIGHT_RUN_BURST",
                            description="bucket size; 0 means one minute's worth")
+    webhook_allow: str = Field(
+        default="", validation_alias="GRAPHWRIGHT_WEBHOOK_ALLOW",
+        description="comma-separated networks or host names webhooks may reach besides public "
+                    "addresses (private, loopback and link-local ones are refused otherwise)")
     claim_idle_ms: int = Field(default=60_000, validation_alias="GRAPHWRIGHT_CLAIM_IDLE_MS")
     redis_retry_s: float = Field(
         default=15.0, ge=0, validation_alias="GRAPHWRIGHT_REDIS_RETRY_S",

@@ -1,4 +1,4 @@
-"""Streams of a run: LangGraph's chunks as ``StepEvent``s, the final result, and async driving.
+"""Streams of a run: LangGraph's ``astream`` chunks as ``StepEvent``s, and the final result.
 
 ``mode="steps"`` yields one event per finished node; ``mode="messages"`` adds the
 model's tokens as they arrive (LangGraph's ``stream_mode="messages"``), from the top
@@ -8,8 +8,7 @@ JSON such as compaction notes or a split) are left out.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any, Literal, cast
 
 from langchain_core.messages import AIMessage, AIMessageChunk
@@ -24,21 +23,22 @@ StreamMode = Literal["steps", "messages"]
 LangGraphMode = Literal["updates", "messages"]
 
 
-def step_events(
+async def step_events(
     compiled: Graph, payload: Any, config: RunnableConfig, thread_id: str, run_id: str,
     mode: StreamMode = "steps", *, durability: Durability | None = None,
     check: Callable[[], None] | None = None,
-) -> Iterator[StepEvent]:
-    """Run ``compiled`` and translate what it streams; the caller adds the result event.
+) -> AsyncIterator[StepEvent]:
+    """Run ``compiled`` (``astream``, on the run loop) and translate what it streams.
 
-    ``check`` runs after every chunk (the thread lock's ownership check, which raises
-    ``LockLostError`` when another process took the thread over).
+    The caller adds the result event. ``check`` runs after every chunk (the thread lock's
+    ownership check, which raises ``LockLostError`` when another process took the thread
+    over).
     """
     modes: list[LangGraphMode] = ["updates", "messages"] if mode == "messages" else ["updates"]
     # Workers' tokens come only with subgraphs on; steps mode streams as it always did.
     nested = mode == "messages"
-    for item in compiled.stream(payload, config, stream_mode=modes, subgraphs=nested,
-                                durability=durability):
+    async for item in compiled.astream(payload, config, stream_mode=modes, subgraphs=nested,
+                                       durability=durability):
         if check is not None:
             check()
         namespace, kind, data = item if nested else ((), *item)
@@ -70,7 +70,7 @@ def token_event(data: tuple[Any, dict[str, Any]], thread_id: str, run_id: str,
                      namespace=namespace)
 
 
-def last_result(events: Iterator[StepEvent]) -> RunResult:
+def last_result(events: Iterable[StepEvent]) -> RunResult:
     result = None
     for event in events:
         result = event.result or result
@@ -79,28 +79,11 @@ def last_result(events: Iterator[StepEvent]) -> RunResult:
     return result
 
 
-async def in_thread(make: Any) -> AsyncIterator[StepEvent]:
-    """Drive a blocking iterator in a worker thread and hand its items to the event loop."""
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-
-    def pump() -> None:
-        try:
-            for item in make():
-                loop.call_soon_threadsafe(queue.put_nowait, ("item", item))
-        except BaseException as exc:
-            loop.call_soon_threadsafe(queue.put_nowait, ("error", exc))
-        else:
-            loop.call_soon_threadsafe(queue.put_nowait, ("done", None))
-
-    task = loop.run_in_executor(None, pump)
-    while True:
-        kind, value = await queue.get()
-        if kind == "item":
-            yield value
-        elif kind == "error":
-            await task
-            raise value
-        else:
-            await task
-            return
+async def alast_result(events: AsyncIterator[StepEvent]) -> RunResult:
+    """``last_result`` of an async stream."""
+    result = None
+    async for event in events:
+        result = event.result or result
+    if result is None:
+        raise RuntimeError("the run produced no result")
+    return result

@@ -27,6 +27,7 @@ from redis.client import Pipeline
 from redis.cluster import RedisCluster
 
 from checkpoints.keys import Keys
+from graphwright_errors import ConfigurationError
 
 ApiStatus = Literal["idle", "busy", "interrupted", "error"]
 STATUSES: tuple[ApiStatus, ...] = ("idle", "busy", "interrupted", "error")
@@ -36,6 +37,7 @@ API_STATUS: dict[str, ApiStatus] = {
     "completed": "idle", "stopped": "idle", "": "idle",
 }
 Order = Literal["updated", "created"]
+LAST_RANK = 2**63 - 1
 
 # Leave the metadata sets the thread was in, join the new ones, remember which.
 _REINDEX_META = """
@@ -73,21 +75,71 @@ def contains(superset: Any, subset: Mapping[str, Any]) -> bool:
     return True
 
 
+def matches(metadata: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
+    """An auth handler's filter (the Agent Server's language): a plain value or ``$eq``,
+    ``$contains`` (a list holding every item), ``$or`` of filters; all ANDed."""
+    for key, wanted in filters.items():
+        if key == "$or":
+            if not isinstance(wanted, list) or not all(isinstance(g, Mapping) for g in wanted):
+                raise ConfigurationError("an auth filter's $or must be a list of filters")
+            if not any(matches(metadata, group) for group in wanted):
+                return False
+            continue
+        have = metadata.get(key)
+        if not isinstance(wanted, Mapping):
+            if have != wanted:
+                return False
+            continue
+        for op, arg in wanted.items():
+            if op == "$eq":
+                ok = have == arg
+            elif op == "$contains":
+                items = arg if isinstance(arg, list) else [arg]
+                ok = isinstance(have, list) and all(a in have for a in items)
+            else:
+                raise ConfigurationError(f"auth filter operator {op!r} is not supported; "
+                                         "use a plain value, $eq, $contains or $or")
+            if not ok:
+                return False
+    return True
+
+
+def equalities(filters: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of an auth filter that is plain equality (what the index sets answer)."""
+    plain = {k: (v["$eq"] if isinstance(v, Mapping) and set(v) == {"$eq"} else v)
+             for k, v in filters.items() if not k.startswith("$")}
+    return {k: v for k, v in plain.items() if not isinstance(v, Mapping | list)}
+
+
 @dataclass(frozen=True, kw_only=True)
 class Query:
-    """What a thread search asks for; the index answers the status and scalar metadata."""
+    """What a thread search asks for; the index answers the status and scalar metadata.
+
+    ``filters`` is what the caller may see (an auth handler's filter): its equalities join
+    the index query and the rest is checked on the candidates, before any page is cut.
+    """
 
     status: ApiStatus | None = None
     metadata: Mapping[str, Any] | None = None
     order: Order = "updated"
     descending: bool = True
+    filters: Mapping[str, Any] | None = None
 
     def indexed(self) -> dict[str, str]:
-        return scalar_pairs(self.metadata or {})
+        asked = scalar_pairs(self.metadata or {})
+        allowed = scalar_pairs(equalities(self.filters or {}))
+        return {**allowed, **asked}  # a key both name with two values: needs_check says so
 
     def needs_check(self) -> bool:
         """Whether some metadata filter is not answered by the index alone."""
-        return len(self.indexed()) != len(self.metadata or {})
+        asked = scalar_pairs(self.metadata or {})
+        allowed = scalar_pairs(equalities(self.filters or {}))
+        clash = any(asked.get(k, v) != v for k, v in allowed.items())
+        return (clash or len(asked) != len(self.metadata or {})
+                or len(allowed) != len(self.filters or {}))
+
+    def allows(self, metadata: Mapping[str, Any]) -> bool:
+        return not self.filters or matches(metadata, self.filters)
 
 
 class ThreadIndex:
@@ -208,7 +260,9 @@ class ThreadIndex:
 
         ``limit < 0`` reads every candidate.
         """
-        end = -1 if limit < 0 else offset + limit - 1
+        if offset > LAST_RANK:
+            return []
+        end = -1 if limit < 0 else min(offset + limit - 1, LAST_RANK)  # Redis ranks are int64
         if not query.status and not query.indexed():
             only = self.keys.threads_by(query.order)
             raw: list[bytes] = self.client.zrange(only, offset, end, desc=query.descending)  # type: ignore[assignment]  # bytes client

@@ -1,15 +1,15 @@
 """A graph plugin for the worker tests whose checkpoint write after its first step is slow,
 so a test can kill the worker mid-checkpoint (``GRAPHWRIGHT_GRAPHS=tests.checkpoint_slow_graph:register``).
 
-The saver is the service's own, with ``put`` wrapped: it marks ``{prefix}:ckpt:slow`` in
+The saver is the service's own, with ``aput`` wrapped: it marks ``{prefix}:ckpt:slow`` in
 Redis, sleeps, then writes. Each node counts its runs in ``{prefix}:ckpt:runs:NODE``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import operator
-import time
 from typing import Annotated, Any
 
 from langgraph.graph import END, START, StateGraph
@@ -26,17 +26,18 @@ class State(TypedDict, total=False):
 
 def build(ctx: GraphContext) -> Graph:
     saver = copy.copy(ctx.checkpointer)
-    original = saver.put
+    original = saver.aput  # runs go through astream, so through the saver's aput
     marker = f"{ctx.keys.prefix}:ckpt:slow"
 
-    def slow_put(config: Any, checkpoint: Any, metadata: Any, versions: Any) -> Any:
-        if (metadata or {}).get("step") == 1 and not ctx.redis_client.exists(f"{marker}:done"):
-            ctx.redis_client.incr(marker)
-            time.sleep(DELAY_S)
-            ctx.redis_client.set(f"{marker}:done", 1)
-        return original(config, checkpoint, metadata, versions)
+    async def slow_put(config: Any, checkpoint: Any, metadata: Any, versions: Any) -> Any:
+        redis = ctx.redis_client
+        if (metadata or {}).get("step") == 1 and not await asyncio.to_thread(redis.exists, f"{marker}:done"):
+            await asyncio.to_thread(redis.incr, marker)
+            await asyncio.sleep(DELAY_S)
+            await asyncio.to_thread(redis.set, f"{marker}:done", 1)
+        return await original(config, checkpoint, metadata, versions)
 
-    saver.put = slow_put  # type: ignore[method-assign]
+    saver.aput = slow_put  # type: ignore[method-assign]
 
     def node(name: str) -> Any:
         def run(state: State) -> dict[str, Any]:

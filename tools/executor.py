@@ -7,6 +7,8 @@ disguised success. Only infrastructure failures (Redis gone) are raised.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import logging
 import threading
@@ -19,9 +21,11 @@ import redis
 from pydantic import BaseModel, ValidationError
 
 from checkpoints.keys import Keys
+from graphwright_errors import ConfigurationError
 from tools.errors import ToolFailure
 from tools.records import Claim, Records, args_digest
 from tools.registry import ToolRegistry
+from tools.runloop import on_run_loop, submit
 from tools.spec import ToolContext, ToolSpec
 
 log = logging.getLogger(__name__)
@@ -176,6 +180,13 @@ class ToolExecutor:
             return self._write_once(spec, call, args, thread_id, fence, retry)
         return self._run_with_retries(spec, call, args, thread_id)
 
+    async def aexecute(self, call: ToolCall, *, thread_id: str, fence: int | None = None,
+                       retry: bool = False) -> Observation:
+        """``execute`` for a coroutine: its record round trips and sync tools run in the
+        loop's executor, an async tool on the loop."""
+        return await asyncio.to_thread(self.execute, call, thread_id=thread_id, fence=fence,
+                                       retry=retry)
+
     # --- writes: exactly once per idempotency key ---
 
     def idempotency_key(self, thread_id: str, call_id: str) -> str:
@@ -267,7 +278,17 @@ class ToolExecutor:
             time.sleep(min(0.05 * 2**attempts, 1.0))
 
     def _start(self, spec: ToolSpec, args: BaseModel, ctx: ToolContext) -> Future[Any] | None:
-        """Submit to the tool's pool and wait for it to start; None if it never could."""
+        """Submit to the tool's pool and wait for it to start; None if it never could.
+
+        An ``async def`` tool runs on the process's run loop instead: no pool thread to
+        wait for, and a timeout cancels the coroutine rather than leaving it running.
+        """
+        if inspect.iscoroutinefunction(spec.func):
+            if on_run_loop():
+                raise ConfigurationError(f"{spec.name} is async and was called through the "
+                                         "blocking ToolExecutor.execute on the run loop; "
+                                         "await ToolExecutor.aexecute there")
+            return submit(spec.func(args, ctx))
         started = threading.Event()
 
         def run() -> Any:
@@ -294,7 +315,11 @@ class ToolExecutor:
         try:
             obs = self._observation(spec, call, future.result(timeout=spec.timeout_s))
         except FutureTimeout:
-            late = future  # a thread cannot be killed; a write's late result is still recorded
+            # A thread cannot be killed: a write's late result is still recorded. A coroutine
+            # is cancelled; a write it may have made stays unknown (the same gate asks).
+            if inspect.iscoroutinefunction(spec.func):
+                future.cancel()
+            late = future
             obs = _failure(call, "timeout", f"{spec.name} did not finish within {spec.timeout_s}s",
                            spec.risk == "read")
         except ToolFailure as exc:

@@ -1,7 +1,7 @@
 """Connections to MCP servers: one per configured server per process, restarted when it dies.
 
 The MCP SDK is asyncio; graphwright's executor is threaded. Every connection lives on
-one event loop in a daemon thread, and callers block on its futures. A stdio server is
+the process's run loop (``tools.runloop``), and callers block on its futures. A stdio server is
 started on first use and again on the next call after it died; a streamable-HTTP
 connection is re-established the same way.
 """
@@ -28,6 +28,7 @@ from mcp.shared.exceptions import MCPError
 
 from graphwright_errors import ConfigurationError
 from tools.mcp_config import HttpServer, ServerConfig, StdioServer
+from tools.runloop import run_loop
 
 T = TypeVar("T")
 # A connection that broke under a call, whichever layer noticed.
@@ -44,12 +45,10 @@ class ConnectionLost(Exception):
 
 
 class _Loop:
-    """The event loop every MCP connection of the process runs on."""
+    """The event loop every MCP connection of the process runs on (the run loop)."""
 
     def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="gw-mcp", daemon=True)
-        self._thread.start()
+        self.loop = run_loop()  # the process's run loop: MCP sessions live beside the runs
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float) -> T:
         future = asyncio.run_coroutine_threadsafe(coro, self.loop)

@@ -3,7 +3,9 @@ on metadata) and the metadata it sets, plus per-user isolation when no handler d
 
 A route takes ``grant: Annotated[Grant, Depends(access("threads", "read"))]`` and then calls
 ``grant.allows(metadata)`` on what it found (an invisible thing is a 404, never a 403),
-``grant.metadata`` on what it creates, ``grant.namespace`` for store operations.
+``grant.metadata`` on what it creates, ``grant.namespace`` for store operations. ``authorize``
+is the one decision: routes, the review pages and the cron scheduler all ask it, and
+``audit`` refuses to serve a route that names no action.
 """
 
 from __future__ import annotations
@@ -14,17 +16,22 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
+from fastapi.routing import APIRoute
 from langgraph_sdk.auth import exceptions as auth_exceptions
 from langgraph_sdk.auth.types import AuthContext
 
 from graphwright.orchestrator import Orchestrator
+from graphwright.server import webhooks
 from graphwright.server.auth import Authority, User, as_http
 from graphwright.server.schemas import RunCreate
-from graphwright_errors import ConfigurationError, NotFoundError
+from graphwright.thread_index import matches
+from graphwright_errors import ConfigurationError, ConflictError, NotFoundError
 
 OWNER = "owner"  # the metadata key per-user isolation stamps and filters on
+MEMORY_USER = "user_id"  # the metadata key naming whose memories a run recalls and keeps
 STAMPED = frozenset({"create", "create_run"})  # actions whose value gets an owner
 WITH_METADATA = frozenset({"create", "create_run", "update", "search"})
+RESERVED_ROOTS = frozenset({"memories"})  # store namespaces the service keeps for itself
 
 
 def authority(request: Request) -> Authority:
@@ -67,33 +74,18 @@ class Grant:
         return tuple(self.value.get("namespace") or ())
 
 
-def matches(metadata: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
-    """The Agent Server's filter language: equality, ``$eq`` and ``$contains``, all ANDed."""
-    for key, wanted in filters.items():
-        have = metadata.get(key)
-        if not isinstance(wanted, Mapping):
-            if have != wanted:
-                return False
-            continue
-        for op, arg in wanted.items():
-            if op == "$eq":
-                ok = have == arg
-            elif op == "$contains":
-                items = arg if isinstance(arg, list) else [arg]
-                ok = isinstance(have, list) and all(a in have for a in items)
-            else:
-                raise ConfigurationError(f"auth filter operator {op!r} is not supported; "
-                                         "use a plain value, $eq or $contains")
-            if not ok:
-                return False
-    return True
-
-
 async def decide(request: Request, user: User, resource: str, action: str,
                  value: dict[str, Any]) -> Grant:
-    """Run the deciding handler on ``value`` (it may edit it) and apply default isolation."""
-    auth = authority(request)
+    """``authorize`` with the service's authority, for a request."""
+    return await authorize(authority(request), user, resource, action, value)
+
+
+async def authorize(auth: Authority, user: User, resource: str, action: str,
+                    value: dict[str, Any]) -> Grant:
+    """The one policy point: the deciding handler's verdict on ``value`` (it may edit it),
+    then default isolation and the identity stamped server-side; 403 on a deny."""
     _normalize(resource, action, value)
+    sent = value.get("metadata", {}).get(OWNER) if isinstance(value.get("metadata"), dict) else None
     handler = auth.handler(resource, action)
     result: Any = None
     if handler is not None:
@@ -108,7 +100,10 @@ async def decide(request: Request, user: User, resource: str, action: str,
     grant = Grant(user=user, resource=resource, action=action, value=value,
                   filters=dict(result) if isinstance(result, Mapping) else None)
     if auth.isolating and user.identity:
-        _isolate(grant, decided=handler is not None)
+        _isolate(grant, decided=handler is not None, sent_owner=sent)
+    if resource == "store" and grant.namespace[:1] and grant.namespace[0] in RESERVED_ROOTS:
+        raise HTTPException(status_code=403, detail=f"the namespace label {grant.namespace[0]!r} "
+                            "is reserved by the service")
     return grant
 
 
@@ -121,7 +116,7 @@ def _normalize(resource: str, action: str, value: dict[str, Any]) -> None:
         value["metadata"] = {}
 
 
-def _isolate(grant: Grant, *, decided: bool) -> None:
+def _isolate(grant: Grant, *, decided: bool, sent_owner: Any) -> None:
     """Per-user isolation: owner stamped on create; filtered on everything no handler decided."""
     identity = grant.user.identity
     if grant.resource == "assistants":
@@ -132,9 +127,12 @@ def _isolate(grant: Grant, *, decided: bool) -> None:
             grant.value["namespace"] = ns if ns[:1] == (identity,) else (identity, *ns)
         return
     if grant.action in STAMPED:
-        grant.value["metadata"].setdefault(OWNER, identity)
-    if grant.action == "create_run":  # memories are recalled and kept for the caller alone
-        grant.value["metadata"]["user_id"] = identity
+        metadata = grant.value["metadata"]
+        if not decided or metadata.get(OWNER) in (None, sent_owner):
+            metadata[OWNER] = identity  # the server's identity, never the owner a client wrote
+        # else the handler set the owner itself: its word stands
+        if grant.action == "create_run":  # memories are recalled and kept for the caller alone
+            metadata[MEMORY_USER] = identity  # (a cron's runs: its creator's, set when it fires)
     if not decided:
         grant.filters = {OWNER: identity}
 
@@ -159,7 +157,21 @@ def access(resource: str, action: str) -> Callable[..., Awaitable[Grant]]:
                          user: Annotated[User, Depends(current_user)]) -> Grant:
         return await decide(request, user, resource, action, await request_value(request))
 
+    dependency.grants = True  # type: ignore[attr-defined]  # what ``audit`` looks for
     return dependency
+
+
+def audit(routes: list[Any]) -> None:
+    """Refuse to serve an API route that asks for no action: it would be open to everyone."""
+
+    def asks(dependant: Any) -> bool:
+        return any(getattr(d.call, "grants", False) or asks(d) for d in dependant.dependencies)
+
+    open_routes = sorted(r.path for r in routes
+                         if isinstance(r, APIRoute) and not asks(r.dependant))
+    if open_routes:
+        raise ConfigurationError(f"routes {open_routes} authorize no action; give each an "
+                                 "access(resource, action) dependency")
 
 
 def visible_thread(orch: Orchestrator, grant: Grant, thread_id: str) -> dict[str, str]:
@@ -170,10 +182,18 @@ def visible_thread(orch: Orchestrator, grant: Grant, thread_id: str) -> dict[str
     return meta
 
 
+def creatable_thread(orch: Orchestrator, grant: Grant, thread_id: str | None) -> None:
+    """409 for an id another user's thread holds (as the reference: the id is taken)."""
+    if thread_id and (meta := orch.meta(thread_id)) and not grant.allows(meta.get("metadata")):
+        raise ConflictError(f"Thread with ID {thread_id} already exists")
+
+
 def admit_run(orch: Orchestrator, grant: Grant, thread_id: str | None, body: RunCreate) -> None:
     """A new run on a thread the caller may see (or a new thread), with the granted metadata."""
     if thread_id is not None and orch.meta(thread_id):
         visible_thread(orch, grant, thread_id)
+    if body.webhook:
+        webhooks.admit(body.webhook, orch.settings.webhook_allow)
     if grant.metadata:
         body.metadata = {**(body.metadata or {}), **grant.metadata}
 
@@ -185,7 +205,10 @@ ThreadUpdate = Annotated[Grant, Depends(access("threads", "update"))]
 ThreadDelete = Annotated[Grant, Depends(access("threads", "delete"))]
 ThreadSearch = Annotated[Grant, Depends(access("threads", "search"))]
 RunStart = Annotated[Grant, Depends(access("threads", "create_run"))]
+AssistantCreate = Annotated[Grant, Depends(access("assistants", "create"))]
 AssistantRead = Annotated[Grant, Depends(access("assistants", "read"))]
+AssistantUpdate = Annotated[Grant, Depends(access("assistants", "update"))]
+AssistantDelete = Annotated[Grant, Depends(access("assistants", "delete"))]
 AssistantSearch = Annotated[Grant, Depends(access("assistants", "search"))]
 CronCreate = Annotated[Grant, Depends(access("crons", "create"))]
 CronRead = Annotated[Grant, Depends(access("crons", "read"))]

@@ -16,6 +16,7 @@ from langgraph_sdk import Auth
 from graphwright.locking import ThreadBusyError
 from graphwright.orchestrator import Orchestrator
 from graphwright.project import HttpConfig
+from graphwright.server import access
 from graphwright.server.assistants_store import AssistantStore
 from graphwright.server.auth import Authority, load_auth
 from graphwright.server.cors import allow_origins
@@ -89,6 +90,8 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
     app.add_middleware(RememberHeaders)  # runs get the request's id, start and caller
     allow_origins(app, orch.settings.cors_origins, http.cors)  # outermost: a preflight needs no key
     AssistantStore.of(orch).ensure_graphs(orch)
+    # a resource route that names no action would be open to every user: refuse to start
+    access.audit([r for m in (assistants, threads, runs, store, crons) for r in m.router.routes])
     prefix = (http.mount_prefix or "").rstrip("/")
     if not http.disable_meta:
         app.include_router(system.router, prefix=prefix)

@@ -24,6 +24,7 @@ from graphwright_errors import ConflictError, GraphwrightError, NotFoundError, U
 NAMESPACE_GRAPH = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")  # the reference's namespace
 SORTABLE = ("assistant_id", "graph_id", "name", "created_at", "updated_at")
 Doc = dict[str, Any]
+Allows = Callable[[Mapping[str, Any]], bool]  # the caller's grant: may they see this metadata
 log = logging.getLogger(__name__)
 
 
@@ -78,6 +79,10 @@ class AssistantStore:
         """A graph name stands for its system assistant."""
         return system_id(assistant_id) if assistant_id in set(self.graphs()) else assistant_id
 
+    def find(self, assistant_id: str) -> Doc | None:
+        """The assistant, or None when no assistant has that id."""
+        return self._load(self.resolve_id(assistant_id))
+
     def get(self, assistant_id: str) -> Doc:
         doc = self._load(self.resolve_id(assistant_id))
         if doc is None and assistant_id in set(self.graphs()):
@@ -93,19 +98,22 @@ class AssistantStore:
         return [self.sealer.open_json(v, self.keys.assistants(), k) for k, v in raw.items()]
 
     def _matching(self, graph_id: str | None, name: str | None,
-                  metadata: Mapping[str, Any] | None) -> list[Doc]:
+                  metadata: Mapping[str, Any] | None, allows: Allows | None) -> list[Doc]:
         if graph_id is not None:
             self._check_graph(graph_id)
         return [a for a in self.all()
                 if (not graph_id or a["graph_id"] == graph_id)
                 and (not name or name.lower() in str(a.get("name") or "").lower())
-                and (not metadata or contains(a.get("metadata") or {}, metadata))]
+                and (not metadata or contains(a.get("metadata") or {}, metadata))
+                and (allows is None or allows(a.get("metadata") or {}))]
 
     def search(self, *, graph_id: str | None = None, name: str | None = None,
                metadata: Mapping[str, Any] | None = None, limit: int = 10, offset: int = 0,
                sort_by: str | None = None, sort_order: str | None = None,
-               select: list[str] | None = None) -> list[Doc]:
-        found = self._matching(graph_id, name, metadata)
+               select: list[str] | None = None, allows: Allows | None = None) -> list[Doc]:
+        """One page of the assistants matching the query that ``allows`` (the caller's
+        grant) lets them see; the grant narrows the list before the page is cut."""
+        found = self._matching(graph_id, name, metadata, allows)
         field = (sort_by or "").lower()
         descending = not (sort_order and sort_order.upper() == "ASC")
         if field in SORTABLE:
@@ -118,16 +126,17 @@ class AssistantStore:
         return [{k: v for k, v in a.items() if k in select} for a in page] if select else page
 
     def count(self, *, graph_id: str | None = None, name: str | None = None,
-              metadata: Mapping[str, Any] | None = None) -> int:
-        return len(self._matching(graph_id, name, metadata))
+              metadata: Mapping[str, Any] | None = None, allows: Allows | None = None) -> int:
+        return len(self._matching(graph_id, name, metadata, allows))
 
     def versions(self, assistant_id: str, *, metadata: Mapping[str, Any] | None = None,
-                 limit: int = 10, offset: int = 0) -> list[Doc]:
+                 limit: int = 10, offset: int = 0, allows: Allows | None = None) -> list[Doc]:
         assistant_id = self.get(assistant_id)["assistant_id"]
         key = self.keys.assistant_versions(assistant_id)
         raw: dict[bytes, bytes] = self.redis.hgetall(key)  # type: ignore[assignment]  # bytes client
         docs = [self.sealer.open_json(v, key, n) for n, v in raw.items()]
-        docs = [d for d in docs if not metadata or contains(d.get("metadata") or {}, metadata)]
+        docs = [d for d in docs if (not metadata or contains(d.get("metadata") or {}, metadata))
+                and (allows is None or allows(d.get("metadata") or {}))]
         docs.sort(key=lambda d: int(d["version"]), reverse=True)
         return docs[offset: offset + limit]
 

@@ -10,23 +10,31 @@ from typing import Any
 import httpx
 
 from graphwright.orchestrator import Orchestrator
+from graphwright.server import webhooks
 from graphwright.server.runs import RunStore
+from graphwright_errors import UserError
 
 log = logging.getLogger(__name__)
 ATTEMPTS = 3
 RECORD_TTL_S = 3600
 
 
-def call_webhook(url: str, payload: dict[str, Any]) -> bool:
-    """POST the run to ``url``, retrying with backoff; True once it answers 2xx."""
+def call_webhook(url: str, payload: dict[str, Any], allow: str = "") -> bool:
+    """POST the run to ``url``, retrying with backoff; True once it answers 2xx. The URL is
+    checked again here (its host may resolve elsewhere now) and never logged whole."""
+    try:
+        webhooks.admit(url, allow)
+    except UserError as exc:
+        log.warning("webhook %s refused: %s", webhooks.redacted(url), exc)
+        return False
     for attempt in range(ATTEMPTS):
         try:
-            response = httpx.post(url, json=payload, timeout=10)
+            response = httpx.post(url, json=payload, timeout=10, follow_redirects=False)
             if response.is_success:
                 return True
-            log.warning("webhook %s answered %s", url, response.status_code)
-        except httpx.HTTPError as exc:
-            log.warning("webhook %s failed: %s", url, exc)
+            log.warning("webhook %s answered %s", webhooks.redacted(url), response.status_code)
+        except httpx.HTTPError as exc:  # its text may quote the URL
+            log.warning("webhook %s failed: %s", webhooks.redacted(url), type(exc).__name__)
         time.sleep(0.2 * 2 ** attempt)
     return False
 
@@ -48,6 +56,7 @@ def after_run(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) 
     body = store.body(thread_id, run_id)
     if body.webhook:
         run = store.get(thread_id, run_id).model_dump(mode="json")
-        call_webhook(body.webhook, {**run, "values": raw.get("output")})
+        call_webhook(body.webhook, {**run, "values": raw.get("output")},
+                     orch.settings.webhook_allow)
     if raw.get("stateless") == "delete":
         drop_temporary_thread(orch, store, thread_id, run_id)

@@ -3,21 +3,47 @@
 Each call is named by the run id the scheduler derives from the cron and the slot, so a
 scheduler that takes over a claim finds the run already made (the run store records and
 queues a run in one step) and leaves it.
+
+A cron runs as the user who created it: its ``user_id`` and owner are theirs whatever the
+stored payload says, and with custom auth each fire asks the ``threads`` ``create_run``
+handlers again, for that user (a handler that now refuses stops the run).
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 from typing import Any
+
+from fastapi import HTTPException
 
 from graphwright.orchestrator import Orchestrator
 from graphwright.server import run_assistant
+from graphwright.server.access import MEMORY_USER, OWNER, authorize
+from graphwright.server.auth import Authority, User
 from graphwright.server.cron_scheduler import CronScheduler, Fire
+from graphwright.server.cron_store import PRIVATE_PERMISSIONS
 from graphwright.server.runs import RunStore
 from graphwright.server.schemas import RunCreate
-from graphwright_errors import NotFoundError
+from graphwright_errors import NotFoundError, UserError
 
 
-def fire_for(orch: Orchestrator) -> Fire:
+def as_creator(authority: Authority | None, cron: dict[str, Any], thread: str,
+               metadata: dict[str, Any]) -> dict[str, Any]:
+    """The run's metadata as the cron's creator may start it: their grant, decided now."""
+    creator = str(cron.get("user_id") or "")
+    if authority is None or authority.auth is None or not creator:
+        return metadata
+    user = User(identity=creator, permissions=tuple(cron.get(PRIVATE_PERMISSIONS) or ()))
+    value = {"thread_id": thread, "assistant_id": cron["assistant_id"], "metadata": metadata}
+    try:  # the scheduler's own thread: no event loop runs here
+        grant = asyncio.run(authorize(authority, user, "threads", "create_run", value))
+    except HTTPException as exc:
+        raise UserError(f"its creator may no longer start it ({exc.status_code})") from exc
+    return grant.metadata
+
+
+def fire_for(orch: Orchestrator, authority: Authority | None = None) -> Fire:
     runs = RunStore(orch.client, orch.keys)
 
     def fire(cron: dict[str, Any], run_id: str, thread_id: str | None) -> None:
@@ -28,13 +54,20 @@ def fire_for(orch: Orchestrator) -> Fire:
             # outlives a stateless run's deleted thread
         except NotFoundError:
             pass
-        if not orch.meta(thread):
+        metadata = {**(cron["payload"].get("metadata") or {}), **(cron.get("metadata") or {})}
+        if cron.get("user_id"):  # whoever the stored payload names
+            metadata[MEMORY_USER] = cron["user_id"]
+        metadata = as_creator(authority, cron, thread, metadata)
+        if meta := orch.meta(thread):
+            if not matches_grant(authority, meta, metadata):
+                raise UserError(f"cron {cron['cron_id']}: its creator may not see its thread")
+        else:
             if thread_id:
                 raise NotFoundError(f"cron {cron['cron_id']}: its thread {thread_id} is gone")
             # the cron's metadata (its owner among it) goes on the thread: its owner can read it
-            orch.create_thread(thread, {**(cron.get("metadata") or {}), "cron_id": cron["cron_id"]})
-        payload = dict(cron["payload"])
-        payload["metadata"] = {**(cron.get("metadata") or {}), **(payload.get("metadata") or {})}
+            orch.create_thread(thread, {**metadata, "cron_id": cron["cron_id"]})
+        payload = {k: v for k, v in cron["payload"].items() if k != PRIVATE_PERMISSIONS}
+        payload["metadata"] = metadata
         payload.setdefault("multitask_strategy", "enqueue")  # a busy thread delays the run, never drops it
         body = RunCreate.model_validate(payload)
         assistant = run_assistant.resolve(orch, body)
@@ -48,9 +81,18 @@ def fire_for(orch: Orchestrator) -> Fire:
     return fire
 
 
-def scheduler_for(orch: Orchestrator) -> CronScheduler:
+def matches_grant(authority: Authority | None, meta: dict[str, str],
+                  metadata: dict[str, Any]) -> bool:
+    """Whether the cron's thread is its creator's: under isolation its owner is theirs."""
+    if authority is None or not authority.isolating or OWNER not in metadata:
+        return True
+    return bool(json.loads(meta.get("metadata") or "{}").get(OWNER) == metadata[OWNER])
+
+
+def scheduler_for(orch: Orchestrator, authority: Authority | None = None) -> CronScheduler:
     """The scheduler a worker runs beside its queue consumer."""
-    return CronScheduler(orch.client, orch.keys, fire_for(orch), interval_s=orch.settings.cron_tick_s,
+    return CronScheduler(orch.client, orch.keys, fire_for(orch, authority),
+                         interval_s=orch.settings.cron_tick_s,
                          lease_s=orch.settings.cron_lease_s)
 
 

@@ -61,6 +61,9 @@ def iso(ts: float | None) -> str | None:
     return None if ts is None else datetime.fromtimestamp(ts, UTC).isoformat()
 
 
+PRIVATE_PERMISSIONS = "_user_permissions"  # kept in the document, never in an answer
+
+
 class CronStore:
     """Create, read, change and delete crons; keeps the due set in step with each document."""
 
@@ -82,7 +85,8 @@ class CronStore:
     def _with_next(self, doc: Doc) -> Doc:
         """The due set's time while the cron is scheduled, else the one last computed."""
         score = self.redis.zscore(self.keys.cron_due(), doc["cron_id"])
-        return {**doc, "next_run_date": iso(float(score)) if score is not None else doc.get("next_run_date")}
+        shown = {k: v for k, v in doc.items() if k != PRIVATE_PERMISSIONS}
+        return {**shown, "next_run_date": iso(float(score)) if score is not None else doc.get("next_run_date")}
 
     def _schedule(self, pipe: Any, doc: Doc, now: float) -> None:
         """Put the cron's next due time in the due set, or take it out (disabled, ended)."""
@@ -98,7 +102,8 @@ class CronStore:
                thread_id: str | None = None, end_time: str | None = None,
                metadata: Mapping[str, Any] | None = None, enabled: bool = True,
                timezone: str | None = None, on_run_completed: str | None = None,
-               now: float | None = None, user_id: str = "") -> Doc:
+               now: float | None = None, user_id: str = "",
+               user_permissions: tuple[str, ...] = ()) -> Doc:
         check_schedule(schedule)
         _zone(timezone)
         cron_id = str(uuid.uuid4())
@@ -113,6 +118,7 @@ class CronStore:
             "timezone": timezone, "payload": run, "metadata": dict(metadata or {}),
             "on_run_completed": None if thread_id else (on_run_completed or "delete"),
             "enabled": enabled, "created_at": iso(moment), "updated_at": iso(moment),
+            PRIVATE_PERMISSIONS: list(user_permissions),  # the creator's, to authorize each fire
         }
         with self.redis.pipeline(transaction=True) as pipe:
             self._schedule(pipe, doc, moment)

@@ -9,12 +9,14 @@ frozen) makes it stop without writing anything more.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
 import socket
 import uuid
-from contextlib import ExitStack
+from collections.abc import Iterable
+from contextlib import AsyncExitStack
 from typing import Any, Literal
 
 from checkpoints.errors import LockLostError
@@ -22,7 +24,7 @@ from checkpoints.memory import effective
 from graphs.gates import pending_gate
 from graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.inputs import user_messages
-from graphwright.locking import ThreadBusyError, ThreadLock, thread_lock
+from graphwright.locking import ThreadBusyError, ThreadLock, athread_lock
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.completion import after_run
 from graphwright.server.framing import Framer, error_data
@@ -32,6 +34,7 @@ from graphwright.server.pump import Pump
 from graphwright.server.runs import RunStore
 from graphwright.server.schemas import RunCreate, RunStatus
 from graphwright.server.values import final_values
+from tools.runloop import call, hand
 
 log = logging.getLogger(__name__)
 Outcome = Literal["done", "busy", "wait", "gone"]
@@ -51,29 +54,51 @@ class Executor:
         self.owner = owner or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
     def run(self, thread_id: str, run_id: str) -> Outcome:
-        """Execute the run if the thread is free and it is the run's turn."""
-        with ExitStack() as stack:
+        """``arun`` for a caller on a thread of its own: the run goes to the run loop."""
+        return call(self.arun(thread_id, run_id), "Executor.run")
+
+    async def arun(self, thread_id: str, run_id: str) -> Outcome:
+        """Execute the run if the thread is free and it is the run's turn.
+
+        Safe to await many at once from any loop: each run takes its own lock and fence,
+        and runs on the process's run loop (awaited there, or handed to it from elsewhere).
+        """
+        return await hand(self._arun(thread_id, run_id))
+
+    async def _arun(self, thread_id: str, run_id: str) -> Outcome:
+        async with AsyncExitStack() as stack:
             try:
-                lock = stack.enter_context(thread_lock(self.orch.client, self.orch.keys, thread_id,
-                                                       ttl_s=self.orch.settings.lock_ttl_s))
+                lock = await stack.enter_async_context(athread_lock(
+                    self.orch.client, self.orch.keys, thread_id, ttl_s=self.orch.settings.lock_ttl_s))
             except ThreadBusyError:
                 return "busy"  # a retry, never an error
-            picked = self.store.pickup(thread_id, run_id, self.owner)
+            picked = await asyncio.to_thread(self.store.pickup, thread_id, run_id, self.owner)
             if picked in ("wait", "gone"):
                 return picked
             try:
-                self.drive(thread_id, run_id, recovering=picked == "recover", lock=lock)
+                await self.drive(thread_id, run_id, recovering=picked == "recover", lock=lock)
             except Lost:
                 log.warning("run %s was taken over by another executor; this one stops", run_id)
             return "done"
-        return "done"  # pragma: no cover  # ExitStack does not swallow exceptions
+        return "done"  # pragma: no cover  # AsyncExitStack does not swallow exceptions
 
     def publish(self, thread_id: str, run_id: str, event: str, data: Any) -> None:
         if not self.store.publish(thread_id, run_id, self.owner, event, data):
             raise Lost(run_id)
 
-    def drive(self, thread_id: str, run_id: str, *, recovering: bool,
-              lock: ThreadLock | None = None) -> None:
+    async def drive(self, thread_id: str, run_id: str, *, recovering: bool,
+                    lock: ThreadLock | None = None) -> None:
+        """Prepare (blocking reads, in the loop's executor), stream on the loop, record the end."""
+        started = await asyncio.to_thread(self.prepare, thread_id, run_id, recovering, lock)
+        if started is None:
+            return
+        spec, graph, config, body, payload, before = started
+        error, cancel = await self.stream(graph, payload, config, body, thread_id, run_id, lock)
+        await asyncio.to_thread(self.finish, spec, graph, thread_id, run_id, error, cancel, before)
+
+    def prepare(self, thread_id: str, run_id: str, recovering: bool, lock: ThreadLock | None,
+                ) -> tuple[GraphSpec, Graph, Any, RunCreate, Any, str | None] | None:
+        """The run's graph, config and payload, its start recorded; None when it failed here."""
         body = self.store.body(thread_id, run_id)
         spec = self.orch.graphs.get(body.assistant_id)
         config = run_config(thread_id, run_id, body)
@@ -88,13 +113,12 @@ class Executor:
         except Exception as exc:  # a decision that no longer fits, an input the graph refuses
             self.publish(thread_id, run_id, "error", error_data(exc))
             self.finish(spec, graph, thread_id, run_id, exc, None, before)
-            return
+            return None
         self.orch._set_meta(thread_id, graph=spec.name, status="running", thread_id=thread_id)
         self.orch.tracer.emit(thread_id, "run_start", run_id=run_id, graph=spec.name,
                               input=body.input if isinstance(body.input, dict) else None,
                               resumed=body.input is None)
-        error, cancel = self.stream(graph, payload, config, body, thread_id, run_id, lock)
-        self.finish(spec, graph, thread_id, run_id, error, cancel, before)
+        return spec, graph, config, body, payload, before
 
     def payload(self, spec: GraphSpec, graph: Graph, config: Any, body: RunCreate,
                 recovering: bool, thread_id: str, run_id: str) -> Any:
@@ -134,8 +158,9 @@ class Executor:
         config["configurable"].pop("checkpoint_id", None)
         return None  # continue from the last checkpoint (or find that it had finished)
 
-    def stream(self, graph: Graph, payload: Any, config: Any, body: RunCreate, thread_id: str,
-               run_id: str, lock: ThreadLock | None = None) -> tuple[BaseException | None, str | None]:
+    async def stream(self, graph: Graph, payload: Any, config: Any, body: RunCreate,
+                     thread_id: str, run_id: str, lock: ThreadLock | None = None,
+                     ) -> tuple[BaseException | None, str | None]:
         framer = Framer(body.modes(), body.stream_subgraphs)
         # "sync" unless the request asks otherwise: a step's checkpoint (with the tool calls
         # it proposed) is saved before the next step runs, as on the CLI path.
@@ -147,43 +172,50 @@ class Executor:
         if body.context is not None:
             options["context"] = body.context
         try:
-            state = graph.get_state({"configurable": {"thread_id": thread_id}})
-            # get_state shows pending writes as applied (a step killed before its checkpoint
+            state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+            # aget_state shows pending writes as applied (a step killed before its checkpoint
             # reads as finished), so only a waiting gate means there is nothing to continue.
             if payload is None and state.interrupts:
                 return None, None
-            pump = Pump(lambda: produce(graph, payload, config, body, framer, options, run_id),
+            pump = Pump(produce(graph, payload, config, body, framer, options, run_id),
                         name=f"gw-produce-{run_id}")
             try:
-                while (item := pump.get(SIGNAL_POLL_S)) is None or item[0] != "end":
+                while (item := await pump.get(SIGNAL_POLL_S)) is None or item[0] != "end":
                     if item is not None and item[0] == "error":
                         raise item[1]
-                    for event, data in item[1] if item is not None else ():
-                        self.publish(thread_id, run_id, event, data)
-                    owner, cancel = self.store.signals(thread_id, run_id)
+                    frames = item[1] if item is not None else ()
+                    # One hop off the loop per chunk: its events, then the run's signals.
+                    owner, cancel = await asyncio.to_thread(self.relay, thread_id, run_id, frames)
                     if owner != self.owner or (lock is not None and lock.lost.is_set()):
                         raise Lost(run_id)
                     if cancel:  # also mid-node: a long model call or tool is left behind, fenced out
-                        self.abandon(pump, thread_id, lock)
+                        await self.abandon(pump, thread_id, lock)
                         return None, cancel
             finally:
-                pump.abandon()  # however the loop ended, the producer stops at its next chunk
+                await pump.abandon()  # however the loop ended, the producer is stopped
         except Lost:
             raise
         except LockLostError as exc:  # a fenced write was refused: a newer owner has the thread
             raise Lost(run_id) from exc
         except Exception as exc:  # the graph raised: the run ends in error, the stream says so
             log.info("run %s on thread %s raised %s", run_id, thread_id, exc)
-            self.publish(thread_id, run_id, "error", error_data(exc))
+            await asyncio.to_thread(self.publish, thread_id, run_id, "error", error_data(exc))
             return exc, None
         return None, None
 
-    def abandon(self, pump: Pump, thread_id: str, lock: ThreadLock | None) -> None:
+    def relay(self, thread_id: str, run_id: str, frames: Iterable[tuple[str, Any]],
+              ) -> tuple[str | None, str | None]:
+        """Publish a chunk's events; the run's owner and cancel signal as they are now."""
+        for event, data in frames:
+            self.publish(thread_id, run_id, event, data)
+        return self.store.signals(thread_id, run_id)
+
+    async def abandon(self, pump: Pump, thread_id: str, lock: ThreadLock | None) -> None:
         """Leave the cancelled run's producer behind: moving the fence on first refuses
         every write its unfinished step still makes."""
         if lock is not None:
-            self.orch.client.incr(self.orch.keys.fence(thread_id))
-        pump.abandon()
+            await asyncio.to_thread(self.orch.client.incr, self.orch.keys.fence(thread_id))
+        await pump.abandon()
 
     def finish(self, spec: GraphSpec, graph: Graph, thread_id: str, run_id: str,
                error: BaseException | None, cancel: str | None, before: str | None) -> None:

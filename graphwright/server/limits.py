@@ -1,5 +1,6 @@
 """Limits of the HTTP service: a cap on request bodies (413) and a per-identity token bucket
-on run creation (429), kept in Redis by one script so every API process shares it."""
+on run creation (429), kept in Redis by one script so every API process shares it. The
+bucket counts runs, not requests: a batch of ten takes ten tokens, a cron one."""
 
 from __future__ import annotations
 
@@ -15,19 +16,20 @@ from checkpoints.errors import RedisUnavailableError
 from graphwright.server.access import current_user
 from graphwright.server.auth import User
 
-# KEYS[1] bucket hash; ARGV capacity, tokens per second. Returns {allowed, retry-after ms}.
+# KEYS[1] bucket hash; ARGV capacity, tokens per second, tokens wanted.
+# Takes all of them or none. Returns {allowed, retry-after ms}.
 TOKEN_BUCKET = """
-local capacity, rate = tonumber(ARGV[1]), tonumber(ARGV[2])
+local capacity, rate, cost = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local tokens = tonumber(redis.call('HGET', KEYS[1], 'tokens') or capacity)
 local last = tonumber(redis.call('HGET', KEYS[1], 'at') or now)
 tokens = math.min(capacity, tokens + (now - last) * rate / 1000)
 local allowed, wait = 0, 0
-if tokens >= 1 then
-  tokens, allowed = tokens - 1, 1
+if tokens >= cost then
+  tokens, allowed = tokens - cost, 1
 else
-  wait = math.ceil((1 - tokens) * 1000 / rate)
+  wait = math.ceil((cost - tokens) * 1000 / rate)
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', now)
 redis.call('PEXPIRE', KEYS[1], math.ceil(capacity * 1000 / rate) + 1000)
@@ -78,6 +80,12 @@ class BodyLimit:
 
 def run_rate_limit(request: Request, user: Annotated[User, Depends(current_user)]) -> None:
     """Take one token from the caller's bucket, or answer 429 with the wait in Retry-After."""
+    take_runs(request, user, 1)
+
+
+def take_runs(request: Request, user: User, runs: int) -> None:
+    """Take ``runs`` tokens from the caller's bucket at once, or answer 429 (a batch larger
+    than the bucket can never pass: 429 saying so, without Retry-After)."""
     settings = request.app.state.service.orch.settings
     per_minute: float = settings.run_rate_per_minute
     if per_minute <= 0:
@@ -85,9 +93,12 @@ def run_rate_limit(request: Request, user: Annotated[User, Depends(current_user)
     orch = request.app.state.service.orch
     who = user.identity or "shared"  # the static key is one caller
     capacity = max(1, int(settings.run_burst or math.ceil(per_minute)))
+    if runs > capacity:
+        raise HTTPException(status_code=429, detail=f"{runs} runs at once is more than the "
+                            f"{capacity} allowed (GRAPHWRIGHT_RUN_BURST); send fewer")
     try:
         allowed, wait_ms = orch.client.eval(TOKEN_BUCKET, 1, orch.keys.rate(who),
-                                            capacity, per_minute / 60)
+                                            capacity, per_minute / 60, runs)
     except redis.RedisError as exc:
         raise RedisUnavailableError(f"cannot check the run rate limit: {exc}") from exc
     if not int(allowed):

@@ -1,11 +1,10 @@
-"""A run's events as they are produced: from LangGraph's ``stream`` (one batch of SSE
+"""A run's events as they are produced: from LangGraph's ``astream`` (one batch of SSE
 events per chunk), or, when the ``events`` mode is asked for, from ``astream_events``
-(v2) driven on a private event loop in the executor's thread, as the reference does."""
+(v2), both on the run loop, as the reference does."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 from graphs.registry import Graph
@@ -16,18 +15,18 @@ from graphwright.server.schemas import RunCreate
 Frames = list[tuple[str, Any]]
 
 
-def produce(graph: Graph, payload: Any, config: Any, body: RunCreate, framer: Framer,
-            options: dict[str, Any], run_id: str) -> Iterator[Frames]:
+async def produce(graph: Graph, payload: Any, config: Any, body: RunCreate, framer: Framer,
+                  options: dict[str, Any], run_id: str) -> AsyncIterator[Frames]:
     modes = graph_modes(body.modes())
     if "events" not in body.modes():
-        for item in graph.stream(payload, config, stream_mode=modes, **options):
+        async for item in graph.astream(payload, config, stream_mode=modes, **options):
             ns, mode, chunk = item if body.stream_subgraphs else ((), *item)
             yield framer.frames(ns, mode, chunk)
         return
     if graph.name == "LangGraph":  # the reference names a graph of LangGraph's default name by its id
         graph = graph.with_config(run_name=body.assistant_id)
-    events = graph.astream_events(payload, config, version="v2", stream_mode=modes, **options)
-    for event in blocking(lambda: events):
+    async for event in graph.astream_events(payload, config, version="v2", stream_mode=modes,
+                                            **options):
         if "langsmith:hidden" in (event.get("tags") or []):
             continue
         if event["event"] == "on_chain_stream" and str(event.get("run_id")) == run_id:
@@ -36,20 +35,3 @@ def produce(graph: Graph, payload: Any, config: Any, body: RunCreate, framer: Fr
             yield framer.frames(ns, mode, data)
         else:
             yield [("events", wire(event))]
-
-
-def blocking(make: Callable[[], AsyncIterator[Any]]) -> Iterator[Any]:
-    """Iterate an async iterator from synchronous code on an event loop of its own."""
-    loop = asyncio.new_event_loop()
-    items = make()
-    try:
-        while True:
-            try:
-                yield loop.run_until_complete(items.__anext__())
-            except StopAsyncIteration:
-                return
-    finally:
-        closer = getattr(items, "aclose", None)
-        if closer is not None:
-            loop.run_until_complete(closer())
-        loop.close()

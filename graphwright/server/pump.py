@@ -1,51 +1,48 @@
-"""A run's frames produced on a thread of their own, so the executor can act on a cancel
+"""A run's frames produced by a task of their own, so the executor can act on a cancel
 while a node is still inside a long model call or tool, not only between chunks.
 
 The executor reads the frames with a timeout and checks the run's signals whenever none
-came. A cancelled run's producer is abandoned: it stops at its next chunk, and the
-executor moves the thread's fence on first, so whatever the abandoned step still tries to
-write (its checkpoint, its tool records, its trace) is refused by the fencing token."""
+came. A cancelled run's producer is cancelled: an async node stops at its current
+``await``; a sync node, which LangGraph runs in the loop's executor, cannot be stopped,
+so the executor moves the thread's fence on first, and whatever the abandoned step still
+tries to write (its checkpoint, its tool records, its trace) is refused by the token."""
 
 from __future__ import annotations
 
-import queue
-import threading
-from collections.abc import Callable, Iterator
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any, Literal
 
 Item = tuple[Literal["frames", "error", "end"], Any]
+ABANDON_WAIT_S = 1.0  # how long a cancelled producer gets to run its cleanup
 
 
 class Pump:
-    """Iterate ``make()`` on a daemon thread; hand its items over through a queue."""
+    """Iterate ``items`` in a task; hand its items over through a queue."""
 
-    def __init__(self, make: Callable[[], Iterator[Any]], name: str) -> None:
-        self._items: queue.Queue[Item] = queue.Queue()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(make,), daemon=True, name=name)
-        self._thread.start()
+    def __init__(self, items: AsyncIterator[Any], name: str) -> None:
+        self._items: asyncio.Queue[Item] = asyncio.Queue()
+        self._task = asyncio.create_task(self._run(items), name=name)
 
-    def _run(self, make: Callable[[], Iterator[Any]]) -> None:
+    async def _run(self, items: AsyncIterator[Any]) -> None:
         try:
-            produced = make()
-            for frames in produced:
-                self._items.put(("frames", frames))
-                if self._stop.is_set():  # abandoned: leave the graph at this chunk
-                    close = getattr(produced, "close", None)
-                    if close is not None:
-                        close()
-                    return
-        except BaseException as exc:  # handed to the executor, which decides
-            self._items.put(("error", exc))
+            async for frames in items:
+                self._items.put_nowait(("frames", frames))
+        except Exception as exc:  # handed to the executor, which decides
+            self._items.put_nowait(("error", exc))
             return
-        self._items.put(("end", None))
+        self._items.put_nowait(("end", None))
 
-    def get(self, timeout_s: float) -> Item | None:
+    async def get(self, timeout_s: float) -> Item | None:
         """The next item, or None when nothing came within ``timeout_s``."""
-        try:
-            return self._items.get(timeout=timeout_s)
-        except queue.Empty:
-            return None
+        with contextlib.suppress(TimeoutError):
+            return await asyncio.wait_for(self._items.get(), timeout_s)
+        return None
 
-    def abandon(self) -> None:
-        self._stop.set()
+    async def abandon(self) -> None:
+        """Cancel the producer, giving its ``finally`` blocks a moment but never waiting on a
+        sync node that cannot be stopped."""
+        if not self._task.done():
+            self._task.cancel()
+            await asyncio.wait({self._task}, timeout=ABANDON_WAIT_S)

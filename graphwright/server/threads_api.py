@@ -153,9 +153,10 @@ class Threads:
 
     # --- searching -------------------------------------------------------------
 
-    def _matches(self, doc: Mapping[str, Any], metadata: Mapping[str, Any] | None,
+    def _matches(self, doc: Mapping[str, Any], query: Query,
                  values: Mapping[str, Any] | None, status: str | None) -> bool:
-        return ((not metadata or contains(doc["metadata"], metadata))
+        return ((not query.metadata or contains(doc["metadata"], query.metadata))
+                and query.allows(doc["metadata"])
                 and (not values or (doc["values"] is not None and contains(doc["values"], values)))
                 and (not status or doc["status"] == status))
 
@@ -176,28 +177,46 @@ class Threads:
         self.index.forget(gone)
         return docs
 
-    def search(self, body: ThreadSearchBody) -> list[dict[str, Any]]:
+    def search(self, body: ThreadSearchBody,
+               filters: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """One page of the threads matching ``body`` that ``filters`` (the caller's grant)
+        lets them see: the filter narrows the candidates before the page is cut."""
         self.index.drop_expired()
         fields = set(body.select or FIELDS) | ({"values"} if body.values or body.extract else set())
         order: Order = "created" if body.sort_by == "created_at" else "updated"
         descending = (body.sort_order or "desc").lower() == "desc"
-        query = Query(status=body.status, metadata=body.metadata, order=order, descending=descending)
+        query = Query(status=body.status, metadata=body.metadata, order=order,
+                      descending=descending, filters=filters)
         checks = bool(body.values or body.ids or query.needs_check()
                       or body.sort_by in ("thread_id", "status"))
         if not checks:
             ids = self.index.page(query, body.offset, body.limit)
-            docs = [d for d in self._load(ids, body.status, fields) if self._matches(d, None, None, body.status)]
+            docs = [d for d in self._load(ids, body.status, fields)
+                    if self._matches(d, Query(), None, body.status)]
         else:
-            ids = body.ids if body.ids else self.index.page(query, 0, -1)
+            ids = self._narrowed(body.ids if body.ids else self.index.page(query, 0, -1), query)
+            # in the index's order with only metadata checked: cut the page before loading
+            early = not (body.values or body.ids or body.status
+                         or body.sort_by in ("thread_id", "status"))
+            if early:
+                ids = ids[body.offset: body.offset + body.limit]
             docs = [d for d in self._load(ids, body.status, fields | {"values"} if body.values else fields)
-                    if self._matches(d, body.metadata, body.values, body.status)]
+                    if self._matches(d, query, body.values, body.status)]
             if body.sort_by in ("thread_id", "status"):
                 docs.sort(key=lambda d: str(d[body.sort_by or "thread_id"]), reverse=descending)
             elif body.ids:
                 key = "created_at" if order == "created" else "updated_at"
                 docs.sort(key=lambda d: str(d[key]), reverse=descending)
-            docs = docs[body.offset: body.offset + body.limit]
+            if not early:
+                docs = docs[body.offset: body.offset + body.limit]
         return [self._shape(d, body) for d in docs]
+
+    def _narrowed(self, ids: list[str], query: Query) -> list[str]:
+        """The candidates whose metadata matches the query and the caller's filter, judged
+        on the metadata alone (one read for all of them, no thread loaded)."""
+        metas = self.orch.thread_meta.metadata_of(ids)
+        return [t for t, m in zip(ids, metas, strict=True) if m is not None
+                and (not query.metadata or contains(m, query.metadata)) and query.allows(m)]
 
     @staticmethod
     def _shape(doc: dict[str, Any], body: ThreadSearchBody) -> dict[str, Any]:
@@ -206,12 +225,15 @@ class Threads:
             out["extracted"] = {alias: extract_path(doc, path) for alias, path in body.extract.items()}
         return out
 
-    def count(self, body: ThreadCountBody) -> int:
+    def count(self, body: ThreadCountBody, filters: Mapping[str, Any] | None = None) -> int:
         self.index.drop_expired()
-        query = Query(status=body.status, metadata=body.metadata)
+        query = Query(status=body.status, metadata=body.metadata, filters=filters)
         if not (body.values or query.needs_check()):
             return self.index.count(query)
+        ids = self._narrowed(self.index.page(query, 0, -1), query)
+        if not (body.values or body.status):
+            return len(ids)
         fields = {"status", "metadata"} | ({"values"} if body.values else set())
-        docs = self._load(self.index.page(query, 0, -1), body.status, fields)
-        return sum(self._matches(d, body.metadata, body.values, body.status) for d in docs)
+        docs = self._load(ids, body.status, fields)
+        return sum(self._matches(d, query, body.values, body.status) for d in docs)
 

@@ -55,13 +55,17 @@ def running(orch: Orchestrator, *, api_key: str | None = None, worker: bool = Tr
         serving.join(timeout=10)
 
 
+LOOPBACK = "127.0.0.0/8,::1/128"  # GRAPHWRIGHT_WEBHOOK_ALLOW for a test's local receivers
+
+
 @contextmanager
 def service_for(redis_url: str, prefix: str, graphs: str, *, model: BaseChatModel | None = None,
                 worker: bool = True, queue_waits: bool = False) -> Iterator[Service]:
     """:func:`running` for an Orchestrator on a test's Redis and key prefix, serving the
-    graphs the plugin ``graphs`` registers (and ``model``, if given)."""
+    graphs the plugin ``graphs`` registers (and ``model``, if given). Webhooks may reach
+    loopback receivers (``LOOPBACK``), the only ones a test has."""
     settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_GRAPHS=graphs)
+                        GRAPHWRIGHT_GRAPHS=graphs, GRAPHWRIGHT_WEBHOOK_ALLOW=LOOPBACK)
     orch = Orchestrator(settings=settings, model=model)
     with running(orch, worker=worker, queue_waits=queue_waits) as svc:
         yield svc

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
+from starlette.concurrency import run_in_threadpool
 
 from graphwright.drawing import drawable
+from graphwright.orchestrator import Orchestrator
 from graphwright.serialize import jsonable
 from graphwright.server import access, graph_schemas
+from graphwright.server.access import Grant
 from graphwright.server.assistants_store import AssistantStore
 from graphwright.server.cron_store import CronStore
 from graphwright.server.deps import Orch
@@ -22,7 +25,7 @@ from graphwright.server.schemas_assistants import (
     AssistantVersionsBody,
 )
 from graphwright.thread_index import Query
-from graphwright_errors import NotFoundError
+from graphwright_errors import ConflictError, NotFoundError
 
 router = APIRouter(tags=["assistants"])
 
@@ -34,73 +37,110 @@ def assistants(orch: Orch) -> AssistantStore:
 Store = Annotated[AssistantStore, Depends(assistants)]
 
 
+def visible(store: AssistantStore, grant: Grant, assistant_id: str) -> dict[str, Any]:
+    """The assistant, or the 404 of an unknown one when the grant's filter hides it."""
+    found = store.get(assistant_id)
+    if not grant.allows(found.get("metadata")):
+        raise NotFoundError(f"Assistant {assistant_id} not found")
+    return found
+
+
 @router.post("/assistants")
-def create_assistant(body: AssistantCreateBody, store: Store) -> dict[str, Any]:
-    return store.create(**body.model_dump())
+def create_assistant(body: AssistantCreateBody, store: Store,
+                     grant: access.AssistantCreate) -> dict[str, Any]:
+    if body.assistant_id and (found := store.find(body.assistant_id)) is not None \
+            and not grant.allows(found.get("metadata")):
+        raise ConflictError(f"Assistant {body.assistant_id} already exists")  # as the reference
+    fields = body.model_dump()
+    if grant.metadata:  # what the handlers left
+        fields["metadata"] = {**(body.metadata or {}), **grant.metadata}
+    return store.create(**fields)
 
 
 @router.post("/assistants/search")
 def search_assistants(body: AssistantSearchBody, store: Store,
                       grant: access.AssistantSearch) -> list[dict[str, Any]]:
-    return [a for a in store.search(**body.model_dump()) if grant.allows(a.get("metadata"))]
+    return store.search(**body.model_dump(), allows=grant.allows)
 
 
 @router.post("/assistants/count")
-def count_assistants(body: AssistantCountBody, store: Store) -> int:
-    return store.count(**body.model_dump())
+def count_assistants(body: AssistantCountBody, store: Store, grant: access.AssistantSearch) -> int:
+    return store.count(**body.model_dump(), allows=grant.allows)
 
 
 @router.get("/assistants/{assistant_id}")
 def get_assistant(assistant_id: str, store: Store, grant: access.AssistantRead) -> dict[str, Any]:
-    found = store.get(assistant_id)
-    if not grant.allows(found.get("metadata")):  # hidden by an on.assistants filter: unknown
-        raise NotFoundError(f"Assistant {assistant_id} not found")
-    return found
+    return visible(store, grant, assistant_id)
 
 
 @router.patch("/assistants/{assistant_id}")
-def patch_assistant(assistant_id: str, body: AssistantPatchBody, store: Store) -> dict[str, Any]:
-    return store.update(assistant_id, **body.model_dump())
+def patch_assistant(assistant_id: str, body: AssistantPatchBody, store: Store,
+                    grant: access.AssistantUpdate) -> dict[str, Any]:
+    visible(store, grant, assistant_id)
+    fields = body.model_dump()
+    if body.metadata is not None and grant.metadata:
+        fields["metadata"] = {**body.metadata, **grant.metadata}
+    return store.update(assistant_id, **fields)
 
 
 @router.delete("/assistants/{assistant_id}", status_code=204)
-def delete_assistant(assistant_id: str, store: Store, orch: Orch, delete_threads: bool = False) -> None:
-    """Delete the assistant, its versions and its crons (and, if asked, its threads)."""
+async def delete_assistant(assistant_id: str, request: Request, store: Store, orch: Orch,
+                           grant: access.AssistantDelete, delete_threads: bool = False) -> None:
+    """Delete the assistant, its versions and its crons and, if asked, those of its threads
+    the caller may delete (the others are left, as the reference skips them)."""
+    await run_in_threadpool(visible, store, grant, assistant_id)
+    deletable: Grant | None = None
+    if delete_threads:
+        deletable = await access.decide(request, grant.user, "threads", "delete",
+                                        {"assistant_id": assistant_id})
+    await run_in_threadpool(_delete, store, orch, assistant_id, deletable)
+
+
+def _delete(store: AssistantStore, orch: Orchestrator, assistant_id: str,
+            threads: Grant | None) -> None:
     deleted = store.delete(assistant_id)
     crons = CronStore(orch.client, orch.keys)
     for cron in crons.search(assistant_id=deleted, limit=10_000):
         crons.delete(cron["cron_id"])
-    if delete_threads:
-        for thread_id in orch.index.page(Query(metadata={"assistant_id": deleted}), 0, -1):
-            if orch.meta(thread_id):
-                orch.delete(thread_id)
+    if threads is None:
+        return
+    for thread_id in orch.index.page(Query(metadata={"assistant_id": deleted}), 0, -1):
+        meta = orch.meta(thread_id)
+        if meta and threads.allows(meta.get("metadata")):
+            orch.delete(thread_id)
 
 
 @router.post("/assistants/{assistant_id}/versions")
-def get_versions(assistant_id: str, body: AssistantVersionsBody, store: Store) -> list[dict[str, Any]]:
-    return store.versions(assistant_id, **body.model_dump())
+def get_versions(assistant_id: str, body: AssistantVersionsBody, store: Store,
+                 grant: access.AssistantRead) -> list[dict[str, Any]]:
+    visible(store, grant, assistant_id)
+    return store.versions(assistant_id, **body.model_dump(), allows=grant.allows)
 
 
 @router.post("/assistants/{assistant_id}/latest")
-def set_latest(assistant_id: str, body: AssistantLatestBody, store: Store) -> dict[str, Any]:
+def set_latest(assistant_id: str, body: AssistantLatestBody, store: Store,
+               grant: access.AssistantUpdate) -> dict[str, Any]:
+    visible(store, grant, assistant_id)
     return store.set_latest(assistant_id, body.version)
 
 
 @router.get("/assistants/{assistant_id}/graph")
-def get_graph(assistant_id: str, store: Store, orch: Orch, xray: bool | int = False) -> dict[str, Any]:
-    graph = orch.compiled(store.get(assistant_id)["graph_id"])
+def get_graph(assistant_id: str, store: Store, orch: Orch, grant: access.AssistantRead,
+              xray: bool | int = False) -> dict[str, Any]:
+    graph = orch.compiled(visible(store, grant, assistant_id)["graph_id"])
     return jsonable(drawable(graph, xray=bool(xray)).to_json())  # type: ignore[no-any-return]
 
 
 @router.get("/assistants/{assistant_id}/schemas")
-def get_schemas(assistant_id: str, store: Store, orch: Orch) -> dict[str, Any]:
-    graph_id = store.get(assistant_id)["graph_id"]
+def get_schemas(assistant_id: str, store: Store, orch: Orch,
+                grant: access.AssistantRead) -> dict[str, Any]:
+    graph_id = visible(store, grant, assistant_id)["graph_id"]
     return {"graph_id": graph_id, **graph_schemas.schemas(orch.compiled(graph_id))}
 
 
 @router.get("/assistants/{assistant_id}/subgraphs")
 @router.get("/assistants/{assistant_id}/subgraphs/{namespace}")
-def get_subgraphs(assistant_id: str, store: Store, orch: Orch, namespace: str | None = None,
-                  recurse: bool = False) -> dict[str, Any]:
-    graph = orch.compiled(store.get(assistant_id)["graph_id"])
+def get_subgraphs(assistant_id: str, store: Store, orch: Orch, grant: access.AssistantRead,
+                  namespace: str | None = None, recurse: bool = False) -> dict[str, Any]:
+    graph = orch.compiled(visible(store, grant, assistant_id)["graph_id"])
     return graph_schemas.subgraphs(graph, namespace, recurse)

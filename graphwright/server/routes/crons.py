@@ -12,11 +12,14 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends
 from pydantic import ConfigDict, Field
 
-from graphwright.server import access
-from graphwright.server.access import Grant, visible_thread
+from graphwright.orchestrator import Orchestrator
+from graphwright.server import access, webhooks
+from graphwright.server.access import MEMORY_USER, OWNER, Grant, visible_thread
 from graphwright.server.assistants_store import AssistantStore
 from graphwright.server.cron_store import CronStore
 from graphwright.server.deps import Orch
+from graphwright.server.errors import UnprocessableError
+from graphwright.server.limits import RateLimited
 from graphwright.server.schemas import _Request
 from graphwright_errors import NotFoundError
 
@@ -70,13 +73,23 @@ def _create(body: CronCreateBody, orch: Orch, store: CronStore, thread_id: str |
         raise NotFoundError(f"Thread with ID '{thread_id}' not found")
     metadata = {**(body.metadata or {}), **grant.metadata} if grant.metadata else body.metadata
     payload = body.model_dump(exclude_unset=True)  # the whole request, as the reference keeps it
+    admit_webhook(orch, payload.get("webhook"))
     if metadata is not None:
         payload["metadata"] = metadata
     return store.create(payload=payload, schedule=body.schedule,
                         assistant_id=assistant["assistant_id"], thread_id=thread_id,
                         end_time=body.end_time, metadata=metadata, enabled=body.enabled,
                         timezone=body.timezone, on_run_completed=body.on_run_completed,
-                        user_id=grant.user.identity)
+                        user_id=grant.user.identity, user_permissions=grant.user.permissions)
+
+
+def admit_webhook(orch: Orchestrator, url: Any) -> None:
+    """A cron's webhook is checked when it is stored, as a run's is (and again when called)."""
+    if url is None:
+        return
+    if not isinstance(url, str):
+        raise UnprocessableError("a cron's webhook must be a URL string")
+    webhooks.admit(url, orch.settings.webhook_allow)
 
 
 def visible_cron(store: CronStore, grant: Grant, cron_id: str) -> dict[str, Any]:
@@ -87,13 +100,13 @@ def visible_cron(store: CronStore, grant: Grant, cron_id: str) -> dict[str, Any]
     return doc
 
 
-@router.post("/runs/crons")
+@router.post("/runs/crons", dependencies=RateLimited)
 def create_cron(body: CronCreateBody, orch: Orch, store: Crons,
                 grant: access.CronCreate) -> dict[str, Any]:
     return _create(body, orch, store, None, grant)
 
 
-@router.post("/threads/{thread_id}/runs/crons")
+@router.post("/threads/{thread_id}/runs/crons", dependencies=RateLimited)
 def create_thread_cron(thread_id: str, body: CronCreateBody, orch: Orch, store: Crons,
                        grant: access.CronCreate, thread: access.ThreadRead) -> dict[str, Any]:
     if orch.meta(thread_id):
@@ -128,10 +141,12 @@ def patch_cron(cron_id: str, body: CronPatchBody, orch: Orch, store: Crons,
                grant: access.CronUpdate) -> dict[str, Any]:
     doc = visible_cron(store, grant, cron_id)
     changes = dict(body.model_extra or {})
+    admit_webhook(orch, changes.get("webhook"))
     if changes.get("assistant_id"):
         changes["assistant_id"] = AssistantStore.of(orch).get(changes["assistant_id"])["assistant_id"]
-    if grant.filters and isinstance(changes.get("metadata"), dict):  # the owner stays the owner
-        kept = {k: v for k, v in (doc.get("metadata") or {}).items() if k in grant.filters}
+    if isinstance(changes.get("metadata"), dict):  # the owner and memory user stay theirs
+        pinned = {*(grant.filters or {}), OWNER, MEMORY_USER}
+        kept = {k: v for k, v in (doc.get("metadata") or {}).items() if k in pinned}
         changes["metadata"] = {**changes["metadata"], **kept}
     return store.update(cron_id, changes)
 

@@ -184,7 +184,7 @@ async def answer(thread_id: str, body: Answer, svc: Svc, request: Request) -> di
         raise HTTPException(status_code=404, detail=f"no thread {thread_id!r}")
     run_body = RunCreate(assistant_id=graph, command=CommandBody(resume=body.resume))
     if grant is not None:
-        admit_run(svc.orch, grant, thread_id, run_body)  # the run carries its owner, as via the API
+        await run_in_threadpool(admit_run, svc.orch, grant, thread_id, run_body)  # its owner, as via the API
     launch = Launcher(svc)
     run = await run_in_threadpool(launch.start, thread_id, run_body, background=False)
     await launch.finished(run)

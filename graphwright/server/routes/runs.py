@@ -16,7 +16,7 @@ from graphwright.server import access
 from graphwright.server.access import admit_run, visible_thread
 from graphwright.server.deps import Orch, Store, Svc
 from graphwright.server.launch import Launcher, relay
-from graphwright.server.limits import RateLimited
+from graphwright.server.limits import RateLimited, take_runs
 from graphwright.server.schemas import BatchItem, CancelMany, Run, RunCreate
 
 router = APIRouter(tags=["runs"])
@@ -45,7 +45,7 @@ async def stream_run(thread_id: str, body: RunCreate, svc: Svc, request: Request
 async def stream_stateless(body: RunCreate, svc: Svc, request: Request,
                            grant: access.RunStart) -> EventSourceResponse:
     launch = Launcher(svc)
-    admit_run(svc.orch, grant, None, body)
+    await run_in_threadpool(admit_run, svc.orch, grant, None, body)  # a webhook is resolved
     run = await run_in_threadpool(launch.start, None, body, background=False)
     return streaming(launch, run, body, request)
 
@@ -61,7 +61,7 @@ async def wait_run(thread_id: str, body: RunCreate, svc: Svc, grant: access.RunS
 @router.post("/runs/wait", dependencies=RateLimited)
 async def wait_stateless(body: RunCreate, svc: Svc, grant: access.RunStart) -> JSONResponse:
     launch = Launcher(svc)
-    admit_run(svc.orch, grant, None, body)
+    await run_in_threadpool(admit_run, svc.orch, grant, None, body)  # a webhook is resolved
     run = await run_in_threadpool(launch.start, None, body, background=False)
     return await waited(launch, run)
 
@@ -84,8 +84,10 @@ def create_stateless(body: RunCreate, svc: Svc, grant: access.RunStart) -> Run:
     return Launcher(svc).start(None, body, background=True)
 
 
-@router.post("/runs/batch", response_model=list[Run], dependencies=RateLimited)
-def create_batch(body: list[BatchItem], svc: Svc, grant: access.RunStart) -> list[Run]:
+@router.post("/runs/batch", response_model=list[Run])
+def create_batch(body: list[BatchItem], svc: Svc, request: Request,
+                 grant: access.RunStart) -> list[Run]:
+    take_runs(request, grant.user, max(1, len(body)))  # each run counts, not the request
     launch = Launcher(svc)
     runs = [(item.thread_id, RunCreate.model_validate(item.model_dump(exclude={"thread_id"})))
             for item in body]
@@ -163,6 +165,9 @@ async def cancel_many(body: CancelMany, svc: Svc, grant: access.ThreadUpdate,
                       action: str = "interrupt") -> Response:
     def visible(thread_id: str) -> bool:
         return grant.allows(svc.orch.meta(thread_id).get("metadata"))
+
+    if body.thread_id and svc.orch.meta(body.thread_id):  # another user's thread: not found
+        await run_in_threadpool(visible_thread, svc.orch, grant, body.thread_id)
 
     await run_in_threadpool(Launcher(svc).cancel_many, body, action, visible)
     await asyncio.sleep(0)

@@ -3,7 +3,8 @@ graphwright's ``RedisStore`` with the Agent Server's shapes and error codes.
 
 Each route runs the ``store`` auth handlers first and operates on the namespace they leave
 (per-user isolation prefixes it with the caller's identity), as the Agent Server does; a
-search filter a handler returns is ANDed with the caller's filter."""
+search filter a handler returns is ANDed with the caller's filter. Namespaces the service
+keeps for itself (``memories``) are neither reachable nor listed here."""
 
 from __future__ import annotations
 
@@ -61,6 +62,11 @@ def refused(namespace: list[str] | tuple[str, ...] | None) -> Response | None:
     return None
 
 
+def users(namespace: tuple[str, ...]) -> bool:
+    """Whether a namespace is the users' (not one the service keeps, like memories)."""
+    return not namespace[:1] or namespace[0] not in access.RESERVED_ROOTS
+
+
 def item_doc(item: Item) -> dict[str, Any]:
     doc: dict[str, Any] = item.dict()
     return doc
@@ -113,10 +119,13 @@ def search_items(body: SearchBody, orch: Orch, grant: access.StoreSearch) -> Res
     if (bad := refused(body.namespace_prefix) or refused(grant.namespace)) is not None:
         return bad
     wanted = both(body.filter, grant.filters)
-    found = [] if wanted is None else orch.store.search(
-        grant.namespace, query=body.query, filter=wanted or None, limit=body.limit,
-        offset=body.offset, refresh_ttl=body.refresh_ttl)
-    return JSONResponse({"items": [item_doc(i) for i in found]})
+    try:
+        found = [] if wanted is None else orch.store.search(
+            grant.namespace, query=body.query, filter=wanted or None, limit=body.limit,
+            offset=body.offset, refresh_ttl=body.refresh_ttl)
+    except (ValueError, TypeError) as exc:  # an operator the store lacks, $gt on a string...
+        return JSONResponse({"detail": f"invalid filter: {exc}"}, status_code=400)
+    return JSONResponse({"items": [item_doc(i) for i in found if users(i.namespace)]})
 
 
 @router.post("/store/namespaces")
@@ -127,4 +136,4 @@ def list_namespaces(body: NamespacesBody, orch: Orch, grant: access.StoreListNam
         prefix=grant.namespace or None,
         suffix=tuple(body.suffix) if body.suffix else None,
         max_depth=body.max_depth, limit=body.limit, offset=body.offset)
-    return JSONResponse({"namespaces": [list(ns) for ns in found]})
+    return JSONResponse({"namespaces": [list(ns) for ns in found if users(ns)]})

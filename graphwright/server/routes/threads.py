@@ -3,12 +3,13 @@ state now or at any checkpoint, state updates and history."""
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
 
 from graphwright.server import access, state_api
-from graphwright.server.access import Grant, visible_thread
+from graphwright.server.access import creatable_thread, visible_thread
 from graphwright.server.deps import Orch
 from graphwright.server.schemas_threads import (
     HistoryBody,
@@ -21,6 +22,7 @@ from graphwright.server.schemas_threads import (
     ThreadSearchBody,
 )
 from graphwright.server.threads_api import Threads
+from graphwright_errors import NotFoundError
 
 router = APIRouter(tags=["threads"])
 
@@ -32,42 +34,35 @@ def threads(orch: Orch) -> Threads:
 Svc = Annotated[Threads, Depends(threads)]
 
 
-def scoped(body: Any, grant: Grant) -> Any:
-    """The search or count body narrowed by the grant's filter (equality and ``$eq`` go to
-    the index); a ``$contains`` filter is applied to the results instead."""
-    plain = {k: (v["$eq"] if isinstance(v, dict) and set(v) == {"$eq"} else v)
-             for k, v in (grant.filters or {}).items()}
-    index_side = {k: v for k, v in plain.items() if not isinstance(v, dict)}
-    if not index_side:
-        return body
-    return body.model_copy(update={"metadata": {**(body.metadata or {}), **index_side}})
-
-
 @router.post("/threads")
 def create_thread(body: ThreadCreateBody, svc: Svc, orch: Orch, grant: access.ThreadCreate) -> dict[str, Any]:
-    if body.thread_id and orch.meta(body.thread_id):
-        visible_thread(orch, grant, body.thread_id)  # another user's id is a 404, not a 409
-    if grant.metadata:
+    creatable_thread(orch, grant, body.thread_id)
+    if grant.metadata:  # the handlers' (and isolation's) word over the client's
         body = body.model_copy(update={"metadata": {**(body.metadata or {}), **grant.metadata}})
     return svc.create(body)
 
 
 @router.post("/threads/search")
 def search_threads(body: ThreadSearchBody, svc: Svc, grant: access.ThreadSearch) -> list[dict[str, Any]]:
-    found = svc.search(scoped(body, grant))
-    return [d for d in found if "metadata" not in d or grant.allows(d["metadata"])]
+    return svc.search(body, grant.filters)
 
 
 @router.post("/threads/count")
 def count_threads(body: ThreadCountBody, svc: Svc, grant: access.ThreadSearch) -> int:
-    return svc.count(scoped(body, grant))
+    return svc.count(body, grant.filters)
 
 
 @router.post("/threads/prune")
 def prune_threads(body: ThreadPruneBody, svc: Svc, orch: Orch,
                   grant: access.ThreadDelete) -> dict[str, int]:
-    mine = [t for t in body.thread_ids if orch.meta(t) and grant.allows(orch.meta(t).get("metadata"))]
-    return {"pruned_count": svc.prune(mine, body.strategy)}
+    """Under a filter every id must be the caller's (else 404, as the reference); without
+    one, unknown ids are skipped."""
+    if grant.filters:
+        for thread_id in body.thread_ids:
+            meta = orch.meta(thread_id)
+            if not meta or not grant.allows(meta.get("metadata")):
+                raise NotFoundError("At least one thread not found or not authorized")
+    return {"pruned_count": svc.prune(body.thread_ids, body.strategy)}
 
 
 @router.get("/threads/{thread_id}")
@@ -79,7 +74,11 @@ def get_thread(thread_id: str, svc: Svc, orch: Orch, grant: access.ThreadRead) -
 @router.patch("/threads/{thread_id}")
 def patch_thread(thread_id: str, body: ThreadPatchBody, svc: Svc, orch: Orch,
                  grant: access.ThreadUpdate) -> dict[str, Any]:
-    visible_thread(orch, grant, thread_id)
+    meta = visible_thread(orch, grant, thread_id)
+    if body.metadata and grant.filters:  # what makes it the caller's stays as it is
+        had = json.loads(meta.get("metadata") or "{}")
+        kept = {k: had[k] for k in grant.filters if k in had}
+        body = body.model_copy(update={"metadata": {**body.metadata, **kept}})
     return svc.patch(thread_id, body)
 
 
@@ -90,7 +89,9 @@ def delete_thread(thread_id: str, svc: Svc, orch: Orch, grant: access.ThreadDele
 
 
 @router.post("/threads/{thread_id}/copy")
-def copy_thread(thread_id: str, svc: Svc, orch: Orch, grant: access.ThreadRead) -> dict[str, Any]:
+def copy_thread(thread_id: str, svc: Svc, orch: Orch, grant: access.ThreadRead,
+                creating: access.ThreadCreate) -> dict[str, Any]:
+    """A copy needs both: reading the thread and creating one (as the reference asks)."""
     visible_thread(orch, grant, thread_id)
     return svc.copy(thread_id)
 

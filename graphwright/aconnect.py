@@ -1,0 +1,65 @@
+"""The asyncio twin of a blocking Redis client: same server, same database, same credentials.
+
+The run core's checkpoint saver and store use it on the run loop; everything else keeps
+the blocking client. Commands retry through a restart like the blocking client's do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import redis
+import redis.asyncio as aredis
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
+from redis.asyncio.retry import Retry
+from redis.asyncio.sentinel import Sentinel
+from redis.backoff import ExponentialWithJitterBackoff
+from redis.cluster import RedisCluster
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.sentinel import SentinelConnectionPool
+
+from checkpoints.saver_base import AsyncClient
+
+KEPT = ("host", "port", "db", "username", "password", "path", "socket_timeout",
+        "socket_connect_timeout", "client_name", "ssl_ca_certs", "ssl_certfile", "ssl_keyfile",
+        "ssl_cert_reqs", "ssl_check_hostname")
+
+
+def _retry(budget_s: float) -> Retry:
+    # redis.asyncio's Retry counts attempts; about the blocking client's time budget at a
+    # 1 s backoff cap.
+    return Retry(ExponentialWithJitterBackoff(cap=1.0, base=0.05), retries=max(1, int(budget_s)) + 4,
+                 supported_errors=(RedisConnectionError, RedisTimeoutError))
+
+
+def async_twin(client: redis.Redis | RedisCluster, *, retry_budget_s: float = 15.0) -> AsyncClient:
+    """An asyncio client for the server (or cluster, or Sentinel master) ``client`` talks to."""
+    retry = _retry(retry_budget_s)
+    if isinstance(client, RedisCluster):
+        node = client.get_default_node()  # type: ignore[no-untyped-call]  # untyped in redis-py
+        return AsyncRedisCluster(host=node.host, port=node.port, retry=retry,
+                                 **_kept(client.get_connection_kwargs()))  # type: ignore[no-untyped-call]
+    pool = client.connection_pool
+    kwargs = _kept(pool.connection_kwargs)
+    if isinstance(pool, SentinelConnectionPool):
+        manager = pool.sentinel_manager
+        hosts = [(s.connection_pool.connection_kwargs["host"],
+                  s.connection_pool.connection_kwargs["port"]) for s in manager.sentinels]
+        sentinel = Sentinel(hosts,  # type: ignore[no-untyped-call]  # untyped in redis-py
+                            sentinel_kwargs=dict(manager.sentinel_kwargs))
+        master: aredis.Redis = sentinel.master_for(pool.service_name, retry=retry, **kwargs)
+        return master
+    connection: type[aredis.Connection | aredis.UnixDomainSocketConnection | aredis.SSLConnection]
+    if issubclass(pool.connection_class, redis.UnixDomainSocketConnection):
+        connection = aredis.UnixDomainSocketConnection
+    elif issubclass(pool.connection_class, redis.SSLConnection):
+        connection = aredis.SSLConnection
+    else:
+        connection = aredis.Connection
+    return aredis.Redis(connection_pool=aredis.ConnectionPool(
+        connection_class=connection, retry=retry, **kwargs))
+
+
+def _kept(kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in kwargs.items() if k in KEPT and v is not None}
