@@ -1,19 +1,25 @@
 """What a run's ``configurable`` and checkpoints say about the request that made it, as the
 reference's do: the authenticated caller (never one the body claims), the request's id and
-start; and the reference's default ``multitask_strategy``, ``enqueue``. The anonymous case is
+start; the run's configurable mirrored into its context, filtered by the graph's context
+schema; and the reference's default ``multitask_strategy``, ``enqueue``. The anonymous case is
 compared with ``langgraph dev`` in tests/test_protocol_diff.py; this is the signed-in one."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TypedDict
 
 import pytest
+from langgraph.graph import START, StateGraph
+from langgraph.runtime import Runtime
 from langgraph_sdk import get_sync_client
 
 from graphwright import Orchestrator
 from graphwright.locking import thread_lock
 from graphwright.offline import OfflineChatModel
+from graphwright.server.payloads import run_context
 from graphwright.settings import Settings
 from graphwright.testing.service import Service, running
 from tests import auth_owner
@@ -64,3 +70,31 @@ def test_a_run_naming_no_strategy_waits_for_a_busy_thread(service: Service) -> N
         run = alice.runs.create(tid, "agent", input=GOAL)  # enqueued, not refused with 409
     alice.runs.join(tid, run["run_id"])
     assert alice.runs.get(tid, run["run_id"])["status"] == "success"
+
+
+@dataclass
+class Ctx:
+    user: str = "nobody"
+
+
+class Seen(TypedDict):
+    user: str
+
+
+def _who(state: Seen, runtime: Runtime[Ctx]) -> dict[str, str]:
+    return {"user": runtime.context.user}
+
+
+def test_a_mirrored_context_reaches_a_graph_filtered_by_its_context_schema() -> None:
+    builder = StateGraph(Seen, context_schema=Ctx)
+    builder.add_node("who", _who)
+    builder.add_edge(START, "who")
+    graph = builder.compile()
+    mirrored = {"user": "alice", "thread_id": "t", "x": 1}  # a run's configurable, as its context
+    with pytest.raises(TypeError):  # the dataclass takes no other keys
+        graph.invoke({"user": ""}, context=mirrored)
+    assert graph.invoke({"user": ""}, context=run_context(graph, mirrored))["user"] == "alice"
+    untyped = StateGraph(Seen)
+    untyped.add_node("who", lambda s: {"user": "x"})
+    untyped.add_edge(START, "who")
+    assert run_context(untyped.compile(), mirrored) == mirrored  # no schema: passed as it is

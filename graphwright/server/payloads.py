@@ -100,6 +100,17 @@ def command_of(spec: GraphSpec, graph: Graph, config: RunnableConfig, body: RunC
     return Command(**fields)
 
 
+def run_context(graph: Graph, context: dict[str, Any]) -> dict[str, Any]:
+    """The context a graph is handed: only the keys its context schema names, as the
+    reference filters (a context mirrored from ``configurable`` holds others)."""
+    try:
+        schema = graph.get_context_jsonschema()
+    except SchemaError:  # a schema pydantic cannot draw: the context goes as it is
+        return context
+    names = (schema or {}).get("properties")
+    return context if not names else {k: v for k, v in context.items() if k in names}
+
+
 def server_metadata(run_id: str, attempt: int = 1) -> dict[str, Any]:
     """What the Agent Server adds to every run's metadata (so to its checkpoints, tasks and
     message events): the attempt, the versions, the plan, the host and the run id."""
