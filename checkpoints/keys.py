@@ -78,6 +78,12 @@ class Keys:
         """Set of the run ids that wrote checkpoints in the thread."""
         return f"{self.thread_tag(thread_id)}:rids"
 
+    def indexed(self, thread_id: str) -> str:
+        """Hash: the thread's global index entries already written (field ``thread``, and one
+        per run id). Set only after the entries are, so a first put replayed after a lost
+        reply still writes them (checkpoints.ops)."""
+        return f"{self.thread_tag(thread_id)}:indexed"
+
     def saver_keys(self, thread_id: str) -> tuple[str, ...]:
         """Every key the saver writes for a thread: a fixed set, whatever its length."""
         return (
@@ -86,6 +92,7 @@ class Keys:
             self.writes(thread_id),
             self.write_index(thread_id),
             self.run_ids(thread_id),
+            self.indexed(thread_id),
         )
 
     def ttl_keys(self, thread_id: str) -> tuple[str, ...]:
@@ -118,6 +125,12 @@ class Keys:
         """Stream of trace events of the thread."""
         return f"{self.thread_tag(thread_id)}:events"
 
+    def event_ids(self, thread_id: str) -> tuple[str, str]:
+        """Hashes: event id -> stream entry id of the latest events, and the generation before
+        (rotated at ``MAX_EVENTS``): a write replayed after a lost reply is added once."""
+        return (f"{self.thread_tag(thread_id)}:events:ids",
+                f"{self.thread_tag(thread_id)}:events:ids:old")
+
     def lock(self, thread_id: str) -> str:
         """Run lock of the thread (SET NX with expiry)."""
         return f"{self.thread_tag(thread_id)}:lock"
@@ -141,6 +154,13 @@ class Keys:
     def idempotency(self, thread_id: str, tool_call_id: str) -> str:
         """Recorded result of one side-effecting tool call."""
         return f"{self.thread_tag(thread_id)}:idem:{escape(tool_call_id)}"
+
+    def gate_decisions(self, thread_id: str) -> str:
+        """Hash: tool call id -> the reviewer's decision on it (JSON, bound to the call's digest).
+
+        Only the gate's resume path writes it, never the graph state: ``act`` trusts a
+        gated call only when this hash holds a decision for its exact arguments."""
+        return f"{self.thread_tag(thread_id)}:gate"
 
     def replica_ack(self, thread_id: str) -> str:
         """Short-lived marker written before ``WAIT`` on the thread's slot (checkpoints.replicas)."""
@@ -231,6 +251,10 @@ class Keys:
     def cron_due(self) -> str:
         """Sorted set: cron id -> epoch seconds of its next due run."""
         return f"{self.prefix}:{{crons}}:due"
+
+    def cron_errors(self) -> str:
+        """Hash: cron id -> why its latest failed run did not start (JSON)."""
+        return f"{self.prefix}:{{crons}}:errors"
 
     def cron_firing(self) -> str:
         """Sorted set: ``cron id|slot`` claimed but not yet enqueued -> claim time."""

@@ -132,16 +132,18 @@ def put(
         flags = yield from _fenced_put(ctx, thread_id, doc, prefix, fields, token, now_ms)
     else:
         cp = k.checkpoints(thread_id)
-        cmds: list[Command] = [("EXISTS", cp), ("ZREMRANGEBYLEX", cp, b"[" + prefix, upper(prefix))]
+        # What is indexed, not what this put added: a replayed first put still indexes.
+        cmds: list[Command] = [("HMGET", k.indexed(thread_id), "thread", f"run:{run_id}"),
+                               ("ZREMRANGEBYLEX", cp, b"[" + prefix, upper(prefix))]
         if fields:  # blobs before the checkpoint that reads them
             cmds.append(("HSET", k.blobs(thread_id), *fields))
         cmds.append(("ZADD", cp, 0, codec.encode_doc(doc)))
-        added_run = len(cmds)
         if run_id:
             cmds.append(("SADD", k.run_ids(thread_id), run_id))
         cmds += _expire(ctx, thread_id)
         replies = yield Batch(cmds)
-        flags = (0 if replies[0] else 1) | (2 if run_id and replies[added_run] else 0)
+        thread_done, run_done = replies[0]
+        flags = (0 if thread_done else 1) | (2 if run_id and not run_done else 0)
     if flags and (ctx.cluster or not token):
         yield Batch(_index_commands(ctx, thread_id, run_id, flags, now_ms))
     return tuple_config(thread_id, ns, doc.checkpoint_id)
@@ -162,7 +164,10 @@ def _index_commands(ctx: Ctx, thread_id: str, run_id: str, flags: int, now_ms: i
         cmds += [("ZADD", k.threads(), "NX", now_ms, tid), ("ZADD", k.thread_ids(), 0, tid)]
     if flags & 2:
         cmds.append(("SADD", k.run(run_id), tid))
-    return cmds
+    # Marked last: a batch cut short before this is written again by the next put.
+    done = [x for f, name in ((1, "thread"), (2, f"run:{run_id}")) if flags & f for x in (name, 1)]
+    cmds.append(("HSET", k.indexed(thread_id), *done))
+    return cmds + _expire(ctx, thread_id, (k.indexed(thread_id),))
 
 
 def _fenced_put(
@@ -178,7 +183,8 @@ def _fenced_put(
     ttl_keys = k.ttl_keys(thread_id) if ctx.ttl_s else ()
     run_id = doc.run_id or ""
     glob = () if ctx.cluster else (k.threads(), k.thread_ids(), k.run(run_id))
-    keys = (k.checkpoints(thread_id), k.blobs(thread_id), k.run_ids(thread_id), k.fence(thread_id))
+    keys = (k.checkpoints(thread_id), k.blobs(thread_id), k.run_ids(thread_id), k.fence(thread_id),
+            k.indexed(thread_id))
     args = (
         prefix,
         codec.encode_doc(doc),

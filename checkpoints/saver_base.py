@@ -48,7 +48,13 @@ def describe_client(client: SyncClient | AsyncClient) -> str:
     if isinstance(client, RedisCluster | AsyncRedisCluster):
         nodes = client.get_nodes()
         return "redis cluster " + ",".join(f"{n.host}:{n.port}" for n in nodes[:3])
-    kwargs = client.connection_pool.connection_kwargs
+    pool: Any = client.connection_pool
+    if getattr(pool, "service_name", None) is not None:  # a Sentinel pool: no host of its own
+        sentinels = ",".join(f"{s.connection_pool.connection_kwargs.get('host')}:"
+                             f"{s.connection_pool.connection_kwargs.get('port')}"
+                             for s in pool.sentinel_manager.sentinels)
+        return f"redis+sentinel://{sentinels}/{pool.service_name}"
+    kwargs = pool.connection_kwargs
     if "path" in kwargs:
         return f"unix://{kwargs['path']}"
     scheme = (

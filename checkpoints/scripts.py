@@ -29,31 +29,38 @@ end
 local function upper(p) return '(' .. string.sub(p, 1, -2) .. '\\1' end
 """
 
-# KEYS: cp, blobs, rids, fence, ttl keys..., [threads, thread_ids, run index]
+# KEYS: cp, blobs, rids, fence, indexed, ttl keys..., [threads, thread_ids, run index]
 # ARGV: prefix, member, token, run_id, ttl, n_ttl_keys, globals?, now_ms, thread, fields...
+# Flags say which index entries are not written yet (1 thread, 2 run), read from the
+# ``indexed`` marker rather than from what this call added: a replay after a lost reply
+# still reports (and, with globals, writes) them.
 PUT = _FENCE + """
 local err = fenced(KEYS[4], ARGV[3])
 if err then return err end
 local flags = 0
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  flags = 1
-else
-  redis.call('ZREMRANGEBYLEX', KEYS[1], '[' .. ARGV[1], upper(ARGV[1]))
-end
+if redis.call('HEXISTS', KEYS[5], 'thread') == 0 then flags = 1 end
+redis.call('ZREMRANGEBYLEX', KEYS[1], '[' .. ARGV[1], upper(ARGV[1]))
 redis.call('ZADD', KEYS[1], 0, ARGV[2])
 if #ARGV > 9 then redis.call('HSET', KEYS[2], unpack(ARGV, 10)) end
-if ARGV[4] ~= '' and redis.call('SADD', KEYS[3], ARGV[4]) == 1 then flags = flags + 2 end
-local nt = tonumber(ARGV[6])
-if ARGV[5] ~= '' then
-  for i = 5, 4 + nt do redis.call('EXPIRE', KEYS[i], ARGV[5]) end
+if ARGV[4] ~= '' then
+  redis.call('SADD', KEYS[3], ARGV[4])
+  if redis.call('HEXISTS', KEYS[5], 'run:' .. ARGV[4]) == 0 then flags = flags + 2 end
 end
+local nt = tonumber(ARGV[6])
 if ARGV[7] == '1' then
-  local g = 4 + nt
+  local g = 5 + nt
   if flags % 2 == 1 then
     redis.call('ZADD', KEYS[g + 1], 'NX', ARGV[8], ARGV[9])
     redis.call('ZADD', KEYS[g + 2], 0, ARGV[9])
+    redis.call('HSET', KEYS[5], 'thread', 1)
   end
-  if flags >= 2 then redis.call('SADD', KEYS[g + 3], ARGV[9]) end
+  if flags >= 2 then
+    redis.call('SADD', KEYS[g + 3], ARGV[9])
+    redis.call('HSET', KEYS[5], 'run:' .. ARGV[4], 1)
+  end
+end
+if ARGV[5] ~= '' then
+  for i = 6, 5 + nt do redis.call('EXPIRE', KEYS[i], ARGV[5]) end
 end
 return flags
 """

@@ -6,6 +6,7 @@ import json
 import logging
 import threading
 import time
+import uuid
 from collections import deque
 from typing import Any
 
@@ -21,12 +22,20 @@ log = logging.getLogger(__name__)
 MAX_EVENTS = 10_000  # per thread; older events are trimmed (approximately) beyond this
 
 
-# KEYS: events, fence, registry. ARGV: fence, event JSON, max events, ttl ('' = none).
-_FENCED_XADD = """
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return false end
+# KEYS: events, fence, registry, ids, older ids. ARGV: fence ('' = none), event JSON,
+# max events, ttl ('' = none), event id. The event id makes a replayed write (its reply
+# was lost, the client sent it again) return the entry the first one added.
+_XADD = """
+if ARGV[1] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[1] then return false end
+local seen = redis.call('HGET', KEYS[4], ARGV[5]) or redis.call('HGET', KEYS[5], ARGV[5])
+if seen then return seen end
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'e', ARGV[2])
-redis.call('SADD', KEYS[3], KEYS[1])
-if ARGV[4] ~= '' then redis.call('EXPIRE', KEYS[1], ARGV[4]) end
+redis.call('HSET', KEYS[4], ARGV[5], id)
+if redis.call('HLEN', KEYS[4]) >= tonumber(ARGV[3]) then redis.call('RENAME', KEYS[4], KEYS[5]) end
+redis.call('SADD', KEYS[3], KEYS[1], KEYS[4], KEYS[5])
+if ARGV[4] ~= '' then
+  for i = 1, 5 do if i ~= 2 and i ~= 3 then redis.call('EXPIRE', KEYS[i], ARGV[4]) end end
+end
 return id
 """
 BUFFERED = 1_000  # events kept in memory while Redis is unreachable, per writer
@@ -46,21 +55,23 @@ class TraceWriter:
         self.sealer = sealer or keys.sealer  # events hold tool arguments and results
         self.keys = keys
         self.ttl_s = ttl_s
-        self._waiting: deque[tuple[str, bytes | str, int | None]] = deque(maxlen=BUFFERED)
+        self._waiting: deque[tuple[str, bytes | str, int | None, str]] = deque(maxlen=BUFFERED)
         self._guard = threading.Lock()
+        self._xadd = client.register_script(_XADD)  # EVALSHA: the script is sent once
 
     def emit(self, thread_id: str, kind: str, *, fence: int | None = None, **fields: Any) -> str:
         """Append one redacted event; returns its stream entry id ("" while it waits in memory)."""
         event = redact({"kind": kind, "ts": time.time(), **fields})
         data = self.sealer.seal_text(json.dumps(event, ensure_ascii=False, default=str),
                                      self.keys.events(thread_id), "e")
+        event_id = uuid.uuid4().hex
         with self._guard:
             try:
                 while self._waiting:
                     self._flush_one()
-                return self._append(thread_id, data, fence)
+                return self._append(thread_id, data, fence, event_id)
             except redis.RedisError as exc:
-                self._waiting.append((thread_id, data, fence))
+                self._waiting.append((thread_id, data, fence, event_id))
                 log.error("trace event %s of thread %s not written yet (%s); %d event(s) wait "
                           "in memory", kind, thread_id, exc, len(self._waiting))
                 return ""
@@ -73,23 +84,15 @@ class TraceWriter:
                       self._waiting[0][0])
         self._waiting.popleft()
 
-    def _append(self, thread_id: str, data: bytes | str, fence: int | None) -> str:
-        key = self.keys.events(thread_id)
-        if fence is not None:
-            entry_id = self.redis.eval(_FENCED_XADD, 3, key, self.keys.fence(thread_id),
-                                       self.keys.registry(thread_id), str(fence), data,
-                                       MAX_EVENTS, self.ttl_s or "")
-            if entry_id is None:
-                raise LockLostError(f"thread {thread_id!r} is held by a newer run; its trace "
-                                    "refuses this process's events")
-        else:
-            with self.redis.pipeline(transaction=False) as pipe:
-                pipe.xadd(key, {"e": data}, maxlen=MAX_EVENTS, approximate=True)
-                # The thread registry lets delete and TTL refresh find the stream.
-                pipe.sadd(self.keys.registry(thread_id), key)
-                if self.ttl_s:
-                    pipe.expire(key, self.ttl_s)
-                entry_id = pipe.execute()[0]
+    def _append(self, thread_id: str, data: bytes | str, fence: int | None, event_id: str) -> str:
+        keys = (self.keys.events(thread_id), self.keys.fence(thread_id),
+                self.keys.registry(thread_id), *self.keys.event_ids(thread_id))
+        entry_id = self._xadd(keys=keys, args=["" if fence is None else str(fence), data,
+                                               MAX_EVENTS, self.ttl_s or "", event_id],
+                              client=self.redis)
+        if entry_id is None:
+            raise LockLostError(f"thread {thread_id!r} is held by a newer run; its trace "
+                                "refuses this process's events")
         return entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
 
     def read(self, thread_id: str, since: str = "-") -> list[dict[str, Any]]:

@@ -29,6 +29,7 @@ from nodes.purpose import with_purpose
 from nodes.routing import after_act, after_gate, after_observe, after_plan
 from nodes.state import AgentState
 from nodes.tokens import token_counter
+from tools.approvals import Approvals
 from tools.executor import ToolExecutor
 from tools.policy import Policy
 from tools.registry import ToolRegistry
@@ -52,11 +53,13 @@ def build_agent_graph(
 ) -> AgentGraph:
     """Compile the agent. ``redis_client`` holds tool idempotency records and the trace."""
     keys = keys or Keys()
+    executor = ToolExecutor(tools, redis_client, keys=keys)
     deps = AgentDeps(
         model=model,
         planner=with_purpose(model.bind_tools([spec.as_langchain_tool() for spec in tools]), "plan"),
         registry=tools,
-        executor=ToolExecutor(tools, redis_client, keys=keys),
+        executor=executor,
+        approvals=Approvals(redis_client, keys, ttl_s=executor.records.ttl_s),
         policy=policy or Policy(),
         limits=limits or Limits(),
         trace=TraceWriter(redis_client, keys),

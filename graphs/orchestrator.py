@@ -29,7 +29,7 @@ from graphs.agent import AgentGraph, build_agent_graph, start_input
 from graphs.context import Graph, GraphContext, RunInput
 from nodes.jsonreply import StructuredReplyError, structured_reply, text_of
 from nodes.purpose import with_purpose
-from nodes.tracing import as_ai, run_of, thread_of, total_tokens, trace_model_call
+from nodes.tracing import as_ai, fence_of, run_of, thread_of, total_tokens, trace_model_call
 from tools.builtin import build_registry
 from tools.registry import ToolRegistry
 
@@ -226,7 +226,7 @@ def synthesize(state: OrchestratorState, config: RunnableConfig, *, model: BaseC
     parts = "\n".join(f"- [{r['worker']}] {r['answer']}" for r in results)
     answer = f"{text_of(reply).strip()}\n\nBy worker:\n{parts}"
     tokens = (state.get("tokens") or 0) + total_tokens(reply) + sum(r["tokens"] for r in results)
-    trace.emit(thread_of(config), "stop", run_id=run_of(config), step=calls,
+    trace.emit(thread_of(config), "stop", fence=fence_of(config), run_id=run_of(config), step=calls,
                stop_reason="answered", answer=answer)
     return {"answer": answer, "stop_reason": "answered", "model_calls": calls, "tokens": tokens,
             "turns": [Turn(goal=state.get("goal", ""), answer=answer)]}

@@ -1,15 +1,72 @@
-"""graphwright: workflow-graph agents on LangGraph, checkpointed to Redis."""
+"""graphwright: workflow-graph agents on LangGraph, checkpointed to Redis.
 
-from checkpoints.errors import CorruptCheckpointError, RedisUnavailableError
-from checkpoints.redis import AsyncRedisSaver, RedisSaver
-from graphs.registry import GraphContext, GraphRegistry, RunInput
-from graphwright.locking import ThreadBusyError
-from graphwright.orchestrator import Orchestrator
-from graphwright.results import CheckpointInfo, RunResult, StepEvent, ThreadInfo, ThreadState, Usage
-from graphwright.settings import Settings
+Every public name loads on first use (module ``__getattr__``), so ``import graphwright``
+and the CLI's ``--help`` do not pay for LangGraph, a model client or the server.
+``tests/test_startup.py`` pins what the import loads.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from graphwright_errors import ConfigurationError, GraphwrightError, InfrastructureError, UserError
-from nodes.deps import Limits
-from nodes.gate_models import Approve, Edit, GateDecisionError, GateRequest, Reject
+
+if TYPE_CHECKING:
+    from checkpoints.errors import CorruptCheckpointError, RedisUnavailableError
+    from checkpoints.redis import AsyncRedisSaver, RedisSaver
+    from graphs.registry import GraphContext, GraphRegistry, RunInput
+    from graphwright.locking import ThreadBusyError
+    from graphwright.orchestrator import Orchestrator
+    from graphwright.results import (
+        CheckpointInfo,
+        RunResult,
+        StepEvent,
+        ThreadInfo,
+        ThreadState,
+        Usage,
+    )
+    from graphwright.settings import Settings
+    from nodes.deps import Limits
+    from nodes.gate_models import Approve, Edit, GateDecisionError, GateRequest, Reject
+
+_LAZY = {
+    "AsyncRedisSaver": "checkpoints.redis",
+    "CorruptCheckpointError": "checkpoints.errors",
+    "RedisSaver": "checkpoints.redis",
+    "RedisUnavailableError": "checkpoints.errors",
+    "GraphContext": "graphs.registry",
+    "GraphRegistry": "graphs.registry",
+    "RunInput": "graphs.registry",
+    "ThreadBusyError": "graphwright.locking",
+    "Orchestrator": "graphwright.orchestrator",
+    "CheckpointInfo": "graphwright.results",
+    "RunResult": "graphwright.results",
+    "StepEvent": "graphwright.results",
+    "ThreadInfo": "graphwright.results",
+    "ThreadState": "graphwright.results",
+    "Usage": "graphwright.results",
+    "Settings": "graphwright.settings",
+    "Limits": "nodes.deps",
+    "Approve": "nodes.gate_models",
+    "Edit": "nodes.gate_models",
+    "GateDecisionError": "nodes.gate_models",
+    "GateRequest": "nodes.gate_models",
+    "Reject": "nodes.gate_models",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(_LAZY[name]), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "Approve",

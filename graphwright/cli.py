@@ -1,7 +1,9 @@
 """The ``graphwright`` command line (Typer + Rich), a thin layer over ``Orchestrator``.
 
 User errors print one line and exit 2; infrastructure errors print one line and exit 1;
-``--json`` prints machine-readable output for every command.
+``--json`` prints machine-readable output for every command. Each command imports what it
+uses (``tests/test_startup.py`` pins it): ``--help`` loads no LangGraph, the inspections
+no model client, server or MCP.
 """
 
 from __future__ import annotations
@@ -9,21 +11,18 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
 
-from checkpoints.embedded import EmbeddedRedis
 from graphwright.cli_inspect import delete, draw, history, show, threads, trace
-from graphwright.cli_output import JSON, console, emit_json, follow, friendly
+from graphwright.cli_output import JSON, console, emit_json, follow, friendly, orchestrator
 from graphwright.cli_tools import tools_command
-from graphwright.native import output_of
-from graphwright.orchestrator import Orchestrator
-from graphwright.serialize import jsonable
-from graphwright.settings import Settings
 from graphwright_errors import ConfigurationError, NotFoundError, UserError
-from nodes.gate_models import GateRequest, decide_all
+
+if TYPE_CHECKING:
+    from nodes.gate_models import GateRequest
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="graphwright: run, resume, inspect and draw agent graphs.")
@@ -61,7 +60,10 @@ def run(
     with the command to answer it."""
     if (goal is None) == (input is None):
         raise UserError("give either GOAL or --input '<json>'")
-    orch = Orchestrator.from_env()
+    from graphwright.native import output_of
+    from graphwright.serialize import jsonable
+
+    orch = orchestrator()
     if replace and thread and thread in {t.thread_id for t in orch.threads()}:
         orch.delete(thread)
     given: str | dict[str, Any] = goal or ""
@@ -111,11 +113,13 @@ def resume(
         except json.JSONDecodeError as exc:
             raise UserError(f"--edit is not valid JSON: {exc.msg} at position {exc.pos}") from exc
 
+    from nodes.gate_models import decide_all
+
     def decide(pending: GateRequest) -> Any:  # called with the thread's lock held
         return decide_all(pending, chosen[0], args=args, reason=reject, end_run=end,
                           result=mark_done)
 
-    orch = Orchestrator.from_env()
+    orch = orchestrator()
     follow(orch.stream_resume(thread, decide=decide if chosen else None, mode="messages"), as_json)
 
 
@@ -134,14 +138,18 @@ def serve(
     import uvicorn
 
     from graphwright.server.app import create_app
+    from graphwright.startup import when_reachable
 
     # Runs' metadata and checkpoints name the API's address, as under `langgraph dev`
     # (a deployment behind a proxy sets LANGGRAPH_API_URL, and so do its workers).
     os.environ.setdefault("LANGGRAPH_API_URL", f"http://{host}:{port}")
-    orch = Orchestrator.from_env()
-    key = orch.settings.api_key.get_secret_value() if orch.settings.api_key else None
-    uvicorn.run(create_app(orch, api_key=key, queue_waits=queue), host=host, port=port,
-                log_level="warning")
+
+    def opened() -> Any:
+        orch = orchestrator()
+        key = orch.settings.api_key.get_secret_value() if orch.settings.api_key else None
+        return create_app(orch, api_key=key, queue_waits=queue)  # its start-up reads Redis
+
+    uvicorn.run(when_reachable(opened), host=host, port=port, log_level="warning")
 
 
 @app.command("rekey")
@@ -162,7 +170,7 @@ def _reseal(*, seal_plain: bool, as_json: bool) -> None:
     from checkpoints.rekey import rekey
     from tools.builtin import fill_calendar_slots
 
-    orch = Orchestrator.from_env()
+    orch = orchestrator()
     if not orch.sealer.on:
         raise ConfigurationError("encryption is off; set GRAPHWRIGHT_ENCRYPT=1 and the keys first")
     places = orch.keys.sealed_places() if seal_plain else ()
@@ -191,8 +199,9 @@ def worker(
     from graphwright.server.auth import Authority, load_auth
     from graphwright.server.cron_runs import scheduler_for
     from graphwright.server.worker import Worker
+    from graphwright.startup import when_reachable
 
-    orch = Orchestrator.from_env()
+    orch = when_reachable(orchestrator, forever=True)
     consumer = Worker(orch, name=name, claim_idle_ms=orch.settings.claim_idle_ms)
     authority = Authority(auth=load_auth(orch.settings.auth)) if orch.settings.auth else None
     # every worker schedules crons (each due run is claimed once), authorized as their creators
@@ -220,7 +229,7 @@ def evaluate(
 
     loaded = load_suite(suite)
     with console.status(f"running {len(loaded.cases)} cases…", spinner="dots"):
-        report = run_suite(Orchestrator.from_env(), loaded, runs)
+        report = run_suite(orchestrator(), loaded, runs)
     if as_json:
         emit_json(report.model_dump(mode="json"))
     else:
@@ -244,7 +253,7 @@ def evaluate(
 @friendly
 def memory_list(user: str = typer.Argument(..., help="User id."), as_json: bool = JSON) -> None:
     """The user's records and the project's, with their sources."""
-    records = Orchestrator.from_env().memories(user)
+    records = orchestrator().memories(user)
     if as_json:
         emit_json([r.model_dump(mode="json") for r in records])
         return
@@ -263,7 +272,7 @@ def memory_forget(user: str = typer.Argument(..., help="User id."),
                   key: str = typer.Argument(..., help="Record key, e.g. language."),
                   as_json: bool = JSON) -> None:
     """Remove the user's record KEY from every later recall."""
-    if not Orchestrator.from_env().forget(user, key):
+    if not orchestrator().forget(user, key):
         raise NotFoundError(f"user {user!r} has no memory {key!r}")
     emit_json({"forgot": key, "user": user}) if as_json else console.print(f"forgot {key} for {user}")
 
@@ -275,5 +284,8 @@ app.command("tools")(friendly(tools_command))
 @friendly
 def embedded_stop() -> None:
     """Shut the embedded Redis down cleanly (its data stays on disk)."""
+    from checkpoints.embedded import EmbeddedRedis
+    from graphwright.settings import Settings
+
     EmbeddedRedis(Settings().home).stop()
     console.print("embedded Redis stopped")

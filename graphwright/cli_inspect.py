@@ -10,14 +10,13 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from graphwright.cli_output import JSON, console, emit_json, show_gate
+from graphwright.cli_output import JSON, console, emit_json, orchestrator, show_gate
 from graphwright.drawing import FORMATS
-from graphwright.orchestrator import Orchestrator
 
 
 def show(thread: str, as_json: bool = JSON) -> None:
     """Status, answer, next step and pending gate of THREAD."""
-    state = Orchestrator.from_env().state(thread)
+    state = orchestrator().state(thread)
     if as_json:
         emit_json(state.model_dump(mode="json"))
         return
@@ -33,7 +32,7 @@ def show(thread: str, as_json: bool = JSON) -> None:
 
 def history(thread: str, as_json: bool = JSON) -> None:
     """Checkpoints of THREAD, newest first."""
-    items = Orchestrator.from_env().history(thread)
+    items = orchestrator().history(thread)
     if as_json:
         emit_json([i.model_dump(mode="json") for i in items])
         return
@@ -48,7 +47,7 @@ def history(thread: str, as_json: bool = JSON) -> None:
 
 def trace(thread: str, as_json: bool = JSON) -> None:
     """The recorded events of THREAD (secrets redacted)."""
-    events = Orchestrator.from_env().trace(thread)
+    events = orchestrator().trace(thread)
     if as_json:
         emit_json(events)
         return
@@ -81,7 +80,7 @@ def _outcome(e: dict[str, Any]) -> str:
 
 def threads(as_json: bool = JSON) -> None:
     """Known threads, newest first."""
-    items = Orchestrator.from_env().threads()
+    items = orchestrator().threads()
     if as_json:
         emit_json([i.model_dump(mode="json") for i in items])
         return
@@ -95,7 +94,7 @@ def threads(as_json: bool = JSON) -> None:
 
 def delete(thread: str, as_json: bool = JSON) -> None:
     """Delete THREAD: checkpoints, trace and records."""
-    Orchestrator.from_env().delete(thread)
+    orchestrator().delete(thread)
     emit_json({"deleted": thread}) if as_json else console.print(f"deleted {thread}")
 
 
@@ -107,7 +106,7 @@ def draw(
     as_json: bool = JSON,
 ) -> None:
     """Draw GRAPH offline (Mermaid, ASCII, SVG or HTML), optionally with a thread's path."""
-    text = Orchestrator.from_env().draw(graph, format, thread)  # type: ignore[arg-type]
+    text = orchestrator().draw(graph, format, thread)  # type: ignore[arg-type]
     if output is not None:
         output.write_text(text, encoding="utf-8")
     if as_json:

@@ -1,4 +1,8 @@
-"""What the CLI prints: one-line errors, step lines, results, gates and JSON output."""
+"""What the CLI prints: one-line errors, step lines, results, gates and JSON output.
+
+Light to import (no LangGraph, no model client): every CLI command, ``--help`` included,
+loads it.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from functools import wraps
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -14,10 +18,12 @@ from rich.table import Table
 
 from checkpoints.errors import RedisUnavailableError
 from graphwright.live import LiveText
-from graphwright.results import RunResult, StepEvent
-from graphwright.store import UNREACHABLE_HINT
 from graphwright_errors import GraphwrightError, UserError
-from nodes.gate_models import GateRequest
+
+if TYPE_CHECKING:
+    from graphwright.orchestrator import Orchestrator
+    from graphwright.results import RunResult, StepEvent
+    from nodes.gate_models import GateRequest
 
 console = Console()
 errors = Console(stderr=True, soft_wrap=True)  # one line, never wrapped
@@ -25,6 +31,14 @@ errors = Console(stderr=True, soft_wrap=True)  # one line, never wrapped
 F = TypeVar("F", bound=Callable[..., Any])
 JSON = typer.Option(False, "--json", help="Machine-readable output.")
 
+
+
+def orchestrator() -> Orchestrator:
+    """``Orchestrator.from_env()``, imported here: only commands that need it pay for it
+    (LangGraph and the graphs), never ``--help``."""
+    from graphwright.orchestrator import Orchestrator
+
+    return Orchestrator.from_env()
 
 
 def friendly(func: F) -> F:
@@ -38,6 +52,8 @@ def friendly(func: F) -> F:
             errors.print(f"[red]error:[/red] {exc}", highlight=False)
             raise typer.Exit(2) from None
         except RedisUnavailableError as exc:  # the user's own settings can fix this
+            from graphwright.store import UNREACHABLE_HINT  # loaded by whoever raised
+
             errors.print(f"[red]error:[/red] {exc}. {UNREACHABLE_HINT}", highlight=False)
             raise typer.Exit(1) from None
         except GraphwrightError as exc:

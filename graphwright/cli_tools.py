@@ -9,8 +9,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from graphwright.orchestrator import Orchestrator
-from tools.catalog import catalog
+from graphwright.cli_output import orchestrator
 
 
 def tools_command(
@@ -22,7 +21,9 @@ def tools_command(
     Starts the configured MCP servers (GRAPHWRIGHT_MCP_SERVERS) to list their tools.
     Once a run has read untrusted output, every write needs approval, whatever this says.
     """
-    orch = Orchestrator.from_env()
+    from tools.catalog import catalog
+
+    orch = orchestrator()
     infos = catalog(orch.tools(graph), orch.policy)
     if as_json:
         sys.stdout.write(json.dumps([i.model_dump() for i in infos], ensure_ascii=False,

@@ -14,13 +14,14 @@ import subprocess
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
-from typing import Any, Literal
-
-from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.graph import Graph as DrawableGraph
-from langgraph.graph.state import CompiledStateGraph
+from typing import TYPE_CHECKING, Any, Literal
 
 from graphwright_errors import ConfigurationError, UserError
+
+if TYPE_CHECKING:  # types only: the CLI's help lists FORMATS without loading LangGraph
+    from langchain_core.runnables import RunnableConfig
+    from langchain_core.runnables.graph import Graph as DrawableGraph
+    from langgraph.graph.state import CompiledStateGraph
 
 Format = Literal["mermaid", "ascii", "svg", "html"]
 FORMATS: tuple[Format, ...] = ("mermaid", "ascii", "svg", "html")

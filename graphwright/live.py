@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.status import Status
 
-from graphwright.results import StepEvent
+if TYPE_CHECKING:
+    from graphwright.results import StepEvent
 
 
 class LiveText:

@@ -33,11 +33,15 @@ import redis
 
 from checkpoints.errors import LockLostError, RedisUnavailableError
 from checkpoints.keys import Keys
+from checkpoints.replicas import ReplicaWait
 from graphwright_errors import UserError
 
 log = logging.getLogger(__name__)
 
 LOCK_TTL_S = 30.0
+# How long a deleted thread's fence counter stays, so a reused id does not restart at 1:
+# as long as an idempotency record, longer than any process stays frozen in practice.
+FENCE_RETENTION_S = 30 * 24 * 3600
 # The values of the locks this process holds now. A lock of this process's that is not
 # here was left behind (its release failed while Redis was away): it is stale at once.
 _LIVE: set[str] = set()
@@ -127,6 +131,15 @@ def _stale(raw: bytes | str | None) -> bool:
     return bool(_start_time(int(owner.get("pid", 0))) != owner["start"])
 
 
+def retire_fence(client: redis.Redis, keys: Keys, thread_id: str) -> None:
+    """Move a deleted thread's fence on instead of deleting it: every earlier token is
+    refused, and a thread created again under the same id goes on counting from there."""
+    with client.pipeline(transaction=True) as pipe:
+        pipe.incr(keys.fence(thread_id))
+        pipe.expire(keys.fence(thread_id), FENCE_RETENTION_S)
+        pipe.execute()
+
+
 def held(client: redis.Redis, keys: Keys, thread_id: str) -> bool:
     """Whether a live process holds the thread's lock."""
     return not _stale(client.get(keys.lock(thread_id)))
@@ -162,6 +175,10 @@ def _acquire(client: redis.Redis, keys: Keys, thread_id: str, ttl_s: float) -> T
     if value is None:
         return None
     text = value.decode() if isinstance(value, bytes) else str(value)
+    wait = ReplicaWait.from_env()
+    if wait is not None:
+        # A promoted replica that never saw this INCR would hand the same token out again.
+        wait.acknowledge(client, keys.replica_ack(thread_id), f"run lock of thread {thread_id!r}")
     return ThreadLock(thread_id=thread_id, fence=int(json.loads(text)["fence"]), value=text)
 
 

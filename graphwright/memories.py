@@ -40,26 +40,34 @@ class Memories:
     def forget(self, user_id: str, key: str) -> bool:
         return self.book.forget(scope_of("user", user_id), key)
 
-    def note(self, thread_id: str, user_id: str, messages: list[dict[str, Any]]) -> None:
-        """Keep the run's own user messages on the thread until the run ends."""
-        self.meta.write(thread_id, user_id=user_id, remember=json.dumps(messages))
+    def note(self, thread_id: str, user_id: str, messages: list[dict[str, Any]],
+             fence: int | None = None) -> None:
+        """Keep the run's own user messages on the thread until the run ends (fenced)."""
+        self.meta.write(thread_id, fence, user_id=user_id, remember=json.dumps(messages))
 
-    def remember(self, thread_id: str, run_id: str) -> None:
-        """Store what the user's own messages of this run asked to be remembered."""
+    def remember(self, thread_id: str, run_id: str, fence: int | None = None) -> None:
+        """Store what the user's own messages of this run asked to be remembered.
+
+        With the run's ``fence``, a run that lost the thread stores nothing: the note is
+        taken (fenced) before any memory is written."""
         meta = self.meta.read(thread_id)
         if not meta.get("user_id") or not meta.get("remember"):
             return
         messages = json.loads(meta["remember"])
-        self.meta.write(thread_id, remember="")
+        self.meta.write(thread_id, fence, remember="")
         started = time.time()
-        config: RunnableConfig = {"configurable": {"thread_id": thread_id}, "run_id": uuid.UUID(run_id)}
+        configurable: dict[str, Any] = {"thread_id": thread_id}
+        if fence is not None:
+            configurable["gw_fence"] = fence  # its model call's trace event is fenced too
+        config: RunnableConfig = {"configurable": configurable, "run_id": uuid.UUID(run_id)}
         try:
             found, reply = extract(self.model, messages)
         except ExtractionError as exc:
             if exc.reply is not None:  # the call happened and used tokens
                 trace_model_call(self.tracer, config, node="remember", step=0, reply=exc.reply,
                                  started=started)
-            self.tracer.emit(thread_id, "remember", run_id=run_id, stored=[], error=str(exc))
+            self.tracer.emit(thread_id, "remember", fence=fence, run_id=run_id, stored=[],
+                             error=str(exc))
             return
         trace_model_call(self.tracer, config, node="remember", step=0, reply=reply, started=started)
         known = {m.get("id") for m in messages}
@@ -68,4 +76,4 @@ class Memories:
             source = Source(thread_id=thread_id, message_id=c.message_id if c.message_id in known else None)
             record = self.book.remember(scope_of("user", meta["user_id"]), c.kind, c.key, c.value, source)
             stored.append({"key": record.key, "value": record.value, "scope": record.scope})
-        self.tracer.emit(thread_id, "remember", run_id=run_id, stored=stored)
+        self.tracer.emit(thread_id, "remember", fence=fence, run_id=run_id, stored=stored)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from langchain_core.language_models import BaseChatModel
-from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from graphwright.offline import OfflineChatModel
@@ -14,6 +13,8 @@ def make_model(settings: Settings) -> BaseChatModel:
     """``ChatOpenAI`` (timeouts and retries set) or the deterministic offline model."""
     if not (settings.openai_api_key or settings.openai_base_url):
         return OfflineChatModel()
+    from langchain_openai import ChatOpenAI  # the client only when a run is to use it
+
     # A local OpenAI-compatible server (vLLM, Ollama) often needs no key; the client wants one.
     key = settings.openai_api_key or SecretStr("not-needed")
     return ChatOpenAI(

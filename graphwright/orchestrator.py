@@ -40,7 +40,7 @@ from graphwright.async_api import AsyncTwins
 from graphwright.connect import connect
 from graphwright.inputs import load_plugin, parse_input
 from graphwright.inspection import Inspection
-from graphwright.locking import ThreadLock, athread_lock, thread_lock
+from graphwright.locking import ThreadLock, athread_lock, retire_fence, thread_lock
 from graphwright.memories import Memories
 from graphwright.models import make_model
 from graphwright.project import Project, find_config, load_project, run_configurable
@@ -241,11 +241,11 @@ class Orchestrator(Inspection, AsyncTwins):
     def _scopes(self, user_id: str) -> list[str]:
         return self.user_memory.scopes(user_id)
 
-    def _remember(self, thread_id: str, run_id: str) -> None:
-        self.user_memory.remember(thread_id, run_id)
+    def _remember(self, thread_id: str, run_id: str, fence: int | None = None) -> None:
+        self.user_memory.remember(thread_id, run_id, fence)
 
-    def _set_meta(self, thread_id: str, /, **fields: str) -> None:
-        self.thread_meta.write(thread_id, **fields)
+    def _set_meta(self, thread_id: str, /, fence: int | None = None, **fields: str) -> None:
+        self.thread_meta.write(thread_id, fence, **fields)
 
     def meta(self, thread_id: str) -> dict[str, str]:
         """The thread's stored metadata (graph, status, times); empty for an unknown thread."""
@@ -253,7 +253,7 @@ class Orchestrator(Inspection, AsyncTwins):
 
     def update_meta(self, thread_id: str, /, **fields: str) -> None:
         """Set fields of the thread's meta hash (the HTTP service's metadata, TTL, graph)."""
-        self.thread_meta.write(thread_id, **fields)
+        self.thread_meta.write(thread_id, None, **fields)
 
     def refresh_ttl(self, thread_id: str) -> None:
         """Restart the thread's own TTL (``threads.create(ttl=...)``) on every key it has now."""
@@ -265,8 +265,8 @@ class Orchestrator(Inspection, AsyncTwins):
             raise NotFoundError(f"no thread {thread_id!r}; `threads` lists the known ones")
         with self._lock(thread_id):
             self.saver.delete_thread(thread_id)
-            # Without its fence counter, every token of the thread's earlier runs is refused.
-            self.client.delete(self.keys.meta(thread_id), self.keys.fence(thread_id))
+            self.client.delete(self.keys.meta(thread_id))
+            retire_fence(self.client, self.keys, thread_id)
         self.index.forget([thread_id])
 
     # --- internals -----------------------------------------------------------

@@ -38,7 +38,7 @@ async def start(orch: Orchestrator, graph: str, input: str | dict[str, Any] | Ru
     thread_id = thread_id or f"{graph}-{uuid.uuid4().hex[:12]}"
     async with orch._alock(thread_id) as lock:
         compiled, payload = await asyncio.to_thread(_prepare, orch, spec, thread_id, input,
-                                                    run_input, limits, scopes, user_id)
+                                                    run_input, limits, scopes, user_id, lock.fence)
         async for event in orch.run_record.execute(  # a langgraph.json graph: its own input
                 spec, compiled, thread_id, payload, payload if run_input is None else run_input,
                 run_id, lock, mode):
@@ -47,7 +47,8 @@ async def start(orch: Orchestrator, graph: str, input: str | dict[str, Any] | Ru
 
 def _prepare(orch: Orchestrator, spec: GraphSpec, thread_id: str,
              input: str | dict[str, Any] | RunInput, run_input: RunInput | None,
-             limits: Limits | None, scopes: list[str], user_id: str | None) -> tuple[Graph, Any]:
+             limits: Limits | None, scopes: list[str], user_id: str | None,
+             fence: int | None = None) -> tuple[Graph, Any]:
     """Check the thread may start a run; the compiled graph and the run's input."""
     meta = orch._meta(thread_id)
     if meta.get("graph") and meta["graph"] != spec.name:
@@ -65,7 +66,7 @@ def _prepare(orch: Orchestrator, spec: GraphSpec, thread_id: str,
         return compiled, own_input(compiled, spec.name, input)
     payload = spec.make_input(run_input) if spec.make_input else run_input.model_dump()
     if scopes:
-        orch.user_memory.note(thread_id, str(user_id), user_messages(payload, run_input))
+        orch.user_memory.note(thread_id, str(user_id), user_messages(payload, run_input), fence)
         if spec.uses_memory:
             payload["memories"] = orch.user_memory.lines(scopes)
     return compiled, payload
@@ -81,7 +82,7 @@ async def resume(orch: Orchestrator, thread_id: str, decision: Any, limits: Limi
     spec = orch.graphs.get(meta["graph"])
     async with orch._alock(thread_id) as lock:
         compiled, payload = await asyncio.to_thread(_prepare_resume, orch, spec, meta, thread_id,
-                                                    decision, limits, decide)
+                                                    decision, limits, decide, lock.fence)
         async for event in orch.run_record.execute(spec, compiled, thread_id, payload, None,
                                                    run_id, lock, mode):
             yield event
@@ -89,7 +90,8 @@ async def resume(orch: Orchestrator, thread_id: str, decision: Any, limits: Limi
 
 def _prepare_resume(orch: Orchestrator, spec: GraphSpec, meta: dict[str, str], thread_id: str,
                     decision: Any, limits: Limits | None,
-                    decide: Callable[[GateRequest], Any] | None) -> tuple[Graph, Any]:
+                    decide: Callable[[GateRequest], Any] | None,
+                    fence: int | None = None) -> tuple[Graph, Any]:
     """What resuming the thread means now: the compiled graph and the payload to run."""
     compiled = orch._graph(spec, limits)
     config = orch._config(thread_id)
@@ -117,6 +119,6 @@ def _prepare_resume(orch: Orchestrator, spec: GraphSpec, meta: dict[str, str], t
         # the writes that step saved, or finds the run had finished.
         return compiled, None
     if status != meta.get("status"):  # its process died after the last step
-        orch.thread_meta.write(thread_id, status=str(status))
+        orch.thread_meta.write(thread_id, fence, status=str(status))
     raise UserError(f"thread {thread_id!r} has already finished ({status}); there is "
                     "nothing to resume; start a new run with invoke")

@@ -63,8 +63,9 @@ class RunRecord:
         Its blocking record writes run in the loop's executor, never on the loop itself.
         """
         run_id = run_id or str(uuid.uuid4())
-        config = run_config(thread_id, run_id, lock.fence if lock else None)
-        await asyncio.to_thread(self.start, spec.name, thread_id, run_id, run_input)
+        fence = lock.fence if lock else None
+        config = run_config(thread_id, run_id, fence)
+        await asyncio.to_thread(self.start, spec.name, thread_id, run_id, run_input, fence)
         error = None
         try:
             # "sync": a step's checkpoint (with the calls it proposed) is saved before the
@@ -76,32 +77,34 @@ class RunRecord:
         except LockLostError:
             raise  # the thread belongs to a newer run now: nothing of it is ours to write
         except GraphwrightError:
-            await asyncio.to_thread(self.meta.write, thread_id, status="failed")
+            await asyncio.to_thread(self.meta.write, thread_id, fence, status="failed")
             raise
         except Exception as exc:  # a model API, tool or graph failure: the run fails, resumable
             log.exception("run %s on thread %s failed", run_id, thread_id)
             error = f"{type(exc).__name__}: {exc}"
         snapshot = await compiled.aget_state(run_config(thread_id))
-        result = await asyncio.to_thread(self.finish, spec, snapshot, thread_id, run_id, error)
+        result = await asyncio.to_thread(self.finish, spec, snapshot, thread_id, run_id, error,
+                                         fence)
         yield StepEvent(thread_id=thread_id, kind="result", result=result)
 
     def start(self, graph: str, thread_id: str, run_id: str,
-              run_input: RunInput | dict[str, Any] | None) -> None:
-        """Mark the thread running and trace the run's start; a new input restarts the usage."""
-        self.meta.write(thread_id, graph=graph, status="running", thread_id=thread_id)
-        started = self.tracer.emit(thread_id, "run_start", run_id=run_id, graph=graph,
+              run_input: RunInput | dict[str, Any] | None, fence: int | None = None) -> None:
+        """Mark the thread running and trace the run's start; a new input restarts the usage.
+        Every write carries the run's ``fence``: a run that lost the thread writes none."""
+        self.meta.write(thread_id, fence, graph=graph, status="running", thread_id=thread_id)
+        started = self.tracer.emit(thread_id, "run_start", fence=fence, run_id=run_id, graph=graph,
                                    input=run_input.model_dump() if isinstance(run_input, RunInput)
                                    else jsonable(run_input),
                                    resumed=run_input is None)
         if run_input is not None:  # usage counts from here, across later resumes
-            self.meta.write(thread_id, trace_from=started)
+            self.meta.write(thread_id, fence, trace_from=started)
 
     def finish(self, spec: GraphSpec, snapshot: StateSnapshot, thread_id: str, run_id: str,
-               error: str | None) -> RunResult:
+               error: str | None, fence: int | None = None) -> RunResult:
         """The run's result from one read of the thread's state; its status written last."""
         status, error = status_of(snapshot, error)
         if status in ("completed", "stopped"):
-            self.memories.remember(thread_id, run_id)  # its model call counts in the usage
+            self.memories.remember(thread_id, run_id, fence)  # its model call counts in the usage
         since = self.tracer.read(thread_id, self.meta.read(thread_id).get("trace_from") or "-")
         values = snapshot.values if isinstance(snapshot.values, dict) else {}
         result = RunResult(
@@ -111,7 +114,7 @@ class RunRecord:
             steps=int((snapshot.metadata or {}).get("step", 0)),
             usage=usage_of(since), error=error,
         )
-        self.meta.write(thread_id, status=result.status)
+        self.meta.write(thread_id, fence, status=result.status)
         self.meta.refresh_ttl(thread_id)  # keys the run added expire with the rest
         return result
 

@@ -79,7 +79,10 @@ class Settings(BaseSettings):
         description="comma-separated origins browsers may call the HTTP API from ('*': any)",
     )
     cron_tick_s: float = Field(default=1.0, validation_alias="GRAPHWRIGHT_CRON_TICK_S")
-    cron_lease_s: float = Field(default=10.0, validation_alias="GRAPHWRIGHT_CRON_LEASE_S")
+    cron_lease_s: float = Field(
+        default=60.0, validation_alias="GRAPHWRIGHT_CRON_LEASE_S",
+        description="seconds before a claimed cron run is taken over; longer than the retry budget",
+    )
 
     def limits(self) -> Limits:
         return Limits(

@@ -15,6 +15,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from checkpoints.errors import RedisUnavailableError
+from checkpoints.fenced import fenced_hset
 from checkpoints.keys import Keys, escape
 from checkpoints.sealed import Sealer
 from graphwright.locking import held
@@ -39,17 +40,16 @@ class ThreadMeta:
         return {_text(k): self.sealer.open_text(v, key, k) if _text(k) in SEALED_META else _text(v)
                 for k, v in raw.items()}
 
-    def write(self, thread_id: str, /, **fields: str) -> None:
-        """Set ``fields`` (and ``updated_at``), and list the thread in both indexes."""
+    def write(self, thread_id: str, /, fence: int | None = None, **fields: str) -> None:
+        """Set ``fields`` (and ``updated_at``), and list the thread in both indexes.
+
+        With a run's ``fence``, a run that lost the thread writes nothing (LockLostError)."""
         key = self.keys.meta(thread_id)
         try:
             now = time.time()
-            with self.client.pipeline(transaction=True) as pipe:  # one slot: the thread's
-                mapping = {k: self.sealer.seal_text(v, key, k) if k in SEALED_META else v
-                           for k, v in {**fields, "updated_at": str(now)}.items()}
-                pipe.hset(key, mapping=mapping)  # type: ignore[arg-type]  # redis-py's mapping type is invariant
-                pipe.sadd(self.keys.registry(thread_id), key)
-                pipe.execute()
+            mapping = {k: self.sealer.seal_text(v, key, k) if k in SEALED_META else v
+                       for k, v in {**fields, "updated_at": str(now)}.items()}
+            fenced_hset(self.client, self.keys, thread_id, key, mapping, fence, registry=True)
             # The threads index the saver keeps, so threads with no checkpoint yet are listed.
             # It lives on another cluster slot, so it is written on its own (idempotent).
             self.client.zadd(self.keys.threads(), {escape(thread_id): int(now * 1000)})

@@ -11,6 +11,7 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 
+from nodes.authorize import authorize
 from nodes.deps import AgentDeps
 from nodes.state import (
     AgentState,
@@ -42,14 +43,6 @@ def repeat_warning(call: ProposedCall) -> Observation:
     )
 
 
-def refused(call: ProposedCall) -> Observation:
-    return Observation(
-        ok=False, tool=call["name"], call_id=call["id"],
-        error=ToolError(type="tool_error", message=f"refused by policy: {call['reason']}",
-                        retryable=False),
-    )
-
-
 def to_message(obs: Observation) -> ToolMessage:
     """The observation as the model reads it; the artifact keeps what observe needs."""
     return ToolMessage(
@@ -69,21 +62,25 @@ def act(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[s
     log = turn_calls(state)  # repeats are counted within the turn
     earlier = len(log)
     plan: list[tuple[ProposedCall, Observation | None]] = []
-    for call in calls:
-        key = canonical(call["args"])
+    tainted = bool(state.get("tainted"))
+    for proposed in calls:
+        allowed = authorize(proposed, tainted=tainted, deps=deps, thread_id=thread_id)
+        denied = allowed if isinstance(allowed, Observation) else None
+        call = proposed if isinstance(allowed, Observation) else allowed
         # A write settled at the gate after an unknown outcome is that same call, not a repeat.
         resolved = bool(call.get("retry")) or "settled" in call
-        repeats = 0 if resolved else repeat_run(log, call["name"], key)
-        blocked = repeat_warning(call) if repeats >= 1 else (
-            refused(call) if call["action"] == "refuse" and deps.registry.get(call["name"])
-            else None
-        )
+        repeats = 0 if resolved else repeat_run(log, call["name"], canonical(call["args"]))
+        blocked = repeat_warning(call) if repeats >= 1 else denied
         outcome: Outcome = "repeat" if repeats >= 1 else "ok"
         log.append(call_record(state, call, outcome))
         plan.append((call, blocked))
-    observations = run_all(state, deps, thread_id, run_of(config), plan, fence_of(config))
+    fence = fence_of(config)
+    observations = run_all(state, deps, thread_id, run_of(config), plan, fence)
     records = log[earlier:]
     done, held = split_unknown(calls, records, observations)
+    # A decision settles one unknown outcome once: the next must come from a reviewer again.
+    deps.approvals.record(thread_id, {}, [c["id"] for c in held
+                                          if c["action"] == "outcome_unknown"], fence=fence)
     for record, obs in done:
         if record["outcome"] == "ok" and not obs.ok:
             record["outcome"] = "error"

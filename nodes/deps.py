@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from checkpoints.trace import TraceWriter
 from nodes.prompt import RULES
 from nodes.tokens import Counter, approximate
+from tools.approvals import Approvals
 from tools.executor import ToolExecutor
 from tools.policy import Policy
 from tools.registry import ToolRegistry
@@ -41,6 +42,7 @@ class AgentDeps:
     planner: Runnable[LanguageModelInput, BaseMessage]  # the model with the tools bound, once
     registry: ToolRegistry
     executor: ToolExecutor
+    approvals: Approvals  # the gate's decisions, kept outside the state act must not trust
     policy: Policy
     limits: Limits
     trace: TraceWriter

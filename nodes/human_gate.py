@@ -22,11 +22,13 @@ from nodes.gate_models import (
     MarkDone,
     Reject,
     Retry,
+    digest,
     gate_request,
     parse_decisions,
 )
 from nodes.state import AgentState, CallRecord, ProposedCall, call_record
 from nodes.tracing import fence_of, run_of, thread_of
+from tools.approvals import GateDecision
 from tools.executor import Observation, ToolError
 
 
@@ -62,7 +64,25 @@ def human_gate(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) ->
     deps.trace.emit(thread_id, "gate_decision", fence=fence_of(config), run_id=run_of(config),
                     step=state.get("model_calls") or 0, node="human_gate",
                     decisions={k: v.model_dump() for k, v in decisions.items()})
-    return apply(state, decisions)
+    update = apply(state, decisions)
+    granted, revoked = recorded(update["proposed"], decisions)
+    deps.approvals.record(thread_id, granted, revoked, fence=fence_of(config))
+    return update
+
+
+def recorded(
+    runnable: list[ProposedCall], decisions: dict[str, AnyDecision]
+) -> tuple[dict[str, GateDecision], list[str]]:
+    """What act may trust: each decided call as it will run (edited arguments, a settled
+    result), by digest; every other decided call (rejected, or the run ended) is revoked."""
+    granted: dict[str, GateDecision] = {}
+    for call in runnable:
+        decision = decisions.get(call["id"])
+        if decision is not None and not isinstance(decision, Reject):
+            granted[call["id"]] = GateDecision(action=decision.action,
+                                               digest=digest(call["name"], call["args"]),
+                                               result=call.get("settled"))
+    return granted, [call_id for call_id in decisions if call_id not in granted]
 
 
 def settle_unknown(call: ProposedCall, decision: Retry | MarkDone) -> ProposedCall:

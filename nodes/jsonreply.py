@@ -14,14 +14,13 @@ import logging
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
-from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, ValidationError
 
 from nodes.purpose import Purpose, purpose_config
+from nodes.tokens import chat_openai
 from nodes.tracing import as_ai
 
 log = logging.getLogger(__name__)
@@ -65,10 +64,13 @@ def structured_reply(
     """
     key = _key(model)
     call: RunnableConfig = {**NOSTREAM, **(purpose_config(purpose) if purpose else {})}
-    if isinstance(model, ChatOpenAI) and key not in _refused:
+    openai_model = chat_openai(model)
+    if openai_model is not None and key not in _refused:
+        import openai  # loaded with the ChatOpenAI that is asked
+
         # A JSON schema (not the class): a reply that is not valid JSON comes back as a
         # parsing error with the raw reply, instead of an exception inside the client.
-        bound = model.with_structured_output(schema.model_json_schema(), method="json_schema",
+        bound = openai_model.with_structured_output(schema.model_json_schema(), method="json_schema",
                                              include_raw=True)
         try:
             out = bound.with_config(call).invoke(list(messages), config)
@@ -99,6 +101,6 @@ def parse_as(schema: type[T], reply: AIMessage) -> tuple[T, AIMessage]:
 
 
 def _key(model: BaseChatModel) -> tuple[str, str]:
-    if isinstance(model, ChatOpenAI):
-        return (str(model.openai_api_base or ""), model.model_name)
+    if (openai_model := chat_openai(model)) is not None:
+        return (str(openai_model.openai_api_base or ""), openai_model.model_name)
     return ("", type(model).__name__)

@@ -21,7 +21,7 @@ from typing_extensions import TypedDict  # pydantic builds JSON schemas from it 
 from checkpoints.trace import TraceWriter
 from nodes.jsonreply import StructuredReplyError, structured_reply, text_of
 from nodes.purpose import Purpose, with_purpose
-from nodes.tracing import as_ai, run_of, thread_of, total_tokens, trace_model_call
+from nodes.tracing import as_ai, fence_of, run_of, thread_of, total_tokens, trace_model_call
 from tools.executor import ToolCall, ToolExecutor
 
 STRICT_ID = re.compile(r"(?<![A-Za-z0-9])[A-Z]\d{4,10}(?![A-Za-z0-9])")
@@ -111,8 +111,10 @@ def _tool(state: OrderState, deps: OrderDeps, config: RunnableConfig, name: str,
     thread_id = thread_of(config)
     call_id = f"{name}-{state.get('started_at', 0):.6f}"
     started = time.time()
-    obs = deps.executor.execute(ToolCall(name=name, args=args, id=call_id), thread_id=thread_id)
-    deps.trace.emit(thread_id, "tool_call", run_id=run_of(config), step=state.get("model_calls") or 0,
+    obs = deps.executor.execute(ToolCall(name=name, args=args, id=call_id), thread_id=thread_id,
+                                fence=fence_of(config))
+    deps.trace.emit(thread_id, "tool_call", fence=fence_of(config), run_id=run_of(config),
+                    step=state.get("model_calls") or 0,
                     node=name, tool=name, call_id=call_id, args=args, start=started, end=time.time(),
                     ok=obs.ok, replayed=obs.replayed, result=None if not obs.ok else obs.result,
                     error=obs.error.model_dump() if obs.error else None)
@@ -144,7 +146,7 @@ def phrase(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dic
 
 def _answer(text: str, deps: OrderDeps, config: RunnableConfig,
             extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    deps.trace.emit(thread_of(config), "stop", run_id=run_of(config), step=0,
+    deps.trace.emit(thread_of(config), "stop", fence=fence_of(config), run_id=run_of(config), step=0,
                     stop_reason="answered", answer=text)
     return {"answer": text, "stop_reason": "answered", **(extra or {})}
 

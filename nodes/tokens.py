@@ -13,13 +13,17 @@ import functools
 import logging
 import os
 import re
+import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
-from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
+
+if TYPE_CHECKING:
+    from langchain_openai import ChatOpenAI
 
 log = logging.getLogger(__name__)
 Counter = Callable[[Sequence[BaseMessage]], int]
@@ -34,9 +38,19 @@ def approximate(messages: Sequence[BaseMessage]) -> int:
 
 def token_counter(model: BaseChatModel) -> Counter:
     """How to count the tokens of a request to ``model``."""
-    if isinstance(model, ChatOpenAI) and _tiktoken_ready(model.model_name):
-        return lambda messages: model.get_num_tokens_from_messages(list(messages))
+    openai_model = chat_openai(model)
+    if openai_model is not None and _tiktoken_ready(openai_model.model_name):
+        return lambda messages: openai_model.get_num_tokens_from_messages(list(messages))
     return approximate
+
+
+def chat_openai(model: object) -> ChatOpenAI | None:
+    """``model`` as a ``ChatOpenAI``, else None, without importing langchain_openai: a
+    ChatOpenAI exists only once its module is loaded, and the CLI's inspections stay fast."""
+    module = sys.modules.get("langchain_openai")
+    if module is not None and isinstance(model, module.ChatOpenAI):
+        return cast("ChatOpenAI", model)
+    return None
 
 
 @functools.cache
@@ -44,6 +58,8 @@ def _tiktoken_ready(model_name: str) -> bool:
     """Whether tiktoken can count for this model here (loads its encoding once per process)."""
     if os.environ.get("GRAPHWRIGHT_TOKENIZER", "").lower() == "approximate":
         return False
+    from langchain_openai import ChatOpenAI  # only asked for a ChatOpenAI, so loaded already
+
     try:
         ChatOpenAI(model=model_name, api_key=SecretStr("unused")).get_num_tokens_from_messages([HumanMessage("x")])
     except Exception as exc:  # tiktoken's download or file errors: counting still works, roughly

@@ -27,6 +27,53 @@ pytest_plugins = ["graphwright.testing.pytest_plugin"]  # the public kit's fixtu
 os.environ.setdefault("GRAPHWRIGHT_TOKENIZER", "approximate")
 
 
+SLOW = {  # left out by ./scripts/test --quick; why each takes seconds, not milliseconds
+    "test_packaging": "a fresh clone runs ./scripts/demo: a venv, an install, the README's path",
+    "test_protocol_diff": "the reference Agent Server (langgraph dev) answers beside ours",
+    "test_differential_resources": "the reference Agent Server answers every resource call",
+    "test_node_sdk": "the reference's JS SDK in a Node process",
+    "test_http_isolation": "the JS SDK in Node against two users' tokens",
+    "test_remote_graph": "the reference's RemoteGraph against a served graph",
+    "test_chaos": "fifty kill -9s of CLI and worker processes at drawn moments",
+    "test_crash_resume": "kill -9 of a CLI process at named moments, then resume",
+    "test_cron_workers": "three worker processes, one killed, racing for due crons",
+    "test_worker_runs": "worker processes frozen and killed mid-run",
+    "test_worker_crash": "worker processes killed inside a write and a model call",
+    "test_worker_fencing": "a worker process frozen past its lock, another taking over",
+    "test_worker_recovery": "worker processes restarted over a queue",
+    "test_api_process_crash": "an API process killed mid-stream, a worker finishing its run",
+    "test_fencing": "a second process frozen past its lock",
+    "test_mcp_cli": "MCP servers in their own processes, the CLI killed inside a commit",
+    "test_mcp_stdio": "MCP servers that crash, hang and flood their pipes",
+    "test_failover": "Redis Cluster and Sentinel failing over under a run",
+    "test_replica_wait": "a cluster with replicas acknowledging every write",
+    "test_redis_blips": "Redis stopped for seconds under a run: the outage is the scenario",
+    "test_embedded": "the embedded server shared by processes and restarted",
+    "test_review_page": "headless Chromium answering gates on the review page",
+    "test_browser_sdk": "headless Chromium running the JS SDK from another origin",
+    "test_drawing": "headless Chromium rendering the HTML drawing",
+    "test_projects": "langgraph.json projects served and answered in Chromium",
+    "test_streaming": "the CLI in its own process printing a model stream as it comes",
+    "test_startup": "fresh interpreters: what a user's shell loads",
+    "test_fuzz": "every operation fuzzed against a running service",
+    "test_calculator_properties": "property tests over random expression trees",
+    "test_agent_compaction": "two hundred agent steps",
+    "test_http_limits": "Redis stopped under a served run, every route answering 503",
+    "test_resume_race": "twenty processes racing to approve one gate",
+    "test_mcp_http": "an MCP server over HTTP restarted under a run",
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: seconds per test; ./scripts/test --quick skips it")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid.split("::")[0].removeprefix("tests/").removesuffix(".py") in SLOW:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(autouse=True)
 def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fail any test that opens a connection to a host that is not on this machine."""

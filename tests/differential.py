@@ -24,6 +24,8 @@ from typing import Any
 import httpx
 from langgraph_sdk.client import SyncLangGraphClient
 
+from graphwright.testing.until import scaled
+
 ROOT = Path(__file__).resolve().parent.parent
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 HEX_ID = re.compile(r"\b[0-9a-f]{32}\b")  # interrupt ids: a hash of the task's path, ids in it
@@ -62,12 +64,12 @@ def reference_server(graphs: dict[str, str], workdir: Path) -> Iterator[str]:
                             cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + scaled(120)
         while True:
             assert proc.poll() is None, (workdir / "server.log").read_text()[-3000:]
             assert time.monotonic() < deadline, "the reference server did not start"
             try:
-                if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
+                if httpx.get(f"{url}/ok", timeout=scaled(1)).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
@@ -76,7 +78,7 @@ def reference_server(graphs: dict[str, str], workdir: Path) -> Iterator[str]:
     finally:
         proc.terminate()
         try:
-            proc.wait(timeout=15)
+            proc.wait(timeout=scaled(15))
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 
 from graphwright.testing.service import free_port
+from graphwright.testing.until import scaled
 
 
 @contextmanager
@@ -32,12 +33,12 @@ def langgraph_dev(project: Path, env: dict[str, str] | None = None) -> Iterator[
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + scaled(60)
         while True:  # its readiness is only visible as /ok answering
             assert proc.poll() is None, (project / "dev.log").read_text()[-3000:]
             assert time.monotonic() < deadline, "langgraph dev did not start in 60 s"
             try:
-                if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
+                if httpx.get(f"{url}/ok", timeout=scaled(1)).status_code == 200:
                     break
             except httpx.TransportError:
                 pass
@@ -46,7 +47,7 @@ def langgraph_dev(project: Path, env: dict[str, str] | None = None) -> Iterator[
     finally:
         os.killpg(proc.pid, signal.SIGTERM)  # its own session: the server and any child
         try:
-            proc.wait(timeout=15)
+            proc.wait(timeout=scaled(15))
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()

@@ -16,6 +16,7 @@ import pytest
 
 from graphwright import Orchestrator, Settings
 from graphwright.testing.scripted_openai import ScriptedOpenAI
+from graphwright.testing.until import scaled
 from nodes.deps import Limits
 from tools.mcp_client import close_all
 from tools.policy import Policy
@@ -99,11 +100,11 @@ def http_server(log: Path, port: int | None = None) -> Iterator[tuple[str, subpr
     proc = subprocess.Popen([sys.executable, "-m", "tests.mcp_test_server", "--http", str(port)],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + scaled(30)
         while True:  # until it accepts connections
             assert proc.poll() is None, "the HTTP MCP test server exited"
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                socket.create_connection(("127.0.0.1", port), timeout=scaled(1)).close()
                 break
             except OSError:
                 assert time.monotonic() < deadline, "the HTTP MCP test server did not start"
@@ -111,4 +112,4 @@ def http_server(log: Path, port: int | None = None) -> Iterator[tuple[str, subpr
         yield f"http://127.0.0.1:{port}/mcp", proc
     finally:
         proc.kill()
-        proc.wait(timeout=10)
+        proc.wait(timeout=scaled(10))

@@ -20,6 +20,7 @@ import httpx
 
 from graphwright.offline import OfflineChatModel
 from graphwright.testing.service import Service, free_port, service_for
+from graphwright.testing.until import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = "tests.protocol_graphs:register"
@@ -28,7 +29,7 @@ PLUGIN = "tests.protocol_graphs:register"
 def install_reference() -> Path | None:
     """The ``langgraph`` executable, installing it on first use; None when that fails."""
     done = subprocess.run([str(ROOT / "scripts" / "reference-server")], capture_output=True, text=True,
-                          timeout=900, check=False)
+                          timeout=scaled(900), check=False)
     path = Path(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 and done.stdout.strip() else None
     return path if path and path.exists() else None
 
@@ -47,10 +48,10 @@ def reference_server(chat_url: str) -> Iterator[str | None]:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + scaled(120)
         while True:
             try:
-                if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
+                if httpx.get(f"{url}/ok", timeout=scaled(2)).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
@@ -61,7 +62,7 @@ def reference_server(chat_url: str) -> Iterator[str | None]:
         yield url
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        proc.wait(timeout=scaled(30))
 
 
 @contextmanager

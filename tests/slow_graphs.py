@@ -20,6 +20,7 @@ from langchain_core.outputs import ChatResult
 from graphs.agent import build_agent_graph
 from graphs.registry import Graph, GraphContext, GraphRegistry
 from graphwright.offline import OfflineChatModel
+from graphwright.testing.until import scaled
 from tools.builtin import EventArgs, ScheduleArgs, build_registry
 from tools.policy import Policy
 from tools.registry import ToolRegistry
@@ -137,7 +138,7 @@ class SlowAnswerModel(OfflineChatModel):
             self.client.incr(self.marker)
             if not self.hold:
                 time.sleep(DELAY_S)
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + scaled(30)
             while self.hold and self.client.exists(self.hold) and time.monotonic() < deadline:
                 time.sleep(0.02)
         return result

@@ -18,6 +18,7 @@ from checkpoints.keys import Keys
 from graphwright.server.runs import RunStore
 from graphwright.testing.kit import until
 from graphwright.testing.redis_servers import free_port
+from graphwright.testing.until import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = "tests.slow_graphs:register_all"
@@ -44,7 +45,7 @@ def test_a_run_in_a_killed_api_process_is_finished_by_a_worker_once(
         streaming.start()
         until(lambda: client.get(f"{prefix}:slow:started") == b"1", "the slow tool to start")
         api.send_signal(signal.SIGKILL)  # the run executes in this process: it dies with it
-        api.wait(timeout=10)
+        api.wait(timeout=scaled(10))
         store = RunStore(client, Keys(prefix=prefix))
         (run_id,) = store.active(tid)
         assert store.get(tid, run_id).status == "running"  # nobody is left to end it
@@ -58,19 +59,19 @@ def test_a_run_in_a_killed_api_process_is_finished_by_a_worker_once(
         for proc in (api, worker):
             if proc is not None and proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
-                proc.wait(timeout=15)
+                proc.wait(timeout=scaled(15))
 
 
 def _answers(url: str) -> bool:
     try:
-        return httpx.get(f"{url}/ok", timeout=1).status_code == 200
+        return httpx.get(f"{url}/ok", timeout=scaled(1)).status_code == 200
     except httpx.HTTPError:
         return False
 
 
 def _stream(url: str, body: dict[str, object]) -> None:
     try:
-        with httpx.stream("POST", url, json=body, timeout=120) as response:
+        with httpx.stream("POST", url, json=body, timeout=scaled(120)) as response:
             for _ in response.iter_lines():
                 pass
     except httpx.HTTPError:

@@ -22,6 +22,7 @@ from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
 from graphwright.testing.service import Service, free_port, running
+from graphwright.testing.until import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -88,7 +89,7 @@ def test_a_page_from_another_origin_lists_threads_and_streams_a_run(
         page = browser.new_page()
         page.goto(f"{page_origin}/index.html?api={service.url}")
         page.wait_for_function("document.getElementById('done').textContent"
-                               " || document.getElementById('error').textContent", timeout=60_000)
+                               " || document.getElementById('error').textContent", timeout=scaled(60_000))
         error = page.inner_text("#error")
         info = page.inner_text("#info")
         listed = page.locator("#threads li").all_inner_texts()

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from graphwright import Orchestrator
 from graphwright.cli import app
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
+from graphwright.testing.until import scaled
 
 # (question, the calls its turn must make, text the answer must contain)
 TURNS = [
@@ -87,7 +88,7 @@ def test_the_orchestrator_split_sees_the_earlier_turns(scripted: ScriptedOpenAI,
     from pydantic import SecretStr
 
     model = ChatOpenAI(model="scripted", base_url=scripted.base_url, api_key=SecretStr("k"),
-                       max_retries=0, timeout=10, stream_usage=True)
+                       max_retries=0, timeout=scaled(10), stream_usage=True)
     orch = Orchestrator(settings=settings, model=model)
     split = '{"subtasks": [{"worker": "order_desk", "instructions": "%s"}]}'
     for n, order in enumerate(("A1001", "A1002"), 1):

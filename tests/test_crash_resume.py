@@ -16,6 +16,7 @@ from checkpoints.keys import Keys
 from graphwright import Orchestrator, Settings
 from graphwright.offline import OfflineChatModel
 from graphwright.results import RunResult
+from graphwright.testing.until import scaled
 from graphwright_errors import UserError
 from nodes.gate_models import GateDecisionError, decide_all
 
@@ -32,7 +33,7 @@ def env_for(redis_url: str, prefix: str) -> dict[str, str]:
 
 
 def wait_for(check: object, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + scaled(timeout)
     while not check():  # type: ignore[operator]
         assert time.monotonic() < deadline, "timed out waiting"
         time.sleep(0.05)
@@ -40,7 +41,7 @@ def wait_for(check: object, timeout: float = 60.0) -> None:
 
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*CLI, *args, "--json"], env=env, cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, check=False)
+                          text=True, timeout=scaled(120), check=False)
 
 
 def calendar(client: redis.Redis, prefix: str) -> int:
@@ -58,7 +59,7 @@ def start_run(env: dict[str, str], graph: str, thread: str) -> subprocess.Popen[
 
 def kill(proc: subprocess.Popen[bytes]) -> None:
     proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
+    proc.wait(timeout=scaled(10))
 
 
 def orchestrator(redis_url: str, prefix: str) -> Orchestrator:
@@ -156,7 +157,7 @@ def test_a_crash_between_a_builtin_writes_effect_and_its_record_leaves_one_effec
     env = env_for(redis_url, prefix)
     goal = "Send an e-mail to li@example.com saying the review moved to 11:00"
     died = subprocess.run([*CLI, "run", "mail_then_die", goal, "--thread", "m"], env=env, cwd=ROOT,
-                          capture_output=True, timeout=120, check=False)
+                          capture_output=True, timeout=scaled(120), check=False)
     assert died.returncode == -signal.SIGKILL
     outbox = Keys(prefix=prefix).outbox()
     assert client.llen(outbox) == 1  # the effect happened; the executor never recorded it

@@ -11,6 +11,7 @@ import pytest
 
 from graphwright import Orchestrator
 from graphwright.drawing import FORMATS
+from graphwright.testing.until import scaled
 from graphwright_errors import ConfigurationError, UserError
 
 NODES = ("plan", "act", "observe", "compact", "human_gate")
@@ -79,7 +80,7 @@ def test_html_page_renders_every_node_in_headless_chromium(orch: Orchestrator, t
         page = browser.new_page()
         page.on("request", lambda r: requests.append(r.url))
         page.goto(page_file.as_uri())
-        page.wait_for_selector("pre.mermaid svg", timeout=30_000)
+        page.wait_for_selector("pre.mermaid svg", timeout=scaled(30_000))
         svg = page.inner_html("pre.mermaid")
         legend = page.inner_text("p.legend")
         browser.close()

@@ -16,6 +16,7 @@ from graphwright import Orchestrator
 from graphwright.results import RunResult
 from graphwright.settings import Settings
 from graphwright.testing.redis_servers import Server, start_cluster, start_sentinel, start_server
+from graphwright.testing.until import scaled
 
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 PLUGIN = "tests.slow_graphs:register"
@@ -34,7 +35,7 @@ def run_in_background(orch: Orchestrator, thread_id: str) -> tuple[threading.Thr
 
 
 def wait_for(condition: object, timeout_s: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + scaled(timeout_s)
     while not condition():  # type: ignore[operator]
         assert time.monotonic() < deadline, "condition not reached"
         time.sleep(0.05)
@@ -58,7 +59,7 @@ def test_a_run_rides_through_a_sentinel_promoting_a_replica(tmp_path: Path) -> N
         wait_for(lambda: direct.get("so:slow:started") == b"1")
         direct.close()
         master.process.kill()  # the sentinel promotes the replica
-        worker.join(timeout=60)
+        worker.join(timeout=scaled(60))
         assert results and results[0].status == "completed", results
         promoted = redis.Redis(port=replica.port)
         assert promoted.info("replication")["role"] == "master"
@@ -67,7 +68,7 @@ def test_a_run_rides_through_a_sentinel_promoting_a_replica(tmp_path: Path) -> N
         promoted.close()
     finally:
         sentinel.terminate()
-        sentinel.wait(timeout=10)
+        sentinel.wait(timeout=scaled(10))
         for server in (master, replica):
             if server.process.poll() is None:
                 server.stop()
@@ -106,7 +107,7 @@ def test_a_run_rides_through_a_cluster_master_failing_over(tmp_path: Path, how: 
         worker, results = run_in_background(orch, thread_id)
         wait_for(lambda: orch.client.get("cf:slow:started") == b"1")
         fail_over(servers, how)  # mid-tool: the run's next checkpoint goes to this slot
-        worker.join(timeout=60)
+        worker.join(timeout=scaled(60))
         assert results and results[0].status == "completed", results
         promoted = owner_of(servers[1:], orch.keys.meta(thread_id))
         assert promoted is servers[3]  # start_cluster's replica of servers[0] took its slots over

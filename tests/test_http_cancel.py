@@ -14,6 +14,7 @@ from langgraph_sdk import get_sync_client
 from graphwright.offline import OfflineChatModel
 from graphwright.testing.kit import until
 from graphwright.testing.service import Service, service_for
+from graphwright.testing.until import scaled
 
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 
@@ -43,7 +44,7 @@ def test_a_cancel_interrupts_a_run_inside_a_model_call(
     assert client.exists(hold)  # the model call is still under way
     assert sdk.runs.get(tid, run_id)["status"] == "interrupted"
     client.delete(hold)  # the abandoned call returns now; its step must not land
-    time.sleep(1.0)
+    time.sleep(scaled(1.0))  # an absence: the time the abandoned step would take to land
     values = sdk.threads.get_state(tid)["values"]
     assert not values.get("answer") and values.get("stop_reason") is None
     assert client.hlen(service.orch.keys.calendar()) == 1  # the write before it stands, once

@@ -24,6 +24,7 @@ from graphwright.server.cron_runs import fire_for
 from graphwright.server.cron_store import CronStore
 from graphwright.settings import Settings
 from graphwright.testing.service import Service, running
+from graphwright.testing.until import scaled
 from tests import auth_owner
 from tests.test_http_auth import ENDPOINTS
 
@@ -137,12 +138,12 @@ def test_the_auth_object_loads_from_a_file_path_or_a_module() -> None:
 
 def test_the_js_sdk_sees_the_same_isolation(settings: Settings) -> None:
     node_sdk = subprocess.run([str(ROOT / "scripts" / "node-sdk")], capture_output=True, text=True,
-                              timeout=600, check=True).stdout.strip()
+                              timeout=scaled(600), check=True).stdout.strip()
     script = (ROOT / "tests" / "node" / "isolation.mjs").read_text()
     with running(Orchestrator(settings=settings, model=OfflineChatModel()),
                  auth=auth_owner.auth) as svc:
         done = subprocess.run(["node", "--input-type=module", "-", svc.url], input=script,
-                              cwd=node_sdk, capture_output=True, text=True, timeout=120, check=False)
+                              cwd=node_sdk, capture_output=True, text=True, timeout=scaled(120), check=False)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["owner"] == "alice"
@@ -217,12 +218,12 @@ def test_one_user_cannot_reach_another_users_crons(service: Service) -> None:
 
 def test_the_js_sdk_sees_the_same_store_and_cron_isolation(settings: Settings) -> None:
     node_sdk = subprocess.run([str(ROOT / "scripts" / "node-sdk")], capture_output=True, text=True,
-                              timeout=600, check=True).stdout.strip()
+                              timeout=scaled(600), check=True).stdout.strip()
     script = (ROOT / "tests" / "node" / "isolation_store_crons.mjs").read_text()
     with running(Orchestrator(settings=settings, model=OfflineChatModel()),
                  auth=auth_owner.auth, worker=False) as svc:
         done = subprocess.run(["node", "--input-type=module", "-", svc.url], input=script,
-                              cwd=node_sdk, capture_output=True, text=True, timeout=120, check=False)
+                              cwd=node_sdk, capture_output=True, text=True, timeout=scaled(120), check=False)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["aliceNamespace"] == ["alice", "notes"]

@@ -16,6 +16,7 @@ from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
 from graphwright.testing.redis_servers import start_server
 from graphwright.testing.service import running
+from graphwright.testing.until import scaled
 from tests import auth_owner
 from tests.test_http_auth import ENDPOINTS
 
@@ -94,7 +95,7 @@ def test_redis_stopping_mid_run_gives_503_with_retry_after_on_every_route(
             answer: dict[str, httpx.Response] = {}
 
             def wait() -> None:
-                with httpx.Client(base_url=svc.url, headers={"x-api-key": KEY}, timeout=60) as http:
+                with httpx.Client(base_url=svc.url, headers={"x-api-key": KEY}, timeout=scaled(60)) as http:
                     answer["r"] = http.post(f"/threads/{tid}/runs/wait", json={
                         "assistant_id": "slow_answer", "input": {"goal": "What is 2+3?"}})
 
@@ -103,7 +104,7 @@ def test_redis_stopping_mid_run_gives_503_with_retry_after_on_every_route(
             while watcher.get(f"{prefix}:slow:answering") != b"1":  # the run is in its last step
                 time.sleep(0.01)
             server.stop()
-            waiting.join(timeout=60)
+            waiting.join(timeout=scaled(60))
             assert answer["r"].status_code == 503, answer["r"].text
             assert answer["r"].headers["Retry-After"]
             with httpx.Client(base_url=svc.url, headers={"x-api-key": KEY}) as http:

@@ -19,6 +19,7 @@ from graphwright.server.cors import cors_options
 from graphwright.settings import Settings
 from graphwright.testing.redis_servers import Server
 from graphwright.testing.service import Service, running
+from graphwright.testing.until import scaled
 from graphwright_errors import ConfigurationError
 
 PROJECT = Path(__file__).with_name("projects_http")
@@ -86,7 +87,7 @@ def test_mount_prefix_switches_and_configurable_headers(redis_server: Server, tm
         assert httpx.post(f"{svc.url}/api/store/items/search", json={}).status_code == 404
         sent = {"x-user-id": "li", "x-user-secret": "s3", "x-other": "o"}
         done = httpx.post(f"{svc.url}/api/runs/wait", json={"assistant_id": "headers", "input": {}},
-                          headers=sent, timeout=30)
+                          headers=sent, timeout=scaled(30))
         assert done.json()["items"] == ["x-user-id=li"]  # included, minus the excluded one
 
 

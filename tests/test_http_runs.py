@@ -19,6 +19,7 @@ from graphwright.testing.fixed_openai import serving
 from graphwright.testing.kit import until
 from graphwright.testing.redis_servers import Server
 from graphwright.testing.service import Service
+from graphwright.testing.until import scaled
 from tests.protocol_graphs import CHAT_URL_ENV
 from tests.protocol_servers import graphwright_server
 
@@ -46,7 +47,7 @@ def test_cancel_with_wait_interrupts_a_running_run(svc: Service, background: boo
         run_id = sdk.runs.create(tid, "slow", input=STEPS)["run_id"]
     else:
         with httpx.stream("POST", f"{svc.url}/threads/{tid}/runs/stream", json={
-                "assistant_id": "slow", "input": STEPS, "on_disconnect": "continue"}, timeout=30) as response:
+                "assistant_id": "slow", "input": STEPS, "on_disconnect": "continue"}, timeout=scaled(30)) as response:
             run_id = response.headers["content-location"].rsplit("/", 1)[-1]  # and hang up
     until(lambda: sdk.runs.get(tid, run_id)["status"] == "running" and ticks(sdk, tid) >= 2, "ticks")
     sdk.runs.cancel(tid, run_id, wait=True, action="interrupt")
@@ -74,7 +75,7 @@ def test_a_client_that_disconnects_cancels_a_run_with_on_disconnect_cancel(svc: 
     sdk = get_sync_client(url=svc.url, api_key=None)
     tid = sdk.threads.create()["thread_id"]
     body = {"assistant_id": "slow", "input": STEPS, "stream_mode": "updates", "on_disconnect": "cancel"}
-    with httpx.stream("POST", f"{svc.url}/threads/{tid}/runs/stream", json=body, timeout=30) as response:
+    with httpx.stream("POST", f"{svc.url}/threads/{tid}/runs/stream", json=body, timeout=scaled(30)) as response:
         run_id = response.headers["content-location"].rsplit("/", 1)[-1]
         for line in response.iter_lines():
             if line.startswith("event: updates"):
@@ -103,7 +104,7 @@ def test_a_webhook_gets_the_finished_run(svc: Service) -> None:
         sdk = get_sync_client(url=svc.url, api_key=None)
         tid = sdk.threads.create()["thread_id"]
         sdk.runs.wait(tid, "subgraph", input=STEPS, webhook=f"http://127.0.0.1:{server.server_address[1]}/hook")
-        assert got.wait(30)
+        assert got.wait(scaled(30))
     finally:
         server.shutdown()
         server.server_close()

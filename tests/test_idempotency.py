@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from checkpoints.errors import LockLostError
 from checkpoints.keys import Keys
+from graphwright.testing.until import scaled
 from tools.builtin import build_registry
 from tools.executor import Observation, ToolCall, ToolExecutor
 from tools.records import args_digest
@@ -127,8 +128,8 @@ def test_a_timed_out_write_is_unknown_and_its_late_result_is_kept(
     assert ex.records.get("t1", "c1")["status"] == "unknown"
     ex._writes.submit(finished.set)  # queued behind the slow write: runs after its callback
     release.set()
-    assert finished.wait(10)
-    deadline = time.monotonic() + 10
+    assert finished.wait(scaled(10))
+    deadline = time.monotonic() + scaled(10)
     while ex.records.get("t1", "c1")["status"] != "done":
         assert time.monotonic() < deadline
         time.sleep(0.01)
@@ -154,8 +155,8 @@ def test_writes_never_queue_behind_hung_reads_and_queue_time_is_not_timed(
     queued.start()
     time.sleep(0.5)  # the queued read waits longer than its timeout before it can start
     release.set()
-    queued.join(10)
-    blocker.join(10)
+    queued.join(scaled(10))
+    blocker.join(scaled(10))
     assert results[0].ok, results[0].error
 
 

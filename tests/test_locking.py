@@ -11,6 +11,7 @@ import redis
 from checkpoints.errors import LockLostError
 from checkpoints.keys import Keys
 from graphwright.locking import ThreadBusyError, _start_time, identity, thread_lock
+from graphwright.testing.until import scaled
 
 
 @pytest.fixture
@@ -77,7 +78,7 @@ def test_a_lock_this_process_left_behind_is_taken_over(client: redis.Redis, keys
 def test_a_lock_taken_from_under_a_run_is_noticed(client: redis.Redis, keys: Keys) -> None:
     with thread_lock(client, keys, "t", ttl_s=0.3) as lock:
         client.set(keys.lock("t"), "someone else")
-        assert lock.lost.wait(5)
+        assert lock.lost.wait(scaled(5))
         with pytest.raises(LockLostError, match="lost"):
             lock.check()
     assert client.get(keys.lock("t")) == b"someone else"  # not released: it was not ours

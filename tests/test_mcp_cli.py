@@ -18,6 +18,7 @@ from checkpoints.redact import MASK
 from graphwright import Settings
 from graphwright.cli import app
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
+from graphwright.testing.until import scaled
 from tests.mcp_rig import (  # noqa: F401  # stop_mcp_servers: autouse
     ROOT,
     commits,
@@ -127,12 +128,12 @@ def test_killed_inside_the_commit_the_resumed_run_does_not_commit_twice(
     proc = subprocess.Popen([*CLI, "resume", "k", "--approve"], env=env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + scaled(90)
     while not (marker.exists() and marker.read_text().strip()):
         assert proc.poll() is None and time.monotonic() < deadline, "the commit never started"
         time.sleep(0.05)
     os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=10)
+    proc.wait(timeout=scaled(10))
     os.kill(int(marker.read_text()), signal.SIGKILL)  # the hook, in the server's own session
     hook.unlink()
     assert commits(repo) == ["Add notes"]

@@ -10,6 +10,7 @@ import redis
 from graphwright import Settings
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
 from graphwright.testing.service import running
+from graphwright.testing.until import scaled
 from tests.mcp_rig import (
     effects,
     free_port,
@@ -46,7 +47,7 @@ def test_injected_instruction_in_untrusted_output_makes_every_later_write_wait(
         assert "untrusted" in pending.reason
         assert orch.state("w").values["tainted"] is True
         with running(orch, worker=False) as service:  # the reviewer sees where the call goes
-            page = httpx.get(f"{service.url}/review/w", timeout=30).text
+            page = httpx.get(f"{service.url}/review/w", timeout=scaled(30)).text
         assert "web.post_note" in page and "MCP server web" in page
         done = orch.resume("w", {"action": "reject", "reason": "injected instruction"})
         assert done.status == "completed"

@@ -8,6 +8,7 @@ import pytest
 from langchain_openai import ChatOpenAI
 
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
+from graphwright.testing.until import scaled
 
 
 @pytest.fixture
@@ -19,7 +20,7 @@ def scripted() -> Iterator[ScriptedOpenAI]:
 
 def _model(server: ScriptedOpenAI) -> ChatOpenAI:
     return ChatOpenAI(model="scripted-1", base_url=server.base_url, api_key="test-key",
-                      max_retries=0, timeout=10)
+                      max_retries=0, timeout=scaled(10))
 
 
 def test_chat_openai_gets_tool_calls_and_usage_over_http(scripted: ScriptedOpenAI) -> None:
@@ -74,7 +75,7 @@ def test_streaming_sends_the_reply_in_chunks_with_usage_last(scripted: ScriptedO
     scripted.load(Reply(content="订单 A1001 正在派送中。", chunks=4, prompt_tokens=70, completion_tokens=9),
                   Reply(tool_calls=[call("get_order", {"order_id": "A1001"}, "call_9")]))
     model = ChatOpenAI(model="scripted-1", base_url=scripted.base_url, api_key="k",
-                       max_retries=0, timeout=10, stream_usage=True)
+                       max_retries=0, timeout=scaled(10), stream_usage=True)
     chunks = list(model.stream("A1001?"))
     text = [c.content for c in chunks if c.content]
     assert len(text) == 4 and "".join(text) == "订单 A1001 正在派送中。"  # type: ignore[arg-type]

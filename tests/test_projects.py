@@ -25,6 +25,7 @@ from graphwright.settings import Settings
 from graphwright.testing.redis_servers import Server
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
 from graphwright.testing.service import Service, running
+from graphwright.testing.until import scaled
 from tests.langgraph_dev import langgraph_dev
 
 PROJECT = Path(__file__).parent / "projects"
@@ -265,7 +266,7 @@ def test_create_agent_gate_answered_on_the_review_page(both: Both) -> None:
         browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": 1200, "height": 900})
         page.goto(f"{both.gw.url}/review/hitl-review")
-        page.wait_for_selector("pre.mermaid svg", timeout=30_000)
+        page.wait_for_selector("pre.mermaid svg", timeout=scaled(30_000))
         assert "two notes" in page.inner_text("#conversation")
         calls = page.locator("fieldset.call")
         assert calls.count() == 2
@@ -277,7 +278,7 @@ def test_create_agent_gate_answered_on_the_review_page(both: Both) -> None:
         page.screenshot(path=str(Path(__file__).parent / "artifacts" / "review-page-hitl.png"),
                         full_page=True)
         page.click("#submit")
-        page.wait_for_selector("#answer", timeout=30_000)
+        page.wait_for_selector("#answer", timeout=scaled(30_000))
         answer = page.inner_text("#answer")
         browser.close()
     assert "Both notes are written." in answer

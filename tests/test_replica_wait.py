@@ -15,8 +15,10 @@ from redis.cluster import RedisCluster
 from checkpoints.keys import Keys
 from checkpoints.replicas import ReplicaWait
 from graphwright import Orchestrator
+from graphwright.locking import thread_lock
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
+from graphwright.testing.until import scaled
 from graphwright_errors import ConfigurationError
 from tests.redis_servers import Server, start_cluster, start_server
 from tools.policy import Policy
@@ -32,7 +34,7 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Ser
     master = start_server(root / "master")
     replica = start_server(root / "replica", "--replicaof", "127.0.0.1", str(master.port))
     probe = redis.Redis(port=replica.port)
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + scaled(20)
     while probe.info("replication")["master_link_status"] != "up":
         assert time.monotonic() < deadline, "the replica did not sync"
         time.sleep(0.05)
@@ -120,3 +122,19 @@ def test_on_a_cluster_the_wait_goes_to_the_node_of_the_thread(tmp_path: Path) ->
     finally:
         for s in servers:
             s.stop()
+
+
+def test_taking_the_run_lock_waits_for_the_replica_to_hold_the_fence(
+    pair: tuple[Server, Server], prefix: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    master, replica = pair
+    monkeypatch.setenv("GRAPHWRIGHT_WAIT_REPLICAS", "1")
+    client, copy = redis.Redis(port=master.port), redis.Redis(port=replica.port)
+    keys = Keys(prefix=prefix)
+    before = waits(client)
+    with thread_lock(client, keys, "fenced") as lock:
+        assert waits(client) - before == 1
+        # When the lock is ours the replica holds its token: a promoted replica goes on from it.
+        assert int(copy.get(keys.fence("fenced")) or 0) == lock.fence
+    client.close()
+    copy.close()

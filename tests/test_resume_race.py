@@ -17,6 +17,7 @@ import redis
 from bench.chaos_points import cli_child
 from graphwright import Orchestrator, Settings
 from graphwright.offline import OfflineChatModel
+from graphwright.testing.until import scaled
 
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 RACERS = 20
@@ -43,13 +44,13 @@ def test_twenty_approvals_race_one_proceeds(
               for i in range(RACERS)]
     for p in racers:
         p.start()
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + scaled(120)
     while sum(p.exitcode is not None for p in racers) < RACERS - 1:
         assert time.monotonic() < deadline, "the losers did not all finish"
         time.sleep(0.05)
     client.delete(f"{prefix}:slow:hold")
     for p in racers:
-        p.join(60)
+        p.join(scaled(60))
     outputs = [(p.exitcode, (tmp_path / f"out{i}").read_text()) for i, p in enumerate(racers)]
     winners = [out for code, out in outputs if code == 0]
     losers = [out for code, out in outputs if code != 0]

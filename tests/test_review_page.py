@@ -24,6 +24,7 @@ from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
 from graphwright.testing.service import Service, running
+from graphwright.testing.until import scaled
 
 EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'
 KEY = "review-key-7f3a9c"
@@ -47,7 +48,7 @@ def service(settings: Settings) -> Iterator[Service]:
 def keyed(settings: Settings, scripted: ScriptedOpenAI) -> Iterator[Service]:
     """The agent on the real ChatOpenAI client against the scripted server, behind an API key."""
     model = ChatOpenAI(model="scripted", base_url=scripted.base_url, api_key=SecretStr("sk-test"),
-                       max_retries=0, timeout=10)
+                       max_retries=0, timeout=scaled(10))
     with running(Orchestrator(settings=settings, model=model), api_key=KEY, worker=False) as svc:
         yield svc
     scripted.assert_done()
@@ -65,7 +66,7 @@ def test_reviewer_approves_in_the_browser_and_sees_the_answer(service: Service) 
         page.goto(f"{service.url}/review")
         assert page.locator("a").all_inner_texts() == ["mail-1"]  # only threads at a gate
         page.click("text=mail-1")
-        page.wait_for_selector("pre.mermaid svg", timeout=30_000)  # the graph rendered offline
+        page.wait_for_selector("pre.mermaid svg", timeout=scaled(30_000))  # the graph rendered offline
         assert "Weekly report" in page.inner_text("#conversation")  # what the user asked
         args = page.inner_text("fieldset.call pre.args")
         assert '"to": "li@example.com"' in args and '"subject": "Weekly report"' in args
@@ -73,7 +74,7 @@ def test_reviewer_approves_in_the_browser_and_sees_the_answer(service: Service) 
         assert service.orch.client.llen(outbox) == 0
         page.check("fieldset.call input[value=approve]")
         page.click("#submit")
-        page.wait_for_selector("#answer", timeout=30_000)
+        page.wait_for_selector("#answer", timeout=scaled(30_000))
         answer = page.inner_text("#answer")
         status = page.inner_text("#thread-status")
         browser.close()
@@ -110,7 +111,7 @@ def test_log_in_once_then_answer_two_calls_with_one_submit(
         page.fill("input[name=api_key]", KEY)
         page.click("button[type=submit]")
         page.click("text=two-1")
-        page.wait_for_selector("pre.mermaid svg", timeout=30_000)
+        page.wait_for_selector("pre.mermaid svg", timeout=scaled(30_000))
         conversation = page.inner_text("#conversation")
         assert "Send the plan to li and bo" in conversation and "I will send both." in conversation
         assert page.locator("#conversation details summary").first.inner_text() == "more"
@@ -123,7 +124,7 @@ def test_log_in_once_then_answer_two_calls_with_one_submit(
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "review-page.png"), full_page=True)
         page.click("#submit")
-        page.wait_for_selector("#answer", timeout=30_000)
+        page.wait_for_selector("#answer", timeout=scaled(30_000))
         assert page.inner_text("#thread-status") == "completed"
         assert KEY not in page.content()
         cookies = context.cookies()
@@ -196,7 +197,7 @@ def test_any_other_interrupt_gets_a_json_answer_form(service: Service) -> None:
         assert "Whose birthday is it?" in page.inner_text("#generic")
         page.fill("#generic textarea.resume", '"Ada"')
         page.click("#generic button[type=submit]")
-        page.wait_for_selector("text=completed", timeout=30_000)
+        page.wait_for_selector("text=completed", timeout=scaled(30_000))
         browser.close()
     assert service.orch.state("ask-1").values["greeting"] == "Happy birthday, Ada!"
 

@@ -57,6 +57,9 @@ def test_key_templates_are_pinned() -> None:
     assert k.thread_runs("t1") == "gw:{t1}:runs"
     assert k.queue() == "gw:queue"
     assert k.idempotency("t1", "call_1") == "gw:{t1}:idem:call_1"
+    assert k.gate_decisions("t1") == "gw:{t1}:gate"
+    assert k.indexed("t1") == "gw:{t1}:indexed"
+    assert k.event_ids("t1") == ("gw:{t1}:events:ids", "gw:{t1}:events:ids:old")
     assert k.threads() == "gw:threads"
     assert k.run("r1") == "gw:run:r1"
     assert k.outbox() == "gw:outbox"
@@ -130,7 +133,7 @@ def test_ttl_covers_every_key_of_the_thread_and_is_refreshed(
     stored = saver.put(_cfg("ttl"), _cp(a=1), generate_metadata(run_id="r1"), {"a": 1})
     saver.put_writes(stored, [("a", 2)], "t")
     own = [k for k in saver.keys.saver_keys("ttl") if client.exists(k)]
-    assert len(own) == 5
+    assert len(own) == 6  # with the marker of its written index entries
     assert sorted(k.decode() for k in client.keys(f"{prefix}:{{ttl}}:*")) == sorted(own)
     for key in own:
         assert 0 < client.ttl(key) <= 100, key

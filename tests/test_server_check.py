@@ -15,6 +15,7 @@ from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
 from graphwright.testing.redis_servers import Server, start_sentinel, start_server
+from graphwright.testing.until import scaled
 from graphwright_errors import ConfigurationError
 
 
@@ -127,5 +128,5 @@ def test_a_run_goes_through_a_sentinel_url(tmp_path: Path) -> None:
         assert connect(url).ping()
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=scaled(10))
         master.stop()

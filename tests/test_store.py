@@ -16,6 +16,7 @@ from redis.cluster import RedisCluster
 
 from checkpoints.errors import RedisUnavailableError
 from checkpoints.store import AsyncRedisStore, RedisStore
+from graphwright.testing.until import scaled
 from graphwright_errors import ConfigurationError
 from tests.conftest import CLUSTER
 
@@ -84,7 +85,7 @@ def test_ttl_expires_items_where_supported(store: BaseStore) -> None:
     store.put(("t",), "short", {"v": 1}, ttl=1 / 60)  # one second
     store.put(("t",), "long", {"v": 2})
     assert store.get(("t",), "short") is not None
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + scaled(10)
     while store.get(("t",), "short", refresh_ttl=False) is not None:
         assert time.monotonic() < deadline
         time.sleep(0.1)
@@ -120,7 +121,7 @@ async def test_async_methods_behave_the_same(astore: BaseStore) -> None:
     assert [i.key for i in await astore.asearch(("as", "u1"))] == ["j"]
     if astore.supports_ttl:
         await astore.aput(("as",), "short", {"v": 0}, ttl=1 / 60)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + scaled(10)
         while await astore.aget(("as",), "short", refresh_ttl=False) is not None:
             assert time.monotonic() < deadline
             await asyncio.sleep(0.1)

@@ -21,6 +21,7 @@ from graphwright import Orchestrator
 from graphwright.results import StepEvent
 from graphwright.settings import Settings
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
+from graphwright.testing.until import scaled
 from nodes.compact import HANDOFF_PROMPT
 from nodes.deps import Limits
 
@@ -30,7 +31,7 @@ ANSWER = "订单 A1001 已发货，物流单号 SF1001，正在派送中。"
 
 def chat_model(server: ScriptedOpenAI) -> ChatOpenAI:
     return ChatOpenAI(model="scripted", base_url=server.base_url, api_key=SecretStr("k"),
-                      max_retries=0, timeout=10, stream_usage=True)
+                      max_retries=0, timeout=scaled(10), stream_usage=True)
 
 
 def by_message(events: list[StepEvent]) -> dict[str, list[StepEvent]]:
@@ -137,7 +138,7 @@ def test_the_cli_prints_partial_text_while_the_model_is_still_streaming(
         seen = read_until(main, b"completed", seen)
     finally:
         release.set()
-        proc.wait(timeout=60)
+        proc.wait(timeout=scaled(60))
         os.close(main)
     assert proc.returncode == 0
     assert (first + rest).encode() in seen

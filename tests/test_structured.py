@@ -10,6 +10,7 @@ from pydantic import SecretStr
 
 from graphwright.offline import OfflineChatModel
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI
+from graphwright.testing.until import scaled
 from nodes.jsonreply import StructuredReplyError, structured_reply
 from nodes.order_steps import EXTRACT_PROMPT, Extracted
 
@@ -18,7 +19,7 @@ ASK = [SystemMessage(EXTRACT_PROMPT), HumanMessage("我的耳机，单号 a 1001
 
 def model_for(server: ScriptedOpenAI) -> ChatOpenAI:
     return ChatOpenAI(model="scripted", base_url=server.base_url, api_key=SecretStr("k"),
-                      max_retries=0, timeout=10)
+                      max_retries=0, timeout=scaled(10))
 
 
 def test_chat_openai_is_asked_for_json_schema_output(scripted: ScriptedOpenAI) -> None:

@@ -19,7 +19,7 @@ def test_index_key_templates_are_pinned() -> None:
     assert k.assistants() == "gw:{assistants}:latest"
     assert k.assistant_versions("a") == "gw:{assistants}:versions:a"
     assert k.crons() == "gw:{crons}:all" and k.cron_due() == "gw:{crons}:due"
-    assert k.cron_firing() == "gw:{crons}:firing"
+    assert k.cron_firing() == "gw:{crons}:firing" and k.cron_errors() == "gw:{crons}:errors"
 
 
 def test_only_scalar_pairs_are_indexed_and_containment_is_recursive() -> None:

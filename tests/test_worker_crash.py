@@ -16,6 +16,7 @@ import redis
 from langgraph_sdk import get_sync_client
 
 from graphwright.testing.service import Service, service_for
+from graphwright.testing.until import scaled
 from nodes.gate_models import decide_all
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,12 +49,12 @@ def test_a_worker_killed_inside_a_write_is_claimed_and_left_to_a_reviewer(
     first = start_worker("A", redis_url, prefix, SLOW_GRAPHS_EFFECTS=str(effects))
     second = None
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + scaled(60)
         while client.get(f"{prefix}:slow:write_effected") != b"1":
             assert time.monotonic() < deadline and first.poll() is None, first.stderr
             time.sleep(0.05)
         first.send_signal(signal.SIGKILL)  # after the effect, before its record
-        first.wait(timeout=10)
+        first.wait(timeout=scaled(10))
         client.delete(f"{prefix}:slow:hold")
         second = start_worker("B", redis_url, prefix, SLOW_GRAPHS_EFFECTS=str(effects))
         sdk.runs.join(tid, run["run_id"])
@@ -72,7 +73,7 @@ def test_a_worker_killed_inside_a_write_is_claimed_and_left_to_a_reviewer(
         for proc in (first, second):
             if proc is not None and proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
-                proc.wait(timeout=15)
+                proc.wait(timeout=scaled(15))
 
 
 def test_a_worker_killed_mid_model_call_is_finished_by_another_with_its_write_once(
@@ -84,13 +85,13 @@ def test_a_worker_killed_mid_model_call_is_finished_by_another_with_its_write_on
     first = start_worker("A", redis_url, prefix)
     second = None
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + scaled(60)
         while client.get(f"{prefix}:slow:answering") != b"1":  # create_event done, answer under way
             assert time.monotonic() < deadline and first.poll() is None, first.stderr
             time.sleep(0.05)
         assert client.hlen(service.orch.keys.calendar()) == 1
         first.send_signal(signal.SIGKILL)
-        first.wait(timeout=10)
+        first.wait(timeout=scaled(10))
         second = start_worker("B", redis_url, prefix)
         values = sdk.runs.join(tid, run["run_id"])
         assert sdk.runs.get(tid, run["run_id"])["status"] == "success"
@@ -101,4 +102,4 @@ def test_a_worker_killed_mid_model_call_is_finished_by_another_with_its_write_on
         for proc in (first, second):
             if proc is not None and proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
-                proc.wait(timeout=15)
+                proc.wait(timeout=scaled(15))

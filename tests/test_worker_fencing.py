@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from langgraph_sdk import get_sync_client
 
 from graphwright.testing.kit import until
 from graphwright.testing.service import Service, service_for
+from graphwright.testing.until import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = "tests.slow_graphs:register_all"
@@ -53,7 +53,7 @@ def test_a_worker_frozen_past_its_lock_is_fenced_out_after_a_takeover(
         first = worker("A")
         until(lambda: client.get(f"{prefix}:slow:started") == b"1", "the slow tool to start")
         first.send_signal(signal.SIGSTOP)  # frozen inside the tool, past the lock's 1.5 s
-        time.sleep(2.0)
+        until(lambda: not client.exists(remote.orch.keys.lock(tid)), "A's lock to expire")
         worker("B")
         until(lambda: sdk.runs.get(tid, run["run_id"])["status"] == "success", "B to finish the run")
         fence = int(client.get(remote.orch.keys.fence(tid)) or 0)
@@ -75,7 +75,7 @@ def test_a_worker_frozen_past_its_lock_is_fenced_out_after_a_takeover(
             if proc.poll() is None:
                 proc.send_signal(signal.SIGCONT)
                 proc.send_signal(signal.SIGTERM)
-                proc.wait(timeout=15)
+                proc.wait(timeout=scaled(15))
 
 
 def _tool_call_id(message: object) -> str | None:

@@ -27,6 +27,7 @@ from graphwright.server.events import stream_key
 from graphwright.settings import Settings
 from graphwright.testing.kit import until
 from graphwright.testing.service import Service, running, service_for
+from graphwright.testing.until import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = "tests.slow_graphs:register_all,tests.checkpoint_slow_graph:register"
@@ -72,7 +73,7 @@ class Workers:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGCONT)
                 proc.send_signal(signal.SIGTERM)
-                proc.wait(timeout=20)
+                proc.wait(timeout=scaled(20))
 
 
 @pytest.fixture
@@ -103,7 +104,7 @@ def test_racing_creates_with_reject_make_exactly_one_run(local: Service) -> None
 
     def create() -> None:
         start.wait()
-        response = httpx.post(f"{local.url}/threads/{tid}/runs", timeout=30, json={
+        response = httpx.post(f"{local.url}/threads/{tid}/runs", timeout=scaled(30), json={
             "assistant_id": "agent", "input": {"goal": ORDER}, "multitask_strategy": "reject"})
         codes.append(response.status_code)
 
@@ -147,7 +148,7 @@ def test_a_worker_killed_mid_tool_mid_stream_is_finished_once_and_the_stream_res
     seen: list[tuple[str, str, str]] = []
     body = {"assistant_id": "slow_agent", "input": {"goal": GOAL}, "stream_mode": ["updates"],
             "stream_resumable": True}
-    with httpx.stream("POST", f"{remote.url}/threads/{tid}/runs/stream", json=body, timeout=60) as response:
+    with httpx.stream("POST", f"{remote.url}/threads/{tid}/runs/stream", json=body, timeout=scaled(60)) as response:
         event_id = event = None
         for line in response.iter_lines():
             if line.startswith("id:"):
@@ -161,7 +162,7 @@ def test_a_worker_killed_mid_tool_mid_stream_is_finished_once_and_the_stream_res
         run_id = response.headers["content-location"].rsplit("/", 1)[-1]
     until(lambda: client.get(f"{prefix}:slow:started") == b"1", "the slow tool to start")
     first.send_signal(signal.SIGKILL)
-    first.wait(timeout=10)
+    first.wait(timeout=scaled(10))
     workers.start("B")
     rest = list(sdk.runs.join_stream(tid, run_id, last_event_id=seen[-1][0]))
     got = [e for _, e, _ in seen] + [p.event for p in rest]
@@ -180,6 +181,8 @@ def test_a_frozen_worker_is_not_robbed_and_its_run_ends_once(
     sdk = get_sync_client(url=remote.url, api_key=None)
     tid = sdk.threads.create()["thread_id"]
     run = sdk.runs.create(tid, "slow_agent", input={"goal": GOAL})
+    # A's lock must outlive B's start on a busy machine: past it, B may take the run over.
+    workers.env["GRAPHWRIGHT_LOCK_TTL_S"] = str(scaled(30))
     first = workers.start("A")
     until(lambda: client.get(f"{prefix}:slow:started") == b"1", "the slow tool to start")
     first.send_signal(signal.SIGSTOP)  # frozen past the claim idle time (1 s)
@@ -204,7 +207,7 @@ def test_a_worker_killed_mid_checkpoint_is_finished_by_another_once(
     first = workers.start("A")
     until(lambda: client.get(f"{prefix}:ckpt:slow") == b"1", "the slow checkpoint write to start")
     first.send_signal(signal.SIGKILL)
-    first.wait(timeout=10)
+    first.wait(timeout=scaled(10))
     workers.start("B")
     joined = sdk.runs.join(tid, run["run_id"])
     assert sdk.runs.get(tid, run["run_id"])["status"] == "success"

@@ -1,8 +1,9 @@
 """What a due cron does: enqueue its run for the workers, on its thread or a new one.
 
-Each call is named by the run id the scheduler derives from the cron and the slot, so a
-scheduler that takes over a claim finds the run already made (the run store records and
-queues a run in one step) and leaves it.
+Each call is named by the run id the scheduler derives from the cron and the slot, and the
+run store creates a record only where none is (one atomic step that also queues it): a
+scheduler that takes over a claim, or races the first claimer, finds the run made and
+leaves it.
 
 A cron runs as the user who created it: its ``user_id`` and owner are theirs whatever the
 stored payload says, and with custom auth each fire asks the ``threads`` ``create_run``
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from typing import Any
 
 from fastapi import HTTPException
@@ -22,10 +24,11 @@ from graphwright.server import run_assistant
 from graphwright.server.access import MEMORY_USER, OWNER, authorize
 from graphwright.server.auth import Authority, User
 from graphwright.server.cron_scheduler import CronScheduler, Fire
-from graphwright.server.cron_store import PRIVATE_PERMISSIONS
-from graphwright.server.runs import RunStore
-from graphwright.server.schemas import RunCreate
+from graphwright.server.cron_store import PRIVATE_PERMISSIONS, run_body
+from graphwright.server.runs import RunExistsError, RunStore
 from graphwright_errors import NotFoundError, UserError
+
+log = logging.getLogger(__name__)
 
 
 def as_creator(authority: Authority | None, cron: dict[str, Any], thread: str,
@@ -58,6 +61,7 @@ def fire_for(orch: Orchestrator, authority: Authority | None = None) -> Fire:
         if cron.get("user_id"):  # whoever the stored payload names
             metadata[MEMORY_USER] = cron["user_id"]
         metadata = as_creator(authority, cron, thread, metadata)
+        body = run_body(cron, metadata)  # an invalid body fails here, before it makes a thread
         if meta := orch.meta(thread):
             if not matches_grant(authority, meta, metadata):
                 raise UserError(f"cron {cron['cron_id']}: its creator may not see its thread")
@@ -65,18 +69,24 @@ def fire_for(orch: Orchestrator, authority: Authority | None = None) -> Fire:
             if thread_id:
                 raise NotFoundError(f"cron {cron['cron_id']}: its thread {thread_id} is gone")
             # the cron's metadata (its owner among it) goes on the thread: its owner can read it
-            orch.create_thread(thread, {**metadata, "cron_id": cron["cron_id"]})
-        payload = {k: v for k, v in cron["payload"].items() if k != PRIVATE_PERMISSIONS}
-        payload["metadata"] = metadata
-        payload.setdefault("multitask_strategy", "enqueue")  # a busy thread delays the run, never drops it
-        body = RunCreate.model_validate(payload)
+            try:
+                orch.create_thread(thread, {**metadata, "cron_id": cron["cron_id"]})
+            except UserError:
+                if not orch.meta(thread):
+                    raise
+                # a scheduler racing this one made it: the run store decides who makes the run
         assistant = run_assistant.resolve(orch, body)
         run_assistant.stamp(orch, thread, assistant)
-        if thread_id:
-            runs.create(thread, body, queue=True, run_id=run_id, assistant_id=assistant["assistant_id"])
-        else:  # its thread goes when the run ends, unless the cron keeps it
-            runs.create(thread, body, queue=True, run_id=run_id, assistant_id=assistant["assistant_id"],
-                        stateless=str(cron.get("on_run_completed") or "delete"))
+        try:
+            if thread_id:
+                runs.create(thread, body, queue=True, run_id=run_id,
+                            assistant_id=assistant["assistant_id"])
+            else:  # its thread goes when the run ends, unless the cron keeps it
+                runs.create(thread, body, queue=True, run_id=run_id,
+                            assistant_id=assistant["assistant_id"],
+                            stateless=str(cron.get("on_run_completed") or "delete"))
+        except RunExistsError:
+            log.info("cron %s: run %s was already made by another scheduler", cron["cron_id"], run_id)
 
     return fire
 
@@ -91,6 +101,10 @@ def matches_grant(authority: Authority | None, meta: dict[str, str],
 
 def scheduler_for(orch: Orchestrator, authority: Authority | None = None) -> CronScheduler:
     """The scheduler a worker runs beside its queue consumer."""
+    if orch.settings.cron_lease_s <= orch.settings.redis_retry_s:
+        log.warning("GRAPHWRIGHT_CRON_LEASE_S (%ss) is not longer than the Redis retry budget "
+                    "(%ss): a claimer still retrying is taken over, and its run is refused as made",
+                    orch.settings.cron_lease_s, orch.settings.redis_retry_s)
     return CronScheduler(orch.client, orch.keys, fire_for(orch, authority),
                          interval_s=orch.settings.cron_tick_s,
                          lease_s=orch.settings.cron_lease_s)

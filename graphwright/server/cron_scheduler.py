@@ -5,8 +5,11 @@ A due run is claimed with a compare-and-set on its cron's score in the ``due`` s
 same script notes the claim in ``firing``. The winner enqueues the run under an id
 derived from the cron and the slot, then clears the note. A claim whose scheduler died
 before clearing it is taken over after ``lease_s`` and enqueued again under the same id,
-which the enqueue step treats as already done when the run record exists.
-Missed slots (every scheduler down) are each run once when one comes back.
+which the run store refuses as a duplicate (one atomic create of the record keyed by cron
+and slot): exactly once does not depend on the lease, which only bounds how soon a dead
+claimer's run starts. Missed slots (every scheduler down) are each run once when one comes
+back. A cron that cannot start its run is recorded on the cron and skipped; nothing but
+Redis being away stops a tick, and nothing stops the loop.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import redis
 
 from checkpoints.keys import Keys
 from graphwright.server.cron_store import CronStore, next_after, parse_time
-from graphwright_errors import UserError
+from graphwright_errors import InfrastructureError
 
 log = logging.getLogger(__name__)
 SEP = "|"
@@ -77,8 +80,10 @@ class CronScheduler:
         while not self.stop.is_set():
             try:
                 self.tick()
-            except redis.RedisError:
+            except (redis.RedisError, InfrastructureError):
                 log.exception("cron scheduler: Redis failed; trying again")
+            except Exception:  # a bug must not stop every cron of every worker for good
+                log.exception("cron scheduler: the tick failed; trying again")
             self.stop.wait(self.interval_s)
 
     def start(self) -> threading.Thread:
@@ -93,7 +98,15 @@ class CronScheduler:
         rows: list[tuple[bytes, float]] = self.redis.zrangebyscore(  # type: ignore[assignment]  # bytes client
             self.keys.cron_due(), "-inf", now, start=0, num=self.batch, withscores=True)
         for raw_id, score in rows:
-            fired += self._claim_and_fire(raw_id.decode(), int(score), now)
+            cron_id = raw_id.decode()
+            try:
+                fired += self._claim_and_fire(cron_id, int(score), now)
+            except (redis.RedisError, InfrastructureError):
+                raise
+            except Exception as exc:  # its document cannot be scheduled: the others go on
+                log.warning("cron %s cannot be scheduled and is taken off: %s", cron_id, exc)
+                self.crons.record_failure(cron_id, int(score), exc)
+                self.redis.zrem(self.keys.cron_due(), cron_id)
         return fired
 
     def _claim_and_fire(self, cron_id: str, slot: int, now: float) -> int:
@@ -116,8 +129,11 @@ class CronScheduler:
         member = f"{cron['cron_id']}{SEP}{slot}"
         try:
             self.fire(cron, run_id_of(cron["cron_id"], slot), cron.get("thread_id"))
-        except UserError as exc:  # its thread or assistant is gone: this run cannot start
+        except (redis.RedisError, InfrastructureError):
+            raise  # the claim stays noted: a scheduler takes it over after the lease
+        except Exception as exc:  # its thread or assistant is gone, its body invalid: skipped
             log.warning("cron %s: the run due at %s cannot start: %s", cron["cron_id"], slot, exc)
+            self.crons.record_failure(cron["cron_id"], slot, exc)
         self.redis.zrem(self.keys.cron_firing(), member)
 
     def _take_over(self, now: float) -> int:

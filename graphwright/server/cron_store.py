@@ -15,8 +15,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import redis
 from croniter import croniter
+from pydantic import ValidationError
 
 from checkpoints.keys import Keys
+from graphwright.server.errors import UnprocessableError
+from graphwright.server.schemas import RunCreate
 from graphwright.thread_index import contains
 from graphwright_errors import NotFoundError, UserError
 
@@ -28,6 +31,29 @@ SORTABLE = ("cron_id", "assistant_id", "thread_id", "next_run_date", "end_time",
 
 class InvalidScheduleError(UserError):
     """A cron schedule croniter cannot read (HTTP 422)."""
+
+
+PRIVATE_PERMISSIONS = "_user_permissions"  # kept in the document, never in an answer
+
+
+class InvalidCronError(UnprocessableError):
+    """A cron whose run would not validate: refused at create and update (HTTP 422), recorded
+    on the cron and skipped at fire time (a document written before this check)."""
+
+
+def run_body(cron: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> RunCreate:
+    """The run a cron starts, validated: the one check at create, at update and at fire time
+    (which passes the metadata its creator's grant decided)."""
+    payload = {k: v for k, v in cron["payload"].items() if k != PRIVATE_PERMISSIONS}
+    payload["metadata"] = dict(metadata) if metadata is not None else {
+        **(payload.get("metadata") or {}), **(cron.get("metadata") or {})}
+    payload.setdefault("multitask_strategy", "enqueue")  # a busy thread delays the run, never drops it
+    try:
+        return RunCreate.model_validate(payload)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}"
+                             for e in exc.errors())
+        raise InvalidCronError(f"the cron's run is invalid: {problems}") from exc
 
 
 def _zone(timezone: str | None) -> tzinfo:
@@ -61,7 +87,6 @@ def iso(ts: float | None) -> str | None:
     return None if ts is None else datetime.fromtimestamp(ts, UTC).isoformat()
 
 
-PRIVATE_PERMISSIONS = "_user_permissions"  # kept in the document, never in an answer
 
 
 class CronStore:
@@ -71,6 +96,13 @@ class CronStore:
         self.redis = client
         self.keys = keys
         self.sealer = keys.sealer  # documents hold the run's input and config
+
+    def record_failure(self, cron_id: str, slot: int, error: BaseException) -> None:
+        """Note on the cron why the run due at ``slot`` did not start (read back as last_error)."""
+        note = {"slot": iso(slot), "error": f"{type(error).__name__}: {error}"}
+        # the error may quote the cron's body: sealed like the cron's document
+        self.redis.hset(self.keys.cron_errors(), cron_id,
+                        self.sealer.seal_json(note, self.keys.cron_errors(), cron_id))
 
     def find(self, cron_id: str) -> Doc | None:
         raw: bytes | None = self.redis.hget(self.keys.crons(), cron_id)  # type: ignore[assignment]  # bytes client
@@ -85,8 +117,12 @@ class CronStore:
     def _with_next(self, doc: Doc) -> Doc:
         """The due set's time while the cron is scheduled, else the one last computed."""
         score = self.redis.zscore(self.keys.cron_due(), doc["cron_id"])
+        failed: bytes | None = self.redis.hget(self.keys.cron_errors(), doc["cron_id"])  # type: ignore[assignment]  # bytes client
+        extra = {"last_error": self.sealer.open_json(failed, self.keys.cron_errors(),
+                                                     doc["cron_id"])} if failed is not None else {}
         shown = {k: v for k, v in doc.items() if k != PRIVATE_PERMISSIONS}
-        return {**shown, "next_run_date": iso(float(score)) if score is not None else doc.get("next_run_date")}
+        return {**shown, **extra,
+                "next_run_date": iso(float(score)) if score is not None else doc.get("next_run_date")}
 
     def _schedule(self, pipe: Any, doc: Doc, now: float) -> None:
         """Put the cron's next due time in the due set, or take it out (disabled, ended)."""
@@ -120,6 +156,7 @@ class CronStore:
             "enabled": enabled, "created_at": iso(moment), "updated_at": iso(moment),
             PRIVATE_PERMISSIONS: list(user_permissions),  # the creator's, to authorize each fire
         }
+        run_body(doc)
         with self.redis.pipeline(transaction=True) as pipe:
             self._schedule(pipe, doc, moment)
             pipe.hset(self.keys.crons(), cron_id, self.sealer.seal_json(doc, self.keys.crons(), cron_id))
@@ -142,6 +179,7 @@ class CronStore:
         if "end_time" in changes:
             doc["end_time"] = iso(parse_time(changes["end_time"]))
         doc["payload"] = {**doc["payload"], **changes}  # the request stays whole in the payload, as the reference keeps it
+        run_body(doc)
         moment = datetime.now(UTC).timestamp() if now is None else now
         doc["updated_at"] = iso(moment)
         due = self.redis.zscore(self.keys.cron_due(), cron_id)
@@ -160,7 +198,8 @@ class CronStore:
         with self.redis.pipeline(transaction=True) as pipe:
             pipe.hdel(self.keys.crons(), cron_id)
             pipe.zrem(self.keys.cron_due(), cron_id)
-            removed, _ = pipe.execute()
+            pipe.hdel(self.keys.cron_errors(), cron_id)
+            removed, *_ = pipe.execute()
         if not removed:
             raise NotFoundError(f"Cron with ID {cron_id} not found")
 

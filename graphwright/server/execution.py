@@ -77,7 +77,7 @@ class Executor:
                 return picked
             try:
                 await self.drive(thread_id, run_id, recovering=picked == "recover", lock=lock)
-            except Lost:
+            except (Lost, LockLostError):
                 log.warning("run %s was taken over by another executor; this one stops", run_id)
             return "done"
         return "done"  # pragma: no cover  # AsyncExitStack does not swallow exceptions
@@ -94,7 +94,8 @@ class Executor:
             return
         spec, graph, config, body, payload, before = started
         error, cancel = await self.stream(graph, payload, config, body, thread_id, run_id, lock)
-        await asyncio.to_thread(self.finish, spec, graph, thread_id, run_id, error, cancel, before)
+        await asyncio.to_thread(self.finish, spec, graph, thread_id, run_id, error, cancel, before,
+                                lock.fence if lock is not None else None)  # moved on by a cancel
 
     def prepare(self, thread_id: str, run_id: str, recovering: bool, lock: ThreadLock | None,
                 ) -> tuple[GraphSpec, Graph, Any, RunCreate, Any, str | None] | None:
@@ -112,10 +113,12 @@ class Executor:
             payload = self.payload(spec, graph, config, body, recovering, thread_id, run_id)
         except Exception as exc:  # a decision that no longer fits, an input the graph refuses
             self.publish(thread_id, run_id, "error", error_data(exc))
-            self.finish(spec, graph, thread_id, run_id, exc, None, before)
+            self.finish(spec, graph, thread_id, run_id, exc, None, before,
+                        lock.fence if lock is not None else None)
             return None
-        self.orch._set_meta(thread_id, graph=spec.name, status="running", thread_id=thread_id)
-        self.orch.tracer.emit(thread_id, "run_start", run_id=run_id, graph=spec.name,
+        fence = lock.fence if lock is not None else None  # no write of a stale run lands
+        self.orch._set_meta(thread_id, fence, graph=spec.name, status="running", thread_id=thread_id)
+        self.orch.tracer.emit(thread_id, "run_start", fence=fence, run_id=run_id, graph=spec.name,
                               input=body.input if isinstance(body.input, dict) else None,
                               resumed=body.input is None)
         return spec, graph, config, body, payload, before
@@ -127,21 +130,24 @@ class Executor:
         if body.command is not None:
             gate = pending_gate(graph, {"configurable": {"thread_id": thread_id}})
             if gate is not None:  # remember which gate the decision answers
-                self.store.update(thread_id, run_id, gate=json.dumps(sorted(
+                self.store.update(thread_id, run_id, config["configurable"].get("gw_fence"),
+                                  gate=json.dumps(sorted(
                     {c.interrupt_id or "" for c in gate.calls})))
             return command_of(spec, graph, config, body)
         payload = graph_input(spec, body.input)
         user = (body.metadata or {}).get("user_id")
         if user is not None and spec.make_input is not None and isinstance(payload, dict):
-            self.recall(spec, thread_id, str(user), body, payload)
+            self.recall(spec, thread_id, str(user), body, payload,
+                        config["configurable"].get("gw_fence"))
         return payload
 
     def recall(self, spec: GraphSpec, thread_id: str, user: str, body: RunCreate,
-               payload: dict[str, Any]) -> None:
+               payload: dict[str, Any], fence: int | None = None) -> None:
         """Recall the user's memories into the run and note what to remember when it ends."""
         scopes = self.orch._scopes(user)
         run_input = RunInput.model_validate(goal_of(body.input if isinstance(body.input, dict) else None))
-        self.orch._set_meta(thread_id, user_id=user, remember=json.dumps(user_messages(payload, run_input)))
+        self.orch._set_meta(thread_id, fence, user_id=user,
+                            remember=json.dumps(user_messages(payload, run_input)))
         if spec.uses_memory:
             payload["memories"] = [f"{r.kind} {r.key}: {r.value}"
                                    for r in effective(self.orch.memory.recall(scopes))]
@@ -213,12 +219,16 @@ class Executor:
     async def abandon(self, pump: Pump, thread_id: str, lock: ThreadLock | None) -> None:
         """Leave the cancelled run's producer behind: moving the fence on first refuses
         every write its unfinished step still makes."""
-        if lock is not None:
-            await asyncio.to_thread(self.orch.client.incr, self.orch.keys.fence(thread_id))
+        if lock is not None:  # this executor's own writes (the run's end) carry the new token
+            lock.fence = int(await asyncio.to_thread(self.orch.client.incr,
+                                                     self.orch.keys.fence(thread_id)))
         await pump.abandon()
 
     def finish(self, spec: GraphSpec, graph: Graph, thread_id: str, run_id: str,
-               error: BaseException | None, cancel: str | None, before: str | None) -> None:
+               error: BaseException | None, cancel: str | None, before: str | None,
+               fence: int | None = None) -> None:
+        """The run's end: status, output and memories, each refused (LockLostError) once
+        another executor took the thread over, before the owner-checked FINISH."""
         state = graph.get_state({"configurable": {"thread_id": thread_id}})
         status: RunStatus
         if error is not None:
@@ -232,11 +242,12 @@ class Executor:
         else:
             stop = (state.values or {}).get("stop_reason") if isinstance(state.values, dict) else None
             status, thread_status = "success", "completed" if stop in (None, "answered") else "stopped"
-        self.orch._set_meta(thread_id, status=thread_status)
+        self.orch._set_meta(thread_id, fence, status=thread_status)
         message = json.dumps(error_data(error)) if error is not None else ""
-        self.store.update(thread_id, run_id, output=json.dumps(final_values(self.orch, thread_id)))
+        self.store.update(thread_id, run_id, fence,
+                          output=json.dumps(final_values(self.orch, thread_id)))
         if thread_status == "completed" and cancel != "rollback":
-            self.orch._remember(thread_id, run_id)  # before the run reads as ended to its waiters
+            self.orch._remember(thread_id, run_id, fence)  # before the run reads as ended to its waiters
         if not self.store.finish(thread_id, run_id, self.owner, status, message):
             raise Lost(run_id)
         if cancel == "rollback":

@@ -15,6 +15,7 @@ CLEAR_ERRORS = frozenset({b"cancelled by a newer run", b"cancelled before it sta
 # ARGV: run_id, now, strategy, mode (queue|delay|none), due, record-prefix, thread_id, fields...
 CREATE = """
 local run_id, now, strategy, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
 if strategy == 'reject' and redis.call('ZCARD', KEYS[3]) > 0 then return 'busy' end
 local cancelled = {}
 if strategy == 'interrupt' or strategy == 'rollback' then
@@ -65,10 +66,19 @@ if status == 'running' then return 'recover' end
 return 'start'
 """
 
-# KEYS: record, events   ARGV: owner, event, data
+# KEYS: record, events   ARGV: owner, event, data, event id
+# One owner publishes a run's events one at a time, each waiting for its reply, so a
+# publish replayed after a lost reply can only follow itself: the newest entry, with its id.
 PUBLISH = """
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return false end
-return redis.call('XADD', KEYS[2], '*', 'event', ARGV[2], 'data', ARGV[3])
+local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)[1]
+if last then
+  local f = last[2]
+  for i = 1, #f - 1, 2 do
+    if f[i] == 'id' and f[i + 1] == ARGV[4] then return last[1] end
+  end
+end
+return redis.call('XADD', KEYS[2], '*', 'event', ARGV[2], 'data', ARGV[3], 'id', ARGV[4])
 """
 
 # KEYS: record, inflight, events   ARGV: run_id, owner, status, error, now, ttl, end-event

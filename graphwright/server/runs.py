@@ -19,13 +19,14 @@ import redis
 from redis.cluster import RedisCluster
 
 from checkpoints.errors import RedisUnavailableError
+from checkpoints.fenced import fenced_hset
 from checkpoints.keys import Keys
 from graphwright.locking import ThreadBusyError
 from graphwright.server import run_scripts
 from graphwright.server.events import END, TTL_S, encode, stream_key
 from graphwright.server.payloads import run_kwargs
 from graphwright.server.schemas import Run, RunCreate, RunStatus, ThreadStatus
-from graphwright_errors import NotFoundError
+from graphwright_errors import ConflictError, NotFoundError
 
 GROUP = "workers"
 SEALED_RUN = frozenset({b"body", b"error", b"output"})  # fields of a run record sealed at rest
@@ -38,6 +39,10 @@ THREAD_STATUS: dict[str | None, ThreadStatus] = {
     "completed": "idle", "stopped": "idle", None: "idle",
 }
 Pickup = Literal["start", "recover", "wait", "gone"]
+
+
+class RunExistsError(ConflictError):
+    """A run id that is already taken: a create never resets or queues an existing run again."""
 
 
 def iso(ts: float) -> str:
@@ -99,6 +104,8 @@ class RunStore:
             self.keys.registry(thread_id), *queues,
         ], [run_id, now, strategy, "none" if self.cluster else mode, now + delay_s,
             self.record_prefix(thread_id), thread_id, *flat])
+        if outcome == b"exists":
+            raise RunExistsError(f"run {run_id!r} already exists on thread {thread_id!r}")
         if outcome == b"busy":
             raise ThreadBusyError(f"thread {thread_id!r} is busy with another run "
                                   f"(multitask_strategy {strategy})")
@@ -151,10 +158,12 @@ class RunStore:
 
     # --- transitions -----------------------------------------------------------
 
-    def update(self, thread_id: str, run_id: str, **fields: str) -> None:
+    def update(self, thread_id: str, run_id: str, fence: int | None = None, **fields: str) -> None:
+        """Set fields of the run's record; with the executor's ``fence``, refused
+        (LockLostError) once another executor took the thread over."""
         mapping: dict[str, str] = {**fields, "updated_at": str(time.time())}
         key = self.keys.run_record(thread_id, run_id)
-        self.redis.hset(key, mapping=self._sealed(key, mapping))  # type: ignore[arg-type]  # invariant mapping type
+        fenced_hset(self.redis, self.keys, thread_id, key, self._sealed(key, mapping), fence)
 
     def _sealed(self, key: str, record: dict[str, str]) -> dict[str, str | bytes]:
         return {k: self.keys.sealer.seal_text(v, key, k) if k.encode() in SEALED_RUN else v
@@ -170,7 +179,8 @@ class RunStore:
         """Append an event to the run's stream, unless someone else owns the run now."""
         events = stream_key(self.keys, thread_id, run_id)
         got = self.script("PUBLISH", [self.keys.run_record(thread_id, run_id), events],
-                          [owner, event, self.keys.sealer.seal_text(encode(data), events, "data")])
+                          [owner, event, self.keys.sealer.seal_text(encode(data), events, "data"),
+                           uuid.uuid4().hex])  # a replay of this call is added once
         return got is not None
 
     def finish(self, thread_id: str, run_id: str, owner: str, status: RunStatus, error: str = "") -> bool:

@@ -8,12 +8,14 @@ the Agent Server's ``ThreadState``.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, StateSnapshot, StateUpdate
 
+from graphwright.locking import thread_lock
 from graphwright.orchestrator import Orchestrator
 from graphwright.serialize import wire
 from graphwright.server.framing import checkpoint_of
@@ -98,9 +100,12 @@ def update_state(orch: Orchestrator, thread_id: str, values: Any, *, as_node: st
     ``checkpoint`` names an older one)."""
     graph = _needs_graph(orch, thread_id)
     compiled = orch.compiled(graph)
-    done = compiled.update_state(_config(thread_id, checkpoint), values, as_node=as_node)
-    _settle(orch, thread_id, graph)
-    conf = dict(done["configurable"])
+    with _holding(orch, thread_id) as fence:  # a busy thread is a 409, as in the reference
+        config = _config(thread_id, checkpoint)
+        config["configurable"]["gw_fence"] = fence
+        done = compiled.update_state(config, values, as_node=as_node)
+        _settle(orch, thread_id, graph, fence)
+    conf = {k: v for k, v in done["configurable"].items() if k != "gw_fence"}
     return {"checkpoint": conf, "configurable": conf, "checkpoint_id": conf.get("checkpoint_id")}
 
 
@@ -109,16 +114,27 @@ def bulk_update(orch: Orchestrator, thread_id: str, supersteps: Sequence[Sequenc
     graph = _needs_graph(orch, thread_id)
     steps = [[StateUpdate(Command(**u["command"]) if u.get("command") else u.get("values"),  # type: ignore[arg-type]  # LangGraph applies a Command here too
                           u.get("as_node")) for u in step] for step in supersteps]
-    orch.compiled(graph).bulk_update_state(_config(thread_id), steps)
-    _settle(orch, thread_id, graph)
+    with _holding(orch, thread_id) as fence:
+        config = _config(thread_id)
+        config["configurable"]["gw_fence"] = fence
+        orch.compiled(graph).bulk_update_state(config, steps)
+        _settle(orch, thread_id, graph, fence)
 
 
-def _settle(orch: Orchestrator, thread_id: str, graph: str) -> None:
+@contextmanager
+def _holding(orch: Orchestrator, thread_id: str) -> Iterator[int]:
+    """The thread's lock for one state update: never in the middle of a run, and its writes
+    fenced like a run's. A thread another process runs is ThreadBusyError (HTTP 409)."""
+    with thread_lock(orch.client, orch.keys, thread_id, ttl_s=orch.settings.lock_ttl_s) as lock:
+        yield lock.fence
+
+
+def _settle(orch: Orchestrator, thread_id: str, graph: str, fence: int | None = None) -> None:
     """After a state update the thread runs ``graph``; with nodes left to run it waits
     (``interrupted``, as the reference says), else it is idle."""
     waiting = bool(orch.compiled(graph).get_state(_config(thread_id)).next)
-    orch.update_meta(thread_id, graph=graph, thread_id=thread_id,
-                     status="interrupted" if waiting else "completed")
+    orch._set_meta(thread_id, fence, graph=graph, thread_id=thread_id,
+                   status="interrupted" if waiting else "completed")
 
 
 def _before(before: Mapping[str, Any] | str | None) -> RunnableConfig | None:

@@ -19,6 +19,7 @@ from typing import Any
 
 import redis
 
+from checkpoints.errors import RedisUnavailableError
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.execution import Executor
 from graphwright.server.runs import GROUP, RunStore
@@ -50,12 +51,17 @@ class Worker:
                 raise
 
     def run_forever(self) -> None:
-        self.ensure_group()
+        """Process runs until stopped; an outage of any length is waited out, never an exit."""
+        ready = False
         while not self.stop.is_set():
             try:
+                if not ready:
+                    self.ensure_group()
+                    ready = True
                 self.step()
-            except redis.ConnectionError:
-                log.warning("worker %s: Redis is not reachable; retrying", self.name)
+            except (redis.ConnectionError, redis.TimeoutError, RedisUnavailableError) as exc:
+                log.warning("worker %s: Redis is not reachable (%s); waiting for it", self.name,
+                            type(exc).__name__)
                 self.stop.wait(1.0)
 
     def step(self) -> bool:

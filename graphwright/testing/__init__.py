@@ -11,14 +11,17 @@ Without pytest::
 
 With pytest, add ``pytest_plugins = ["graphwright.testing.pytest_plugin"]`` to your root
 ``conftest.py`` for the fixtures ``graphwright_redis``, ``scripted_openai`` and
-``graphwright_orchestrator`` (opt-in rather than an entry point: importing graphwright
-takes seconds, which no other pytest session in the environment should pay).
+``graphwright_orchestrator`` (opt-in rather than an entry point: the kit imports the
+Orchestrator, and LangGraph with it, which no other pytest session in the environment
+should pay). ``until``, ``scaled`` and ``wait_exit`` wait on conditions with limits
+stretched by ``GRAPHWRIGHT_TEST_SLOWDOWN``.
 """
 
-from graphwright.testing.kit import bound_orchestrator, settings_for, until
+from graphwright.testing.kit import bound_orchestrator, settings_for
 from graphwright.testing.openai_rules import violation
 from graphwright.testing.redis_servers import Server, free_port, redis_server, start_server
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
+from graphwright.testing.until import scaled, slowdown, until, wait_exit
 
 __all__ = [
     "Reply",
@@ -28,8 +31,11 @@ __all__ = [
     "call",
     "free_port",
     "redis_server",
+    "scaled",
     "settings_for",
+    "slowdown",
     "start_server",
     "until",
     "violation",
+    "wait_exit",
 ]

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -12,6 +11,7 @@ from graphwright.offline import OfflineChatModel
 from graphwright.orchestrator import Orchestrator
 from graphwright.settings import Settings
 from graphwright.testing.scripted_openai import ScriptedOpenAI
+from graphwright.testing.until import until
 
 
 def settings_for(redis_url: str, *, prefix: str | None = None, **fields: Any) -> Settings:
@@ -37,10 +37,4 @@ def bound_orchestrator(redis_url: str, model: ScriptedOpenAI | None = None, *,
         orch.client.close()
 
 
-def until(check: Callable[[], bool], what: str, timeout_s: float = 60) -> None:
-    """Poll ``check`` until it holds; fail naming ``what`` was awaited after ``timeout_s``.
-    For background runs, workers and servers, whose progress a test can only observe."""
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
+__all__ = ["bound_orchestrator", "settings_for", "until"]  # until: kept here for older imports

@@ -21,6 +21,8 @@ from typing import Any
 
 import redis
 
+from graphwright.testing.until import scaled
+
 
 def free_port() -> int:
     """A loopback TCP port nobody listens on right now."""
@@ -70,7 +72,7 @@ class Server:
 
     def stop(self) -> None:
         self.process.terminate()
-        self.process.wait(timeout=10)
+        self.process.wait(timeout=scaled(10))
 
 
 def start_server(
@@ -98,7 +100,7 @@ def start_server(
         stderr=subprocess.DEVNULL,
     )
     client = redis.Redis(port=port)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + scaled(10)
     while True:
         try:
             client.ping()
@@ -175,7 +177,7 @@ def _wait_for(clients: list[redis.Redis], nodes: int, replicas: int = 0) -> None
         linked = sum(1 for line in lines if "slave" in line.split()[2] and "connected" in line)
         return "cluster_state:ok" in info and len(lines) >= nodes and linked >= replicas
 
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + scaled(30)
     while not all(ready(c) for c in clients):
         if time.monotonic() > deadline:
             raise RuntimeError("the test cluster did not reach cluster_state:ok")
@@ -185,7 +187,7 @@ def _wait_for(clients: list[redis.Redis], nodes: int, replicas: int = 0) -> None
 def _wait_for_sync(replicas: list[redis.Redis]) -> None:
     """Until every replica holds its master's data: a replica that never synced is not
     allowed to take over when its master dies, so a failover test would wait forever."""
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + scaled(30)
     while not all(r.info("replication").get("master_link_status") == "up" for r in replicas):
         if time.monotonic() > deadline:
             raise RuntimeError("the test cluster's replicas did not sync with their masters")
@@ -206,7 +208,7 @@ def start_sentinel(workdir: Path, master_port: int, service: str = "gwmaster") -
     proc = subprocess.Popen([redis_binary(), str(conf), "--sentinel"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     client = redis.Redis(port=port)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + scaled(10)
     while True:
         try:
             if _command(client, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", service):

@@ -28,6 +28,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from graphwright.testing.openai_rules import violation
+from graphwright.testing.until import scaled
 
 
 @dataclass
@@ -90,7 +91,7 @@ class Reply:
         for i, piece in enumerate(self.parts or pieces(self.content or "", self.chunks)):
             yield chunk({"content": piece})
             if i == 0 and self.hold is not None:
-                self.hold.wait(timeout=30)
+                self.hold.wait(timeout=scaled(30))
         for index, c in enumerate(self.tool_call_json()):
             args = c["function"]["arguments"]
             yield chunk({"tool_calls": [{"index": index, "id": c["id"], "type": "function",
@@ -178,7 +179,7 @@ class ScriptedOpenAI:
     def chat_model(self) -> ChatOpenAI:
         """A real ``ChatOpenAI`` client talking to this server, without retries."""
         return ChatOpenAI(model="scripted", base_url=self.base_url, api_key=SecretStr("test-key"),
-                          max_retries=0, timeout=10, stream_usage=True)
+                          max_retries=0, timeout=scaled(10), stream_usage=True)
 
     def __enter__(self) -> ScriptedOpenAI:
         return self

@@ -17,6 +17,7 @@ from graphwright.server.app import create_app
 from graphwright.server.worker import Worker
 from graphwright.settings import Settings
 from graphwright.testing.redis_servers import free_port
+from graphwright.testing.until import scaled
 
 
 @dataclass
@@ -37,7 +38,7 @@ def running(orch: Orchestrator, *, api_key: str | None = None, worker: bool = Tr
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     serving = threading.Thread(target=server.run, daemon=True)
     serving.start()
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + scaled(30)
     while not server.started:
         assert time.monotonic() < deadline and serving.is_alive(), "the server did not start"
         time.sleep(0.01)
@@ -50,9 +51,9 @@ def running(orch: Orchestrator, *, api_key: str | None = None, worker: bool = Tr
     finally:
         if consumer and working:
             consumer.stop.set()
-            working.join(timeout=10)
+            working.join(timeout=scaled(10))
         server.should_exit = True
-        serving.join(timeout=10)
+        serving.join(timeout=scaled(10))
 
 
 LOOPBACK = "127.0.0.0/8,::1/128"  # GRAPHWRIGHT_WEBHOOK_ALLOW for a test's local receivers

@@ -1,0 +1,69 @@
+"""May this call run now? ``act`` asks here just before each call runs.
+
+The answer comes from the policy, the run's taint and the gate's decision recorded in
+Redis (``tools.approvals``), never from the action the graph state claims: the state can
+be rewritten by any API caller, so it can only make a call stricter (``refuse``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from nodes.deps import AgentDeps
+from nodes.gate_models import digest
+from nodes.state import ProposedCall
+from tools.approvals import GateDecision
+from tools.executor import Observation, ToolError
+
+
+def authorize(call: ProposedCall, *, tainted: bool, deps: AgentDeps,
+              thread_id: str) -> ProposedCall | Observation:
+    """The call as it may run (a retry or settlement only as a reviewer recorded it), or
+    the observation the model gets instead of running it."""
+    recorded = deps.approvals.get(thread_id, call["id"])
+    if recorded is not None and recorded.digest != digest(call["name"], call["args"]):
+        recorded = None  # decided for other arguments
+    runnable = as_recorded(call, recorded)
+    spec = deps.registry.get(call["name"])
+    args = parsed(call["args"])
+    if spec is None or args is None:
+        return runnable  # the executor refuses it at validation: nothing runs
+    verdict = deps.policy.decide(deps.registry, spec.name, args, tainted=tainted)
+    if call["action"] == "refuse":
+        return not_allowed(call, f"refused by policy: {call['reason']}")
+    if verdict.action == "refuse":
+        return not_allowed(call, f"refused by policy: {verdict.reason}")
+    if verdict.action == "needs_approval" and recorded is None:
+        return not_allowed(call, f"not run: {verdict.reason}, and no reviewer approved this call "
+                                 "with these arguments")
+    return runnable
+
+
+def as_recorded(call: ProposedCall, recorded: GateDecision | None) -> ProposedCall:
+    """Drop a ``retry``/``settled`` the reviewer did not record; the record's result wins."""
+    out: ProposedCall = {"id": call["id"], "name": call["name"], "args": call["args"],
+                         "action": call["action"], "reason": call["reason"]}
+    if recorded is not None and recorded.action == "retry":
+        out["retry"] = True
+    if recorded is not None and recorded.action == "mark_done" and recorded.result:
+        out["settled"] = recorded.result
+    return out
+
+
+def parsed(args: dict[str, Any] | str) -> dict[str, Any] | None:
+    """The arguments as the executor will read them; None when it will refuse them."""
+    if isinstance(args, dict):
+        return args
+    try:
+        value = json.loads(args) if args.strip() else {}
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def not_allowed(call: ProposedCall, message: str) -> Observation:
+    return Observation(
+        ok=False, tool=call["name"], call_id=call["id"],
+        error=ToolError(type="tool_error", message=message, retryable=False),
+    )
