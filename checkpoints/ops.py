@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -116,7 +116,10 @@ def put(
     thread_id, ns, parent_id = cfg(config)
     k = ctx.keys
     values = checkpoint["channel_values"]
-    meta = get_serializable_checkpoint_metadata(config, metadata)
+    # The thread's id too, as the Agent Server's checkpoints carry it (LangGraph's helper
+    # leaves it out of the keys it copies from the config).
+    meta = cast(CheckpointMetadata, {"thread_id": thread_id,
+                                     **get_serializable_checkpoint_metadata(config, metadata)})
     doc = codec.make_doc(ctx.serde, ns, checkpoint, meta, parent_id)
     fields: list[Any] = []
     for channel, version in new_versions.items():

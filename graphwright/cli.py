@@ -142,6 +142,10 @@ def serve(
     from graphwright.server.app import create_app
     from graphwright.startup import when_reachable
 
+    # Runs' metadata and checkpoints name the API's address, as under `langgraph dev`
+    # (a deployment behind a proxy sets LANGGRAPH_API_URL, and so do its workers).
+    os.environ.setdefault("LANGGRAPH_API_URL", f"http://{host}:{port}")
+
     def opened() -> Any:
         orch = orchestrator()
         key = orch.settings.api_key.get_secret_value() if orch.settings.api_key else None

@@ -32,6 +32,8 @@ HEX_ID = re.compile(r"\b[0-9a-f]{32}\b")  # interrupt ids: a hash of the task's 
 # Values that tell the server's build and address, not the protocol: the keys stay compared.
 ENVIRONMENT = frozenset({"langgraph_api_version", "langgraph_plan", "langgraph_api_url",
                          "lc_versions"})
+# Values that are a moment (epoch milliseconds): the keys stay compared.
+MOMENTS = frozenset({"__request_start_time_ms__"})
 TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?([+-]\d\d:\d\d|Z)?$")
 
 
@@ -101,10 +103,12 @@ class Normalizer:
 
 
 def mask(value: Any) -> Any:
-    """Ids to ``<id>`` and times to ``<time>``, everywhere (keys too), and the values of the
-    ENVIRONMENT keys to ``<env>``: what a comparison of two servers' answers must not see."""
+    """Ids to ``<id>`` and times to ``<time>``, everywhere (keys too), the values of the
+    MOMENTS keys to ``<time>`` and of the ENVIRONMENT keys to ``<env>``: what a comparison
+    of two servers' answers must not see."""
     if isinstance(value, dict):
-        return {mask(k) if isinstance(k, str) else k: "<env>" if k in ENVIRONMENT else mask(v)
+        return {mask(k) if isinstance(k, str) else k:
+                "<env>" if k in ENVIRONMENT else "<time>" if k in MOMENTS else mask(v)
                 for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [mask(v) for v in value]

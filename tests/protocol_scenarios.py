@@ -192,6 +192,20 @@ def inputs(r: Recorder) -> None:
     r.call("content-block messages", lambda: r.c.runs.wait(tid, "chat", input=BLOCKS))
 
 
+def request_keys(r: Recorder) -> None:
+    """What a run's record says of its request: its id from ``x-request-id``, and the keys
+    only the server sets dropped from the body's config."""
+    tid = r.c.threads.create()["thread_id"]
+    claimed = {"langgraph_auth_user_id": "bob", "langgraph_request_id": "mine", "x": 1,
+               "__after_seconds__": 5}
+    run = r.call("create with a request id and claimed keys", lambda: r.c.runs.create(
+        tid, "subgraph", input=STEPS, config={"configurable": claimed},
+        headers={"x-request-id": "req-42"}))
+    r.note("its request id", run and run["kwargs"]["config"]["configurable"]["langgraph_request_id"])
+    r.call("join it", lambda: r.c.runs.join(tid, run["run_id"]))
+    r.call("its checkpoint's metadata", lambda: r.c.threads.get_state(tid)["metadata"])
+
+
 def joins(r: Recorder) -> None:
     tid = r.c.threads.create()["thread_id"]
     run = r.c.runs.create(tid, "subgraph", input=STEPS, stream_mode=["updates"], stream_resumable=True)
@@ -277,6 +291,7 @@ SCENARIOS: dict[str, Callable[[Recorder], None]] = {
     "run options": run_options,
     "inputs": inputs,
     "joins": joins,
+    "request keys": request_keys,
     "state reads": state_reads,
     "interrupt reads": interrupt_reads,
     "cancel": cancel,

@@ -67,9 +67,19 @@ def reference_server(chat_url: str) -> Iterator[str | None]:
 
 @contextmanager
 def graphwright_server(redis_url: str, *, worker: bool = True) -> Iterator[Service]:
+    """graphwright's service with ``LANGGRAPH_API_URL`` set, as ``langgraph dev`` and
+    ``graphwright serve`` set it (runs' metadata and checkpoints name it)."""
     prefix = f"proto{uuid.uuid4().hex[:8]}"
-    with service_for(redis_url, prefix, PLUGIN, model=OfflineChatModel(), worker=worker) as svc:
-        yield svc
+    before = os.environ.get("LANGGRAPH_API_URL")
+    os.environ["LANGGRAPH_API_URL"] = "http://127.0.0.1"  # a value to name; masked in the diff
+    try:
+        with service_for(redis_url, prefix, PLUGIN, model=OfflineChatModel(), worker=worker) as svc:
+            yield svc
+    finally:
+        if before is None:
+            os.environ.pop("LANGGRAPH_API_URL", None)
+        else:
+            os.environ["LANGGRAPH_API_URL"] = before
 
 
 class Blocking:

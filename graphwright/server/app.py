@@ -91,8 +91,7 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
     app.add_exception_handler(InvalidNamespaceError, invalid_namespace)
     app.add_middleware(BodyLimit, max_bytes=orch.settings.max_body_bytes)
     http = orch.project.config.http if orch.project is not None else HttpConfig()
-    if http.configurable_headers:
-        app.add_middleware(RememberHeaders)
+    app.add_middleware(RememberHeaders)  # runs get the request's id, start and caller
     allow_origins(app, orch.settings.cors_origins, http.cors)  # outermost: a preflight needs no key
     AssistantStore.of(orch).ensure_graphs(orch)
     # a resource route that names no action would be open to every user: refuse to start

@@ -28,7 +28,7 @@ from graphwright.locking import ThreadBusyError, ThreadLock, athread_lock
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.completion import after_run
 from graphwright.server.framing import Framer, error_data
-from graphwright.server.payloads import command_of, goal_of, graph_input, run_config
+from graphwright.server.payloads import command_of, goal_of, graph_input, run_config, run_context
 from graphwright.server.producing import produce
 from graphwright.server.pump import Pump
 from graphwright.server.runs import RunStore
@@ -176,7 +176,7 @@ class Executor:
             if getattr(body, name) is not None:
                 options[name] = getattr(body, name)
         if body.context is not None:
-            options["context"] = body.context
+            options["context"] = run_context(graph, body.context)
         try:
             state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
             # aget_state shows pending writes as applied (a step killed before its checkpoint

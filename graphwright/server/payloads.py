@@ -3,6 +3,7 @@ input schema), or a ``Command`` built from the request's ``command``; and its co
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from collections.abc import Callable
@@ -99,6 +100,17 @@ def command_of(spec: GraphSpec, graph: Graph, config: RunnableConfig, body: RunC
     return Command(**fields)
 
 
+def run_context(graph: Graph, context: dict[str, Any]) -> dict[str, Any]:
+    """The context a graph is handed: only the keys its context schema names, as the
+    reference filters (a context mirrored from ``configurable`` holds others)."""
+    try:
+        schema = graph.get_context_jsonschema()
+    except SchemaError:  # a schema pydantic cannot draw: the context goes as it is
+        return context
+    names = (schema or {}).get("properties")
+    return context if not names else {k: v for k, v in context.items() if k in names}
+
+
 def server_metadata(run_id: str, attempt: int = 1) -> dict[str, Any]:
     """What the Agent Server adds to every run's metadata (so to its checkpoints, tasks and
     message events): the attempt, the versions, the plan, the host and the run id."""
@@ -125,3 +137,33 @@ def run_config(thread_id: str, run_id: str, body: RunCreate, *, stateless: bool 
                               "metadata": metadata, "run_id": uuid.UUID(run_id)}
     config.setdefault("recursion_limit", 10_000)  # budgets in Limits end runs, not this counter
     return config
+
+
+def run_kwargs(record: dict[str, str]) -> dict[str, Any]:
+    """A run record's ``kwargs`` as the reference lists them: what the run was created with,
+    its defaults filled in, the thread and run in ``configurable``, and the run's metadata
+    in ``config`` (with what the server adds, once the run has started)."""
+    body: dict[str, Any] = json.loads(record["body"])
+    config = dict(body.get("config") or {})
+    configurable = {**(config.pop("configurable", None) or {}),
+                    "__after_seconds__": body.get("after_seconds") or 0,
+                    "run_id": record["run_id"], "thread_id": record["thread_id"]}
+    metadata = dict(body.get("metadata") or {})
+    if record.get("started") == "1":
+        metadata.update({k: v for k, v in server_metadata(record["run_id"]).items() if k != "run_id"})
+    during = body.get("checkpoint_during")
+    modes = body.get("stream_mode") or "values"
+    command = body.get("command")  # as it was sent: the fields given
+    return {"input": body.get("input"),
+            "command": {k: v for k, v in command.items() if v is not None} if command else None,
+            "config": {**config, "configurable": configurable, "metadata": metadata},
+            "context": body.get("context") or {},
+            "stream_mode": [modes] if isinstance(modes, str) else modes,
+            "interrupt_before": body.get("interrupt_before"),
+            "interrupt_after": body.get("interrupt_after"), "webhook": body.get("webhook"),
+            "feedback_keys": body.get("feedback_keys"),
+            "temporary": record.get("stateless") == "delete",
+            "subgraphs": bool(body.get("stream_subgraphs")),
+            "resumable": bool(body.get("stream_resumable")),
+            "checkpoint_during": during is not False,
+            "durability": body.get("durability") or ("async" if during is not False else "exit")}

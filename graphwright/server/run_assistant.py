@@ -8,25 +8,39 @@ from typing import Any
 
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.assistants_store import AssistantStore
-from graphwright.server.run_headers import configurable_headers, request_headers
+from graphwright.server.run_headers import (
+    RESERVED,
+    configurable_headers,
+    request_configurable,
+    request_headers,
+)
 from graphwright.server.schemas import RunCreate
 from graphwright.server.threads_api import Threads
 
 
 def resolve(orch: Orchestrator, body: RunCreate) -> dict[str, Any]:
     """The run's assistant; ``body`` then names its graph and carries its config and context
-    (the run's own values win), with ``graph_id`` and ``assistant_id`` in ``configurable``
-    as the reference puts them."""
+    (the run's own values win), with ``graph_id``, ``assistant_id`` and the request's keys
+    (caller, request id, start) in ``configurable`` as the reference puts them, the run's
+    own configurable mirrored into a context it lacks, and the reference's default
+    ``multitask_strategy``, ``enqueue``."""
     assistant = AssistantStore.of(orch).get(body.assistant_id)
     orch.graphs.get(assistant["graph_id"])
     body.assistant_id = assistant["graph_id"]
     mine = dict(body.config or {})
     base = dict(assistant.get("config") or {})
     wanted = orch.project.config.http.configurable_headers if orch.project is not None else None
-    configurable = {**(base.pop("configurable", None) or {}), **(mine.pop("configurable", None) or {}),
+    given = {k: v for k, v in (mine.pop("configurable", None) or {}).items() if k not in RESERVED}
+    configurable = {**(base.pop("configurable", None) or {}), **given,
                     **configurable_headers(request_headers.get(), wanted),
                     "graph_id": assistant["graph_id"], "assistant_id": assistant["assistant_id"]}
+    for key in RESERVED & configurable.keys():  # the server's to set, dropped as the reference does
+        del configurable[key]
+    configurable.update(request_configurable())
+    body.multitask_strategy = body.multitask_strategy or "enqueue"
     body.config = {**base, **mine, "configurable": configurable}
+    if body.context is None and given:  # mirrored into the context, as the reference does
+        body.context = dict(given)
     if assistant.get("context") or body.context:
         body.context = {**(assistant.get("context") or {}), **(body.context or {})}
     return assistant

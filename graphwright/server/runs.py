@@ -24,6 +24,7 @@ from checkpoints.keys import Keys
 from graphwright.locking import ThreadBusyError
 from graphwright.server import run_scripts
 from graphwright.server.events import END, TTL_S, encode, stream_key
+from graphwright.server.payloads import run_kwargs
 from graphwright.server.schemas import Run, RunCreate, RunStatus, ThreadStatus
 from graphwright_errors import ConflictError, NotFoundError
 
@@ -284,7 +285,5 @@ class RunStore:
                    assistant_id=record["assistant_id"], created_at=iso(float(record["created_at"])),
                    updated_at=iso(float(record["updated_at"])), status=record["status"],  # type: ignore[arg-type]
                    metadata=body.get("metadata") or {},
-                   multitask_strategy=body.get("multitask_strategy") or "reject",
-                   kwargs={k: body.get(k) for k in ("input", "command", "config", "context",
-                                                    "stream_mode", "interrupt_before",
-                                                    "interrupt_after", "webhook")})
+                   multitask_strategy=body.get("multitask_strategy") or "enqueue",
+                   kwargs=run_kwargs(record))
