@@ -102,6 +102,7 @@ class Keys:
             self.registry(thread_id),
             self.meta(thread_id),
             self.events(thread_id),
+            *self.event_ids(thread_id),  # the trace's replay ids go with its events
             self.thread_runs(thread_id),
             self.fence(thread_id),  # tokens restart only when the whole thread has expired
         )

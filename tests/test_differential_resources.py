@@ -42,8 +42,10 @@ def cron_id(ctx: C) -> str:
 
 
 CHECKPOINT_META = ("metadata.graph_id", "metadata.assistant_id", "metadata.run_id",
-                   "metadata.thread_id", "metadata.user_id", "metadata.checkpoint_id")
-META_NOTE = "the reference copies its configurable (graph_id, thread_id, ...) into checkpoint metadata"
+                   "metadata.thread_id", "metadata.user_id", "metadata.checkpoint_id",
+                   "metadata.gw_fence")
+META_NOTE = ("the reference copies its configurable (graph_id, thread_id, ...) into checkpoint metadata;"
+             " graphwright's fencing token rides there too (deliberate, tests/reference/PROTOCOL.md)")
 SYSTEM = str(uuid.uuid5(uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8"), "counter"))
 
 STEPS: list[Step] = [
