@@ -57,6 +57,7 @@ class Ctx:
     serde: SerializerProtocol
     ttl_s: int | None = None
     cluster: bool = False  # global indexes live on other slots: separate batches
+    stamp_thread: bool = False  # name the thread in each checkpoint's metadata (see SaverBase)
 
 
 class LegacyThread(Exception):
@@ -116,10 +117,9 @@ def put(
     thread_id, ns, parent_id = cfg(config)
     k = ctx.keys
     values = checkpoint["channel_values"]
-    # The thread's id too, as the Agent Server's checkpoints carry it (LangGraph's helper
-    # leaves it out of the keys it copies from the config).
-    meta = cast(CheckpointMetadata, {"thread_id": thread_id,
-                                     **get_serializable_checkpoint_metadata(config, metadata)})
+    meta = get_serializable_checkpoint_metadata(config, metadata)
+    if ctx.stamp_thread:  # the thread's id too, as the Agent Server's checkpoints carry it
+        meta = cast(CheckpointMetadata, {"thread_id": thread_id, **meta})
     doc = codec.make_doc(ctx.serde, ns, checkpoint, meta, parent_id)
     fields: list[Any] = []
     for channel, version in new_versions.items():

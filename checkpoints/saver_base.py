@@ -120,15 +120,20 @@ class SaverBase(BaseCheckpointSaver[str]):
         self.keys = Keys(prefix=prefix)
         self.ttl_s = ttl_s
         self.cluster = cluster
+        # The Agent Server's savers name the thread in every checkpoint's metadata; LangGraph's
+        # saver contract (its own test suite) does not. graphwright's service turns it on.
+        self.stamp_thread = False
         self._ctx: ops.Ctx | None = None
 
     @property
     def ctx(self) -> ops.Ctx:
         # Cached: a put builds no context; rebuilt if a caller swaps serde or TTL.
         ctx = self._ctx
-        if ctx is None or ctx.serde is not self.serde or ctx.ttl_s != self.ttl_s:
+        if ctx is None or ctx.serde is not self.serde or ctx.ttl_s != self.ttl_s \
+                or ctx.stamp_thread != self.stamp_thread:
             ctx = self._ctx = ops.Ctx(
-                keys=self.keys, serde=self.serde, ttl_s=self.ttl_s, cluster=self.cluster
+                keys=self.keys, serde=self.serde, ttl_s=self.ttl_s, cluster=self.cluster,
+                stamp_thread=self.stamp_thread,
             )
         return ctx
 

@@ -102,6 +102,7 @@ class Orchestrator(Inspection, AsyncTwins):
             encrypt=self.settings.encrypt,
         )
         self.asaver.loop = run_loop()  # so sync reads from other threads bridge onto it
+        self.saver.stamp_thread = self.asaver.stamp_thread = True  # as the Agent Server's do
         self.model = model or make_model(self.settings)
         self.graphs = graphs or default_registry()
         self.limits = limits or self.settings.limits()
