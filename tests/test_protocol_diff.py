@@ -135,5 +135,14 @@ def table(results: dict[tuple[str, str, str], list[str]]) -> str:
         "`configurable.__pregel_node_finished` (null), a LangGraph-internal callback its worker",
         "puts into the stored run's config while it executes: graphwright's run record keeps",
         "what the run was created with. `__request_start_time_ms__` is compared as a time.", "",
+        "Threads, assistants, store and crons are compared the same way (whole answers, ids and",
+        "times masked) by `tests/test_differential_resources.py`, its table in",
+        "`tests/differential_resources.md`: 67 calls, each the same but for the answer paths it",
+        "names (the fencing token; the configurable keys the reference copies into checkpoint",
+        "metadata) and two deliberate differences: `threads.search(values)` (the reference answers",
+        "500; graphwright filters) and `assistants.set_latest` (the reference restores the config",
+        "but keeps the newer context; graphwright restores both). Three users under a custom `Auth`:",
+        "`tests/test_differential_auth.py`, its table and deliberate differences in",
+        "`tests/differential_auth.md`.", "",
         "| scenario | call | reference answer (start) | verdict |", "|---|---|---|---|"]
     return "\n".join(head + rows) + "\n"
