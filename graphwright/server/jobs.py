@@ -8,7 +8,6 @@ import asyncio
 import logging
 import random
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.execution import Executor, Outcome
@@ -23,15 +22,6 @@ def backoff(tries: int) -> float:
     """The wait before retry ``tries`` (1, 2, ...): exponential, capped, with jitter."""
     wait: float = min(RETRY_S * 2 ** max(tries - 1, 0), RETRY_CAP_S)
     return wait * random.uniform(0.8, 1.2)  # jitter, not a secret
-
-
-async def execute(executor: Executor, pool: ThreadPoolExecutor, thread_id: str, run_id: str) -> Outcome:
-    """One attempt at the run: the executor's async face when it has one, else its sync one
-    in ``pool`` (the one place that changes when the async run core lands)."""
-    if hasattr(executor, "arun"):
-        outcome: Outcome = await executor.arun(thread_id, run_id)
-        return outcome
-    return await asyncio.get_running_loop().run_in_executor(pool, executor.run, thread_id, run_id)
 
 
 async def kept(renew: Callable[[], Awaitable[bool]], every_s: float, what: str) -> None:
@@ -54,8 +44,6 @@ class Jobs:
         self.orch = orch
         self.store = store
         self.limit = limit
-        # Each sync run holds a pool thread for its whole life: one per job, none shared.
-        self.pool = ThreadPoolExecutor(max_workers=limit, thread_name_prefix="gw-run")
         self.tasks: dict[str, asyncio.Task[None]] = {}
 
     def free(self) -> int:
@@ -71,13 +59,10 @@ class Jobs:
         task.add_done_callback(lambda _: self.tasks.pop(key, None))
 
     async def attempt(self, executor: Executor, thread_id: str, run_id: str) -> Outcome:
-        return await execute(executor, self.pool, thread_id, run_id)
+        return await executor.arun(thread_id, run_id)
 
     async def settled(self, timeout_s: float) -> set[str]:
         """Wait up to ``timeout_s`` for every run to end; the keys of those still going."""
         if self.tasks:
             await asyncio.wait(list(self.tasks.values()), timeout=timeout_s)
         return set(self.tasks)
-
-    def close(self) -> None:
-        self.pool.shutdown(wait=False, cancel_futures=True)

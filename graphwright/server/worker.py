@@ -83,7 +83,6 @@ class Worker:
                     await asyncio.to_thread(self.stop.wait, 1.0)
             await self.drain()
         finally:
-            self.jobs.close()
             await client.aclose()
 
     async def step(self, client: AsyncClient, heartbeat: Any) -> int:
