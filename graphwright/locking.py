@@ -42,8 +42,10 @@ LOCK_TTL_S = 30.0
 # How long a deleted thread's fence counter stays, so a reused id does not restart at 1:
 # as long as an idempotency record, longer than any process stays frozen in practice.
 FENCE_RETENTION_S = 30 * 24 * 3600
-# The values of the locks this process holds now. A lock of this process's that is not
-# here was left behind (its release failed while Redis was away): it is stale at once.
+# The owner ids of the locks this process holds or is taking now. A lock of this process's
+# whose id is not here was left behind (its release failed while Redis was away): it is
+# stale at once. An id is added before its lock is taken and dropped after it is given
+# back, so a run of this process never reads another's live lock as left behind.
 _LIVE: set[str] = set()
 
 # KEYS: lock, fence. ARGV: owner JSON, ttl ms, the stale value to replace ('' = must be free).
@@ -126,9 +128,17 @@ def _stale(raw: bytes | str | None) -> bool:
     if not same_machine or owner.get("start") is None:
         return False  # cannot tell: wait for the expiry
     if owner.get("pid") == me["pid"] and owner["start"] == me["start"]:
-        text = raw.decode() if isinstance(raw, bytes) else raw
-        return text not in _LIVE  # ours, and no run of ours holds it any more
+        return owner.get("id") not in _LIVE  # ours, and no run of ours holds it any more
     return bool(_start_time(int(owner.get("pid", 0))) != owner["start"])
+
+
+def lock_id(value: str) -> str | None:
+    """The owner id a lock value carries."""
+    try:
+        got = json.loads(value).get("id")
+    except (ValueError, AttributeError):
+        return None
+    return str(got) if got is not None else None
 
 
 def retire_fence(client: redis.Redis, keys: Keys, thread_id: str) -> None:
@@ -165,20 +175,27 @@ class ThreadLock:
 
 def _acquire(client: redis.Redis, keys: Keys, thread_id: str, ttl_s: float) -> ThreadLock | None:
     name, fence = keys.lock(thread_id), keys.fence(thread_id)
-    owner = json.dumps({**identity(), "id": uuid.uuid4().hex})
+    owner_id = uuid.uuid4().hex
+    owner = json.dumps({**identity(), "id": owner_id})
     ttl_ms = int(ttl_s * 1000)
-    value = client.eval(_ACQUIRE, 2, name, fence, owner, ttl_ms, "")
-    if value is None:
-        current = client.get(name)
-        if current is not None and _stale(current):  # a dead holder: replace exactly that value
-            value = client.eval(_ACQUIRE, 2, name, fence, owner, ttl_ms, current)
-    if value is None:
-        return None
-    text = value.decode() if isinstance(value, bytes) else str(value)
-    wait = ReplicaWait.from_env()
-    if wait is not None:
-        # A promoted replica that never saw this INCR would hand the same token out again.
-        wait.acknowledge(client, keys.replica_ack(thread_id), f"run lock of thread {thread_id!r}")
+    _LIVE.add(owner_id)  # live from before the lock exists in Redis until after it is gone
+    try:
+        value = client.eval(_ACQUIRE, 2, name, fence, owner, ttl_ms, "")
+        if value is None:
+            current = client.get(name)
+            if current is not None and _stale(current):  # a dead holder: replace exactly that value
+                value = client.eval(_ACQUIRE, 2, name, fence, owner, ttl_ms, current)
+        if value is None:
+            _LIVE.discard(owner_id)
+            return None
+        text = value.decode() if isinstance(value, bytes) else str(value)
+        wait = ReplicaWait.from_env()
+        if wait is not None:
+            # A promoted replica that never saw this INCR would hand the same token out again.
+            wait.acknowledge(client, keys.replica_ack(thread_id), f"run lock of thread {thread_id!r}")
+    except BaseException:
+        _LIVE.discard(owner_id)  # taken with its reply lost, or not safe: stale for us at once
+        raise
     return ThreadLock(thread_id=thread_id, fence=int(json.loads(text)["fence"]), value=text)
 
 
@@ -222,15 +239,16 @@ def _take(client: redis.Redis, keys: Keys, thread_id: str,
     renewer = threading.Thread(target=_renew, args=(client, keys, lock, ttl_s, stop), daemon=True,
                                name=f"gw-lock-{thread_id}")
     renewer.start()
-    _LIVE.add(lock.value)
     return lock, stop
 
 
 def _give_back(client: redis.Redis, keys: Keys, lock: ThreadLock, stop: threading.Event) -> None:
-    _LIVE.discard(lock.value)
     stop.set()
-    with suppress(redis.RedisError):  # expired or taken over: nothing to release
-        client.eval(_RELEASE, 1, keys.lock(lock.thread_id), lock.value)
+    try:
+        with suppress(redis.RedisError):  # expired or taken over: nothing to release
+            client.eval(_RELEASE, 1, keys.lock(lock.thread_id), lock.value)
+    finally:
+        _LIVE.discard(lock_id(lock.value) or "")  # a lock whose release failed is stale for us now
 
 
 def _fence_out(client: redis.Redis, keys: Keys, lock: ThreadLock) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
+from typing import Any
 
 import pytest
 import redis
@@ -82,3 +84,48 @@ def test_a_lock_taken_from_under_a_run_is_noticed(client: redis.Redis, keys: Key
         with pytest.raises(LockLostError, match="lost"):
             lock.check()
     assert client.get(keys.lock("t")) == b"someone else"  # not released: it was not ours
+
+
+class PausingAfterAcquire:
+    """A client that stops right after the lock is taken in Redis, before the taker has
+    returned: the window in which another run of this process may try the same thread."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.client = client
+        self.acquired = threading.Event()
+        self.go = threading.Event()
+
+    def eval(self, script: str, *args: Any) -> Any:
+        got = self.client.eval(script, *args)
+        if "INCR" in script and got is not None and not self.acquired.is_set():
+            self.acquired.set()
+            assert self.go.wait(scaled(10))
+        return got
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+
+def test_a_lock_another_run_of_this_process_is_taking_is_not_taken_over(
+        client: redis.Redis, keys: Keys) -> None:
+    """Two runs of one process race for a thread (a worker's jobs): the one that took the
+    lock in Redis and has not yet returned holds it; the other is busy, never its taker."""
+    pausing = PausingAfterAcquire(client)
+    taken: list[int] = []
+
+    def first() -> None:
+        with thread_lock(pausing, keys, "t") as lock:  # type: ignore[arg-type]  # a proxy
+            taken.append(lock.fence)
+
+    taker = threading.Thread(target=first)
+    taker.start()
+    try:
+        assert pausing.acquired.wait(scaled(10)), "the first run never took the lock"
+        with pytest.raises(ThreadBusyError), thread_lock(client, keys, "t"):
+            pass
+    finally:
+        pausing.go.set()
+        taker.join(scaled(10))
+    assert taken == [1]
+    with thread_lock(client, keys, "t") as lock:  # given back: the next run takes it
+        assert lock.fence == 2
