@@ -163,6 +163,8 @@ class ThreadLock:
     fence: int
     value: str
     lost: threading.Event = field(default_factory=threading.Event)
+    # Set to stop renewing: on release, or just before a script that deletes the lock itself.
+    renewal_stop: threading.Event = field(default_factory=threading.Event)
 
     def check(self) -> None:
         """Raise LockLostError when the lock could not be kept."""
@@ -216,6 +218,8 @@ def _renew(client: redis.Redis, keys: Keys, lock: ThreadLock, ttl_s: float,
             wait = min(ttl_s / 10, 0.05 * 2 ** random.uniform(0, 4))
             continue
         if not renewed:
+            if stop.is_set():  # released under it (the run's end deletes the lock itself)
+                return
             log.error("thread %s: the run lock was taken over; this run stops", lock.thread_id)
             lock.lost.set()
             return
@@ -235,7 +239,7 @@ def _take(client: redis.Redis, keys: Keys, thread_id: str,
         )
     # Renewal stays a thread on the blocking client: it keeps the lock while a sync node, a
     # tool or a busy event loop holds the run up, and the fence stops a frozen holder anyway.
-    stop = threading.Event()
+    stop = lock.renewal_stop
     renewer = threading.Thread(target=_renew, args=(client, keys, lock, ttl_s, stop), daemon=True,
                                name=f"gw-lock-{thread_id}")
     renewer.start()

@@ -14,7 +14,7 @@ from langgraph_sdk import get_sync_client
 
 from checkpoints.errors import LockLostError
 from graphwright import Orchestrator
-from graphwright.locking import thread_lock
+from graphwright.locking import ThreadLock, thread_lock
 from graphwright.offline import OfflineChatModel
 from graphwright.server.execution import Executor
 from graphwright.server.runs import RunStore
@@ -63,7 +63,8 @@ def test_a_frozen_executor_woken_after_a_takeover_changes_nothing(service: Servi
     spec = orch.graphs.get("agent")
     graph = orch.compiled(spec.name)
     with pytest.raises(LockLostError):
-        frozen.finish(spec, graph, tid, run["run_id"], RuntimeError("woke up"), None, None, stale)
+        frozen.finish(spec, graph, tid, run["run_id"], RuntimeError("woke up"), None, None,
+                          ThreadLock(tid, stale, "frozen-lock"))
     with pytest.raises(LockLostError):
         orch._remember(tid, run["run_id"], stale)
     with pytest.raises(LockLostError):

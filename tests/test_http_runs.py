@@ -131,3 +131,21 @@ def test_a_failing_run_sends_an_error_event_and_wait_returns_error(svc: Service)
     assert parts[-1].event == "error" and parts[-1].data == {"error": "ValueError", "message": "boom happened"}
     body = httpx.post(f"{svc.url}/threads/{tid}/runs/wait", json={"assistant_id": "raising", "input": STEPS}).json()
     assert body == {"__error__": {"error": "ValueError", "message": "boom happened"}}
+
+
+@pytest.mark.parametrize("background", [True, False], ids=["worker", "api-process"])
+def test_a_run_that_answers_has_given_its_thread_back(svc: Service, background: bool) -> None:
+    """``runs.wait`` and ``join`` answer once the run's lock is gone (the end and the release
+    are one step): a next run, or the Python API, never meets the finished run's lock."""
+    sdk = get_sync_client(url=svc.url, api_key=None)
+    keys = svc.orch.keys
+    held = []
+    for _ in range(10):
+        tid = sdk.threads.create()["thread_id"]
+        if background:
+            run = sdk.runs.create(tid, "subgraph", input=STEPS)
+            sdk.runs.join(tid, run["run_id"])
+        else:
+            sdk.runs.wait(tid, "subgraph", input=STEPS)
+        held.append(svc.orch.client.exists(keys.lock(tid)))
+    assert not any(held), f"{sum(held)} of 10 threads still locked when their run answered"

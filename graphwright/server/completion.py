@@ -39,15 +39,25 @@ def call_webhook(url: str, payload: dict[str, Any], allow: str = "") -> bool:
     return False
 
 
+def kept_keys(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> tuple[str, ...]:
+    """The keys of a stateless run that outlive its thread: for ``wait`` and ``join``."""
+    return (orch.keys.run_record(thread_id, run_id), orch.keys.thread_runs(thread_id),
+            store.inflight(thread_id))
+
+
 def drop_temporary_thread(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:
-    """Delete a stateless run's thread; its run record stays a while for ``wait`` and ``join``."""
-    record = orch.keys.run_record(thread_id, run_id)
-    kept = (record, orch.keys.thread_runs(thread_id), store.inflight(thread_id))
-    orch.client.srem(orch.keys.registry(thread_id), *kept)
+    """Delete a stateless run's thread, before its end is recorded (a waiter finds it gone);
+    its run record stays (see ``expire_kept``)."""
+    orch.client.srem(orch.keys.registry(thread_id), *kept_keys(orch, store, thread_id, run_id))
     orch.saver.delete_thread(thread_id)
     orch.client.delete(orch.keys.meta(thread_id))
     orch.index.forget([thread_id])  # as Orchestrator.delete: the search index forgets it too
-    for key in kept:  # within the run retention, when that is shorter
+
+
+def expire_kept(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:
+    """A dropped thread's run record and lists expire within the run retention, when that
+    is shorter (after the end: the end sets the record's own expiry)."""
+    for key in kept_keys(orch, store, thread_id, run_id):
         orch.client.expire(key, min(RECORD_TTL_S, store.retention_s))
 
 
@@ -60,4 +70,4 @@ def after_run(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) 
         call_webhook(body.webhook, {**run, "values": raw.get("output")},
                      orch.settings.webhook_allow)
     if raw.get("stateless") == "delete":
-        drop_temporary_thread(orch, store, thread_id, run_id)
+        expire_kept(orch, store, thread_id, run_id)

@@ -26,7 +26,7 @@ from graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.inputs import user_messages
 from graphwright.locking import ThreadBusyError, ThreadLock, athread_lock
 from graphwright.orchestrator import Orchestrator
-from graphwright.server.completion import after_run
+from graphwright.server.completion import after_run, drop_temporary_thread
 from graphwright.server.framing import Framer, error_data
 from graphwright.server.payloads import command_of, goal_of, graph_input, run_config, run_context
 from graphwright.server.producing import produce
@@ -94,8 +94,7 @@ class Executor:
             return
         spec, graph, config, body, payload, before = started
         error, cancel = await self.stream(graph, payload, config, body, thread_id, run_id, lock)
-        await asyncio.to_thread(self.finish, spec, graph, thread_id, run_id, error, cancel, before,
-                                lock.fence if lock is not None else None)  # moved on by a cancel
+        await asyncio.to_thread(self.finish, spec, graph, thread_id, run_id, error, cancel, before, lock)
 
     def prepare(self, thread_id: str, run_id: str, recovering: bool, lock: ThreadLock | None,
                 ) -> tuple[GraphSpec, Graph, Any, RunCreate, Any, str | None] | None:
@@ -113,8 +112,7 @@ class Executor:
             payload = self.payload(spec, graph, config, body, recovering, thread_id, run_id)
         except Exception as exc:  # a decision that no longer fits, an input the graph refuses
             self.publish(thread_id, run_id, "error", error_data(exc))
-            self.finish(spec, graph, thread_id, run_id, exc, None, before,
-                        lock.fence if lock is not None else None)
+            self.finish(spec, graph, thread_id, run_id, exc, None, before, lock)
             return None
         fence = lock.fence if lock is not None else None  # no write of a stale run lands
         self.orch._set_meta(thread_id, fence, graph=spec.name, status="running", thread_id=thread_id)
@@ -226,9 +224,11 @@ class Executor:
 
     def finish(self, spec: GraphSpec, graph: Graph, thread_id: str, run_id: str,
                error: BaseException | None, cancel: str | None, before: str | None,
-               fence: int | None = None) -> None:
+               lock: ThreadLock | None = None) -> None:
         """The run's end: status, output and memories, each refused (LockLostError) once
-        another executor took the thread over, before the owner-checked FINISH."""
+        another executor took the thread over, before the owner-checked FINISH, which also
+        gives the lock back; a stateless run's thread is gone before its waiters wake."""
+        fence = lock.fence if lock is not None else None  # moved on by a cancel
         state = graph.get_state({"configurable": {"thread_id": thread_id}})
         status: RunStatus
         if error is not None:
@@ -248,7 +248,12 @@ class Executor:
                           output=json.dumps(final_values(self.orch, thread_id)))
         if thread_status == "completed" and cancel != "rollback":
             self.orch._remember(thread_id, run_id, fence)  # before the run reads as ended to its waiters
-        if not self.store.finish(thread_id, run_id, self.owner, status, message):
+        if self.store.raw(thread_id, run_id).get("stateless") == "delete":
+            drop_temporary_thread(self.orch, self.store, thread_id, run_id)
+        if lock is not None:
+            lock.renewal_stop.set()  # FINISH deletes the lock: no renewal may find it gone
+        if not self.store.finish(thread_id, run_id, self.owner, status, message,
+                                 lock.value if lock is not None else ""):
             raise Lost(run_id)
         if cancel == "rollback":
             self.store.delete(thread_id, run_id)

@@ -4,7 +4,6 @@ run's event stream, in async code: no thread and no polling per waiting client."
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import re
@@ -97,19 +96,8 @@ class Launcher:
             quiet = not entries
             for entry_id, fields in entries:
                 cursor = entry_id
-                if fields[b"event"] == END_BYTES:
-                    await self._dropped(run)
+                if fields[b"event"] == END_BYTES:  # a stateless run's thread is gone by now
                     return
-
-    async def _dropped(self, run: Run, limit_s: float = 5.0) -> None:
-        """A stateless run's thread is deleted just after its end is written: a waiter
-        returns once it is gone, as on the reference (a short wait, bounded)."""
-        client = self.svc.aio()
-        if await client.hget(self.orch.keys.run_record(run.thread_id, run.run_id), "stateless") != b"delete":
-            return
-        deadline = time.monotonic() + limit_s
-        while await client.exists(self.orch.keys.meta(run.thread_id)) and time.monotonic() < deadline:
-            await asyncio.sleep(0.01)
 
     def output(self, run: Run) -> Any:
         """What ``runs.wait`` and ``runs.join`` return: the final values, or ``__error__``."""

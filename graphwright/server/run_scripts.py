@@ -86,10 +86,14 @@ return redis.call('XADD', KEYS[2], '*', 'event', ARGV[2], 'data', ARGV[3], 'id',
 
 # Ended runs are kept ``retention`` seconds: the record and its events expire then, and the
 # thread's list and registry forget runs older than that (their keys are gone or going).
-# KEYS: record, inflight, events, runs, registry
-# ARGV: run_id, owner, status, error, now, retention, end-event, record-prefix, events-ttl
+# The thread's lock goes in the same step (when ARGV[10] is its holder's value), so a waiter
+# woken by the end finds the thread free: its next run never meets the finished one's lock.
+# KEYS: record, inflight, events, runs, registry, lock
+# ARGV: run_id, owner, status, error, now, retention, end-event, record-prefix, events-ttl,
+#       lock value ('' to leave the lock alone)
 FINISH = """
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[2] then return 0 end
+if ARGV[10] ~= '' and redis.call('GET', KEYS[6]) == ARGV[10] then redis.call('DEL', KEYS[6]) end
 local retention = tonumber(ARGV[6])
 redis.call('HSET', KEYS[1], 'status', ARGV[3], 'error', ARGV[4], 'updated_at', ARGV[5])
 redis.call('HDEL', KEYS[1], 'cancel')

@@ -207,14 +207,17 @@ class RunStore:
                            uuid.uuid4().hex])  # a replay of this call is added once
         return got is not None
 
-    def finish(self, thread_id: str, run_id: str, owner: str, status: RunStatus, error: str = "") -> bool:
-        """Record how the run ended and close its event stream; False if it is not ours."""
+    def finish(self, thread_id: str, run_id: str, owner: str, status: RunStatus, error: str = "",
+               lock_value: str = "") -> bool:
+        """Record how the run ended and close its event stream, releasing the thread's lock
+        held with ``lock_value`` in the same step; False if the run is not ours."""
         key = self.keys.run_record(thread_id, run_id)
         got = self.script("FINISH", [key, self.inflight(thread_id), stream_key(self.keys, thread_id, run_id),
-                                     self.keys.thread_runs(thread_id), self.keys.registry(thread_id)],
+                                     self.keys.thread_runs(thread_id), self.keys.registry(thread_id),
+                                     self.keys.lock(thread_id)],
                           [run_id, owner, status, self.keys.sealer.seal_text(error, key, "error"),
                            time.time(), self.retention_s, END, self.record_prefix(thread_id),
-                           self.events_ttl()])
+                           self.events_ttl(), lock_value])
         return bool(got)
 
     def cancel(self, thread_id: str, run_id: str, action: str = "interrupt") -> str:
