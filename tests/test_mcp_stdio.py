@@ -145,3 +145,19 @@ def test_after_a_process_died_inside_it_an_idempotent_write_reruns_under_its_key
     assert note.error is not None and note.error.type == "outcome_unknown"  # a reviewer decides
     assert [(e["tool"], e["meta"]["idempotency_key"]) for e in effects(log)] == [
         ("set_flag", "th:t.set_flag")]
+
+
+def test_mcp_calls_wait_on_the_run_loop_and_hold_no_pool_thread(
+        tmp_path: Path, client: redis.Redis, prefix: str) -> None:
+    """An MCP call is a coroutine on the run loop: reads, writes and a call that times out
+    (cancelled there) start no thread of the executor's bounded pools."""
+    log = tmp_path / "effects.jsonl"
+    specs = tool_specs(parse_mcp_servers({"t": faulty_server(log, overrides={"hang": {"timeout_s": 1}})}))
+    executor = ToolExecutor(ToolRegistry(specs), client, keys=Keys(prefix=prefix))
+    read = executor.execute(ToolCall(name="t.whoami", args={}, id="r1"), thread_id="p")
+    write = executor.execute(ToolCall(name="t.post_note", args={"text": "hi"}, id="w1"), thread_id="p")
+    hung = executor.execute(ToolCall(name="t.hang", args={}, id="h1"), thread_id="p")
+    assert read.ok and write.ok, (read, write)
+    assert hung.error is not None and hung.error.type == "timeout"
+    assert [e["tool"] for e in effects(log) if e["tool"] == "post_note"] == ["post_note"]
+    assert not executor._reads._threads and not executor._writes._threads

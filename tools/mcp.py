@@ -8,7 +8,6 @@ with the same idempotency key. Every write carries its key in the request's ``_m
 
 from __future__ import annotations
 
-import concurrent.futures
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -103,20 +102,22 @@ def to_spec(conn: McpConnection, tool: mcp_types.Tool) -> ToolSpec:
 
 
 def _caller(conn: McpConnection, tool: str, risk: Risk, timeout_s: float, max_chars: int) -> Any:
-    def call(args: McpArguments, ctx: ToolContext) -> Any:
+    """The tool's function: a coroutine, so the call waits on the run loop (where the
+    connection lives) and holds no pool thread; the executor's timeout cancels it."""
+
+    async def call(args: McpArguments, ctx: ToolContext) -> Any:
         meta = {META_KEY: ctx.idempotency_key} if ctx.idempotency_key else None
         try:
-            # A second past the executor's own timeout, which then speaks first; this one
-            # only frees the thread.
-            result = conn.call(tool, args.to_call(), meta=meta, timeout_s=timeout_s + 1,
-                               check_first=risk == "write")
+            # A second past the executor's own timeout, which then speaks first.
+            result = await conn.acall(tool, args.to_call(), meta=meta, timeout_s=timeout_s + 1,
+                                      check_first=risk == "write")
         except ConnectionLost as exc:
             if risk == "write":  # never retried blindly: a reviewer decides
                 raise LostMidWrite(f"{exc} during the call") from exc
             raise Unavailable(str(exc)) from exc  # retryable: the read runs again, restarted
         except ServerStartError as exc:
             raise Unavailable(str(exc)) from exc
-        except concurrent.futures.TimeoutError as exc:
+        except TimeoutError as exc:
             if risk == "write":
                 raise LostMidWrite(f"{conn.describe()} did not answer {tool} in time") from exc
             raise McpTimeout(f"{conn.describe()} did not answer {tool} in time") from exc

@@ -28,7 +28,7 @@ from mcp.shared.exceptions import MCPError
 
 from graphwright_errors import ConfigurationError
 from tools.mcp_config import HttpServer, ServerConfig, StdioServer
-from tools.runloop import run_loop
+from tools.runloop import hand, run_loop
 
 T = TypeVar("T")
 # A connection that broke under a call, whichever layer noticed.
@@ -103,6 +103,13 @@ class McpConnection:
         budget = 2 * self.config.startup_timeout_s + timeout_s + 5
         return event_loop().run(self._call(tool, arguments, meta, timeout_s, check_first),
                                 budget)
+
+    async def acall(self, tool: str, arguments: dict[str, Any], *, meta: dict[str, Any] | None,
+                    timeout_s: float, check_first: bool = False) -> mcp_types.CallToolResult:
+        """``call`` for a coroutine on the run loop: awaited there, no thread held."""
+        budget = 2 * self.config.startup_timeout_s + timeout_s + 5
+        return await hand(asyncio.wait_for(
+            self._call(tool, arguments, meta, timeout_s, check_first), budget))
 
     def close(self) -> None:
         event_loop().run(self._disconnect(), 10)
