@@ -15,6 +15,7 @@ from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Any
 
 import redis
+import redis.asyncio as aredis
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 
@@ -60,7 +61,7 @@ from nodes.gate_models import GateRequest
 from tools.mcp_config import ServerConfig, load_mcp_servers, parse_mcp_servers
 from tools.policy import Policy
 from tools.registry import ToolRegistry
-from tools.runloop import iterate, run_loop
+from tools.runloop import call, hand, iterate, run_loop
 from tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,7 @@ class Orchestrator(Inspection, AsyncTwins):
         """``mcp_servers`` (an ``mcpServers`` mapping) adds to GRAPHWRIGHT_MCP_SERVERS."""
         self.settings = settings or Settings()
         self.project = project
+        self._owns_client = client is None  # a caller's client is the caller's to close
         self.client: redis.Redis = client if client is not None else self._connect()
         client = self.client
         self.sealer = sealer_from_env(encrypt=self.settings.encrypt)
@@ -145,6 +147,33 @@ class Orchestrator(Inspection, AsyncTwins):
         except redis.ConnectionError:
             log.debug("Redis not reachable at start; the first operation reports it")
         return client
+
+    def close(self) -> None:
+        """Close the Redis connections this orchestrator opened: the asyncio ones of the run
+        core (on the run loop, where they live) and the blocking client it connected."""
+        call(self._aclose_twin(), "Orchestrator.close")
+        if self._owns_client:
+            self.client.close()
+            self.client.connection_pool.disconnect()  # a pool it was given is not closed with it
+
+    async def aclose(self) -> None:
+        """``close`` for a coroutine."""
+        await hand(self._aclose_twin())
+        if self._owns_client:
+            self.client.close()
+            self.client.connection_pool.disconnect()
+
+    async def _aclose_twin(self) -> None:
+        if isinstance(self.aclient, aredis.Redis):  # its pool is its own: closed with it
+            await self.aclient.aclose(close_connection_pool=True)
+        else:  # a cluster client closes its nodes' connections itself
+            await self.aclient.aclose()
+
+    def __enter__(self) -> Orchestrator:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Orchestrator:

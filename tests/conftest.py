@@ -186,4 +186,4 @@ def orch(settings: Settings) -> Iterator[Orchestrator]:
     """The Orchestrator on the test Redis with the offline model."""
     o = Orchestrator(settings=settings, model=OfflineChatModel())
     yield o
-    o.client.close()
+    o.close()

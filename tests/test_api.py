@@ -141,3 +141,29 @@ def test_a_worker_gate_surfaces_as_the_run_gate_naming_the_worker(orch: Orchestr
     done = orch.resume("w", decide_all(result.pending, "approve"))
     assert done.status == "completed"
     assert "[order_desk]" in (done.answer or "") and "[scheduler]" in (done.answer or "")
+
+
+def test_an_orchestrator_closes_the_connections_it_opened(settings: Settings) -> None:
+    """``with Orchestrator(...)`` (or ``close``) gives back its blocking and asyncio
+    connections; a client the caller passed in stays the caller's, open."""
+    import asyncio
+
+    import redis as redis_py
+
+    from graphwright.testing.until import until
+
+    watcher = redis_py.Redis.from_url(settings.redis_url)
+
+    def connected() -> set[str]:
+        return {c["id"] for c in watcher.client_list()}
+
+    before = connected()
+    with Orchestrator(settings=settings, model=OfflineChatModel()) as orch:
+        asyncio.run(orch.ainvoke("agent", "订单 A1001 到哪了？"))  # the run core's asyncio connections
+        opened = connected() - before
+        assert len(opened) >= 2, "the run opened a blocking and an asyncio connection"
+    until(lambda: not opened & connected(), "the orchestrator's connections to close")
+    passed = redis_py.Redis.from_url(settings.redis_url)
+    Orchestrator(settings=settings, model=OfflineChatModel(), client=passed).close()
+    assert passed.ping()
+    watcher.close()

@@ -34,7 +34,7 @@ def bound_orchestrator(redis_url: str, model: ScriptedOpenAI | None = None, *,
     try:
         yield orch
     finally:
-        orch.client.close()
+        orch.close()
 
 
 __all__ = ["bound_orchestrator", "settings_for", "until"]  # until: kept here for older imports
