@@ -204,6 +204,8 @@ def request_keys(r: Recorder) -> None:
     r.note("its request id", run and run["kwargs"]["config"]["configurable"]["langgraph_request_id"])
     r.call("join it", lambda: r.c.runs.join(tid, run["run_id"]))
     r.call("its checkpoint's metadata", lambda: r.c.threads.get_state(tid)["metadata"])
+    r.call("configurable and context both", lambda: r.c.runs.wait(
+        tid, "subgraph", input=STEPS, config={"configurable": {"x": 1}}, context={"x": 2}))
 
 
 def joins(r: Recorder) -> None:

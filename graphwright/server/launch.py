@@ -41,6 +41,9 @@ class Launcher:
 
     def start(self, thread_id: str | None, body: RunCreate, *, background: bool) -> Run:
         """Check, record and queue (or begin executing) a run; on a temporary thread if none."""
+        if (body.config or {}).get("configurable") and body.context:  # 400, as the reference
+            raise UserError("Cannot specify both configurable and context: prefer setting "
+                            "context alone (it replaces configurable since LangGraph 0.6)")
         assistant = run_assistant.resolve(self.orch, body)  # body now names the graph
         spec = self.orch.graphs.get(body.assistant_id)
         graph = self.orch.compiled(spec.name)
