@@ -218,6 +218,46 @@ def test_a_webhook_url_never_appears_whole_in_the_log(caplog: pytest.LogCaptureF
     assert "127.0.0.1" in caplog.text and secret not in caplog.text
 
 
+def test_a_webhook_goes_to_the_address_admitted_not_to_a_second_dns_answer(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """DNS rebinding: the host resolves to an allowed address when checked, then elsewhere.
+    The call goes to the address checked, with the host kept in ``Host``."""
+    import http.server
+    import socket
+    import threading
+
+    got: list[str] = []
+
+    class Receiver(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            got.append(self.headers["Host"])
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *_: Any) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    real = socket.getaddrinfo
+    answers = iter(["127.0.0.1"])  # the first answer is allowed; any later one is not
+
+    def rebinding(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "hooks.example.test":
+            return real(next(answers, "127.0.0.2"), *args, **kwargs)
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    try:
+        assert call_webhook(f"http://hooks.example.test:{port}/hook", {"run": 1}, "127.0.0.1/32")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert got == [f"hooks.example.test:{port}"]
+
+
 def test_the_rate_limit_counts_each_run_of_a_batch_and_each_cron(settings: Settings) -> None:
     with serve(settings, auth_three.auth, run_rate_per_minute=0.01, run_burst=3) as svc:
         alice = sdk(svc, "alice")

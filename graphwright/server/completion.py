@@ -23,13 +23,15 @@ def call_webhook(url: str, payload: dict[str, Any], allow: str = "") -> bool:
     """POST the run to ``url``, retrying with backoff; True once it answers 2xx. The URL is
     checked again here (its host may resolve elsewhere now) and never logged whole."""
     try:
-        webhooks.admit(url, allow)
+        address = webhooks.admit(url, allow)[0]
     except UserError as exc:
         log.warning("webhook %s refused: %s", webhooks.redacted(url), exc)
         return False
+    target, headers, extensions = webhooks.pinned(url, address)
     for attempt in range(ATTEMPTS):
         try:
-            response = httpx.post(url, json=payload, timeout=10, follow_redirects=False)
+            with httpx.Client(timeout=10, follow_redirects=False) as http:
+                response = http.post(target, json=payload, headers=headers, extensions=extensions)
             if response.is_success:
                 return True
             log.warning("webhook %s answered %s", webhooks.redacted(url), response.status_code)

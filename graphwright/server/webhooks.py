@@ -4,7 +4,8 @@ A webhook is a request the server makes on a client's behalf, so by default it g
 to public addresses: private, loopback, link-local, multicast and reserved ones are refused
 (``GRAPHWRIGHT_WEBHOOK_ALLOW`` lists the networks or host names to allow anyway, e.g.
 ``127.0.0.0/8`` for a local test receiver). The URL is checked when the run is accepted
-and again, resolved, just before the call. Logs show only its scheme, host and port: the
+and again, resolved, just before the call, which then goes to the address checked (a second
+DNS answer cannot point it elsewhere). Logs show only its scheme, host and port: the
 path and query often carry a secret.
 """
 
@@ -58,9 +59,10 @@ def _addresses(host: str, port: int) -> list[IpAddress]:
     return [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in found]
 
 
-def admit(url: str, allow: str) -> None:
+def admit(url: str, allow: str) -> list[IpAddress]:
     """Raise ``UnprocessableError`` (422) unless ``url`` is an http(s) URL whose host
-    resolves only to addresses the allow-list (or the public internet) covers."""
+    resolves only to addresses the allow-list (or the public internet) covers; the
+    addresses it resolved to."""
     if len(url) > MAX_URL_LENGTH:
         raise UnprocessableError(f"webhook URL is longer than {MAX_URL_LENGTH} characters")
     try:
@@ -71,8 +73,25 @@ def admit(url: str, allow: str) -> None:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UnprocessableError("a webhook must be an http or https URL with a host")
     host = parts.hostname
-    refused = [a for a in _addresses(host, port) if not _allowed(a, host, allow)]
+    addresses = _addresses(host, port)
+    refused = [a for a in addresses if not _allowed(a, host, allow)]
     if refused:
         raise UnprocessableError(
             f"webhook {redacted(url)} resolves to {refused[0]}, a private, loopback or "
             "link-local address; list it in GRAPHWRIGHT_WEBHOOK_ALLOW to allow it")
+    return addresses
+
+
+def pinned(url: str, address: IpAddress) -> tuple[str, dict[str, str], dict[str, str]]:
+    """The request that reaches ``address``, the one admitted, and nothing a second DNS
+    answer points to (rebinding): the URL with the address for its host, and the host
+    kept in the ``Host`` header and for TLS (SNI and the certificate check)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    literal = f"[{address}]" if isinstance(address, ipaddress.IPv6Address) else str(address)
+    netloc = literal + (f":{parts.port}" if parts.port else "")
+    if "@" in parts.netloc:
+        netloc = parts.netloc.rsplit("@", 1)[0] + "@" + netloc
+    port = f":{parts.port}" if parts.port else ""
+    return (parts._replace(netloc=netloc).geturl(), {"Host": f"{host}{port}"},
+            {"sni_hostname": host})
