@@ -1,7 +1,7 @@
 """Fuzz the HTTP API with schemathesis against its own ``/openapi.json``.
 
     python -m bench.fuzz [--max-examples 60] [--phases examples,coverage,fuzzing,stateful]
-                         [--max-time SECONDS] [--auth]
+                         [--auth]
 
 Starts its own redis-server and the service (offline model, an API key, a real worker)
 in this process, then runs the ``schemathesis`` CLI on every operation with the checks
@@ -62,7 +62,7 @@ class FuzzResult:
 
 
 def fuzz(url: str, *, max_examples: int, phases: str, seed: int = 1,
-         max_time: float | None = None, header: str = f"x-api-key: {KEY}") -> FuzzResult:
+         header: str = f"x-api-key: {KEY}") -> FuzzResult:
     """Run the schemathesis CLI against the service at ``url``; returns what it printed."""
     exe = Path(sys.executable).with_name("schemathesis")
     command = [str(exe), "run", f"{url}/openapi.json", "-H", header,
@@ -70,8 +70,6 @@ def fuzz(url: str, *, max_examples: int, phases: str, seed: int = 1,
                "--seed", str(seed), "--workers", "1", "--request-timeout", "10",
                "--suppress-health-check", "all", "--no-color", "--continue-on-failure",
                "--generation-database", "none"]  # no examples carried over: a seed is a seed
-    if max_time:
-        command += ["--max-time", str(max_time)]
     # Run in a scratch folder: schemathesis may still write a cache in its cwd.
     with tempfile.TemporaryDirectory() as scratch:
         har = Path(scratch) / "requests.har"
@@ -87,8 +85,6 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-examples", type=int, default=60)
     parser.add_argument("--phases", default="examples,coverage,fuzzing,stateful")
-    parser.add_argument("--max-time", type=float, default=None,
-                        help="seconds; schemathesis stops and reports when they are spent")
     parser.add_argument("--auth", action="store_true",
                         help="serve under bench/fuzz_auth.py's Auth, not the API key")
     args = parser.parse_args()
@@ -102,7 +98,7 @@ def main() -> int:
             header = f"Authorization: Bearer {fuzz_auth.TOKEN}" if args.auth else f"x-api-key: {KEY}"
             with serving as svc:
                 result = fuzz(svc.url, max_examples=args.max_examples, phases=args.phases,
-                              max_time=args.max_time, header=header)
+                              header=header)
         finally:
             server.stop()
     print(result.report())
