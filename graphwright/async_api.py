@@ -1,8 +1,10 @@
-"""The Orchestrator's asyncio twins: runs are native, inspections run in a worker thread.
+"""The Orchestrator's asyncio twins: runs and checkpoint reads are native, the other
+inspections run in a worker thread.
 
 A mixin, so ``Orchestrator`` keeps one public surface. The run twins await the async run
 core on the process's run loop (``tools.runloop``), as the sync calls do from their
-thread; the read-only views hand their blocking call to ``asyncio.to_thread``.
+thread; ``astate`` and ``ahistory`` read checkpoints with the async saver there; the other
+read-only views (thread meta, trace, listing) hand their blocking call to ``asyncio.to_thread``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from graphwright import drawing, run_core
 from graphwright.results import CheckpointInfo, RunResult, StepEvent, ThreadInfo, ThreadState
 from graphwright.streaming import StreamMode, alast_result
 from nodes.deps import Limits
-from tools.runloop import aiterate
+from tools.runloop import aiterate, hand
 
 if TYPE_CHECKING:
     from graphwright.orchestrator import Orchestrator
@@ -62,10 +64,12 @@ class AsyncTwins:
             yield event
 
     async def astate(self, thread_id: str) -> ThreadState:
-        return await asyncio.to_thread(self._blocking.state, thread_id)
+        """``state``: its checkpoint read by the async saver on the run loop."""
+        return await hand(self._blocking._astate(thread_id))
 
     async def ahistory(self, thread_id: str) -> list[CheckpointInfo]:
-        return await asyncio.to_thread(self._blocking.history, thread_id)
+        """``history``: the checkpoints read by the async saver on the run loop."""
+        return await hand(self._blocking._ahistory(thread_id))
 
     async def atrace(self, thread_id: str) -> list[dict[str, Any]]:
         return await asyncio.to_thread(self._blocking.trace, thread_id)

@@ -5,9 +5,10 @@ A mixin of ``Orchestrator`` (one public surface); nothing here writes.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any, cast
 
-from graphs.gates import pending_gate
+from graphs.gates import gate_of
 from graphwright import drawing
 from graphwright.results import CheckpointInfo, ThreadInfo, ThreadState
 from graphwright.serialize import jsonable
@@ -15,6 +16,24 @@ from graphwright_errors import NotFoundError
 
 if TYPE_CHECKING:
     from graphwright.orchestrator import Orchestrator
+
+
+def history_of(snapshots: list[Any]) -> list[CheckpointInfo]:
+    """``CheckpointInfo`` of each snapshot (newest first), the nodes that produced it read
+    off the one before."""
+    out = []
+    for i, snap in enumerate(snapshots):
+        older = snapshots[i + 1] if i + 1 < len(snapshots) else None
+        meta = snap.metadata or {}
+        out.append(CheckpointInfo(
+            checkpoint_id=str((snap.config.get("configurable") or {}).get("checkpoint_id")),
+            step=int(meta.get("step", -1)),
+            node=list(older.next) if older else [],
+            next=list(snap.next),
+            source=meta.get("source"),
+            created_at=snap.created_at,
+        ))
+    return out
 
 
 class Inspection:
@@ -26,31 +45,31 @@ class Inspection:
 
     def state(self, thread_id: str) -> ThreadState:
         spec, compiled, config = self._api._thread(thread_id)
-        snapshot = compiled.get_state(config)
+        return self._state_of(thread_id, spec.name, compiled.get_state(config))
+
+    async def _astate(self, thread_id: str) -> ThreadState:
+        """``state`` on the run loop: the checkpoint read natively, the meta off the loop."""
+        spec, compiled, config = await asyncio.to_thread(self._api._thread, thread_id)
+        snapshot = await compiled.aget_state(config)
+        return await asyncio.to_thread(self._state_of, thread_id, spec.name, snapshot)
+
+    def _state_of(self, thread_id: str, graph: str, snapshot: Any) -> ThreadState:
         return ThreadState(
-            thread_id=thread_id, graph=spec.name, status=self._api.thread_meta.status(self._api._meta(thread_id), snapshot),
+            thread_id=thread_id, graph=graph,
+            status=self._api.thread_meta.status(self._api._meta(thread_id), snapshot),
             values=jsonable(snapshot.values), next=list(snapshot.next),
-            pending=pending_gate(compiled, config),
+            pending=gate_of(snapshot),  # the same snapshot: one read, not two
             checkpoint_id=(snapshot.config.get("configurable") or {}).get("checkpoint_id"),
         )
 
     def history(self, thread_id: str) -> list[CheckpointInfo]:
         """Checkpoints, newest first, each with the node(s) that produced it and its step."""
         _, compiled, config = self._api._thread(thread_id)
-        snapshots = list(compiled.get_state_history(config))
-        out = []
-        for i, snap in enumerate(snapshots):
-            older = snapshots[i + 1] if i + 1 < len(snapshots) else None
-            meta = snap.metadata or {}
-            out.append(CheckpointInfo(
-                checkpoint_id=str((snap.config.get("configurable") or {}).get("checkpoint_id")),
-                step=int(meta.get("step", -1)),
-                node=list(older.next) if older else [],
-                next=list(snap.next),
-                source=meta.get("source"),
-                created_at=snap.created_at,
-            ))
-        return out
+        return history_of(list(compiled.get_state_history(config)))
+
+    async def _ahistory(self, thread_id: str) -> list[CheckpointInfo]:
+        _, compiled, config = await asyncio.to_thread(self._api._thread, thread_id)
+        return history_of([snap async for snap in compiled.aget_state_history(config)])
 
     def snapshots(self, thread_id: str, limit: int | None = None) -> list[Any]:
         """LangGraph's own ``StateSnapshot`` objects, newest first (the HTTP service's history)."""
