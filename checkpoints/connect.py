@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import redis
 from redis.backoff import ExponentialWithJitterBackoff
@@ -18,7 +18,6 @@ from redis.exceptions import RedisClusterException
 from redis.sentinel import Sentinel
 
 from checkpoints.errors import RedisUnavailableError
-from checkpoints.redis import redact_url
 from graphwright_errors import ConfigurationError
 
 SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel")
@@ -33,6 +32,18 @@ class SentinelTarget:
     db: int = 0
     password: str | None = None
     ssl: bool = False
+
+
+def redact_url(url: str) -> str:
+    """The URL with any password replaced, safe for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    user = f"{parts.username}:***@" if parts.username else "***@"
+    return urlunsplit((parts.scheme, user + host, parts.path, parts.query, parts.fragment))
 
 
 def parse_sentinel_url(url: str) -> SentinelTarget:

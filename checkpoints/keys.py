@@ -271,7 +271,7 @@ class Keys:
         """Every place a value holding user data is sealed at when encryption is on."""
         thread, p = f"{self.prefix}:{{*}}", self.prefix
         return (
-            Place(f"{thread}:meta", frozenset({b"metadata", b"remember"})),
+            Place(f"{thread}:meta", frozenset({b"metadata", b"remember", b"summary"})),
             Place(f"{thread}:runrec:*", frozenset({b"body", b"error", b"output"})),
             Place(f"{thread}:runev:*", frozenset({b"data"})),
             Place(f"{thread}:events", frozenset({b"e"})),

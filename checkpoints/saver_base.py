@@ -8,7 +8,6 @@ import random
 import time
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import redis
 import redis.asyncio as aredis
@@ -19,28 +18,18 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 
 from checkpoints import ops, ops_admin
+from checkpoints.connect import redact_url as redact_url  # re-exported: the savers' importers
 from checkpoints.errors import LockLostError, RedisUnavailableError
 from checkpoints.keys import DEFAULT_PREFIX, Keys
 from checkpoints.scripts import LOCK_LOST
-from checkpoints.sealed import LEGACY_KEY_ENV, SealedSerializer, sealer_from_env
+from checkpoints.sealed import LEGACY_KEY_ENV, sealer_from_env
+from checkpoints.sealed_serde import SealedSerializer
 from graphwright_errors import ConfigurationError, InfrastructureError
 
 ENCRYPTION_KEY_ENV = LEGACY_KEY_ENV
 
 SyncClient = redis.Redis | RedisCluster
 AsyncClient = aredis.Redis | AsyncRedisCluster
-
-
-def redact_url(url: str) -> str:
-    """The URL with any password replaced, safe for messages and logs."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    user = f"{parts.username}:***@" if parts.username else "***@"
-    return urlunsplit((parts.scheme, user + host, parts.path, parts.query, parts.fragment))
 
 
 def describe_client(client: SyncClient | AsyncClient) -> str:

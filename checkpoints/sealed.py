@@ -29,8 +29,6 @@ from Crypto.Cipher import AES
 from Crypto.Hash import SHA256
 from Crypto.Protocol.KDF import HKDF
 from Crypto.Random import get_random_bytes
-from langgraph.checkpoint.serde.base import CipherProtocol
-from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 
 from checkpoints.errors import CorruptCheckpointError
 from graphwright_errors import ConfigurationError
@@ -189,25 +187,6 @@ def sealer_from_env(*, encrypt: bool) -> Sealer:
     return Sealer(keys)
 
 
-class SealCipher(CipherProtocol):
-    """LangGraph's cipher protocol over a Sealer, so checkpoints rotate keys like the rest.
-
-    Checkpoints LangGraph's own AES cipher wrote (``aes``) still decrypt with any key."""
-
-    def __init__(self, sealer: Sealer) -> None:
-        self.sealer = sealer
-
-    def encrypt(self, plaintext: bytes) -> tuple[str, bytes]:
-        return CIPHER_NAME, self.sealer.seal(plaintext, CHECKPOINT_PLACE)
-
-    def decrypt(self, ciphername: str, ciphertext: bytes) -> bytes:
-        if ciphername == CIPHER_NAME:
-            return self.sealer.open(ciphertext, CHECKPOINT_PLACE)
-        if ciphername == "aes":
-            return open_langgraph_aes(self.sealer.keys, ciphertext)
-        raise CorruptCheckpointError(f"unknown cipher {ciphername!r} on a stored checkpoint")
-
-
 def open_langgraph_aes(keys: Sequence[bytes], data: bytes) -> bytes:
     nonce, tag, body = data[:16], data[16:32], data[32:]
     for key in keys:
@@ -216,17 +195,3 @@ def open_langgraph_aes(keys: Sequence[bytes], data: bytes) -> bytes:
         except ValueError:
             continue
     raise CorruptCheckpointError("no configured key opens a checkpoint LangGraph's AES cipher wrote")
-
-
-class SealedSerializer(EncryptedSerializer):
-    """LangGraph's encrypted serializer that refuses a checkpoint value stored in the clear."""
-
-    def __init__(self, sealer: Sealer) -> None:
-        super().__init__(SealCipher(sealer))
-
-    def loads_typed(self, data: tuple[str, bytes]) -> Any:
-        if "+" not in data[0]:
-            raise UnsealedValueError(
-                f"a checkpoint value ({data[0]}) is not sealed but encryption is on; run "
-                "`graphwright seal` to seal data written before encryption was on.")
-        return super().loads_typed(data)

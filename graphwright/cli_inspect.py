@@ -5,29 +5,37 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table
 
-from graphwright.cli_output import JSON, console, emit_json, orchestrator, show_gate
+from graphwright.cli_output import JSON, console, emit_json, orchestrator, reader, show_gate
 from graphwright.drawing import FORMATS
+
+if TYPE_CHECKING:
+    from graphwright.results import ThreadSummary
 
 
 def show(thread: str, as_json: bool = JSON) -> None:
     """Status, answer, next step and pending gate of THREAD."""
-    state = orchestrator().state(thread)
     if as_json:
-        emit_json(state.model_dump(mode="json"))
+        emit_json(orchestrator().state(thread).model_dump(mode="json"))
         return
-    values = state.values
-    console.print(f"thread {thread} · graph {state.graph} · status {state.status}", highlight=False)
-    console.print(f"next: {', '.join(state.next) or '-'} · stop reason: {values.get('stop_reason') or '-'}",
+    shown = _summary(thread)
+    console.print(f"thread {thread} · graph {shown.graph} · status {shown.status}", highlight=False)
+    console.print(f"next: {', '.join(shown.next) or '-'} · stop reason: {shown.stop_reason or '-'}",
                   highlight=False)
-    if values.get("answer"):
-        console.print(values["answer"], highlight=False)
-    if state.pending:
-        show_gate(thread, state.pending)
+    if shown.answer:
+        console.print(shown.answer, highlight=False)
+    if shown.pending:
+        show_gate(thread, shown.pending)
+
+
+def _summary(thread: str) -> ThreadSummary:
+    """The summary the thread's last run recorded, read without LangGraph; else the graph's."""
+    light = reader()
+    return (light and light.summary(thread)) or orchestrator().summary(thread)
 
 
 def history(thread: str, as_json: bool = JSON) -> None:
@@ -47,7 +55,8 @@ def history(thread: str, as_json: bool = JSON) -> None:
 
 def trace(thread: str, as_json: bool = JSON) -> None:
     """The recorded events of THREAD (secrets redacted)."""
-    events = orchestrator().trace(thread)
+    light = reader()  # no graph: the Orchestrator only with a langgraph.json
+    events = light.trace(thread) if light else orchestrator().trace(thread)
     if as_json:
         emit_json(events)
         return

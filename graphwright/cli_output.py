@@ -22,6 +22,7 @@ from graphwright_errors import GraphwrightError, UserError
 
 if TYPE_CHECKING:
     from graphwright.orchestrator import Orchestrator
+    from graphwright.reader import ThreadReader
     from graphwright.results import RunResult, StepEvent
     from nodes.gate_models import GateRequest
 
@@ -39,6 +40,14 @@ def orchestrator() -> Orchestrator:
     from graphwright.orchestrator import Orchestrator
 
     return Orchestrator.from_env()
+
+
+def reader() -> ThreadReader | None:
+    """``ThreadReader.from_env()``, imported here like ``orchestrator``: the reads that need
+    no graph pay for Redis and the settings, never for LangGraph."""
+    from graphwright.reader import ThreadReader
+
+    return ThreadReader.from_env()
 
 
 def friendly(func: F) -> F:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from graphs.gates import gate_of
 from graphwright import drawing
-from graphwright.results import CheckpointInfo, ThreadInfo, ThreadState
+from graphwright.results import CheckpointInfo, ThreadInfo, ThreadState, ThreadSummary
 from graphwright.serialize import jsonable
 from graphwright_errors import NotFoundError
 
@@ -61,6 +61,15 @@ class Inspection:
             pending=gate_of(snapshot),  # the same snapshot: one read, not two
             checkpoint_id=(snapshot.config.get("configurable") or {}).get("checkpoint_id"),
         )
+
+    def summary(self, thread_id: str) -> ThreadSummary:
+        """What ``graphwright show`` prints: ``state`` without the values, but for the answer
+        and stop reason (``graphwright.reader`` reads it without the graph when recorded)."""
+        state = self.state(thread_id)
+        return ThreadSummary(thread_id=thread_id, graph=state.graph, status=state.status,
+                             next=state.next, stop_reason=state.values.get("stop_reason"),
+                             answer=state.values.get("answer"), pending=state.pending,
+                             checkpoint_id=state.checkpoint_id)
 
     def history(self, thread_id: str) -> list[CheckpointInfo]:
         """Checkpoints, newest first, each with the node(s) that produced it and its step."""

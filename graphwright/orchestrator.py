@@ -19,12 +19,10 @@ import redis.asyncio as aredis
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 
-from checkpoints.errors import EvictingServerError
 from checkpoints.keys import Keys
 from checkpoints.memory import MemoryBook, MemoryRecord
 from checkpoints.redis import AsyncRedisSaver, RedisSaver
 from checkpoints.sealed import sealer_from_env
-from checkpoints.server_check import check_server
 from checkpoints.store import AsyncRedisStore, RedisStore
 from checkpoints.trace import TraceWriter
 from graphs.registry import (
@@ -38,20 +36,20 @@ from graphs.registry import (
 from graphwright import run_core
 from graphwright.aconnect import async_twin
 from graphwright.async_api import AsyncTwins
-from graphwright.connect import connect
 from graphwright.inputs import load_plugin, parse_input
 from graphwright.inspection import Inspection
 from graphwright.locking import ThreadLock, athread_lock, retire_fence, thread_lock
 from graphwright.memories import Memories
 from graphwright.models import make_model
-from graphwright.project import Project, find_config, load_project, run_configurable
+from graphwright.project import Project, load_project, run_configurable
+from graphwright.project_file import find_config
+from graphwright.reader import open_client
 from graphwright.results import (
     RunResult,
     StepEvent,
 )
 from graphwright.run_record import RunRecord, run_config
 from graphwright.settings import Settings
-from graphwright.store import redis_url
 from graphwright.streaming import StreamMode, last_result
 from graphwright.thread_index import ThreadIndex
 from graphwright.thread_meta import ThreadMeta
@@ -138,15 +136,7 @@ class Orchestrator(Inspection, AsyncTwins):
             project.register(self.graphs)
 
     def _connect(self) -> redis.Redis:
-        client: redis.Redis = connect(redis_url(self.settings), cluster=self.settings.redis_cluster,
-                                      retry_budget_s=self.settings.redis_retry_s)
-        try:
-            check_server(client, refuse_eviction=self.settings.refuse_eviction)
-        except EvictingServerError as exc:
-            raise EvictingServerError(f"{exc} (refused because GRAPHWRIGHT_REFUSE_EVICTION is set)") from exc
-        except redis.ConnectionError:
-            log.debug("Redis not reachable at start; the first operation reports it")
-        return client
+        return open_client(self.settings)
 
     def close(self) -> None:
         """Close the Redis connections this orchestrator opened: the asyncio ones of the run
@@ -354,10 +344,7 @@ class Orchestrator(Inspection, AsyncTwins):
         return run_config(thread_id, run_id, fence)
 
     def _thread(self, thread_id: str) -> tuple[GraphSpec, Graph, RunnableConfig]:
-        meta = self._meta(thread_id)
-        if not meta.get("graph"):
-            raise NotFoundError(f"no thread {thread_id!r}; `threads` lists the known ones")
-        spec = self.graphs.get(meta["graph"])
+        spec = self.graphs.get(self.thread_meta.known(thread_id)["graph"])
         return spec, self._graph(spec, None), self._config(thread_id)
 
     def _meta(self, thread_id: str) -> dict[str, str]:

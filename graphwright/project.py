@@ -32,8 +32,6 @@ from graphs.registry import GraphRegistry
 from graphwright_errors import ConfigurationError
 from tools.registry import ToolRegistry
 
-CONFIG_NAME = "langgraph.json"
-
 
 class StoreConfig(BaseModel):
     model_config = ConfigDict(extra="allow")
@@ -142,19 +140,6 @@ class Project:
                 name, _builder(name, value), description=str(described or ""),
                 tools=ToolRegistry, make_input=None, per_config=takes_config(value),
             )
-
-
-def find_config(explicit: str | os.PathLike[str] | None = None) -> Path | None:
-    """``explicit``, or ``langgraph.json`` in the working directory when there is one."""
-    if explicit:
-        path = Path(explicit)
-        if path.is_dir():
-            path = path / CONFIG_NAME
-        if not path.is_file():
-            raise ConfigurationError(f"no project file at {path}; give the path of a langgraph.json")
-        return path.resolve()
-    here = Path.cwd() / CONFIG_NAME
-    return here.resolve() if here.is_file() else None
 
 
 def load_project(path: str | os.PathLike[str]) -> Project:

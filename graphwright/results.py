@@ -77,3 +77,17 @@ class ThreadState(BaseModel):
     next: list[str]
     pending: GateRequest | None
     checkpoint_id: str | None
+
+
+class ThreadSummary(BaseModel):
+    """What ``graphwright show`` prints of a thread: its ``ThreadState`` without the values,
+    but for the answer and stop reason."""
+
+    thread_id: str
+    graph: str | None
+    status: ThreadStatus | None
+    next: list[str]
+    stop_reason: Any = None
+    answer: Any = None
+    pending: GateRequest | None
+    checkpoint_id: str | None

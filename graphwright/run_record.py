@@ -20,17 +20,21 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
 from checkpoints.errors import LockLostError
+from checkpoints.head import read_head
 from checkpoints.trace import TraceWriter
 from graphs.gates import gate_of
 from graphs.registry import Graph, GraphSpec, RunInput
+from graphwright import summary
 from graphwright.locking import ThreadLock
 from graphwright.memories import Memories
 from graphwright.native import answer_of
 from graphwright.results import RunResult, RunStatus, StepEvent, Usage
 from graphwright.serialize import jsonable
 from graphwright.streaming import StreamMode, step_events
+from graphwright.summary import Recorded
 from graphwright.thread_meta import ThreadMeta
 from graphwright_errors import GraphwrightError
+from nodes.gate_models import GateRequest
 
 log = logging.getLogger(__name__)
 
@@ -107,16 +111,28 @@ class RunRecord:
             self.memories.remember(thread_id, run_id, fence)  # its model call counts in the usage
         since = self.tracer.read(thread_id, self.meta.read(thread_id).get("trace_from") or "-")
         values = snapshot.values if isinstance(snapshot.values, dict) else {}
+        gate = gate_of(snapshot)
         result = RunResult(
             thread_id=thread_id, graph=spec.name, run_id=run_id, status=status,
             answer=answer_of(snapshot.values), stop_reason=values.get("stop_reason"),
-            pending=gate_of(snapshot) if status == "interrupted" else None,
+            pending=gate if status == "interrupted" else None,
             steps=int((snapshot.metadata or {}).get("step", 0)),
             usage=usage_of(since), error=error,
         )
-        self.meta.write(thread_id, fence, status=result.status)
+        head = read_head(self.meta.client, self.meta.keys, thread_id)
+        self.meta.write(thread_id, fence, status=result.status,
+                        **{summary.FIELD: summary.encode(summary_of(snapshot, gate), head)})
         self.meta.refresh_ttl(thread_id)  # keys the run added expire with the rest
         return result
+
+
+def summary_of(snapshot: StateSnapshot, gate: GateRequest | None) -> Recorded:
+    """What ``show`` prints of the thread, as ``Orchestrator.state`` reads it."""
+    values = jsonable(snapshot.values) if isinstance(snapshot.values, dict) else {}
+    return Recorded(checkpoint_id=(snapshot.config.get("configurable") or {}).get("checkpoint_id"),
+                    next=list(snapshot.next), interrupted=bool(snapshot.interrupts),
+                    stop_reason=values.get("stop_reason"), answer=values.get("answer"),
+                    pending=gate)
 
 
 def status_of(snapshot: Any, error: str | None) -> tuple[RunStatus, str | None]:

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from nodes.deps import Limits
+from nodes.limits import Limits
 
 
 class Settings(BaseSettings):

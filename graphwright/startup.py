@@ -14,8 +14,8 @@ from typing import TypeVar
 
 import redis
 
+from checkpoints.connect import redact_url
 from checkpoints.errors import RedisUnavailableError
-from checkpoints.saver_base import redact_url
 from graphwright.settings import Settings
 
 log = logging.getLogger(__name__)

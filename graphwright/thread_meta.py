@@ -20,8 +20,9 @@ from checkpoints.keys import Keys, escape
 from checkpoints.sealed import Sealer
 from graphwright.locking import held
 from graphwright.thread_index import ThreadIndex
+from graphwright_errors import NotFoundError
 
-SEALED_META = frozenset({"metadata", "remember"})  # thread fields that hold the user's text
+SEALED_META = frozenset({"metadata", "remember", "summary"})  # thread fields with the user's text
 
 
 class ThreadMeta:
@@ -39,6 +40,13 @@ class ThreadMeta:
         key = self.keys.meta(thread_id)
         return {_text(k): self.sealer.open_text(v, key, k) if _text(k) in SEALED_META else _text(v)
                 for k, v in raw.items()}
+
+    def known(self, thread_id: str) -> dict[str, str]:
+        """``read`` of a thread that has a graph, or NotFoundError."""
+        meta = self.read(thread_id)
+        if not meta.get("graph"):
+            raise NotFoundError(f"no thread {thread_id!r}; `threads` lists the known ones")
+        return meta
 
     def write(self, thread_id: str, /, fence: int | None = None, **fields: str) -> None:
         """Set ``fields`` (and ``updated_at``), and list the thread in both indexes.
@@ -87,15 +95,20 @@ class ThreadMeta:
     def status(self, meta: dict[str, str], snapshot: Any) -> Any:
         """Like ``status_of``, but a run whose process died after its last step reads as
         how that step ended, not as failed."""
+        return self.settled(meta, next=list(snapshot.next), interrupted=bool(snapshot.interrupts),
+                            stop_reason=(snapshot.values or {}).get("stop_reason"))
+
+    def settled(self, meta: dict[str, str], *, next: list[str], interrupted: bool,
+                stop_reason: Any) -> Any:
+        """``status`` from the parts of the snapshot it reads (a recorded summary has them)."""
         status = self.status_of(meta)
-        if status != "failed" or meta.get("status") != "running" or snapshot.next:
+        if status != "failed" or meta.get("status") != "running" or next:
             return status
-        if snapshot.interrupts:
+        if interrupted:
             return "interrupted"
-        stop = (snapshot.values or {}).get("stop_reason")
-        if stop is None:
+        if stop_reason is None:
             return status
-        return "completed" if stop == "answered" else "stopped"
+        return "completed" if stop_reason == "answered" else "stopped"
 
     def metadata_of(self, thread_ids: list[str]) -> list[dict[str, Any] | None]:
         """Each thread's user metadata (None: no such thread), so a search can narrow many

@@ -12,6 +12,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 
 from nodes.authorize import authorize
+from nodes.canonical import canonical
 from nodes.deps import AgentDeps
 from nodes.state import (
     AgentState,
@@ -19,7 +20,6 @@ from nodes.state import (
     Outcome,
     ProposedCall,
     call_record,
-    canonical,
     turn_calls,
 )
 from nodes.stops import repeat_run

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from graphwright_errors import UserError
-from nodes.state import ProposedCall, canonical
-from tools.registry import ToolRegistry
+from nodes.canonical import canonical
+
+if TYPE_CHECKING:  # the CLI shows gates without LangGraph, which these modules import
+    from nodes.state import ProposedCall
+    from tools.registry import ToolRegistry
 
 
 class GateDecisionError(UserError):

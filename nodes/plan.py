@@ -9,11 +9,12 @@ from typing import Any, cast
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 
+from nodes.canonical import canonical
 from nodes.deps import AgentDeps
 from nodes.finish import finish
 from nodes.jsonreply import text_of
 from nodes.prompt import plan_messages
-from nodes.state import AgentState, ProposedCall, canonical, turn_calls
+from nodes.state import AgentState, ProposedCall, turn_calls
 from nodes.stops import budget_stop
 from nodes.tracing import as_ai, total_tokens, trace_model_call
 

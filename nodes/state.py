@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import operator
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict  # pydantic builds JSON schemas from it on 3.11
+
+from nodes.canonical import canonical
 
 StopReason = Literal[
     "answered", "max_steps", "tool_errors", "repeated_call", "deadline", "token_budget", "rejected"
@@ -68,13 +69,6 @@ class AgentState(TypedDict, total=False):
     answer: str | None  # final or partial answer
     started_at: float  # wall-clock start of the turn, epoch seconds (informative)
     active_s: float  # seconds spent running this turn's steps: the deadline counts these
-
-
-def canonical(args: dict[str, Any] | str) -> str:
-    """Arguments as sorted-key JSON, so equal calls compare equal."""
-    if isinstance(args, str):
-        return args
-    return json.dumps(args, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def turn_calls(state: AgentState) -> list[CallRecord]:

@@ -1,6 +1,6 @@
 """What ``import graphwright`` and each CLI command load: a new eager import of LangGraph, a
 model client, the server or MCP fails here rather than on a stopwatch (``bench/startup.py``
-times them).
+times them). ``show`` of a thread its run recorded, and ``trace``, load no LangGraph at all.
 
 Each case is a fresh interpreter (the point: what a user's shell pays), which prints the
 modules it ended with.
@@ -37,6 +37,7 @@ MODEL_CLIENT = {"langchain_openai", "openai", "tiktoken"}
 SERVER = {"fastapi", "starlette", "uvicorn", "sse_starlette"}
 MCP = {"mcp", "mcp_types"}
 LANGGRAPH = {"langgraph", "langchain_core", "langsmith", "redis", "pydantic_settings"}
+LANGGRAPH_ITSELF = {"langgraph", "langchain_core", "langsmith"}  # what a read without the graph skips
 
 
 def loaded(args: list[str], env: dict[str, str] | None = None) -> set[str]:
@@ -91,3 +92,18 @@ def test_inspections_and_an_offline_run_load_no_model_client_server_or_mcp(
         orch.client.close()
     modules = loaded(["-c", PROBE, *command], env)
     assert not modules & (MODEL_CLIENT | SERVER | MCP), modules
+
+
+@pytest.mark.parametrize("command", [["show", "s1"], ["show", "gated"], ["trace", "s1"]])
+def test_show_of_a_recorded_thread_and_trace_load_no_langgraph(
+        env: dict[str, str], command: list[str]) -> None:
+    settings = Settings(_env_file=None, REDIS_URL=env["REDIS_URL"],  # type: ignore[call-arg]
+                        GRAPHWRIGHT_KEY_PREFIX=env["GRAPHWRIGHT_KEY_PREFIX"])
+    orch = Orchestrator(settings=settings)
+    try:
+        orch.invoke("agent", "What is 2 + 2?", thread_id="s1")
+        orch.invoke("agent", "Email li@example.com to say hello", thread_id="gated")
+    finally:
+        orch.client.close()
+    modules = loaded(["-c", PROBE, *command], env)
+    assert not modules & (LANGGRAPH_ITSELF | MODEL_CLIENT | SERVER | MCP), modules
