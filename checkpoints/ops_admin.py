@@ -8,7 +8,7 @@ meanwhile is never lost to them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from langgraph.constants import TASKS
 
@@ -149,8 +149,12 @@ def _delete_saved(ctx: Ctx, thread_id: str) -> Op[None]:
 
 
 def copy_thread(ctx: Ctx, source: str, target: str, now_ms: int) -> Op[None]:
-    """Every checkpoint, blob and write of ``source`` into ``target``: members carry no
-    thread id, so they are copied byte for byte."""
+    """Every checkpoint, blob and write of ``source`` into ``target``, in one atomic batch.
+
+    As the Agent Server's copy, the copy's checkpoint metadata names ``target``
+    (:func:`_retarget`). Nothing else carries the thread id, so blobs and writes are copied
+    byte for byte: sealed, they are bound to the checkpoint place, not to a thread's keys
+    (``checkpoints.sealed_serde``), and open under ``target`` as they are."""
     k = ctx.keys
     cp, blobs, writes, index, rids = (
         yield Batch(
@@ -165,6 +169,7 @@ def copy_thread(ctx: Ctx, source: str, target: str, now_ms: int) -> Op[None]:
     )
     if not cp:
         return None
+    cp = [_retarget(ctx, m, source, target) for m in cp]
     cmds: list[Command] = []
     for key, members in ((k.checkpoints(target), cp), (k.write_index(target), index)):
         for i in range(0, len(members), CHUNK):
@@ -185,6 +190,18 @@ def copy_thread(ctx: Ctx, source: str, target: str, now_ms: int) -> Op[None]:
     else:
         yield Batch(cmds + glob, atomic=True)
     return None
+
+
+def _retarget(ctx: Ctx, member: bytes, source: str, target: str) -> bytes:
+    """A checkpoint member of ``source`` for ``target``: its metadata's ``thread_id`` is
+    ``target`` where it was ``source`` (re-serialized, so re-sealed under the newest key);
+    any other member is kept as it is."""
+    doc = decode(ctx, member, source)
+    meta = codec.load_metadata(ctx.serde, doc, key=ctx.keys.checkpoints(source))
+    if meta.get("thread_id") != source:
+        return member
+    mtype, mbytes = ctx.serde.dumps_typed({**meta, "thread_id": target})
+    return codec.encode_doc(replace(doc, metadata=mbytes, metadata_type=mtype))
 
 
 # --- prune -----------------------------------------------------------------

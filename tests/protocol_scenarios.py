@@ -225,7 +225,12 @@ def state_reads(r: Recorder) -> None:
     r.call("search by metadata", lambda: r.c.threads.search(metadata={"reads": "yes"}, limit=1))
     copy = r.call("copy", lambda: r.c.threads.copy(tid))
     if copy:
-        r.call("get_state of the copy", lambda: r.c.threads.get_state(copy["thread_id"]))
+        new = copy["thread_id"]
+        r.call("get_state of the copy", lambda: r.c.threads.get_state(new))
+        # Ids are masked: whether each of the copy's checkpoints names the copy, not the source.
+        r.note("the copy's checkpoints name it", [
+            [h["metadata"].get("thread_id") == new, h["checkpoint"]["thread_id"] == new]
+            for h in r.c.threads.get_history(new, limit=10)])
     r.call("get_state select", lambda: r.c.threads.get_state(tid, select=["values", "next"]))
     r.call("get_state select a key", lambda: r.c.threads.get_state(tid, select=["values.messages"]))
 

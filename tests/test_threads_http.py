@@ -1,16 +1,22 @@
 """Threads over HTTP beyond the reference's own checks: assistant config in runs, thread TTL
-on Redis expiry, the index repairing a dead run's status, subgraph state, search extract."""
+on Redis expiry, the index repairing a dead run's status, subgraph state, search extract, the
+thread a copy's checkpoints name."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from langgraph_sdk import get_sync_client
 
+from checkpoints.codec import decode_doc
+from checkpoints.sealed import KEYS_ENV
+from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
-from graphwright.testing.service import Service, service_for
+from graphwright.settings import Settings
+from graphwright.testing.service import Service, running, service_for
 from graphwright.thread_index import Query
 
 ORCH_GOAL = ("订单 A1001 到哪了？项目笔记里哪个方案提到 Redis？找到其中的预算表达式并计算总和。"
@@ -81,3 +87,39 @@ def test_subgraph_state_comes_with_subgraphs_true(service: Service) -> None:
     inner = [t["state"] for t in nested["tasks"] if t["state"] is not None]
     assert inner and inner[0]["checkpoint"]["checkpoint_ns"].startswith(nested["tasks"][0]["name"])
     assert all(t["path"] for t in nested["tasks"])
+
+
+def names(state: dict[str, Any]) -> set[Any]:
+    """Every thread id one ``get_state``/``get_history`` entry names."""
+    parent = state["parent_checkpoint"] or {}
+    return {state["metadata"]["thread_id"], state["checkpoint"]["thread_id"],
+            parent.get("thread_id", state["checkpoint"]["thread_id"])}
+
+
+@pytest.mark.parametrize("encrypt", [False, True], ids=["plain", "sealed"])
+def test_a_copys_checkpoints_name_the_copy_and_the_source_keeps_its_own(
+    redis_url: str, prefix: str, encrypt: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEYS_ENV, "k" * 32)
+    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
+                        GRAPHWRIGHT_GRAPHS="tests.plain_graphs:register", GRAPHWRIGHT_ENCRYPT=encrypt)
+    with running(Orchestrator(settings=settings, model=OfflineChatModel())) as svc:
+        sdk = get_sync_client(url=svc.url, api_key=None)
+        tid = sdk.threads.create()["thread_id"]
+        for goal in ("a", "b"):
+            sdk.runs.wait(tid, "counter", input={"goal": goal})
+        before = sdk.threads.get_history(tid, limit=100)
+        new = sdk.threads.copy(tid)["thread_id"]
+        history = sdk.threads.get_history(new, limit=100)
+        assert len(history) == len(before) > 2
+        assert all(names(h) == {new} for h in history)
+        assert names(sdk.threads.get_state(new)) == {new}
+        assert [(h["checkpoint"]["checkpoint_id"], h["values"], h["next"], h["tasks"])
+                for h in history] == \
+            [(h["checkpoint"]["checkpoint_id"], h["values"], h["next"], h["tasks"]) for h in before]
+        assert sdk.threads.get_history(tid, limit=100) == before
+        assert all(names(h) == {tid} for h in before)
+        stored = svc.orch.client.zrange(svc.orch.keys.checkpoints(new), 0, -1)
+        docs = [decode_doc(m, key="") for m in stored]
+        assert all(("+" in d.metadata_type) == encrypt for d in docs)  # sealed again, if on
+        assert not encrypt or not any(new.encode() in m for m in stored)
