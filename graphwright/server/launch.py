@@ -80,26 +80,20 @@ class Launcher:
         return run
 
     async def finished(self, run: Run, timeout_s: float = 3600) -> None:
-        """Wait for the run to end: blocking reads on its event stream for the end marker,
-        looking at its record only when the stream is quiet (or gone with the run)."""
+        """Wait for the run to end: blocking reads on its end stream, which wakes once,
+        looking at its record only when that read times out (the run may be gone)."""
         client = self.svc.aio()
-        key = stream_key(self.orch.keys, run.thread_id, run.run_id)
+        key = self.orch.keys.run_end(run.thread_id, run.run_id)
         record = self.orch.keys.run_record(run.thread_id, run.run_id)
-        last: Any = await client.xrevrange(key, "+", "-", count=1)
-        cursor = last[0][0] if last else "0-0"  # the end is after what is there already
         deadline = time.monotonic() + timeout_s
-        quiet = True
+        if over(await client.hget(record, "status")):
+            return  # ended, rolled back or deleted already
         while time.monotonic() < deadline:
-            if quiet and over(await client.hget(record, "status")):
-                return  # ended, rolled back or deleted
-            got: Any = await client.xread({key: cursor}, count=100, block=WAIT_BLOCK_MS)
-            entries = got[0][1] if got else []
-            quiet = not entries
-            for entry_id, fields in entries:
-                cursor = entry_id
-                if fields[b"event"] == END_BYTES:
-                    await self._dropped(run)
-                    return
+            if await client.xread({key: "0-0"}, count=1, block=WAIT_BLOCK_MS):
+                await self._dropped(run)
+                return
+            if over(await client.hget(record, "status")):
+                return
 
     async def _dropped(self, run: Run, limit_s: float = 5.0) -> None:
         """A stateless run's thread is deleted just after its end is written: a waiter

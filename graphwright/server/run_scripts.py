@@ -86,7 +86,7 @@ return redis.call('XADD', KEYS[2], '*', 'event', ARGV[2], 'data', ARGV[3], 'id',
 
 # Ended runs are kept ``retention`` seconds: the record and its events expire then, and the
 # thread's list and registry forget runs older than that (their keys are gone or going).
-# KEYS: record, inflight, events, runs, registry
+# KEYS: record, inflight, events, runs, registry, end
 # ARGV: run_id, owner, status, error, now, retention, end-event, record-prefix, events-ttl
 FINISH = """
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[2] then return 0 end
@@ -96,6 +96,8 @@ redis.call('HDEL', KEYS[1], 'cancel')
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('XADD', KEYS[3], '*', 'event', ARGV[7], 'data', ARGV[3])
 redis.call('EXPIRE', KEYS[3], tonumber(ARGV[9]))
+redis.call('XADD', KEYS[6], '*', 'status', ARGV[3])
+redis.call('EXPIRE', KEYS[6], tonumber(ARGV[9]))
 redis.call('EXPIRE', KEYS[1], retention)
 local cutoff = tonumber(ARGV[5]) - retention
 for _, old in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', cutoff, 'LIMIT', 0, 100)) do
@@ -107,7 +109,7 @@ end
 return 1
 """
 
-# KEYS: record, inflight, events   ARGV: run_id, action, now, ttl, end-event
+# KEYS: record, inflight, events, end   ARGV: run_id, action, now, ttl, end-event
 CANCEL = """
 local status = redis.call('HGET', KEYS[1], 'status')
 if status == 'pending' then
@@ -116,6 +118,8 @@ if status == 'pending' then
   redis.call('ZREM', KEYS[2], ARGV[1])
   redis.call('XADD', KEYS[3], '*', 'event', ARGV[5], 'data', 'interrupted')
   redis.call('EXPIRE', KEYS[3], tonumber(ARGV[4]))
+  redis.call('XADD', KEYS[4], '*', 'status', 'interrupted')
+  redis.call('EXPIRE', KEYS[4], tonumber(ARGV[4]))
   return 'cancelled'
 elseif status == 'running' then
   redis.call('HSET', KEYS[1], 'cancel', ARGV[2])

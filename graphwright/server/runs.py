@@ -211,7 +211,8 @@ class RunStore:
         """Record how the run ended and close its event stream; False if it is not ours."""
         key = self.keys.run_record(thread_id, run_id)
         got = self.script("FINISH", [key, self.inflight(thread_id), stream_key(self.keys, thread_id, run_id),
-                                     self.keys.thread_runs(thread_id), self.keys.registry(thread_id)],
+                                     self.keys.thread_runs(thread_id), self.keys.registry(thread_id),
+                                     self.keys.run_end(thread_id, run_id)],
                           [run_id, owner, status, self.keys.sealer.seal_text(error, key, "error"),
                            time.time(), self.retention_s, END, self.record_prefix(thread_id),
                            self.events_ttl()])
@@ -220,7 +221,8 @@ class RunStore:
     def cancel(self, thread_id: str, run_id: str, action: str = "interrupt") -> str:
         """Cancel a pending run now (atomic with its pickup) or ask a running one to stop."""
         got = self.script("CANCEL", [self.keys.run_record(thread_id, run_id), self.inflight(thread_id),
-                                     stream_key(self.keys, thread_id, run_id)],
+                                     stream_key(self.keys, thread_id, run_id),
+                                     self.keys.run_end(thread_id, run_id)],
                           [run_id, action, time.time(), self.events_ttl(), END])
         return got.decode()  # type: ignore[no-any-return]
 
@@ -273,7 +275,8 @@ class RunStore:
 
     def delete(self, thread_id: str, run_id: str) -> None:
         with self.redis.pipeline(transaction=True) as pipe:
-            pipe.delete(self.keys.run_record(thread_id, run_id), stream_key(self.keys, thread_id, run_id))
+            pipe.delete(self.keys.run_record(thread_id, run_id), stream_key(self.keys, thread_id, run_id),
+                        self.keys.run_end(thread_id, run_id))
             pipe.zrem(self.keys.thread_runs(thread_id), run_id)
             pipe.zrem(self.inflight(thread_id), run_id)
             pipe.execute()
