@@ -47,22 +47,26 @@ class Launcher:
         graph = self.orch.compiled(spec.name)
         check_input(spec, graph, body.input)
         extra: dict[str, str] = {}
+        # The thread's meta is read once here: every step below until the stamp reads it.
+        meta = self.orch.meta(thread_id) if thread_id is not None else {}
         if thread_id is None:
             owner = (body.metadata or {}).get("owner")  # a temporary thread is its caller's too
             thread_id = self.orch.create_thread(str(uuid.uuid4()), {"owner": owner} if owner else {})
             extra = {"stateless": body.on_completion or "delete"}
-        elif not self.orch.meta(thread_id):
+            meta = self.orch.meta(thread_id)
+        elif not meta:
             if body.if_not_exists != "create":
                 raise NotFoundError(f"no thread {thread_id!r}")
             self.orch.create_thread(thread_id, body.metadata)
-        if body.command is not None and not self.orch.meta(thread_id).get("graph"):
+            meta = self.orch.meta(thread_id)
+        if body.command is not None and not meta.get("graph"):
             raise NotFoundError(f"no thread {thread_id!r} with a run to resume")
         if body.command is not None and body.command.resume is not None:
             config = run_config(thread_id, str(uuid.uuid4()), body)
             if pending_gate(graph, config) is not None:
                 gate_command(graph, config, body.command.resume, spec.tools())  # 422 if it does not fit
-        run_assistant.merge_metadata(self.orch, thread_id, assistant, body, stateless="stateless" in extra)
-        run_assistant.stamp(self.orch, thread_id, assistant)
+        run_assistant.merge_metadata(meta, assistant, body, stateless="stateless" in extra)
+        run_assistant.stamp(self.orch, thread_id, assistant, meta)
         extra["assistant_id"] = assistant["assistant_id"]  # the record names the assistant, as the reference
         strategy = body.multitask_strategy or "reject"
         if strategy == "reject" and held(self.orch.client, self.orch.keys, thread_id) \
