@@ -72,16 +72,20 @@ return 'start'
 # KEYS: record, events   ARGV: owner, event, data, event id
 # One owner publishes a run's events one at a time, each waiting for its reply, so a
 # publish replayed after a lost reply can only follow itself: the newest entry, with its id.
+# Returns the entry id and the cancel action asked for ('' if none), so the executor reads
+# the run's signals with the publish; false when the run has another owner.
 PUBLISH = """
-if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return false end
+local record = redis.call('HMGET', KEYS[1], 'owner', 'cancel')
+if record[1] ~= ARGV[1] then return false end
+local cancel = record[2] or ''
 local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)[1]
 if last then
   local f = last[2]
   for i = 1, #f - 1, 2 do
-    if f[i] == 'id' and f[i + 1] == ARGV[4] then return last[1] end
+    if f[i] == 'id' and f[i + 1] == ARGV[4] then return {last[1], cancel} end
   end
 end
-return redis.call('XADD', KEYS[2], '*', 'event', ARGV[2], 'data', ARGV[3], 'id', ARGV[4])
+return {redis.call('XADD', KEYS[2], '*', 'event', ARGV[2], 'data', ARGV[3], 'id', ARGV[4]), cancel}
 """
 
 # Ended runs are kept ``retention`` seconds: the record and its events expire then, and the

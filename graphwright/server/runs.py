@@ -199,13 +199,18 @@ class RunStore:
                           [run_id, owner, time.time(), self.record_prefix(thread_id)])
         return got.decode()  # type: ignore[no-any-return]
 
-    def publish(self, thread_id: str, run_id: str, owner: str, event: str, data: Any) -> bool:
-        """Append an event to the run's stream, unless someone else owns the run now."""
+    def publish(self, thread_id: str, run_id: str, owner: str, event: str,
+                data: Any) -> tuple[str, str | None] | None:
+        """Append an event to the run's stream, unless someone else owns the run now (None);
+        returns the entry id and the cancel action asked for the run, if any."""
         events = stream_key(self.keys, thread_id, run_id)
         got = self.script("PUBLISH", [self.keys.run_record(thread_id, run_id), events],
                           [owner, event, self.keys.sealer.seal_text(encode(data), events, "data"),
                            uuid.uuid4().hex])  # a replay of this call is added once
-        return got is not None
+        if got is None:
+            return None
+        entry_id, cancel = got
+        return entry_id.decode(), cancel.decode() or None
 
     def finish(self, thread_id: str, run_id: str, owner: str, status: RunStatus, error: str = "") -> bool:
         """Record how the run ended and close its event stream; False if it is not ours."""
