@@ -148,6 +148,10 @@ class Keys:
         """Hash: one HTTP run's status, kind, payload and times."""
         return f"{self.thread_tag(thread_id)}:runrec:{escape(run_id)}"
 
+    def run_end(self, thread_id: str, run_id: str) -> str:
+        """Stream: one HTTP run's final status, one entry written as it ends (waiters block on it)."""
+        return f"{self.thread_tag(thread_id)}:runend:{escape(run_id)}"
+
     def thread_runs(self, thread_id: str) -> str:
         """Sorted set: run ids of the thread by creation time."""
         return f"{self.thread_tag(thread_id)}:runs"

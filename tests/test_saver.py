@@ -54,6 +54,7 @@ def test_key_templates_are_pinned() -> None:
     assert k.lock("t1") == "gw:{t1}:lock"
     assert k.meta("t1") == "gw:{t1}:meta"
     assert k.run_record("t1", "r1") == "gw:{t1}:runrec:r1"
+    assert k.run_end("t1", "r1") == "gw:{t1}:runend:r1"
     assert k.thread_runs("t1") == "gw:{t1}:runs"
     assert k.queue() == "gw:queue"
     assert k.idempotency("t1", "call_1") == "gw:{t1}:idem:call_1"

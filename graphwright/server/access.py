@@ -174,9 +174,11 @@ def audit(routes: list[Any]) -> None:
                                  "access(resource, action) dependency")
 
 
-def visible_thread(orch: Orchestrator, grant: Grant, thread_id: str) -> dict[str, str]:
-    """The thread's stored fields, or 404 when it is missing or the grant's filter hides it."""
-    meta = orch.meta(thread_id)
+def visible_thread(orch: Orchestrator, grant: Grant, thread_id: str,
+                   meta: dict[str, str] | None = None) -> dict[str, str]:
+    """The thread's stored fields (``meta`` if just read), or 404 when it is missing or the
+    grant's filter hides it."""
+    meta = orch.meta(thread_id) if meta is None else meta
     if not meta or not grant.allows(meta.get("metadata")):
         raise NotFoundError(f"Thread with ID {thread_id} not found")
     return meta
@@ -190,8 +192,8 @@ def creatable_thread(orch: Orchestrator, grant: Grant, thread_id: str | None) ->
 
 def admit_run(orch: Orchestrator, grant: Grant, thread_id: str | None, body: RunCreate) -> None:
     """A new run on a thread the caller may see (or a new thread), with the granted metadata."""
-    if thread_id is not None and orch.meta(thread_id):
-        visible_thread(orch, grant, thread_id)
+    if thread_id is not None and (meta := orch.meta(thread_id)):
+        visible_thread(orch, grant, thread_id, meta)
     if body.webhook:
         webhooks.admit(body.webhook, orch.settings.webhook_allow)
     if grant.metadata:

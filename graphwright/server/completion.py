@@ -12,6 +12,7 @@ import httpx
 from graphwright.orchestrator import Orchestrator
 from graphwright.server import webhooks
 from graphwright.server.runs import RunStore
+from graphwright.server.schemas import RunCreate
 from graphwright_errors import UserError
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,7 @@ def expire_kept(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str
 def after_run(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:
     orch.refresh_ttl(thread_id)  # a thread with a TTL: the keys this run added expire with it
     raw = store.raw(thread_id, run_id)
-    body = store.body(thread_id, run_id)
+    body = RunCreate.model_validate_json(raw["body"])
     if body.webhook:
         run = store.get(thread_id, run_id).model_dump(mode="json")
         call_webhook(body.webhook, {**run, "values": raw.get("output")},

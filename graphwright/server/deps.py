@@ -43,23 +43,30 @@ def service(request: Request) -> Service:
     return found
 
 
-def orchestrator(request: Request) -> Orchestrator:
+# The dependencies are coroutines: FastAPI runs a sync dependency in a thread of its pool,
+# a hop per dependency per request for what is an attribute read.
+
+async def service_dependency(request: Request) -> Service:
+    return service(request)
+
+
+async def orchestrator(request: Request) -> Orchestrator:
     return service(request).orch
 
 
-def run_store(request: Request) -> RunStore:
+async def run_store(request: Request) -> RunStore:
     return service(request).store
 
 
-def redis_client(request: Request) -> redis.Redis:
+async def redis_client(request: Request) -> redis.Redis:
     return service(request).orch.client
 
 
-def keys(request: Request) -> Keys:
+async def keys(request: Request) -> Keys:
     return service(request).orch.keys
 
 
 Orch = Annotated[Orchestrator, Depends(orchestrator)]
 Store = Annotated[RunStore, Depends(run_store)]
-Svc = Annotated[Service, Depends(service)]
+Svc = Annotated[Service, Depends(service_dependency)]
 Guarded = [Depends(current_user)]  # authentication; each route adds its own ``access`` grant

@@ -3,7 +3,8 @@ every client relays from there, so a dropped client reconnects with ``Last-Event
 
 Each entry is ``{"event": name, "data": json}``; the run's last entry is the ``end`` marker
 written atomically with its final status (see ``RunStore.finish``), which relays stop on
-and never send.
+and never send. The same step writes the status alone to the run's end stream
+(``Keys.run_end``), so a waiter blocks on one read that wakes once, not once per event.
 """
 
 from __future__ import annotations

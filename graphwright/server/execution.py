@@ -33,7 +33,7 @@ from graphwright.server.producing import produce
 from graphwright.server.pump import Pump
 from graphwright.server.runs import RunStore
 from graphwright.server.schemas import RunCreate, RunStatus
-from graphwright.server.values import final_values
+from graphwright.server.values import final_values, values_of
 from tools.runloop import call, hand
 
 log = logging.getLogger(__name__)
@@ -82,9 +82,12 @@ class Executor:
             return "done"
         return "done"  # pragma: no cover  # AsyncExitStack does not swallow exceptions
 
-    def publish(self, thread_id: str, run_id: str, event: str, data: Any) -> None:
-        if not self.store.publish(thread_id, run_id, self.owner, event, data):
+    def publish(self, thread_id: str, run_id: str, event: str, data: Any) -> str | None:
+        """Publish one event; returns the cancel action asked for the run, if any."""
+        published = self.store.publish(thread_id, run_id, self.owner, event, data)
+        if published is None:
             raise Lost(run_id)
+        return published[1]
 
     async def drive(self, thread_id: str, run_id: str, *, recovering: bool,
                     lock: ThreadLock | None = None) -> None:
@@ -92,12 +95,18 @@ class Executor:
         started = await asyncio.to_thread(self.prepare, thread_id, run_id, recovering, lock)
         if started is None:
             return
-        spec, graph, config, body, payload, before = started
-        error, cancel = await self.stream(graph, payload, config, body, thread_id, run_id, lock)
-        await asyncio.to_thread(self.finish, spec, graph, thread_id, run_id, error, cancel, before, lock)
+        spec, graph, config, body, payload = started
+        # Read once, on the loop: where a rollback returns to, and whether there is anything
+        # to continue (prepare writes no checkpoint, so this is the state before the run).
+        state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+        before = state.config.get("configurable", {}).get("checkpoint_id")
+        error, cancel = await self.stream(graph, payload, config, body, thread_id, run_id, lock,
+                                          state)
+        await asyncio.to_thread(self.finish, spec, graph, thread_id, run_id, error, cancel, before,
+                                lock)
 
     def prepare(self, thread_id: str, run_id: str, recovering: bool, lock: ThreadLock | None,
-                ) -> tuple[GraphSpec, Graph, Any, RunCreate, Any, str | None] | None:
+                ) -> tuple[GraphSpec, Graph, Any, RunCreate, Any] | None:
         """The run's graph, config and payload, its start recorded; None when it failed here."""
         body = self.store.body(thread_id, run_id)
         spec = self.orch.graphs.get(body.assistant_id)
@@ -106,20 +115,19 @@ class Executor:
         if lock is not None:  # every checkpoint, record and trace write of the run carries it
             config["configurable"]["gw_fence"] = lock.fence
         graph = self.orch.compiled(spec.name, config)  # a factory graph: built for this config
-        before = graph.get_state({"configurable": {"thread_id": thread_id}}).config.get("configurable", {}).get("checkpoint_id")
         self.publish(thread_id, run_id, "metadata", {"run_id": run_id, "attempt": 2 if recovering else 1})
         try:
             payload = self.payload(spec, graph, config, body, recovering, thread_id, run_id)
         except Exception as exc:  # a decision that no longer fits, an input the graph refuses
             self.publish(thread_id, run_id, "error", error_data(exc))
-            self.finish(spec, graph, thread_id, run_id, exc, None, before, lock)
+            self.finish(spec, graph, thread_id, run_id, exc, None, None, lock)  # no rollback: no before
             return None
         fence = lock.fence if lock is not None else None  # no write of a stale run lands
         self.orch._set_meta(thread_id, fence, graph=spec.name, status="running", thread_id=thread_id)
         self.orch.tracer.emit(thread_id, "run_start", fence=fence, run_id=run_id, graph=spec.name,
                               input=body.input if isinstance(body.input, dict) else None,
                               resumed=body.input is None)
-        return spec, graph, config, body, payload, before
+        return spec, graph, config, body, payload
 
     def payload(self, spec: GraphSpec, graph: Graph, config: Any, body: RunCreate,
                 recovering: bool, thread_id: str, run_id: str) -> Any:
@@ -164,7 +172,9 @@ class Executor:
 
     async def stream(self, graph: Graph, payload: Any, config: Any, body: RunCreate,
                      thread_id: str, run_id: str, lock: ThreadLock | None = None,
-                     ) -> tuple[BaseException | None, str | None]:
+                     state: Any = None) -> tuple[BaseException | None, str | None]:
+        """Stream the graph, relaying each chunk; ``state`` is the thread's before the run,
+        if the caller has it. Returns the graph's error or the cancel that stopped it."""
         framer = Framer(body.modes(), body.stream_subgraphs)
         # "sync" unless the request asks otherwise: a step's checkpoint (with the tool calls
         # it proposed) is saved before the next step runs, as on the CLI path.
@@ -176,7 +186,8 @@ class Executor:
         if body.context is not None:
             options["context"] = run_context(graph, body.context)
         try:
-            state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+            if state is None:
+                state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
             # aget_state shows pending writes as applied (a step killed before its checkpoint
             # reads as finished), so only a waiting gate means there is nothing to continue.
             if payload is None and state.interrupts:
@@ -209,9 +220,14 @@ class Executor:
 
     def relay(self, thread_id: str, run_id: str, frames: Iterable[tuple[str, Any]],
               ) -> tuple[str | None, str | None]:
-        """Publish a chunk's events; the run's owner and cancel signal as they are now."""
+        """Publish a chunk's events; the run's owner and cancel signal as they are now (read
+        by the last publish, each of which checks the owner, or on their own without one)."""
+        published = False
+        cancel: str | None = None
         for event, data in frames:
-            self.publish(thread_id, run_id, event, data)
+            cancel, published = self.publish(thread_id, run_id, event, data), True
+        if published:
+            return self.owner, cancel
         return self.store.signals(thread_id, run_id)
 
     async def abandon(self, pump: Pump, thread_id: str, lock: ThreadLock | None) -> None:
@@ -244,8 +260,8 @@ class Executor:
             status, thread_status = "success", "completed" if stop in (None, "answered") else "stopped"
         self.orch._set_meta(thread_id, fence, status=thread_status)
         message = json.dumps(error_data(error)) if error is not None else ""
-        self.store.update(thread_id, run_id, fence,
-                          output=json.dumps(final_values(self.orch, thread_id)))
+        output = final_values(self.orch, thread_id) if cancel == "rollback" else values_of(graph, state)
+        self.store.update(thread_id, run_id, fence, output=json.dumps(output))
         if thread_status == "completed" and cancel != "rollback":
             self.orch._remember(thread_id, run_id, fence)  # before the run reads as ended to its waiters
         if self.store.raw(thread_id, run_id).get("stateless") == "delete":

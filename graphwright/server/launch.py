@@ -49,22 +49,26 @@ class Launcher:
         graph = self.orch.compiled(spec.name)
         check_input(spec, graph, body.input)
         extra: dict[str, str] = {}
+        # The thread's meta is read once here: every step below until the stamp reads it.
+        meta = self.orch.meta(thread_id) if thread_id is not None else {}
         if thread_id is None:
             owner = (body.metadata or {}).get("owner")  # a temporary thread is its caller's too
             thread_id = self.orch.create_thread(str(uuid.uuid4()), {"owner": owner} if owner else {})
             extra = {"stateless": body.on_completion or "delete"}
-        elif not self.orch.meta(thread_id):
+            meta = self.orch.meta(thread_id)
+        elif not meta:
             if body.if_not_exists != "create":
                 raise NotFoundError(f"no thread {thread_id!r}")
             self.orch.create_thread(thread_id, body.metadata)
-        if body.command is not None and not self.orch.meta(thread_id).get("graph"):
+            meta = self.orch.meta(thread_id)
+        if body.command is not None and not meta.get("graph"):
             raise NotFoundError(f"no thread {thread_id!r} with a run to resume")
         if body.command is not None and body.command.resume is not None:
             config = run_config(thread_id, str(uuid.uuid4()), body)
             if pending_gate(graph, config) is not None:
                 gate_command(graph, config, body.command.resume, spec.tools())  # 422 if it does not fit
-        run_assistant.merge_metadata(self.orch, thread_id, assistant, body, stateless="stateless" in extra)
-        run_assistant.stamp(self.orch, thread_id, assistant)
+        run_assistant.merge_metadata(meta, assistant, body, stateless="stateless" in extra)
+        run_assistant.stamp(self.orch, thread_id, assistant, meta)
         extra["assistant_id"] = assistant["assistant_id"]  # the record names the assistant, as the reference
         strategy = body.multitask_strategy or "reject"
         if strategy == "reject" and held(self.orch.client, self.orch.keys, thread_id) \
@@ -82,25 +86,19 @@ class Launcher:
         return run
 
     async def finished(self, run: Run, timeout_s: float = 3600) -> None:
-        """Wait for the run to end: blocking reads on its event stream for the end marker,
-        looking at its record only when the stream is quiet (or gone with the run)."""
+        """Wait for the run to end: blocking reads on its end stream, which wakes once,
+        looking at its record only when that read times out (the run may be gone)."""
         client = self.svc.aio()
-        key = stream_key(self.orch.keys, run.thread_id, run.run_id)
+        key = self.orch.keys.run_end(run.thread_id, run.run_id)
         record = self.orch.keys.run_record(run.thread_id, run.run_id)
-        last: Any = await client.xrevrange(key, "+", "-", count=1)
-        cursor = last[0][0] if last else "0-0"  # the end is after what is there already
         deadline = time.monotonic() + timeout_s
-        quiet = True
+        if over(await client.hget(record, "status")):
+            return  # ended, rolled back or deleted already
         while time.monotonic() < deadline:
-            if quiet and over(await client.hget(record, "status")):
-                return  # ended, rolled back or deleted
-            got: Any = await client.xread({key: cursor}, count=100, block=WAIT_BLOCK_MS)
-            entries = got[0][1] if got else []
-            quiet = not entries
-            for entry_id, fields in entries:
-                cursor = entry_id
-                if fields[b"event"] == END_BYTES:  # a stateless run's thread is gone by now
-                    return
+            if await client.xread({key: "0-0"}, count=1, block=WAIT_BLOCK_MS):
+                return  # a stateless run's thread is gone by now
+            if over(await client.hget(record, "status")):
+                return
 
     def output(self, run: Run) -> Any:
         """What ``runs.wait`` and ``runs.join`` return: the final values, or ``__error__``."""

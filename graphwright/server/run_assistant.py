@@ -46,18 +46,20 @@ def resolve(orch: Orchestrator, body: RunCreate) -> dict[str, Any]:
     return assistant
 
 
-def merge_metadata(orch: Orchestrator, thread_id: str, assistant: dict[str, Any], body: RunCreate,
+def merge_metadata(meta: dict[str, str], assistant: dict[str, Any], body: RunCreate,
                    *, stateless: bool) -> None:
-    """The run's metadata as the reference records it: the assistant's, then the thread's as
-    it was before this run (its ``graph_id`` the first graph run on it; none on a stateless
-    run's thread), then the run's assistant id, then the run's own metadata (which wins)."""
-    thread = json.loads(orch.meta(thread_id).get("metadata") or "{}")
+    """The run's metadata as the reference records it: the assistant's, then the thread's
+    (``meta``) as it was before this run (its ``graph_id`` the first graph run on it; none on
+    a stateless run's thread), then the run's assistant id, then the run's own metadata
+    (which wins)."""
+    thread = json.loads(meta.get("metadata") or "{}")
     if not stateless:
         thread.setdefault("graph_id", assistant["graph_id"])
     body.metadata = {**(assistant.get("metadata") or {}), **thread,
                      "assistant_id": assistant["assistant_id"], **(body.metadata or {})}
 
 
-def stamp(orch: Orchestrator, thread_id: str, assistant: dict[str, Any]) -> None:
+def stamp(orch: Orchestrator, thread_id: str, assistant: dict[str, Any],
+          meta: dict[str, str] | None = None) -> None:
     """Note the run's graph and assistant on its thread (chat UIs list threads by them)."""
-    Threads(orch).stamp(thread_id, assistant["graph_id"], assistant["assistant_id"])
+    Threads(orch).stamp(thread_id, assistant["graph_id"], assistant["assistant_id"], meta)

@@ -72,34 +72,40 @@ return 'start'
 # KEYS: record, events   ARGV: owner, event, data, event id
 # One owner publishes a run's events one at a time, each waiting for its reply, so a
 # publish replayed after a lost reply can only follow itself: the newest entry, with its id.
+# Returns the entry id and the cancel action asked for ('' if none), so the executor reads
+# the run's signals with the publish; false when the run has another owner.
 PUBLISH = """
-if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return false end
+local record = redis.call('HMGET', KEYS[1], 'owner', 'cancel')
+if record[1] ~= ARGV[1] then return false end
+local cancel = record[2] or ''
 local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)[1]
 if last then
   local f = last[2]
   for i = 1, #f - 1, 2 do
-    if f[i] == 'id' and f[i + 1] == ARGV[4] then return last[1] end
+    if f[i] == 'id' and f[i + 1] == ARGV[4] then return {last[1], cancel} end
   end
 end
-return redis.call('XADD', KEYS[2], '*', 'event', ARGV[2], 'data', ARGV[3], 'id', ARGV[4])
+return {redis.call('XADD', KEYS[2], '*', 'event', ARGV[2], 'data', ARGV[3], 'id', ARGV[4]), cancel}
 """
 
 # Ended runs are kept ``retention`` seconds: the record and its events expire then, and the
 # thread's list and registry forget runs older than that (their keys are gone or going).
 # The thread's lock goes in the same step (when ARGV[10] is its holder's value), so a waiter
 # woken by the end finds the thread free: its next run never meets the finished one's lock.
-# KEYS: record, inflight, events, runs, registry, lock
+# KEYS: record, inflight, events, runs, registry, end, lock
 # ARGV: run_id, owner, status, error, now, retention, end-event, record-prefix, events-ttl,
 #       lock value ('' to leave the lock alone)
 FINISH = """
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[2] then return 0 end
-if ARGV[10] ~= '' and redis.call('GET', KEYS[6]) == ARGV[10] then redis.call('DEL', KEYS[6]) end
+if ARGV[10] ~= '' and redis.call('GET', KEYS[7]) == ARGV[10] then redis.call('DEL', KEYS[7]) end
 local retention = tonumber(ARGV[6])
 redis.call('HSET', KEYS[1], 'status', ARGV[3], 'error', ARGV[4], 'updated_at', ARGV[5])
 redis.call('HDEL', KEYS[1], 'cancel')
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('XADD', KEYS[3], '*', 'event', ARGV[7], 'data', ARGV[3])
 redis.call('EXPIRE', KEYS[3], tonumber(ARGV[9]))
+redis.call('XADD', KEYS[6], '*', 'status', ARGV[3])
+redis.call('EXPIRE', KEYS[6], tonumber(ARGV[9]))
 redis.call('EXPIRE', KEYS[1], retention)
 local cutoff = tonumber(ARGV[5]) - retention
 for _, old in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', cutoff, 'LIMIT', 0, 100)) do
@@ -111,7 +117,7 @@ end
 return 1
 """
 
-# KEYS: record, inflight, events   ARGV: run_id, action, now, ttl, end-event
+# KEYS: record, inflight, events, end   ARGV: run_id, action, now, ttl, end-event
 CANCEL = """
 local status = redis.call('HGET', KEYS[1], 'status')
 if status == 'pending' then
@@ -120,6 +126,8 @@ if status == 'pending' then
   redis.call('ZREM', KEYS[2], ARGV[1])
   redis.call('XADD', KEYS[3], '*', 'event', ARGV[5], 'data', 'interrupted')
   redis.call('EXPIRE', KEYS[3], tonumber(ARGV[4]))
+  redis.call('XADD', KEYS[4], '*', 'status', 'interrupted')
+  redis.call('EXPIRE', KEYS[4], tonumber(ARGV[4]))
   return 'cancelled'
 elseif status == 'running' then
   redis.call('HSET', KEYS[1], 'cancel', ARGV[2])

@@ -199,13 +199,18 @@ class RunStore:
                           [run_id, owner, time.time(), self.record_prefix(thread_id)])
         return got.decode()  # type: ignore[no-any-return]
 
-    def publish(self, thread_id: str, run_id: str, owner: str, event: str, data: Any) -> bool:
-        """Append an event to the run's stream, unless someone else owns the run now."""
+    def publish(self, thread_id: str, run_id: str, owner: str, event: str,
+                data: Any) -> tuple[str, str | None] | None:
+        """Append an event to the run's stream, unless someone else owns the run now (None);
+        returns the entry id and the cancel action asked for the run, if any."""
         events = stream_key(self.keys, thread_id, run_id)
         got = self.script("PUBLISH", [self.keys.run_record(thread_id, run_id), events],
                           [owner, event, self.keys.sealer.seal_text(encode(data), events, "data"),
                            uuid.uuid4().hex])  # a replay of this call is added once
-        return got is not None
+        if got is None:
+            return None
+        entry_id, cancel = got
+        return entry_id.decode(), cancel.decode() or None
 
     def finish(self, thread_id: str, run_id: str, owner: str, status: RunStatus, error: str = "",
                lock_value: str = "") -> bool:
@@ -214,7 +219,7 @@ class RunStore:
         key = self.keys.run_record(thread_id, run_id)
         got = self.script("FINISH", [key, self.inflight(thread_id), stream_key(self.keys, thread_id, run_id),
                                      self.keys.thread_runs(thread_id), self.keys.registry(thread_id),
-                                     self.keys.lock(thread_id)],
+                                     self.keys.run_end(thread_id, run_id), self.keys.lock(thread_id)],
                           [run_id, owner, status, self.keys.sealer.seal_text(error, key, "error"),
                            time.time(), self.retention_s, END, self.record_prefix(thread_id),
                            self.events_ttl(), lock_value])
@@ -223,7 +228,8 @@ class RunStore:
     def cancel(self, thread_id: str, run_id: str, action: str = "interrupt") -> str:
         """Cancel a pending run now (atomic with its pickup) or ask a running one to stop."""
         got = self.script("CANCEL", [self.keys.run_record(thread_id, run_id), self.inflight(thread_id),
-                                     stream_key(self.keys, thread_id, run_id)],
+                                     stream_key(self.keys, thread_id, run_id),
+                                     self.keys.run_end(thread_id, run_id)],
                           [run_id, action, time.time(), self.events_ttl(), END])
         return got.decode()  # type: ignore[no-any-return]
 
@@ -276,7 +282,8 @@ class RunStore:
 
     def delete(self, thread_id: str, run_id: str) -> None:
         with self.redis.pipeline(transaction=True) as pipe:
-            pipe.delete(self.keys.run_record(thread_id, run_id), stream_key(self.keys, thread_id, run_id))
+            pipe.delete(self.keys.run_record(thread_id, run_id), stream_key(self.keys, thread_id, run_id),
+                        self.keys.run_end(thread_id, run_id))
             pipe.zrem(self.keys.thread_runs(thread_id), run_id)
             pipe.zrem(self.inflight(thread_id), run_id)
             pipe.execute()

@@ -117,9 +117,11 @@ class Threads:
             self.set_ttl(thread_id, body.ttl)
         return self.doc(thread_id)
 
-    def stamp(self, thread_id: str, graph_id: str, assistant_id: str) -> None:
-        """Note which graph and assistant run on the thread (a chat UI lists threads by them)."""
-        meta = self.orch.meta(thread_id)
+    def stamp(self, thread_id: str, graph_id: str, assistant_id: str,
+              meta: dict[str, str] | None = None) -> None:
+        """Note which graph and assistant run on the thread (a chat UI lists threads by them);
+        ``meta`` is the thread's as just read, if the caller has it."""
+        meta = self.orch.meta(thread_id) if meta is None else meta
         current = json.loads(meta.get("metadata") or "{}")
         if current.get("graph_id") == graph_id and current.get("assistant_id") == assistant_id:
             return

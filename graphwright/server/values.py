@@ -13,8 +13,12 @@ def final_values(orch: Orchestrator, thread_id: str) -> Any:
     meta = orch.meta(thread_id)
     if not meta.get("graph"):
         return {}
-    snap = orch.snapshot(thread_id)
-    values = wire(output_of(orch.compiled(meta["graph"]), snap.values))  # the output schema's view
+    return values_of(orch.compiled(meta["graph"]), orch.snapshot(thread_id))
+
+
+def values_of(graph: Any, snap: Any) -> Any:
+    """The values of the thread's state ``snap`` under ``graph``'s output schema."""
+    values = wire(output_of(graph, snap.values))  # the output schema's view
     interrupts = [wire(i) for t in snap.tasks for i in t.interrupts]
     if interrupts and isinstance(values, dict):
         values["__interrupt__"] = interrupts

@@ -12,12 +12,14 @@ pieces, tool-call arguments in pieces, and a last usage chunk when
 ``stream_options.include_usage`` is set. ``response_format`` of type
 ``json_schema`` is served from the same script (the scripted content is the JSON),
 or refused with 400 when ``json_schema=False`` to exercise a client's fallback.
+``latency_s`` holds every answer back that long, as a model's time to first token.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -118,9 +120,10 @@ def call(name: str, args: dict[str, Any] | str, id: str | None = None) -> dict[s
 class ScriptedOpenAI:
     """Serve ``script`` in order on a free loopback port."""
 
-    def __init__(self, *, json_schema: bool = True) -> None:
+    def __init__(self, *, json_schema: bool = True, latency_s: float = 0.0) -> None:
         self.script: list[Reply] = []
         self.json_schema = json_schema  # False: refuse response_format json_schema with 400
+        self.latency_s = latency_s  # before each answer, outside the lock (requests overlap)
         # (marker, responder): a request whose system message contains the marker is
         # answered by the responder instead of the script (e.g. compaction summaries).
         self.responders: list[tuple[str, Callable[[dict[str, Any]], Reply]]] = []
@@ -140,6 +143,8 @@ class ScriptedOpenAI:
             def do_POST(self) -> None:  # http.server's method naming
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 status, payload = server._answer(self.path, body)
+                if server.latency_s:
+                    time.sleep(server.latency_s)
                 if isinstance(payload, Reply):
                     self._stream(payload, body)
                     return

@@ -30,7 +30,7 @@ from graphwright_errors import ConflictError, NotFoundError
 router = APIRouter(tags=["assistants"])
 
 
-def assistants(orch: Orch) -> AssistantStore:
+async def assistants(orch: Orch) -> AssistantStore:
     return AssistantStore.of(orch)
 
 

@@ -59,7 +59,7 @@ class CronCountBody(_Request):
     metadata: dict[str, Any] | None = None
 
 
-def crons(orch: Orch) -> CronStore:
+async def crons(orch: Orch) -> CronStore:
     return CronStore(orch.client, orch.keys)
 
 

@@ -23,6 +23,13 @@ router = APIRouter(tags=["runs"])
 LastEventId = Annotated[str | None, Header(alias="Last-Event-ID")]
 
 
+def admitted(launch: Launcher, grant: access.Grant, thread_id: str | None, body: RunCreate) -> Run:
+    """Admit (a webhook resolved, the grant's metadata added) and start a wait or a stream:
+    one hop to the thread pool for both."""
+    admit_run(launch.orch, grant, thread_id, body)
+    return launch.start(thread_id, body, background=False)
+
+
 def streaming(launch: Launcher, run: Run, body: RunCreate, request: Request,
               last_event_id: str | None = None) -> EventSourceResponse:
     base = f"/threads/{run.thread_id}/runs/{run.run_id}"
@@ -36,8 +43,7 @@ def streaming(launch: Launcher, run: Run, body: RunCreate, request: Request,
 async def stream_run(thread_id: str, body: RunCreate, svc: Svc, request: Request,
                      grant: access.RunStart) -> EventSourceResponse:
     launch = Launcher(svc)
-    await run_in_threadpool(admit_run, svc.orch, grant, thread_id, body)
-    run = await run_in_threadpool(launch.start, thread_id, body, background=False)
+    run = await run_in_threadpool(admitted, launch, grant, thread_id, body)
     return streaming(launch, run, body, request)
 
 
@@ -45,24 +51,21 @@ async def stream_run(thread_id: str, body: RunCreate, svc: Svc, request: Request
 async def stream_stateless(body: RunCreate, svc: Svc, request: Request,
                            grant: access.RunStart) -> EventSourceResponse:
     launch = Launcher(svc)
-    await run_in_threadpool(admit_run, svc.orch, grant, None, body)  # a webhook is resolved
-    run = await run_in_threadpool(launch.start, None, body, background=False)
+    run = await run_in_threadpool(admitted, launch, grant, None, body)
     return streaming(launch, run, body, request)
 
 
 @router.post("/threads/{thread_id}/runs/wait", dependencies=RateLimited)
 async def wait_run(thread_id: str, body: RunCreate, svc: Svc, grant: access.RunStart) -> JSONResponse:
     launch = Launcher(svc)
-    await run_in_threadpool(admit_run, svc.orch, grant, thread_id, body)
-    run = await run_in_threadpool(launch.start, thread_id, body, background=False)
+    run = await run_in_threadpool(admitted, launch, grant, thread_id, body)
     return await waited(launch, run)
 
 
 @router.post("/runs/wait", dependencies=RateLimited)
 async def wait_stateless(body: RunCreate, svc: Svc, grant: access.RunStart) -> JSONResponse:
     launch = Launcher(svc)
-    await run_in_threadpool(admit_run, svc.orch, grant, None, body)  # a webhook is resolved
-    run = await run_in_threadpool(launch.start, None, body, background=False)
+    run = await run_in_threadpool(admitted, launch, grant, None, body)
     return await waited(launch, run)
 
 

@@ -27,7 +27,7 @@ from graphwright_errors import NotFoundError
 router = APIRouter(tags=["threads"])
 
 
-def threads(orch: Orch) -> Threads:
+async def threads(orch: Orch) -> Threads:
     return Threads(orch)
 
 
