@@ -64,9 +64,17 @@ def fetch(version: str) -> Path:
     )
     sdist = CACHE / f"langgraph-{version}.tar.gz"
     with tarfile.open(sdist) as tar:
-        members = [m for m in tar.getmembers() if m.name.startswith(f"langgraph-{version}/tests/")]
-        tar.extractall(CACHE, members=members, filter="data")
+        members = [m for m in tar.getmembers() if m.name.startswith(f"langgraph-{version}/tests/")
+                   and safe_member(m)]
+        tar.extractall(CACHE, members=members)  # checked above: Pythons before 3.11.4 have no filter
     return unpacked
+
+
+def safe_member(member: tarfile.TarInfo) -> bool:
+    """A plain file or folder that stays inside the folder it is unpacked into."""
+    parts = Path(member.name).parts
+    return (member.isfile() or member.isdir()) and not Path(member.name).is_absolute() \
+        and ".." not in parts
 
 
 def prepare(unpacked: Path, version: str) -> Path:
