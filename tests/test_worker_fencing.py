@@ -1,6 +1,7 @@
 """A worker frozen (SIGSTOP) past its thread lock's expiry: a second worker takes the run
 over and finishes it; thawed, the first finds every write refused by the fencing token and
-stops, so the thread holds one run's history and one effect."""
+stops, so the thread holds one run's history and one effect, and its meta, the run's record
+and event stream, the trace and the user's memories are as the second worker left them."""
 
 from __future__ import annotations
 
@@ -15,14 +16,16 @@ import pytest
 import redis
 from langgraph_sdk import get_sync_client
 
+from graphwright import Orchestrator
+from graphwright.server.events import stream_key
+from graphwright.server.runs import RunStore
 from graphwright.testing.kit import until
 from graphwright.testing.service import Service, service_for
 from graphwright.testing.until import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = "tests.slow_graphs:register_all"
-GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
-
+GOAL = 'My name is Ada. Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 
 
 @pytest.fixture
@@ -48,7 +51,7 @@ def test_a_worker_frozen_past_its_lock_is_fenced_out_after_a_takeover(
 
     sdk = get_sync_client(url=remote.url, api_key=None)
     tid = sdk.threads.create()["thread_id"]
-    run = sdk.runs.create(tid, "slow_agent", input={"goal": GOAL})
+    run = sdk.runs.create(tid, "slow_agent", input={"goal": GOAL}, metadata={"user_id": "ada"})
     try:
         first = worker("A")
         until(lambda: client.get(f"{prefix}:slow:started") == b"1", "the slow tool to start")
@@ -58,9 +61,12 @@ def test_a_worker_frozen_past_its_lock_is_fenced_out_after_a_takeover(
         until(lambda: sdk.runs.get(tid, run["run_id"])["status"] == "success", "B to finish the run")
         fence = int(client.get(remote.orch.keys.fence(tid)) or 0)
         assert fence == 2  # B's acquisition came after A's
+        before = _everything(remote.orch, tid, run["run_id"])
+        assert before["memories"]  # B's run remembered the name: A must not store it again
         first.send_signal(signal.SIGCONT)
         until(lambda: b"taken over" in logs["A"].read_bytes() or b"lost" in logs["A"].read_bytes(),
               "A to find that it lost the run", timeout_s=30)
+        assert _everything(remote.orch, tid, run["run_id"]) == before
         assert client.hlen(remote.orch.keys.calendar()) == 1  # the event, created once
         state = remote.orch.state(tid)
         results = [_tool_call_id(m) for m in state.values["messages"] if _tool_call_id(m)]
@@ -76,6 +82,15 @@ def test_a_worker_frozen_past_its_lock_is_fenced_out_after_a_takeover(
                 proc.send_signal(signal.SIGCONT)
                 proc.send_signal(signal.SIGTERM)
                 proc.wait(timeout=scaled(15))
+
+
+def _everything(orch: Orchestrator, thread_id: str, run_id: str) -> dict[str, object]:
+    """What a thawed executor could still touch outside the checkpoints, raw from Redis."""
+    return {"meta": orch.client.hgetall(orch.keys.meta(thread_id)),
+            "record": RunStore(orch.client, orch.keys).raw(thread_id, run_id),
+            "events": orch.client.xrange(stream_key(orch.keys, thread_id, run_id)),
+            "trace": orch.trace(thread_id),
+            "memories": [m.model_dump() for m in orch.memories("ada")]}
 
 
 def _tool_call_id(message: object) -> str | None:
