@@ -1,6 +1,6 @@
 """kill -9 campaign: runs killed at moments drawn uniformly over their whole life, then recovered.
 
-    python -m bench.chaos --points 500 [--via cli|worker|both] [--parallel 4]
+    python -m bench.chaos --points 500 [--via cli|worker|api|cron|both|all] [--cluster] [--parallel 4]
 
 Each point is one thread on its own key prefix, with a gated or an ungated slow
 external write (``bench.chaos_graphs``) and a scripted OpenAI-compatible model that
@@ -9,6 +9,10 @@ through the CLI (``graphwright run`` / ``resume``) or through ``graphwright work
 the process is killed with SIGKILL at a moment drawn uniformly over the calibrated
 length of the whole run (plan, the slow read, the write, checkpoint writes, the gate
 and the approval), and with probability 0.3 the first recovery process is killed too.
+Two more paths (``bench.chaos_paths``): ``api``, a ``runs.wait`` executed in the API
+process (``serve`` without ``--queue``), the API killed and a worker taking the run over
+when its lease runs out; ``cron``, a cron's run fired and executed by a worker that is
+killed. ``--cluster`` runs every path on a 3-master Redis Cluster instead of one server.
 A reviewer then settles the thread the way a person would: approve a pending write; for
 an outcome_unknown call, look at the effect files and answer mark_done or retry.
 
@@ -37,11 +41,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench import chaos_paths
 from bench.chaos_model import ChaosModel
 from bench.chaos_points import Point, Reviewer, classify, cli_child, wait_or_kill
-from graphwright.testing.redis_servers import Server, start_server
+from graphwright.testing.redis_servers import Server, start_cluster, start_server
 
 CTX = multiprocessing.get_context("forkserver")
+PATHS = {"worker": chaos_paths.via_worker, "api": chaos_paths.via_api, "cron": chaos_paths.via_cron}
+VIAS = {"both": ["cli", "worker"], "all": ["cli", "worker", "api", "cron"]}
 
 
 @dataclass
@@ -50,10 +57,13 @@ class Campaign:
     model: ChaosModel
     workdir: Path
     delay_s: float
+    cluster: bool = False
     spans: dict[tuple[str, str], list[float]] = field(default_factory=dict)
 
     def env(self, prefix: str, effects: Path) -> dict[str, str]:
         return {"REDIS_URL": self.server.url, "GRAPHWRIGHT_KEY_PREFIX": prefix,
+                "GRAPHWRIGHT_REDIS_CLUSTER": "1" if self.cluster else "0",
+                "GRAPHWRIGHT_CRON_TICK_S": "0.1", "GRAPHWRIGHT_CRON_LEASE_S": "2",
                 "GRAPHWRIGHT_GRAPHS": "bench.chaos_graphs:register",
                 "OPENAI_BASE_URL": self.model.base_url, "OPENAI_API_KEY": "chaos",
                 "OPENAI_MODEL": "scripted", "OPENAI_MAX_RETRIES": "0",
@@ -72,13 +82,13 @@ def run_point(c: Campaign, n: int, via: str, gated: bool, kill: bool, rng: rando
     effects = c.workdir / prefix
     effects.mkdir()
     env = c.env(prefix, effects)
-    point = Point(n=n, via=via, gated=gated, thread=thread)
+    point = Point(n=n, via=f"{via} (cluster)" if c.cluster else via, gated=gated, thread=thread)
     reviewer = Reviewer(c, point, env, effects, graph)
     spans = c.spans.get((via, graph), [5.0, 5.0])
     at = rng.uniform(0, sum(spans)) if kill else None
     started = time.monotonic()
-    if via == "worker":
-        killed = reviewer.via_worker(at)
+    if via in PATHS:
+        killed = PATHS[via](reviewer, at)
     else:
         proc = c.spawn(["run", graph, "book the Aurora room", "--thread", thread, "--json"], env,
                        effects / "run.out")
@@ -109,16 +119,20 @@ def calibrate(c: Campaign, vias: list[str]) -> None:
 
 
 def campaign(points: int, vias: list[str], parallel: int = 4, delay_s: float = 0.2,
-             seed: int = 1, report: Callable[[str], None] = print) -> list[Point]:
+             seed: int = 1, report: Callable[[str], None] = print, *,
+             cluster: bool = False) -> list[Point]:
     CTX.set_forkserver_preload(["graphwright.cli", "bench.chaos_graphs", "bench.chaos_points",
                                "langchain_openai", "graphwright.server.worker",
-                               "bench.chaos_warm"])
+                               "graphwright.server.app", "bench.chaos_warm"])
     with tempfile.TemporaryDirectory(prefix="gw-chaos-") as tmp:
         workdir = Path(tmp)
-        server = start_server(workdir / "redis", "--appendonly", "yes")
+        servers = start_cluster(workdir / "cluster") if cluster else \
+            [start_server(workdir / "redis", "--appendonly", "yes")]
+        server = servers[0]
         model = ChaosModel()
         try:
-            c = Campaign(server=server, model=model, workdir=workdir, delay_s=delay_s)
+            c = Campaign(server=server, model=model, workdir=workdir, delay_s=delay_s,
+                         cluster=cluster)
             calibrate(c, vias)
             report("calibrated spans (s): " + ", ".join(
                 f"{via} {graph}: {' + '.join(f'{x:.2f}' for x in span)}"
@@ -135,7 +149,8 @@ def campaign(points: int, vias: list[str], parallel: int = 4, delay_s: float = 0
             return done
         finally:
             model.close()
-            server.stop()
+            for s in servers:
+                s.stop()
 
 
 def table(points: list[Point]) -> str:
@@ -166,14 +181,15 @@ def table(points: list[Point]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--points", type=int, default=100)
-    parser.add_argument("--via", choices=["cli", "worker", "both"], default="both")
+    parser.add_argument("--via", choices=["cli", "worker", "api", "cron", "both", "all"], default="both")
+    parser.add_argument("--cluster", action="store_true", help="a 3-master Redis Cluster")
     parser.add_argument("--parallel", type=int, default=4)
     parser.add_argument("--delay", type=float, default=0.2, help="seconds per slow tool step")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    vias = ["cli", "worker"] if args.via == "both" else [args.via]
+    vias = VIAS.get(args.via, [args.via])
     started = time.monotonic()
-    points = campaign(args.points, vias, args.parallel, args.delay, args.seed)
+    points = campaign(args.points, vias, args.parallel, args.delay, args.seed, cluster=args.cluster)
     print(table(points))
     print(f"\n{len(points)} points in {time.monotonic() - started:.0f} s")
 

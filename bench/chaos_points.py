@@ -17,8 +17,6 @@ from bench.chaos_graphs import effects_of
 from checkpoints.keys import Keys
 from graphwright import Orchestrator, Settings
 from graphwright.offline import OfflineChatModel
-from graphwright.server.runs import RunStore
-from graphwright.server.schemas import RunCreate
 
 if TYPE_CHECKING:
     from bench.chaos import Campaign
@@ -93,7 +91,8 @@ class Reviewer:
     def orch(self) -> Orchestrator:
         settings = Settings(_env_file=None, REDIS_URL=self.env["REDIS_URL"],  # type: ignore[call-arg]
                             GRAPHWRIGHT_KEY_PREFIX=self.env["GRAPHWRIGHT_KEY_PREFIX"],
-                            GRAPHWRIGHT_GRAPHS="bench.chaos_graphs:register")
+                            GRAPHWRIGHT_GRAPHS="bench.chaos_graphs:register",
+                            GRAPHWRIGHT_REDIS_CLUSTER=self.env.get("GRAPHWRIGHT_REDIS_CLUSTER") == "1")
         return Orchestrator(settings=settings, model=OfflineChatModel())
 
     def cli(self, argv: list[str], kill_at: float | None = None) -> tuple[int, str, bool]:
@@ -102,35 +101,6 @@ class Reviewer:
         proc = self.c.spawn([*argv, "--json"], self.env, out)
         killed = wait_or_kill(proc, kill_at)
         return proc.exitcode or 0, out.read_text() if out.exists() else "", killed
-
-    # --- the worker path ---
-
-    def via_worker(self, at: float | None) -> bool:
-        store = RunStore(self.orch.client, self.keys)
-        run = store.create(self.point.thread, RunCreate(assistant_id=self.graph, input={"goal": GOAL}),
-                           queue=True)
-        first = self.c.spawn(["worker", "--name", "A"], self.env, self.effects / "workerA.out")
-        deadline = time.monotonic() + (at if at is not None else DEADLINE_S)
-        killed = False
-        while store.get(self.point.thread, run.run_id).status in ("pending", "running"):
-            if time.monotonic() > deadline:
-                killed = wait_or_kill(first, 0)
-                break
-            time.sleep(0.02)
-        if not killed:
-            os.kill(first.pid, signal.SIGTERM)
-            first.join()
-            return False
-        self.point.where = classify(self)
-        second = self.c.spawn(["worker", "--name", "B"], self.env, self.effects / "workerB.out")
-        deadline = time.monotonic() + DEADLINE_S
-        while store.get(self.point.thread, run.run_id).status in ("pending", "running"):
-            if time.monotonic() > deadline or not second.is_alive():
-                break
-            time.sleep(0.05)
-        os.kill(second.pid, signal.SIGTERM)
-        second.join()
-        return True
 
     # --- settling ---
 

@@ -28,9 +28,13 @@ from langgraph.store.base import IndexConfig, TTLConfig
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graphs.context import Graph, GraphContext
+from graphs.hitl_guard import guarded
 from graphs.registry import GraphRegistry
 from graphwright_errors import ConfigurationError
+from tools.approvals import Approvals
 from tools.registry import ToolRegistry
+
+DECISION_TTL_S = 30 * 24 * 3600  # a recorded HITL verdict lives as long as a tool record
 
 
 class StoreConfig(BaseModel):
@@ -221,13 +225,15 @@ def compile_graph(name: str, value: Any, ctx: GraphContext) -> Graph:
     """The graph ``value`` stands for, with graphwright's checkpointer and store."""
     if not isinstance(value, Pregel | StateGraph) and callable(value):
         value = _call_factory(name, value, ctx)
-    if isinstance(value, StateGraph):
-        return value.compile(checkpointer=ctx.checkpointer, store=ctx.store, name=name)
+    approvals = Approvals(ctx.redis_client, ctx.keys, ttl_s=DECISION_TTL_S)
+    if isinstance(value, StateGraph):  # a HITL middleware's verdicts are checked at tool time
+        return cast(Graph, guarded(value.compile(checkpointer=ctx.checkpointer, store=ctx.store,
+                                                 name=name), approvals))
     if isinstance(value, Pregel):
         update: dict[str, Any] = {"checkpointer": ctx.checkpointer, "store": ctx.store}
         if value.name == "LangGraph":
             update["name"] = name
-        return cast(Graph, value.copy(update=update))
+        return cast(Graph, guarded(value.copy(update=update), approvals))
     raise ConfigurationError(f"graph {name!r} is a {type(value).__name__}, not a graph, a "
                              "StateGraph or a factory returning one")
 

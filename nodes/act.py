@@ -14,6 +14,7 @@ from langchain_core.runnables import RunnableConfig
 from nodes.authorize import authorize
 from nodes.canonical import canonical
 from nodes.deps import AgentDeps
+from nodes.gate_models import digest
 from nodes.state import (
     AgentState,
     CallRecord,
@@ -136,8 +137,11 @@ def run_all(
             obs = deps.executor.mark_done(tool_call, call["settled"], thread_id=thread_id,
                                           fence=fence)
         else:
-            obs = deps.executor.execute(tool_call, thread_id=thread_id, fence=fence,
-                                        retry=bool(call.get("retry")))
+            retry = bool(call.get("retry"))  # as recorded (authorize): spent by its claim
+            spend = deps.approvals.spend_retry(thread_id, call["id"], digest(call["name"], call["args"])) \
+                if retry else None
+            obs = deps.executor.execute(tool_call, thread_id=thread_id, fence=fence, retry=retry,
+                                        spend=spend)
         deps.trace.emit(
             thread_id, "tool_call", fence=fence, run_id=run_id, step=step, node="act", tool=call["name"],
             call_id=call["id"], args=call["args"], start=started, end=time.time(), ok=obs.ok,

@@ -144,10 +144,10 @@ class SlowAnswerModel(OfflineChatModel):
         return result
 
 
-def build_slow_answer(ctx: GraphContext, hold: bool = False) -> Graph:
+def build_slow_answer(ctx: GraphContext, hold: bool = False, tools: ToolRegistry | None = None) -> Graph:
     model = SlowAnswerModel(client=ctx.redis_client, marker=f"{ctx.keys.prefix}:slow:answering",
                             hold=f"{ctx.keys.prefix}:slow:hold_answer" if hold else "")
-    return build_agent_graph(tools=build_registry(), model=model, redis_client=ctx.redis_client,
+    return build_agent_graph(tools=tools or build_registry(), model=model, redis_client=ctx.redis_client,
                              policy=Policy(per_tool={"create_event": "never"}), limits=ctx.limits,
                              keys=ctx.keys, checkpointer=ctx.checkpointer)
 
@@ -158,3 +158,5 @@ def register_all(graphs: GraphRegistry) -> None:
                     description="agent whose final answer is slow; create_event runs ungated")
     graphs.register("held_answer", partial(build_slow_answer, hold=True),
                     description="agent whose final answer waits while slow:hold_answer exists")
+    graphs.register("held_write", lambda ctx: build_slow_answer(ctx, hold=True, tools=slow_write_tools()),
+                    tools=slow_write_tools, description="slow_write, then an answer held as held_answer's")

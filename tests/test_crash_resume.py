@@ -165,3 +165,32 @@ def test_a_crash_between_a_builtin_writes_effect_and_its_record_leaves_one_effec
     # send_email dedupes on the idempotency key, so re-running it under that key is safe.
     assert result.status == "completed", result.error
     assert client.llen(outbox) == 1
+
+
+def test_a_retry_killed_after_its_effect_is_not_run_a_third_time_by_a_plain_resume(
+    redis_url: str, prefix: str, client: redis.Redis, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A reviewer's retry allows one more attempt: killed after its effect, that attempt's
+    outcome is unknown in turn and goes back to the reviewer (found by bench.chaos on the
+    cluster: 'resume --retry' killed, then 'resume' ran the write again)."""
+    effects = tmp_path / "effects"
+    monkeypatch.setenv("SLOW_GRAPHS_EFFECTS", str(effects))
+    env = {**env_for(redis_url, prefix), "SLOW_GRAPHS_EFFECTS": str(effects)}
+    client.set(f"{prefix}:slow:hold", 1)  # each write waits after its effect until the kill
+    kill_after(start_run(env, "slow_write", "r"), client, prefix, effects=1)
+    orch = orchestrator(redis_url, prefix)
+    assert orch.resume("r").pending is not None  # the first attempt's outcome is unknown
+    retry = subprocess.Popen([*CLI, "resume", "r", "--retry"], env=env, cwd=ROOT,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    kill_after(retry, client, prefix, effects=2)  # the reviewer's retry dies after its effect
+    client.delete(f"{prefix}:slow:hold")
+    result = orch.resume("r")
+    assert len(effect_lines(effects)) == 2, "the retried write ran a third time"
+    assert result.status == "interrupted" and result.pending is not None
+    assert [c.kind for c in result.pending.calls] == ["outcome_unknown"]
+
+
+def kill_after(proc: subprocess.Popen[bytes], client: redis.Redis, prefix: str, *, effects: int) -> None:
+    wait_for(lambda: int(client.get(f"{prefix}:slow:write_effected") or 0) == effects)
+    kill(proc)

@@ -19,6 +19,7 @@ import redis
 from checkpoints.errors import LockLostError, RedisUnavailableError
 from checkpoints.keys import Keys, escape
 from checkpoints.replicas import ReplicaWait
+from tools.records import Spend
 
 Granted = Literal["approve", "edit", "retry", "mark_done"]
 
@@ -81,6 +82,15 @@ class Approvals:
                                 "decisions were not recorded")
         if self.wait is not None:
             self.wait.acknowledge(self.redis, self.keys.replica_ack(thread_id), "gate decisions")
+
+    def spend_retry(self, thread_id: str, call_id: str, digest: str) -> Spend:
+        """A retry allows one attempt: when it claims the write's record, the decision
+        becomes an approval of the same arguments, so an attempt killed in its turn comes
+        back to the reviewer as an unknown outcome instead of running again."""
+        key = self.keys.gate_decisions(thread_id)
+        text = json.dumps({"action": "approve", "digest": digest, "result": None})
+        return Spend(key=key, field=escape(call_id),
+                     value=self.keys.sealer.seal_text(text, key, escape(call_id)))
 
     def get(self, thread_id: str, call_id: str) -> GateDecision | None:
         key = self.keys.gate_decisions(thread_id)

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 from checkpoints.keys import Keys
 from graphwright_errors import ConfigurationError
 from tools.errors import ToolFailure
-from tools.records import Claim, Records, args_digest
+from tools.records import Claim, Records, Spend, args_digest
 from tools.registry import ToolRegistry
 from tools.runloop import on_run_loop, submit
 from tools.spec import ToolContext, ToolSpec
@@ -159,8 +159,9 @@ class ToolExecutor:
         self._writes = ThreadPoolExecutor(max_workers=write_workers, thread_name_prefix="gw-write")
 
     def execute(self, call: ToolCall, *, thread_id: str, fence: int | None = None,
-                retry: bool = False) -> Observation:
-        """Run ``call``. ``retry`` re-runs a write whose outcome is unknown, under its key."""
+                retry: bool = False, spend: Spend | None = None) -> Observation:
+        """Run ``call``. ``retry`` re-runs a write whose outcome is unknown, under its key,
+        using up the reviewer's decision ``spend`` as it claims the record."""
         spec = self.registry.get(call.name)
         if spec is None:
             allowed = ", ".join(self.registry.names())
@@ -177,15 +178,16 @@ class ToolExecutor:
         except ValueError as exc:
             return _failure(call, "invalid_arguments", str(exc), False)
         if spec.risk == "write":
-            return self._write_once(spec, call, args, thread_id, fence, retry)
+            return self._write_once(spec, call, args, thread_id, fence, retry,
+                                    spend if retry else None)
         return self._run_with_retries(spec, call, args, thread_id)
 
     async def aexecute(self, call: ToolCall, *, thread_id: str, fence: int | None = None,
-                       retry: bool = False) -> Observation:
+                       retry: bool = False, spend: Spend | None = None) -> Observation:
         """``execute`` for a coroutine: its record round trips and sync tools run in the
         loop's executor, an async tool on the loop."""
         return await asyncio.to_thread(self.execute, call, thread_id=thread_id, fence=fence,
-                                       retry=retry)
+                                       retry=retry, spend=spend)
 
     # --- writes: exactly once per idempotency key ---
 
@@ -208,13 +210,13 @@ class ToolExecutor:
 
     def _write_once(
         self, spec: ToolSpec, call: ToolCall, args: BaseModel, thread_id: str,
-        fence: int | None, retry: bool,
+        fence: int | None, retry: bool, spend: Spend | None = None,
     ) -> Observation:
         key = self.idempotency_key(thread_id, call.id)
         # A tool that dedupes on the key itself is safe to run again under the same key.
         claim = self.records.claim(thread_id, call.id, tool=spec.name, key=key, fence=fence,
                                    digest=args_digest(spec.name, call.args),
-                                   reclaim=retry or spec.keyed)
+                                   reclaim=retry or spec.keyed, spend=spend)
         if claim.outcome != "claimed":
             return self._not_run(call, key, claim)
         ctx = ToolContext(thread_id=thread_id, tool_call_id=call.id, idempotency_key=key,

@@ -30,7 +30,8 @@ Status = Literal["claimed", "done", "unknown"]
 _FENCE = """
 if ARGV[1] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[1] then return {'fenced'} end
 """
-# KEYS: record, fence, registry. ARGV: fence, digest, attempt, ttl, tool, key, now, reclaim.
+# KEYS: record, fence, registry[, gate decisions]. ARGV: fence, digest, attempt, ttl, tool,
+# key, now, reclaim[, decision field, its replacement]: a retry spends its decision here.
 _CLAIM = _FENCE + """
 local status = redis.call('HGET', KEYS[1], 'status')
 if status then
@@ -46,6 +47,7 @@ redis.call('HSET', KEYS[1], 'digest', ARGV[2], 'status', 'claimed', 'attempt', A
 redis.call('HDEL', KEYS[1], 'result')
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 redis.call('SADD', KEYS[3], KEYS[1])
+if KEYS[4] then redis.call('HSET', KEYS[4], ARGV[9], ARGV[10]) end
 return {'claimed'}
 """
 # KEYS: record, fence. ARGV: fence, attempt ('' = any), status, result, ttl, required status.
@@ -63,6 +65,16 @@ def args_digest(name: str, args: object) -> str:
     text = args if isinstance(args, str) else json.dumps(
         args, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     return hashlib.sha256(f"{name}\n{text}".encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Spend:
+    """What a reviewer's retry becomes when its attempt claims the record, in the same
+    script: the gate decision ``field`` of hash ``key`` is replaced by ``value``."""
+
+    key: str
+    field: str
+    value: bytes | str
 
 
 @dataclass(frozen=True)
@@ -87,12 +99,15 @@ class Records:
         self.wait = wait or ReplicaWait.from_env()
 
     def claim(self, thread_id: str, call_id: str, *, tool: str, digest: str, key: str,
-              fence: int | None, reclaim: bool = False) -> Claim:
-        """Claim the call's record, or report what an earlier execution left there."""
+              fence: int | None, reclaim: bool = False, spend: Spend | None = None) -> Claim:
+        """Claim the call's record, or report what an earlier execution left there; with
+        ``spend``, the claim also uses up the decision that allowed it (see ``Spend``)."""
         attempt = uuid.uuid4().hex
+        spent = (spend.field, spend.value) if spend is not None else ()
         reply = self._run(_CLAIM, thread_id, call_id, fence, digest, attempt, self.ttl_s, tool, key,
-                          f"{time.time():.3f}", "1" if reclaim else "0", registry=True,
-                          failing="; the write was not run")
+                          f"{time.time():.3f}", "1" if reclaim else "0", *spent, registry=True,
+                          failing="; the write was not run",
+                          extra_keys=(spend.key,) if spend is not None else ())
         outcome = reply[0]
         if outcome == "claimed":
             return Claim("claimed", attempt)
@@ -123,10 +138,11 @@ class Records:
                                           self.keys.idempotency(thread_id, call_id), "result")
 
     def _run(self, script: str, thread_id: str, call_id: str, fence: int | None, *args: object,
-             registry: bool = False, failing: str = "") -> list[str]:
+             registry: bool = False, failing: str = "", extra_keys: tuple[str, ...] = ()) -> list[str]:
         keys = [self.keys.idempotency(thread_id, call_id), self.keys.fence(thread_id)]
         if registry:
             keys.append(self.keys.registry(thread_id))
+        keys += extra_keys
         token = "" if fence is None else str(fence)
         try:
             reply = self.redis.eval(script, len(keys), *keys, token, *args)  # type: ignore[arg-type]  # redis-py types
