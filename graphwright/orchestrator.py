@@ -275,9 +275,10 @@ class Orchestrator(Inspection, AsyncTwins):
         """Set fields of the thread's meta hash (the HTTP service's metadata, TTL, graph)."""
         self.thread_meta.write(thread_id, None, **fields)
 
-    def refresh_ttl(self, thread_id: str) -> None:
-        """Restart the thread's own TTL (``threads.create(ttl=...)``) on every key it has now."""
-        self.thread_meta.refresh_ttl(thread_id)
+    def refresh_ttl(self, thread_id: str) -> int | None:
+        """Restart the thread's own TTL (``threads.create(ttl=...)``) on every key it has now;
+        its length in seconds, or None for a thread without one."""
+        return self.thread_meta.refresh_ttl(thread_id)
 
     def delete(self, thread_id: str) -> None:
         """Remove every key of the thread: checkpoints, trace, metadata, idempotency records."""

@@ -70,11 +70,12 @@ class ThreadMeta:
         except redis.RedisError as exc:
             raise unavailable(exc) from exc
 
-    def refresh_ttl(self, thread_id: str) -> None:
-        """Restart the thread's own TTL (``threads.create(ttl=...)``) on every key it has now."""
+    def refresh_ttl(self, thread_id: str) -> int | None:
+        """Restart the thread's own TTL (``threads.create(ttl=...)``) on every key it has now;
+        its length in seconds, or None for a thread without one."""
         ttl = self.read(thread_id).get("ttl_s")
         if not ttl:
-            return
+            return None
         seconds = int(float(ttl))
         registry = self.keys.registry(thread_id)
         members = [m.decode() if isinstance(m, bytes) else m
@@ -84,6 +85,7 @@ class ThreadMeta:
                 pipe.expire(key, seconds)
             pipe.execute()
         self.index.set_expiry(thread_id, time.time() + seconds)
+        return seconds
 
     def status_of(self, meta: dict[str, str]) -> Any:
         """The thread's status; a run whose process died reads as failed."""

@@ -65,7 +65,6 @@ def expire_kept(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str
 
 
 def after_run(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:
-    orch.refresh_ttl(thread_id)  # a thread with a TTL: the keys this run added expire with it
     raw = store.raw(thread_id, run_id)
     body = RunCreate.model_validate_json(raw["body"])
     if body.webhook:

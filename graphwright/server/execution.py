@@ -266,10 +266,12 @@ class Executor:
             self.orch._remember(thread_id, run_id, fence)  # before the run reads as ended to its waiters
         if self.store.raw(thread_id, run_id).get("stateless") == "delete":
             drop_temporary_thread(self.orch, self.store, thread_id, run_id)
+        # A thread with a TTL: the keys this run added expire with it, before its end is seen.
+        cap = self.orch.refresh_ttl(thread_id)
         if lock is not None:
             lock.renewal_stop.set()  # FINISH deletes the lock: no renewal may find it gone
         if not self.store.finish(thread_id, run_id, self.owner, status, message,
-                                 lock.value if lock is not None else ""):
+                                 lock.value if lock is not None else "", cap):
             raise Lost(run_id)
         if cancel == "rollback":
             self.store.delete(thread_id, run_id)

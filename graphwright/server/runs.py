@@ -213,16 +213,20 @@ class RunStore:
         return entry_id.decode(), cancel.decode() or None
 
     def finish(self, thread_id: str, run_id: str, owner: str, status: RunStatus, error: str = "",
-               lock_value: str = "") -> bool:
+               lock_value: str = "", cap_s: int | None = None) -> bool:
         """Record how the run ended and close its event stream, releasing the thread's lock
-        held with ``lock_value`` in the same step; False if the run is not ours."""
+        held with ``lock_value`` in the same step; False if the run is not ours. ``cap_s``
+        (the thread's own TTL) bounds how long the record and its streams are kept."""
         key = self.keys.run_record(thread_id, run_id)
+        retention, events_ttl = self.retention_s, self.events_ttl()
+        if cap_s is not None:
+            retention, events_ttl = min(retention, cap_s), min(events_ttl, cap_s)
         got = self.script("FINISH", [key, self.inflight(thread_id), stream_key(self.keys, thread_id, run_id),
                                      self.keys.thread_runs(thread_id), self.keys.registry(thread_id),
                                      self.keys.run_end(thread_id, run_id), self.keys.lock(thread_id)],
                           [run_id, owner, status, self.keys.sealer.seal_text(error, key, "error"),
-                           time.time(), self.retention_s, END, self.record_prefix(thread_id),
-                           self.events_ttl(), lock_value])
+                           time.time(), retention, END, self.record_prefix(thread_id),
+                           events_ttl, lock_value])
         return bool(got)
 
     def cancel(self, thread_id: str, run_id: str, action: str = "interrupt") -> str:
