@@ -271,10 +271,10 @@ class Executor:
         if lock is not None:
             lock.renewal_stop.set()  # FINISH deletes the lock: no renewal may find it gone
         if not self.store.finish(thread_id, run_id, self.owner, status, message,
-                                 lock.value if lock is not None else "", cap):
+                                 lock.value if lock is not None else "", cap,
+                                 delete=cancel == "rollback"):
             raise Lost(run_id)
         if cancel == "rollback":
-            self.store.delete(thread_id, run_id)
             return
         after_run(self.orch, self.store, thread_id, run_id)
 

@@ -94,10 +94,18 @@ return {redis.call('XADD', KEYS[2], '*', 'event', ARGV[2], 'data', ARGV[3], 'id'
 # woken by the end finds the thread free: its next run never meets the finished one's lock.
 # KEYS: record, inflight, events, runs, registry, end, lock
 # ARGV: run_id, owner, status, error, now, retention, end-event, record-prefix, events-ttl,
-#       lock value ('' to leave the lock alone)
+#       lock value ('' to leave the lock alone), '1' to delete the run (a rollback)
 FINISH = """
 if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[2] then return 0 end
 if ARGV[10] ~= '' and redis.call('GET', KEYS[7]) == ARGV[10] then redis.call('DEL', KEYS[7]) end
+if ARGV[11] == '1' then  -- rolled back: the run goes with its end, before any waiter wakes
+  redis.call('DEL', KEYS[1], KEYS[3])
+  redis.call('ZREM', KEYS[4], ARGV[1])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('XADD', KEYS[6], '*', 'status', ARGV[3])
+  redis.call('EXPIRE', KEYS[6], tonumber(ARGV[9]))
+  return 1
+end
 local retention = tonumber(ARGV[6])
 redis.call('HSET', KEYS[1], 'status', ARGV[3], 'error', ARGV[4], 'updated_at', ARGV[5])
 redis.call('HDEL', KEYS[1], 'cancel')

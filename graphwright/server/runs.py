@@ -213,10 +213,11 @@ class RunStore:
         return entry_id.decode(), cancel.decode() or None
 
     def finish(self, thread_id: str, run_id: str, owner: str, status: RunStatus, error: str = "",
-               lock_value: str = "", cap_s: int | None = None) -> bool:
+               lock_value: str = "", cap_s: int | None = None, delete: bool = False) -> bool:
         """Record how the run ended and close its event stream, releasing the thread's lock
         held with ``lock_value`` in the same step; False if the run is not ours. ``cap_s``
-        (the thread's own TTL) bounds how long the record and its streams are kept."""
+        (the thread's own TTL) bounds how long the record and its streams are kept; with
+        ``delete`` (a rollback) the run and its events go in the same step."""
         key = self.keys.run_record(thread_id, run_id)
         retention, events_ttl = self.retention_s, self.events_ttl()
         if cap_s is not None:
@@ -226,7 +227,7 @@ class RunStore:
                                      self.keys.run_end(thread_id, run_id), self.keys.lock(thread_id)],
                           [run_id, owner, status, self.keys.sealer.seal_text(error, key, "error"),
                            time.time(), retention, END, self.record_prefix(thread_id),
-                           events_ttl, lock_value])
+                           events_ttl, lock_value, "1" if delete else "0"])
         return bool(got)
 
     def cancel(self, thread_id: str, run_id: str, action: str = "interrupt") -> str:
