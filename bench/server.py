@@ -6,6 +6,8 @@ agent with one tool call against a scripted model answering after 0 ms and after
 1, 8 and 32 in flight. Prints runs/s, p50/p95 latency (and time to the first streamed
 event) and CPU milliseconds per run of each process (Redis included), then graphwright's
 figures as ratios of the reference's and the API's CPU per run as a share of the worker's.
+Then the floor (``bench/server_floor.py``): each graph run by LangGraph in one process,
+alone and with every step saved to Redis, and every cell's CPU per run against it.
 
     python -m bench.server [--runs 64] [--repeat 3] [--graphs three,chat_200ms]
                            [--kinds wait,stream,join] [--inflight 1,8,32]
@@ -18,6 +20,7 @@ fewer, at least 16. The graphs (``bench/server_project.py``) are a temporary
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -31,7 +34,7 @@ from pathlib import Path
 import httpx
 
 from bench import server_project
-from bench.server_load import KINDS, Row, cell, ratios, session_pids, show, warm
+from bench.server_load import KINDS, Row, cell, cpu_ms, ratios, session_pids, show, warm
 from graphwright.testing.redis_servers import free_port, redis_server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,6 +111,36 @@ def graphwright(config: Path, env: dict[str, str], args: argparse.Namespace) -> 
                             "redis": lambda: [redis.process.pid]}, args)
 
 
+def floors(config: Path, env: dict[str, str], args: argparse.Namespace) -> dict[str, Row]:
+    """Per graph, the CPU per run of LangGraph alone and with every step saved to Redis
+    (``bench/server_floor.py``, its Redis's CPU added), as many runs at once as a worker."""
+    out: dict[str, Row] = {}
+    for graph in args.graphs:
+        row: Row = {}
+        with redis_server() as redis:
+            for floor in ("graph", "saver"):
+                before = cpu_ms(redis.process.pid)
+                done = subprocess.run(
+                    [sys.executable, "-m", "bench.server_floor", str(config), graph, "--floor",
+                     floor, "--redis", redis.url, "--runs", str(args.runs), "--jobs", "10"],
+                    env=env, cwd=ROOT, check=True, capture_output=True, text=True)
+                got = json.loads(done.stdout.strip().splitlines()[-1])
+                row[f"{floor} cpu"] = got["cpu ms"] + (cpu_ms(redis.process.pid) - before) / args.runs
+        out[graph] = row
+        print(f"floor         {graph:10} graph alone {row['graph cpu']:6.1f} ms/run  "
+              f"saved to Redis {row['saver cpu']:6.1f} ms/run (Redis included)", flush=True)
+    return out
+
+
+def floor_ratios(cells: Cells, ref: Cells, floor: dict[str, Row]) -> None:
+    """Each cell's CPU per run against the floor: the reference's, and graphwright's."""
+    for key, row in cells.items():
+        base = floor[key[0]]["saver cpu"]
+        gw = row["cpu api"] + row["cpu worker"] + row["cpu redis"]
+        print(f"floor ratio {key[0]:10} {key[1]:6} {key[2]:>3}  reference/floor "
+              f"{ref[key]['cpu server'] / base:.2f}  graphwright/floor {gw / base:.2f}", flush=True)
+
+
 def summary(every: list[dict[tuple[str, str, int], Row]]) -> None:
     """Each cell's ratios, one column per run."""
     print("--- ratios (graphwright / langgraph dev), one value per run", flush=True)
@@ -153,6 +186,7 @@ def main() -> None:
             for key, row in run.items():
                 print(f"ratio {key[0]:10} {key[1]:6} {key[2]:>3}  "
                       + "  ".join(f"{k} {v:.2f}" for k, v in row.items()), flush=True)
+            floor_ratios(gw, ref, floors(config, env, args))
             every.append(run)
     if len(every) > 1:
         summary(every)

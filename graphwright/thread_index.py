@@ -148,7 +148,15 @@ class ThreadIndex:
     def __init__(self, client: redis.Redis, keys: Keys) -> None:
         self.client = client
         self.keys = keys
-        self._reindex = client.register_script(_REINDEX_META)
+        self._script = client.register_script(_REINDEX_META)
+
+    def _reindex(self, keys: list[str], args: list[str], client: Pipeline | redis.Redis) -> None:
+        """In a pipeline the script goes by its body (``EVAL``): a registered script there
+        costs a ``SCRIPT EXISTS`` round trip on every execute."""
+        if isinstance(client, Pipeline):
+            client.eval(_REINDEX_META, len(keys), *keys, *args)
+        else:
+            self._script(keys=keys, args=args, client=client)
 
     # --- writing ---------------------------------------------------------------
 

@@ -59,12 +59,14 @@ class ThreadMeta:
                        for k, v in {**fields, "updated_at": str(now)}.items()}
             fenced_hset(self.client, self.keys, thread_id, key, mapping, fence, registry=True)
             # The threads index the saver keeps, so threads with no checkpoint yet are listed.
-            # It lives on another cluster slot, so it is written on its own (idempotent).
-            self.client.zadd(self.keys.threads(), {escape(thread_id): int(now * 1000)})
+            # On a cluster it lives on another slot, so it is written on its own (idempotent).
+            listed = {escape(thread_id): int(now * 1000)}
             if isinstance(self.client, RedisCluster):  # a cluster pipeline cannot run scripts
+                self.client.zadd(self.keys.threads(), listed)
                 self.index.on_write(self.client, thread_id, fields, now)
             else:
                 with self.client.pipeline(transaction=True) as pipe:  # the HTTP search index: its own slot
+                    pipe.zadd(self.keys.threads(), listed)
                     self.index.on_write(pipe, thread_id, fields, now)
                     pipe.execute()
         except redis.RedisError as exc:

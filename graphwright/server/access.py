@@ -190,14 +190,18 @@ def creatable_thread(orch: Orchestrator, grant: Grant, thread_id: str | None) ->
         raise ConflictError(f"Thread with ID {thread_id} already exists")
 
 
-def admit_run(orch: Orchestrator, grant: Grant, thread_id: str | None, body: RunCreate) -> None:
-    """A new run on a thread the caller may see (or a new thread), with the granted metadata."""
-    if thread_id is not None and (meta := orch.meta(thread_id)):
+def admit_run(orch: Orchestrator, grant: Grant, thread_id: str | None,
+              body: RunCreate) -> dict[str, str] | None:
+    """A new run on a thread the caller may see (or a new thread), with the granted metadata;
+    returns the thread's meta as read for the check (None for a stateless run)."""
+    meta = orch.meta(thread_id) if thread_id is not None else None
+    if thread_id is not None and meta:
         visible_thread(orch, grant, thread_id, meta)
     if body.webhook:
         webhooks.admit(body.webhook, orch.settings.webhook_allow)
     if grant.metadata:
         body.metadata = {**(body.metadata or {}), **grant.metadata}
+    return meta
 
 
 # One alias per (resource, action) the LangGraph API authorizes; a route takes the one it needs.

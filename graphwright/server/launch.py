@@ -39,8 +39,10 @@ class Launcher:
         self.orch = svc.orch
         self.store = svc.store
 
-    def start(self, thread_id: str | None, body: RunCreate, *, background: bool) -> Run:
-        """Check, record and queue (or begin executing) a run; on a temporary thread if none."""
+    def start(self, thread_id: str | None, body: RunCreate, *, background: bool,
+              meta: dict[str, str] | None = None) -> Run:
+        """Check, record and queue (or begin executing) a run; on a temporary thread if none.
+        ``meta`` is the thread's as the caller has just read it (its admission), if it has."""
         if (body.config or {}).get("configurable") and body.context:  # 400, as the reference
             raise UserError("Cannot specify both configurable and context: prefer setting "
                             "context alone (it replaces configurable since LangGraph 0.6)")
@@ -50,7 +52,8 @@ class Launcher:
         check_input(spec, graph, body.input)
         extra: dict[str, str] = {}
         # The thread's meta is read once here: every step below until the stamp reads it.
-        meta = self.orch.meta(thread_id) if thread_id is not None else {}
+        if meta is None:
+            meta = self.orch.meta(thread_id) if thread_id is not None else {}
         if thread_id is None:
             owner = (body.metadata or {}).get("owner")  # a temporary thread is its caller's too
             thread_id = self.orch.create_thread(str(uuid.uuid4()), {"owner": owner} if owner else {})

@@ -26,8 +26,8 @@ LastEventId = Annotated[str | None, Header(alias="Last-Event-ID")]
 def admitted(launch: Launcher, grant: access.Grant, thread_id: str | None, body: RunCreate) -> Run:
     """Admit (a webhook resolved, the grant's metadata added) and start a wait or a stream:
     one hop to the thread pool for both."""
-    admit_run(launch.orch, grant, thread_id, body)
-    return launch.start(thread_id, body, background=False)
+    meta = admit_run(launch.orch, grant, thread_id, body)
+    return launch.start(thread_id, body, background=False, meta=meta)
 
 
 def streaming(launch: Launcher, run: Run, body: RunCreate, request: Request,
@@ -77,8 +77,8 @@ async def waited(launch: Launcher, run: Run) -> JSONResponse:
 
 @router.post("/threads/{thread_id}/runs", response_model=Run, dependencies=RateLimited)
 def create_run(thread_id: str, body: RunCreate, svc: Svc, grant: access.RunStart) -> Run:
-    admit_run(svc.orch, grant, thread_id, body)
-    return Launcher(svc).start(thread_id, body, background=True)
+    meta = admit_run(svc.orch, grant, thread_id, body)
+    return Launcher(svc).start(thread_id, body, background=True, meta=meta)
 
 
 @router.post("/runs", response_model=Run, dependencies=RateLimited)
