@@ -7,7 +7,8 @@ agent with one tool call against a scripted model answering after 0 ms and after
 event) and CPU milliseconds per run of each process (Redis included), then graphwright's
 figures as ratios of the reference's and the API's CPU per run as a share of the worker's.
 Then the floor (``bench/server_floor.py``): each graph run by LangGraph in one process,
-alone and with every step saved to Redis, and every cell's CPU per run against it.
+alone and with every step saved to Redis, and every cell's CPU per run against it; and the
+API's CPU per request that does nothing (``GET /ok``), two of which every run costs.
 
     python -m bench.server [--runs 64] [--repeat 3] [--graphs three,chat_200ms]
                            [--kinds wait,stream,join] [--inflight 1,8,32]
@@ -20,6 +21,7 @@ fewer, at least 16. The graphs (``bench/server_project.py``) are a temporary
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import signal
@@ -105,10 +107,15 @@ def graphwright(config: Path, env: dict[str, str], args: argparse.Namespace) -> 
                 started([sys.executable, "-m", "graphwright", "worker", "--jobs", "10"],
                         env, config.parent / "worker.log") as worker:
             wait_ok(f"http://127.0.0.1:{port}")
-            return measure("graphwright", f"http://127.0.0.1:{port}",
-                           {"api": lambda: session_pids(api.pid),
-                            "worker": lambda: session_pids(worker.pid),
-                            "redis": lambda: [redis.process.pid]}, args)
+            cells = measure("graphwright", f"http://127.0.0.1:{port}",
+                            {"api": lambda: session_pids(api.pid),
+                             "worker": lambda: session_pids(worker.pid),
+                             "redis": lambda: [redis.process.pid]}, args)
+            bare = bare_request_ms(f"http://127.0.0.1:{port}", lambda: session_pids(api.pid))
+            for row in cells.values():
+                row["bare api"] = 2 * bare  # a run is two requests (the thread, the run)
+            print(f"graphwright   API CPU per bare request (GET /ok) {bare:.2f} ms", flush=True)
+            return cells
 
 
 def floors(config: Path, env: dict[str, str], args: argparse.Namespace) -> dict[str, Row]:
@@ -138,7 +145,27 @@ def floor_ratios(cells: Cells, ref: Cells, floor: dict[str, Row]) -> None:
         base = floor[key[0]]["saver cpu"]
         gw = row["cpu api"] + row["cpu worker"] + row["cpu redis"]
         print(f"floor ratio {key[0]:10} {key[1]:6} {key[2]:>3}  reference/floor "
-              f"{ref[key]['cpu server'] / base:.2f}  graphwright/floor {gw / base:.2f}", flush=True)
+              f"{ref[key]['cpu server'] / base:.2f}  graphwright/floor {gw / base:.2f}  "
+              f"two bare requests/worker {100 * row['bare api'] / row['cpu worker']:.1f}%",
+              flush=True)
+
+
+def bare_request_ms(url: str, pids: Callable[[], list[int]], requests: int = 600) -> float:
+    """The API's CPU per request that does nothing (``GET /ok``), 32 in flight: what
+    FastAPI and uvicorn cost before any route's own work."""
+    async def hammer() -> None:
+        async with httpx.AsyncClient(base_url=url) as client:
+            gate = asyncio.Semaphore(32)
+
+            async def one() -> None:
+                async with gate:
+                    (await client.get("/ok")).raise_for_status()
+            await asyncio.gather(*(one() for _ in range(requests)))
+
+    asyncio.run(hammer())  # warm
+    before = sum(cpu_ms(p) for p in pids())
+    asyncio.run(hammer())
+    return (sum(cpu_ms(p) for p in pids()) - before) / requests
 
 
 def summary(every: list[dict[tuple[str, str, int], Row]]) -> None:

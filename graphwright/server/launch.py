@@ -20,6 +20,7 @@ from graphwright.server import run_assistant
 from graphwright.server.deps import Service
 from graphwright.server.errors import UnprocessableError
 from graphwright.server.events import END, stream_key
+from graphwright.server.offload import offload
 from graphwright.server.payloads import check_input, run_config
 from graphwright.server.runs import TERMINAL
 from graphwright.server.schemas import CancelMany, Run, RunCreate
@@ -103,18 +104,20 @@ class Launcher:
             if over(await client.hget(record, "status")):
                 return
 
-    def output(self, run: Run) -> Any:
-        """What ``runs.wait`` and ``runs.join`` return: the final values, or ``__error__``."""
-        try:
-            raw = self.store.raw(run.thread_id, run.run_id)
-        except NotFoundError:
+    async def output(self, run: Run) -> Any:
+        """What ``runs.wait`` and ``runs.join`` return: the final values, or ``__error__``;
+        read on the loop (the run's record holds them), the thread's state only if not."""
+        key = self.orch.keys.run_record(run.thread_id, run.run_id)
+        data: dict[bytes, bytes] = await self.svc.aio().hgetall(key)  # type: ignore[assignment]  # bytes client
+        if not data:
             return {}
+        raw = self.store.opened(key, data)
         if raw.get("status") == "error":
             return {"__error__": json.loads(raw.get("error") or "{}") if raw.get("error", "").startswith("{")
                     else {"error": "Error", "message": raw.get("error", "")}}
         if raw.get("output"):
             return json.loads(raw["output"])
-        return final_values(self.orch, run.thread_id)
+        return await offload(final_values, self.orch, run.thread_id)
 
     def latest(self, thread_id: str) -> Run:
         runs = self.store.list(thread_id, 1)

@@ -10,12 +10,12 @@ from typing import Annotated
 
 import redis
 from fastapi import Depends, HTTPException, Request
-from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from checkpoints.errors import RedisUnavailableError
 from graphwright.server.access import current_user
 from graphwright.server.auth import User
+from graphwright.server.offload import offload
 
 # KEYS[1] bucket hash; ARGV capacity, tokens per second, tokens wanted.
 # Takes all of them or none. Returns {allowed, retry-after ms}.
@@ -83,7 +83,7 @@ async def run_rate_limit(request: Request, user: Annotated[User, Depends(current
     """Take one token from the caller's bucket, or answer 429 with the wait in Retry-After
     (no thread hop when no rate is set)."""
     if request.app.state.service.orch.settings.run_rate_per_minute > 0:
-        await run_in_threadpool(take_runs, request, user, 1)
+        await offload(take_runs, request, user, 1)
 
 
 def take_runs(request: Request, user: User, runs: int) -> None:

@@ -147,6 +147,10 @@ class RunStore:
         data: dict[bytes, bytes] = self.redis.hgetall(key)  # type: ignore[assignment]  # bytes client
         if not data:
             raise NotFoundError(f"no run {run_id!r} on thread {thread_id!r}")
+        return self.opened(key, data)
+
+    def opened(self, key: str, data: dict[bytes, bytes]) -> dict[str, str]:
+        """A run record as read from Redis (``HGETALL`` of ``key``), its sealed fields opened."""
         return {k.decode(): v.decode() if k not in SEALED_RUN or v in run_scripts.CLEAR_ERRORS
                 else self.keys.sealer.open_text(v, key, k) for k, v in data.items()}
 

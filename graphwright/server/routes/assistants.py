@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
-from starlette.concurrency import run_in_threadpool
 
 from graphwright.drawing import drawable
 from graphwright.orchestrator import Orchestrator
@@ -16,6 +15,7 @@ from graphwright.server.access import Grant
 from graphwright.server.assistants_store import AssistantStore
 from graphwright.server.cron_store import CronStore
 from graphwright.server.deps import Orch
+from graphwright.server.offload import offload
 from graphwright.server.schemas_assistants import (
     AssistantCountBody,
     AssistantCreateBody,
@@ -88,12 +88,12 @@ async def delete_assistant(assistant_id: str, request: Request, store: Store, or
                            grant: access.AssistantDelete, delete_threads: bool = False) -> None:
     """Delete the assistant, its versions and its crons and, if asked, those of its threads
     the caller may delete (the others are left, as the reference skips them)."""
-    await run_in_threadpool(visible, store, grant, assistant_id)
+    await offload(visible, store, grant, assistant_id)
     deletable: Grant | None = None
     if delete_threads:
         deletable = await access.decide(request, grant.user, "threads", "delete",
                                         {"assistant_id": assistant_id})
-    await run_in_threadpool(_delete, store, orch, assistant_id, deletable)
+    await offload(_delete, store, orch, assistant_id, deletable)
 
 
 def _delete(store: AssistantStore, orch: Orchestrator, assistant_id: str,

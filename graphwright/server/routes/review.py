@@ -18,7 +18,6 @@ from urllib.parse import parse_qs, quote
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict
-from starlette.concurrency import run_in_threadpool
 
 from graphs.hitl import is_hitl_request
 from graphwright.drawing import mermaid_library
@@ -36,6 +35,7 @@ from graphwright.server.access import (
 )
 from graphwright.server.deps import Orch, Svc, service
 from graphwright.server.launch import Launcher
+from graphwright.server.offload import offload
 from graphwright.server.schemas import CommandBody, RunCreate
 
 router = APIRouter(tags=["review"])
@@ -128,7 +128,7 @@ def review_js() -> Response:
 @router.get("/review", response_class=HTMLResponse, dependencies=Reviewer)
 async def waiting(request: Request, orch: Orch) -> HTMLResponse:
     grant = await grant_for(request, "search", {"metadata": {}})
-    rows = await run_in_threadpool(_waiting_rows, orch, grant)
+    rows = await offload(_waiting_rows, orch, grant)
     table = f"<table><tr><th>thread</th><th>graph</th></tr>{rows}</table>" if rows else \
         "<p>No thread is waiting at a gate.</p>"
     return HTMLResponse(view.page("waiting", f"<h1>Threads waiting for a decision</h1>{table}"))
@@ -145,8 +145,8 @@ def _waiting_rows(orch: Orchestrator, grant: Grant | None) -> str:
 async def thread_page(thread_id: str, request: Request, orch: Orch) -> HTMLResponse:
     grant = await grant_for(request, "read", {"thread_id": thread_id})
     if grant is not None:
-        await run_in_threadpool(visible_thread, orch, grant, thread_id)
-    return HTMLResponse(await run_in_threadpool(_thread_html, orch, thread_id))
+        await offload(visible_thread, orch, grant, thread_id)
+    return HTMLResponse(await offload(_thread_html, orch, thread_id))
 
 
 def _thread_html(orch: Orchestrator, thread_id: str) -> str:
@@ -178,17 +178,17 @@ async def answer(thread_id: str, body: Answer, svc: Svc, request: Request) -> di
     """Resume the thread with the page's answer, recorded as a run like any other."""
     grant = await grant_for(request, "create_run", {"thread_id": thread_id, "metadata": {}})
     if grant is not None:
-        await run_in_threadpool(visible_thread, svc.orch, grant, thread_id)
-    graph = (await run_in_threadpool(svc.orch.meta, thread_id)).get("graph")
+        await offload(visible_thread, svc.orch, grant, thread_id)
+    graph = (await offload(svc.orch.meta, thread_id)).get("graph")
     if not graph:
         raise HTTPException(status_code=404, detail=f"no thread {thread_id!r}")
     run_body = RunCreate(assistant_id=graph, command=CommandBody(resume=body.resume))
     if grant is not None:
-        await run_in_threadpool(admit_run, svc.orch, grant, thread_id, run_body)  # its owner, as via the API
+        await offload(admit_run, svc.orch, grant, thread_id, run_body)  # its owner, as via the API
     launch = Launcher(svc)
-    run = await run_in_threadpool(launch.start, thread_id, run_body, background=False)
+    run = await offload(launch.start, thread_id, run_body, background=False)
     await launch.finished(run)
-    done = await run_in_threadpool(svc.store.raw, thread_id, run.run_id)
+    done = await offload(svc.store.raw, thread_id, run.run_id)
     if done.get("status") == "error":
         raise HTTPException(status_code=422, detail=done.get("error") or "the answer was refused")
     return {"run_id": run.run_id, "status": done.get("status")}

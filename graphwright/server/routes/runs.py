@@ -10,13 +10,13 @@ from typing import Annotated
 from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import JSONResponse, Response
 from sse_starlette import EventSourceResponse
-from starlette.concurrency import run_in_threadpool
 
 from graphwright.server import access
 from graphwright.server.access import admit_run, visible_thread
 from graphwright.server.deps import Orch, Store, Svc
 from graphwright.server.launch import Launcher, relay
 from graphwright.server.limits import RateLimited, take_runs
+from graphwright.server.offload import offload
 from graphwright.server.schemas import BatchItem, CancelMany, Run, RunCreate
 
 router = APIRouter(tags=["runs"])
@@ -43,7 +43,7 @@ def streaming(launch: Launcher, run: Run, body: RunCreate, request: Request,
 async def stream_run(thread_id: str, body: RunCreate, svc: Svc, request: Request,
                      grant: access.RunStart) -> EventSourceResponse:
     launch = Launcher(svc)
-    run = await run_in_threadpool(admitted, launch, grant, thread_id, body)
+    run = await offload(admitted, launch, grant, thread_id, body)
     return streaming(launch, run, body, request)
 
 
@@ -51,27 +51,27 @@ async def stream_run(thread_id: str, body: RunCreate, svc: Svc, request: Request
 async def stream_stateless(body: RunCreate, svc: Svc, request: Request,
                            grant: access.RunStart) -> EventSourceResponse:
     launch = Launcher(svc)
-    run = await run_in_threadpool(admitted, launch, grant, None, body)
+    run = await offload(admitted, launch, grant, None, body)
     return streaming(launch, run, body, request)
 
 
 @router.post("/threads/{thread_id}/runs/wait", dependencies=RateLimited)
 async def wait_run(thread_id: str, body: RunCreate, svc: Svc, grant: access.RunStart) -> JSONResponse:
     launch = Launcher(svc)
-    run = await run_in_threadpool(admitted, launch, grant, thread_id, body)
+    run = await offload(admitted, launch, grant, thread_id, body)
     return await waited(launch, run)
 
 
 @router.post("/runs/wait", dependencies=RateLimited)
 async def wait_stateless(body: RunCreate, svc: Svc, grant: access.RunStart) -> JSONResponse:
     launch = Launcher(svc)
-    run = await run_in_threadpool(admitted, launch, grant, None, body)
+    run = await offload(admitted, launch, grant, None, body)
     return await waited(launch, run)
 
 
 async def waited(launch: Launcher, run: Run) -> JSONResponse:
     await launch.finished(run)
-    output = await run_in_threadpool(launch.output, run)
+    output = await launch.output(run)
     return JSONResponse(output, headers={"Content-Location": f"/threads/{run.thread_id}/runs/{run.run_id}"})
 
 
@@ -122,8 +122,8 @@ def delete_run(thread_id: str, run_id: str, svc: Svc, grant: access.ThreadDelete
 @router.get("/threads/{thread_id}/runs/{run_id}/join")
 async def join_run(thread_id: str, run_id: str, svc: Svc, grant: access.ThreadRead) -> JSONResponse:
     launch = Launcher(svc)
-    await run_in_threadpool(visible_thread, svc.orch, grant, thread_id)
-    run = await run_in_threadpool(svc.store.get, thread_id, run_id)
+    await offload(visible_thread, svc.orch, grant, thread_id)
+    run = await offload(svc.store.get, thread_id, run_id)
     return await waited(launch, run)
 
 
@@ -133,8 +133,8 @@ async def join_stream(thread_id: str, run_id: str, svc: Svc, request: Request,
                       stream_mode: Annotated[list[str] | None, Query()] = None,
                       cancel_on_disconnect: bool = False) -> EventSourceResponse:
     launch = Launcher(svc)
-    await run_in_threadpool(visible_thread, svc.orch, grant, thread_id)
-    run = await run_in_threadpool(svc.store.get, thread_id, run_id)
+    await offload(visible_thread, svc.orch, grant, thread_id)
+    run = await offload(svc.store.get, thread_id, run_id)
     modes = [m for m in stream_mode or [] if m]
     return EventSourceResponse(relay(launch, run, modes, request, last_event_id,
                                      cancel_on_disconnect=cancel_on_disconnect), ping=10)
@@ -145,8 +145,8 @@ async def join_thread_stream(thread_id: str, svc: Svc, request: Request, grant: 
                              last_event_id: LastEventId = None,
                              stream_mode: Annotated[list[str] | None, Query()] = None) -> EventSourceResponse:
     launch = Launcher(svc)
-    await run_in_threadpool(visible_thread, svc.orch, grant, thread_id)
-    run = await run_in_threadpool(launch.latest, thread_id)
+    await offload(visible_thread, svc.orch, grant, thread_id)
+    run = await offload(launch.latest, thread_id)
     return EventSourceResponse(relay(launch, run, [m for m in stream_mode or [] if m], request, last_event_id),
                                ping=10)
 
@@ -155,10 +155,10 @@ async def join_thread_stream(thread_id: str, svc: Svc, request: Request, grant: 
 async def cancel_run(thread_id: str, run_id: str, svc: Svc, grant: access.ThreadUpdate,
                      wait: bool = False, action: str = "interrupt") -> Response:
     launch = Launcher(svc)
-    await run_in_threadpool(visible_thread, svc.orch, grant, thread_id)
-    await run_in_threadpool(launch.cancel, thread_id, run_id, action)
+    await offload(visible_thread, svc.orch, grant, thread_id)
+    await offload(launch.cancel, thread_id, run_id, action)
     if wait:  # the reference answers with the run's result, as a join does
-        run = await run_in_threadpool(svc.store.get, thread_id, run_id)
+        run = await offload(svc.store.get, thread_id, run_id)
         return await waited(launch, run)
     return Response(status_code=202)
 
@@ -170,9 +170,9 @@ async def cancel_many(body: CancelMany, svc: Svc, grant: access.ThreadUpdate,
         return grant.allows(svc.orch.meta(thread_id).get("metadata"))
 
     if body.thread_id and svc.orch.meta(body.thread_id):  # another user's thread: not found
-        await run_in_threadpool(visible_thread, svc.orch, grant, body.thread_id)
+        await offload(visible_thread, svc.orch, grant, body.thread_id)
 
-    await run_in_threadpool(Launcher(svc).cancel_many, body, action, visible)
+    await offload(Launcher(svc).cancel_many, body, action, visible)
     await asyncio.sleep(0)
     return Response(status_code=204)
 

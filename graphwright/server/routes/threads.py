@@ -8,9 +8,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
 
+from graphwright.orchestrator import Orchestrator
 from graphwright.server import access, state_api
 from graphwright.server.access import creatable_thread, visible_thread
 from graphwright.server.deps import Orch
+from graphwright.server.offload import offload
 from graphwright.server.schemas_threads import (
     HistoryBody,
     StateAtCheckpointBody,
@@ -35,7 +37,13 @@ Svc = Annotated[Threads, Depends(threads)]
 
 
 @router.post("/threads")
-def create_thread(body: ThreadCreateBody, svc: Svc, orch: Orch, grant: access.ThreadCreate) -> dict[str, Any]:
+async def create_thread(body: ThreadCreateBody, svc: Svc, orch: Orch,
+                        grant: access.ThreadCreate) -> dict[str, Any]:
+    return await offload(_create_thread, body, svc, orch, grant)
+
+
+def _create_thread(body: ThreadCreateBody, svc: Threads, orch: Orchestrator,
+                   grant: access.Grant) -> dict[str, Any]:
     creatable_thread(orch, grant, body.thread_id)
     if grant.metadata:  # the handlers' (and isolation's) word over the client's
         body = body.model_copy(update={"metadata": {**(body.metadata or {}), **grant.metadata}})
