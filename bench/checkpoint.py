@@ -10,7 +10,8 @@ by every saver in a shuffled order before the next thread starts, so the noise o
 shared machine falls on all savers alike. Two floors: InMemorySaver plus one SET per
 put, and plus one more per ``put_writes`` (LangGraph saves a task's writes as the task
 ends, on a thread of its own, beside the checkpoint's put: any saver that stores them
-when asked pays that round trip too). Also: the Redis server's time for every Redis
+when asked pays that round trip too); the second also on the asyncio client, for
+AsyncRedisSaver. Also: the Redis server's time for every Redis
 saver; bytes per thread with messages as a list and as a DeltaChannel (without and
 with LangGraph's snapshots); and, with a TTL, the cost of a put at step 20 and 200.
 
@@ -234,8 +235,28 @@ class FloorSaver(InMemorySaver):
             self.client.set("floor-w", b"x" * 1024)
 
 
+class AsyncFloorSaver(InMemorySaver):
+    """The second floor for an async saver: async InMemorySaver plus the same two round
+    trips (one per put, one per ``put_writes``) on the asyncio client."""
+
+    def __init__(self, client: aredis.Redis) -> None:
+        super().__init__()
+        self.aclient = client
+
+    async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        out = self.put(config, checkpoint, metadata, new_versions)
+        await self.aclient.set("floor", b"x" * 2048)
+        return out
+
+    async def aput_writes(self, config: Any, writes: Any, task_id: str,
+                          task_path: str = "") -> None:
+        self.put_writes(config, writes, task_id, task_path)
+        await self.aclient.set("floor-w", b"x" * 1024)
+
+
 FLOOR_1 = "floor: InMemory + 1 SET"
 FLOOR_2 = "floor: + 1 SET per writes"
+FLOOR_2_ASYNC = "floor (async): 2 SETs"
 
 
 def savers(url: str, tmp: Path) -> dict[str, Callable[[], Any]]:
@@ -272,6 +293,7 @@ def one_run(url: str, tmp: Path, steps: int, threads: int, repeat: int) -> dict[
         name: (make, False) for name, make in savers(url, tmp).items()
     }
     makers["InMemorySaver (async)"] = (InMemorySaver, True)
+    makers[FLOOR_2_ASYNC] = (lambda: AsyncFloorSaver(aclient), True)
     makers["AsyncRedisSaver"] = (lambda: AsyncRedisSaver(aclient, prefix="bench"), True)
     run_on = {name: loop if is_async else None for name, (_, is_async) in makers.items()}
 
@@ -325,6 +347,9 @@ def report(result: dict[str, Any], steps: int, threads: int, repeat: int) -> dic
     floor = ms[FLOOR_2]
     print(f"\nRedisSaver / {FLOOR_2}: {ms['RedisSaver'] / floor:.2f}"
           f" (the floor of one round trip per put and per put_writes: {floor / base:.2f}x InMemory)")
+    afloor = ms[FLOOR_2_ASYNC]
+    print(f"AsyncRedisSaver / {FLOOR_2_ASYNC}: {ms['AsyncRedisSaver'] / afloor:.2f}"
+          f" (the same floor on the asyncio client: {afloor / abase:.2f}x async InMemory)")
     print(
         f"server CPU per step, RedisSaver / {FLOOR_2}:"
         f" {server['RedisSaver']['cpu_usec'] / server[FLOOR_2]['cpu_usec']:.2f}"
@@ -353,6 +378,7 @@ def report(result: dict[str, Any], steps: int, threads: int, repeat: int) -> dic
         "RedisSaver <= 1.25x InMemorySaver": redis_ms <= 1.25 * base,
         "RedisSaver >= 1.3x faster than SqliteSaver": ms["SqliteSaver"] >= 1.3 * redis_ms,
         "RedisSaver server <= 30 µs/step": server["RedisSaver"]["usec"] <= 30,
+        "AsyncRedisSaver <= 1.1x its two-round-trip floor": ms["AsyncRedisSaver"] <= 1.1 * afloor,
         "DeltaChannel bytes linear in steps": abs((d200 - d60) / 140 - (d60 - d20) / 40)
         <= 0.25 * (d60 - d20) / 40,
         "TTL: commands per put at step 200 == at 20": t20["commands"] == t200["commands"],

@@ -100,6 +100,7 @@ def test_the_async_saver_answers_alike(redis_server: Server, prefix: str) -> Non
         with pytest.raises(redis.ResponseError, match="not an integer"):
             await direct.aexecute(client, [("SET", "{d}:e", "v"), ("INCR", "{d}:e")])
         assert await direct.aexecute(client, [("GET", "{d}:e")]) == [b"v"]
+        assert await direct.aexecute(client, []) == []  # reads nothing (a prune of no thread)
         saver = AsyncRedisSaver(client, prefix=prefix)
         stored = await saver.aput(_cfg("a"), generate_checkpoint(), generate_metadata(), {})
         admin = redis.Redis(port=redis_server.port)  # drops this client's pooled connection
