@@ -13,7 +13,6 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -23,6 +22,7 @@ from graphwright.server.cron_store import CronStore, iso, next_after
 from graphwright.server.runs import RunStore
 from graphwright.server.schemas import RunCreate
 from graphwright.testing.redis_servers import free_port
+from graphwright.testing.until import until
 from graphwright_errors import NotFoundError
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def via_api(r: Reviewer, at: float | None) -> bool:
     deadline = time.monotonic() + (at if at is not None else DEADLINE_S)
     api = r.c.spawn(["serve", "--port", str(port)], r.env, r.effects / "api.out")
     try:
-        _wait(lambda: _answers(url), 60)
+        until(lambda: _answers(url), "the API to start listening", 60, interval_s=0.05)
         if time.monotonic() < deadline:
             httpx.post(f"{url}/threads", json={"thread_id": r.point.thread}, timeout=30).raise_for_status()
             body = {"assistant_id": r.graph, "input": {"goal": GOAL}}
@@ -135,11 +135,3 @@ def _answers(url: str) -> bool:
 def _post(url: str, body: dict[str, Any]) -> None:
     with contextlib.suppress(httpx.HTTPError):  # the API process is killed under it
         httpx.post(url, json=body, timeout=DEADLINE_S)
-
-
-def _wait(check: Callable[[], bool], limit_s: float) -> None:
-    deadline = time.monotonic() + limit_s
-    while not check():
-        if time.monotonic() > deadline:
-            raise TimeoutError("the API did not start listening")
-        time.sleep(0.05)

@@ -12,9 +12,10 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import redis
-from redis.backoff import ExponentialWithJitterBackoff
+from redis.backoff import ExponentialWithJitterBackoff, NoBackoff
 from redis.cluster import RedisCluster
 from redis.exceptions import RedisClusterException
+from redis.retry import Retry
 from redis.sentinel import Sentinel
 
 from checkpoints.errors import RedisUnavailableError
@@ -101,6 +102,16 @@ class RetryingCluster(RedisCluster):
                 time.sleep(pause)
 
 
+def sentinel_kwargs(target: SentinelTarget) -> dict[str, Any]:
+    """What each sentinel's own client gets: its password, and no retries. A sentinel that
+    does not answer is passed over for the next at once (redis-py's default retries spent
+    4 s on each); the master's client retries the whole discovery within its own budget."""
+    kwargs: dict[str, Any] = {"retry": Retry(NoBackoff(), 0)}
+    if target.password:
+        kwargs["password"] = target.password
+    return kwargs
+
+
 def connect(url: str, *, cluster: bool = False, failover_budget_s: float = 15.0,
             **client_options: Any) -> Any:
     """The client for ``url``; ``client_options`` (timeouts, ``retry``...) go to every connection.
@@ -110,8 +121,7 @@ def connect(url: str, *, cluster: bool = False, failover_budget_s: float = 15.0,
     if url.split("://", 1)[0] in SENTINEL_SCHEMES:
         target = parse_sentinel_url(url)
         sentinel = Sentinel(  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
-            list(target.sentinels), sentinel_kwargs={"password": target.password} if target.password else {},
-            **client_options,
+            list(target.sentinels), sentinel_kwargs=sentinel_kwargs(target), **client_options,
         )
         return sentinel.master_for(  # type: ignore[no-untyped-call]  # as above
             target.service, db=target.db, password=target.password, ssl=target.ssl,

@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from graphwright_errors import ConfigurationError, InfrastructureError
 
@@ -130,7 +132,9 @@ class EmbeddedRedis:
         """Shut the server down, flushing its append-only file."""
         if not self.is_running():
             return
-        client = redis.Redis(unix_socket_path=str(self.socket_path))
+        # No retries: SHUTDOWN closes the connection as it succeeds, and redis-py's default
+        # retry policy would send it again to the closed socket, backing off for 4 s.
+        client = redis.Redis(unix_socket_path=str(self.socket_path), retry=Retry(NoBackoff(), 0))
         try:
             client.shutdown(nosave=False)
         except redis.ConnectionError:

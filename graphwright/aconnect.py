@@ -13,7 +13,7 @@ import redis.asyncio as aredis
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel
-from redis.backoff import ExponentialWithJitterBackoff
+from redis.backoff import ExponentialWithJitterBackoff, NoBackoff
 from redis.cluster import RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -47,7 +47,7 @@ def async_twin(client: redis.Redis | RedisCluster, *, retry_budget_s: float = 15
         hosts = [(s.connection_pool.connection_kwargs["host"],
                   s.connection_pool.connection_kwargs["port"]) for s in manager.sentinels]
         sentinel = Sentinel(hosts,  # type: ignore[no-untyped-call]  # untyped in redis-py
-                            sentinel_kwargs=dict(manager.sentinel_kwargs))
+                            sentinel_kwargs=async_sentinel_kwargs(manager.sentinel_kwargs))
         master: aredis.Redis = sentinel.master_for(pool.service_name, retry=retry, **kwargs)
         return master
     connection: type[aredis.Connection | aredis.UnixDomainSocketConnection | aredis.SSLConnection]
@@ -59,6 +59,12 @@ def async_twin(client: redis.Redis | RedisCluster, *, retry_budget_s: float = 15
         connection = aredis.Connection
     return aredis.Redis(connection_pool=aredis.ConnectionPool(
         connection_class=connection, retry=retry, **kwargs))
+
+
+def async_sentinel_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A sentinel client's options (checkpoints.connect.sentinel_kwargs) for redis.asyncio: its
+    own no-retry policy in place of the blocking one."""
+    return {**kwargs, "retry": Retry(NoBackoff(), 0)}
 
 
 def _kept(kwargs: dict[str, Any]) -> dict[str, Any]:

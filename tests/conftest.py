@@ -101,7 +101,8 @@ SLOWEST = {
     "test_crash_resume::test_a_retry_killed_after_its_effect_is_not_run_a_third_time_by_a_plain_resume":
         "three CLI processes: a run and its retry each killed after the effect, then a resume",
     "test_http_limits::test_redis_stopping_mid_run_gives_503_with_retry_after_on_every_route":
-        "Redis stopped under a served run while every route is asked, then started again",
+        "Redis stopped under a served run, then each of 44 routes asked: each waits out its "
+        "0.1 s retry budget before its 503",
     "test_fuzz::test_fuzzing_under_custom_auth_with_stateful_links_finds_no_server_error":
         "schemathesis walks every operation and its links as a custom-Auth user",
     "test_worker_fencing::test_a_worker_frozen_while_it_remembers_stores_nothing_after_a_takeover":
@@ -110,7 +111,8 @@ SLOWEST = {
     "test_fuzz::test_fuzzing_every_operation_finds_no_server_error_and_no_schema_violation":
         "schemathesis over every operation of /openapi.json against a running service",
     "test_redis_wait::test_serve_waits_out_the_window_then_names_the_sentinel_url":
-        "the retry window is waited out on purpose before serve gives up",
+        "a fresh serve process waits out its 1 s retry window on purpose before it gives up "
+        "(4 s since the sentinels' clients stopped retrying: it may leave the thirty)",
     "test_crash_resume::test_killed_at_the_gate_resumes_with_approval_and_writes_once":
         "a CLI process killed at the gate, then approved and resumed in a new process",
     "test_worker_crash::test_a_worker_killed_mid_model_call_is_finished_by_another_with_its_write_once":
