@@ -61,6 +61,10 @@ SLOW = {  # left out by ./scripts/test --quick; why each takes seconds, not mill
     "test_http_limits": "Redis stopped under a served run, every route answering 503",
     "test_resume_race": "twenty processes racing to approve one gate",
     "test_mcp_http": "an MCP server over HTTP restarted under a run",
+    "test_run_owners": "API processes killed around runs they created, workers sweeping them",
+    "test_worker_jobs": "a worker with ten runs SIGKILLed, another SIGTERMed in its grace period",
+    "test_redis_wait": "a worker and serve waiting out a Redis that is not there yet",
+    "test_browser_use_stream": "headless Chromium rendering a useStream page from another origin",
 }
 
 
