@@ -69,7 +69,7 @@ SLOW = {  # left out by ./scripts/test --quick; why each takes seconds, not mill
 
 
 # The thirty slowest tests of the main pass (``--durations=30``, printed by ./scripts/test;
-# a fresh clone on a quiet 2-core machine), each with why it takes what it takes. None waits
+# a fresh clone on a quiet 2-core machine, this stop), each with why it takes what it takes. None waits
 # on a fixed sleep: the time is a process started, killed or frozen, a window waited out on
 # purpose, or many generated cases. tests/test_suite_table.py checks each still exists.
 SLOWEST = {
@@ -91,12 +91,8 @@ SLOWEST = {
         "a cron due every second watched over several slots on three workers, one killed",
     "test_crash_resume::test_killed_inside_an_ungated_write_stops_at_the_gate_with_its_key[after_effect]":
         "a CLI process killed after its effect, then a resume in a new process",
-    "test_calculator_properties::test_any_string_gives_a_number_or_a_calculator_error":
-        "3,000 random strings through the calculator's parser",
     "test_run_owners::test_an_api_killed_during_after_seconds_leaves_the_run_to_a_worker_once[wait]":
         "an API process killed during the run's after_seconds; the worker runs it after the delay",
-    "test_run_owners::test_an_api_killed_during_after_seconds_leaves_the_run_to_a_worker_once[stream]":
-        "as [wait], with a stream",
     "test_api_process_crash::test_a_run_in_a_killed_api_process_is_finished_by_a_worker_once":
         "an API process killed mid-run; a worker takes the run over once its lease runs out",
     "test_worker_fencing::test_a_worker_frozen_past_its_lock_is_fenced_out_after_a_takeover":
@@ -114,11 +110,6 @@ SLOWEST = {
         "then the frozen one woken",
     "test_fuzz::test_fuzzing_every_operation_finds_no_server_error_and_no_schema_violation":
         "schemathesis over every operation of /openapi.json against a running service",
-    "test_redis_wait::test_serve_waits_out_the_window_then_names_the_sentinel_url":
-        "a fresh serve process waits out its 1 s retry window on purpose before it gives up "
-        "(4 s since the sentinels' clients stopped retrying: it may leave the thirty)",
-    "test_crash_resume::test_killed_at_the_gate_resumes_with_approval_and_writes_once":
-        "a CLI process killed at the gate, then approved and resumed in a new process",
     "test_worker_crash::test_a_worker_killed_mid_model_call_is_finished_by_another_with_its_write_once":
         "a worker process killed while the model answers, another claiming after the window",
     "test_worker_jobs::test_a_stopped_worker_hands_back_its_runs_within_the_grace_period_and_loses_none":
@@ -127,19 +118,27 @@ SLOWEST = {
         "a worker process killed inside a write, another claiming it after the claim window",
     "test_redis_blips::test_a_run_rides_through_a_redis_restart[10.0]":
         "a 10 s Redis outage under a run: the outage's length is the scenario",
-    "test_crash_resume::test_killed_inside_an_ungated_write_stops_at_the_gate_with_its_key[before_effect]":
-        "a CLI process killed inside a write before its effect, then a resume in a new process",
     "test_failover::test_a_run_rides_through_a_cluster_master_failing_over[kill]":
         "a cluster master killed under a run and its replica promoted",
     "test_fencing::test_a_frozen_holder_is_fenced_out_after_a_takeover":
         "a second process frozen past the lock's TTL while another takes the thread",
-    "test_run_owners::test_a_run_recorded_without_an_owner_is_swept_onto_the_queue_and_finished_once":
-        "a run left with no owner waits for the sweeper's window before it is queued again",
     "test_worker_jobs::test_a_worker_killed_with_ten_runs_in_flight_has_each_finished_once_by_another":
         "ten runs in flight in a worker process that is killed; another claims each once its "
         "claim window (1 s) has passed and finishes it",
     "test_worker_runs::test_a_worker_killed_mid_tool_mid_stream_is_finished_once_and_the_stream_resumes":
         "a worker process killed inside a tool, a second one claiming after the claim window",
+    "test_worker_runs::test_a_worker_killed_mid_checkpoint_is_finished_by_another_once":
+        "a worker SIGKILLed inside a checkpoint write; another claims the run past the claim window",
+    "test_agent_compaction::test_two_hundred_steps_keep_every_request_and_the_record_bounded":
+        "two hundred agent steps through the model client, compacting as it goes",
+    "test_redis_wait::test_a_worker_waits_for_redis_at_start_and_through_an_outage":
+        "a worker started before its Redis, then an outage: the waits are the scenario",
+    "test_worker_jobs::test_a_stopped_worker_finishes_the_runs_that_end_within_the_grace_period":
+        "a worker SIGTERMed with runs in flight, finishing them inside its grace period",
+    "test_worker_runs::test_a_frozen_worker_is_not_robbed_and_its_run_ends_once":
+        "a worker frozen (SIGSTOP) past a heartbeat, then thawed to finish its own run",
+    "test_redis_blips::test_an_outage_past_the_retry_budget_fails_clearly_and_resume_completes":
+        "Redis stopped past the retry budget, which is waited out, then a resume"
 }
 
 
