@@ -169,10 +169,12 @@ async def cancel_many(body: CancelMany, svc: Svc, grant: access.ThreadUpdate,
     def visible(thread_id: str) -> bool:
         return grant.allows(svc.orch.meta(thread_id).get("metadata"))
 
-    if body.thread_id and svc.orch.meta(body.thread_id):  # another user's thread: not found
-        await offload(visible_thread, svc.orch, grant, body.thread_id)
+    def cancel() -> None:  # Redis reads and writes: off the loop, in one hop
+        if body.thread_id and svc.orch.meta(body.thread_id):  # another user's thread: not found
+            visible_thread(svc.orch, grant, body.thread_id)
+        Launcher(svc).cancel_many(body, action, visible)
 
-    await offload(Launcher(svc).cancel_many, body, action, visible)
+    await offload(cancel)
     await asyncio.sleep(0)
     return Response(status_code=204)
 
