@@ -37,7 +37,10 @@ def when_reachable(open_: Callable[[], T], *, forever: bool = False,
     while True:
         try:
             return open_()
-        except (redis.ConnectionError, redis.TimeoutError, RedisUnavailableError) as exc:
+        # InvalidResponse: something that is not Redis answers there (its port taken by another
+        # server): said like a Redis that is not there, with what answered, not a traceback.
+        except (redis.ConnectionError, redis.TimeoutError, redis.exceptions.InvalidResponse,
+                RedisUnavailableError) as exc:
             if not forever and time.monotonic() + PAUSE_S > deadline:
                 raise RedisUnavailableError(
                     f"Redis at {where} is unreachable after {settings.redis_retry_s:g}s "

@@ -5,8 +5,10 @@ out the retry window and then fails in one line naming the URL it used."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -75,12 +77,13 @@ def test_a_worker_waits_for_redis_at_start_and_through_an_outage(
 
 
 def test_serve_waits_out_the_window_then_names_the_sentinel_url(prefix: str) -> None:
-    port = free_port()
-    url = f"redis+sentinel://127.0.0.1:{port}/mymaster"
-    started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "graphwright", "serve", "--port", str(free_port())],
-                          env=_env(url, prefix), cwd=ROOT, capture_output=True, timeout=120)
-    took = time.monotonic() - started
+    with socket.socket() as held:  # bound, not listening: refused, and no other test's server
+        held.bind(("127.0.0.1", 0))  # can take the port meanwhile (one once answered HTML)
+        url = f"redis+sentinel://127.0.0.1:{held.getsockname()[1]}/mymaster"
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "graphwright", "serve", "--port", str(free_port())],
+                              env=_env(url, prefix), cwd=ROOT, capture_output=True, timeout=120)
+        took = time.monotonic() - started
     assert took >= 1  # the retry window
     # and no more than it: the imports (3 s) and the window (redis-py's default retries of
     # each sentinel's own client made one attempt 4 s, the whole 10 s)
@@ -89,6 +92,37 @@ def test_serve_waits_out_the_window_then_names_the_sentinel_url(prefix: str) -> 
     assert done.returncode == 1, err
     assert f"Redis at {url} is unreachable" in err and "Traceback" not in err
     assert "localhost:6379" not in err
+
+
+def test_serve_pointed_at_a_server_that_is_not_redis_says_so_in_one_line(prefix: str) -> None:
+    """A port taken by another server (here one answering HTML): the clear unreachable line,
+    naming what answered, not a traceback."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        stop = threading.Event()
+
+        def answer_html() -> None:
+            while not stop.is_set():
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    return
+                with conn:
+                    conn.sendall(b"<html>not redis</html>\r\n")
+
+        threading.Thread(target=answer_html, daemon=True).start()
+        url = f"redis://127.0.0.1:{listener.getsockname()[1]}"
+        try:
+            done = subprocess.run([sys.executable, "-m", "graphwright", "serve", "--port",
+                                   str(free_port())], env=_env(url, prefix), cwd=ROOT,
+                                  capture_output=True, timeout=120)
+        finally:
+            stop.set()
+    err = done.stderr.decode()
+    assert done.returncode == 1, err
+    assert f"Redis at {url}" in err and "is unreachable" in err and "InvalidResponse" in err, err
+    assert "Traceback" not in err
 
 
 def test_a_sentinel_client_is_described_by_its_sentinels() -> None:
