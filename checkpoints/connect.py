@@ -18,7 +18,7 @@ from redis.exceptions import RedisClusterException
 from redis.retry import Retry
 from redis.sentinel import Sentinel
 
-from checkpoints.errors import RedisUnavailableError
+from graphwright.checkpoints.errors import RedisUnavailableError
 from graphwright_errors import ConfigurationError
 
 SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel")
@@ -93,7 +93,7 @@ class RetryingCluster(RedisCluster):
         failures = 0
         while True:
             try:
-                return super().execute_command(*args, **kwargs)  # type: ignore[no-untyped-call]  # untyped in redis-py
+                return super().execute_command(*args, **kwargs)  # type: ignore[no-untyped-call,unused-ignore]  # untyped in redis-py
             except RedisCluster.ERRORS_ALLOW_RETRY:
                 failures += 1
                 pause = backoff.compute(failures)
@@ -120,10 +120,10 @@ def connect(url: str, *, cluster: bool = False, failover_budget_s: float = 15.0,
     """
     if url.split("://", 1)[0] in SENTINEL_SCHEMES:
         target = parse_sentinel_url(url)
-        sentinel = Sentinel(  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
+        sentinel = Sentinel(  # type: ignore[no-untyped-call,unused-ignore]  # redis-py leaves it untyped
             list(target.sentinels), sentinel_kwargs=sentinel_kwargs(target), **client_options,
         )
-        return sentinel.master_for(  # type: ignore[no-untyped-call]  # as above
+        return sentinel.master_for(  # type: ignore[no-untyped-call,unused-ignore]  # as above
             target.service, db=target.db, password=target.password, ssl=target.ssl,
         )
     if cluster:

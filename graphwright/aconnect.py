@@ -19,7 +19,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.sentinel import SentinelConnectionPool
 
-from checkpoints.saver_base import AsyncClient
+from graphwright.checkpoints.saver_base import AsyncClient
 
 KEPT = ("host", "port", "db", "username", "password", "path", "socket_timeout",
         "socket_connect_timeout", "client_name", "ssl_ca_certs", "ssl_certfile", "ssl_keyfile",
@@ -37,16 +37,16 @@ def async_twin(client: redis.Redis | RedisCluster, *, retry_budget_s: float = 15
     """An asyncio client for the server (or cluster, or Sentinel master) ``client`` talks to."""
     retry = _retry(retry_budget_s)
     if isinstance(client, RedisCluster):
-        node = client.get_default_node()  # type: ignore[no-untyped-call]  # untyped in redis-py
+        node = client.get_default_node()  # type: ignore[no-untyped-call,unused-ignore]  # untyped in redis-py
         return AsyncRedisCluster(host=node.host, port=node.port, retry=retry,
-                                 **_kept(client.get_connection_kwargs()))  # type: ignore[no-untyped-call]
+                                 **_kept(client.get_connection_kwargs()))  # type: ignore[no-untyped-call,unused-ignore]
     pool = client.connection_pool
     kwargs = _kept(pool.connection_kwargs)
     if isinstance(pool, SentinelConnectionPool):
         manager = pool.sentinel_manager
         hosts = [(s.connection_pool.connection_kwargs["host"],
                   s.connection_pool.connection_kwargs["port"]) for s in manager.sentinels]
-        sentinel = Sentinel(hosts,  # type: ignore[no-untyped-call]  # untyped in redis-py
+        sentinel = Sentinel(hosts,  # type: ignore[no-untyped-call,unused-ignore]  # untyped in redis-py
                             sentinel_kwargs=async_sentinel_kwargs(manager.sentinel_kwargs))
         master: aredis.Redis = sentinel.master_for(pool.service_name, retry=retry, **kwargs)
         return master

@@ -12,8 +12,8 @@ from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from checkpoints.connect import SENTINEL_SCHEMES, parse_sentinel_url, sentinel_kwargs
 from graphwright.aconnect import async_sentinel_kwargs
+from graphwright.checkpoints.connect import SENTINEL_SCHEMES, parse_sentinel_url, sentinel_kwargs
 from graphwright.settings import Settings
 from graphwright.store import redis_url
 
@@ -32,7 +32,7 @@ def async_client(settings: Settings, *, max_connections: int = POOL) -> AsyncCli
         return AsyncRedisCluster.from_url(url, retry=retry, max_connections=max_connections)
     if url.split("://", 1)[0] in SENTINEL_SCHEMES:
         target = parse_sentinel_url(url)
-        sentinel = Sentinel(list(target.sentinels),  # type: ignore[no-untyped-call]  # untyped in redis-py
+        sentinel = Sentinel(list(target.sentinels),  # type: ignore[no-untyped-call,unused-ignore]  # untyped in redis-py
                             sentinel_kwargs=async_sentinel_kwargs(sentinel_kwargs(target)))
         master: aredis.Redis = sentinel.master_for(target.service, db=target.db,
                                                    password=target.password, ssl=target.ssl,
