@@ -29,6 +29,7 @@ os.environ.setdefault("GRAPHWRIGHT_TOKENIZER", "approximate")
 
 SLOW = {  # left out by ./scripts/test --quick; why each takes seconds, not milliseconds
     "test_packaging": "a fresh clone runs ./scripts/demo: a venv, an install, the README's path",
+    "test_first_contact": "the wheel built and installed in a venv of its own; serve, workers and the reference started from it",
     "test_protocol_diff": "the reference Agent Server (langgraph dev) answers beside ours",
     "test_differential_resources": "the reference Agent Server answers every resource call",
     "test_node_sdk": "the reference's JS SDK in a Node process",
