@@ -39,14 +39,17 @@ def execute(client: redis.Redis, commands: Sequence[Command]) -> list[Any]:
 
 
 def _round_trip(client: redis.Redis, conn: Any, commands: Sequence[Command]) -> list[Any]:
-    conn.send_packed_command([pack(commands)])
+    conn.send_packed_command([pack(commands, conn.encoder.encoding)])
     return _replies(client, commands, [_read(conn) for _ in commands])
 
 
-def pack(commands: Sequence[Command]) -> bytes:
+def pack(commands: Sequence[Command], encoding: str = "utf-8") -> bytes:
     """The batch as one buffer, packed by hiredis as redis-py's own hiredis packer does
-    (str as UTF-8), without its per-argument checks: the saver's commands are one-word
-    names with ``bytes``, ``str`` and integer arguments."""
+    (str in the client's encoding), without its per-argument checks: the saver's commands
+    are one-word names with ``bytes``, ``str`` and integer arguments."""
+    if encoding.lower().replace("-", "") != "utf8":  # hiredis itself encodes str as UTF-8
+        commands = [[a.encode(encoding) if isinstance(a, str) else a for a in cmd]
+                    for cmd in commands]
     return b"".join([hiredis.pack_command(tuple(cmd)) for cmd in commands])
 
 
@@ -56,7 +59,7 @@ async def aexecute(client: aredis.Redis, commands: Sequence[Command]) -> list[An
     conn: Any = await pool.get_connection()
 
     async def round_trip() -> list[Any]:
-        await conn.send_packed_command(pack(commands))
+        await conn.send_packed_command(pack(commands, conn.encoder.encoding))
         # The first reply waits for the server, with the read timeout; the rest came with it.
         raw = [await _aread(conn)] if commands else []
         raw += [await _abuffered(conn) for _ in commands[1:]]

@@ -119,6 +119,7 @@ def test_a_batch_is_packed_byte_for_byte_as_redis_py_packs_it(redis_server: Serv
     for encoding in ("utf-8", "latin-1"):
         client = redis.Redis(port=redis_server.port, encoding=encoding)
         conn = client.connection_pool.get_connection()
-        assert direct.pack(commands) == b"".join(conn.pack_commands(commands))
+        packed = b"".join(conn.pack_commands(commands))
+        assert direct.pack(commands, conn.encoder.encoding) == packed
         client.connection_pool.release(conn)
         client.close()
