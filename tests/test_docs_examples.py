@@ -16,7 +16,8 @@ from graphwright.testing.service import running
 from graphwright.testing.until import scaled
 from tests.doc_examples import ROOT, SERVED_URL, Block, blocks, pages
 
-RUNNABLE = [p for p in pages() if any(b.lang != "other" and b.skip is None for b in blocks(p))]
+RUNNABLE = [p for p in pages()
+            if any((b.lang != "other" or b.title) and b.skip is None for b in blocks(p))]
 
 
 @pytest.fixture
@@ -78,7 +79,7 @@ def test_every_example_on_the_page_runs(page: Path, page_env: Path) -> None:
     namespace: dict[str, object] = {"__name__": "__docs__"}
     try:
         for block in blocks(page):
-            if block.lang != "other" and block.skip is None:
+            if (block.lang != "other" or block.title) and block.skip is None:
                 run_block(block, page_env, namespace)
     finally:  # a module the page wrote must not answer for another page's of that name
         forget_modules(page_env)
