@@ -14,14 +14,14 @@ quick:  ## lint, types, docs and the fast tests (not marked slow)
 
 lint:  ## ruff, mypy --strict and the import layers
 	./scripts/bootstrap
-	$(VENV)/ruff check graphwright graphs nodes tools checkpoints graphwright_errors tests bench scripts
+	$(VENV)/ruff check graphwright graphs nodes tools checkpoints graphwright_errors tests bench
 	$(VENV)/mypy
 	$(VENV)/lint-imports
 
 format:  ## ruff format and ruff's safe fixes
 	./scripts/bootstrap
-	$(VENV)/ruff format graphwright graphs nodes tools checkpoints graphwright_errors tests bench scripts
-	$(VENV)/ruff check --fix graphwright graphs nodes tools checkpoints graphwright_errors tests bench scripts
+	$(VENV)/ruff format graphwright graphs nodes tools checkpoints graphwright_errors tests bench
+	$(VENV)/ruff check --fix graphwright graphs nodes tools checkpoints graphwright_errors tests bench
 
 settings-doc:  ## regenerate docs/reference/settings.md from the Settings model
 	$(VENV)/python scripts/settings_doc.py
