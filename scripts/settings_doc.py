@@ -75,8 +75,10 @@ def render() -> str:
     for name, info in Settings.model_fields.items():
         if not info.description:
             raise SystemExit(f"Settings.{name} has no description: add one, it is the docs")
-        rows.append(f"| `{info.validation_alias}` | `{_type(info)}` | {_default(info)} "
-                    f"| {info.description} |")
+        rows.append(
+            f"| `{info.validation_alias}` | `{_type(info)}` | {_default(info)} "
+            f"| {info.description} |"
+        )
     return HEAD + "\n".join(rows) + "\n" + ELSEWHERE
 
 

@@ -47,8 +47,11 @@ class Block:
 
 def pages() -> list[Path]:
     """README.md and every Markdown page under docs/ (hooks and hidden folders aside)."""
-    docs = [p for p in sorted((ROOT / "docs").rglob("*.md"))
-            if not any(part.startswith(".") for part in p.relative_to(ROOT).parts)]
+    docs = [
+        p
+        for p in sorted((ROOT / "docs").rglob("*.md"))
+        if not any(part.startswith(".") for part in p.relative_to(ROOT).parts)
+    ]
     return [ROOT / "README.md", *docs]
 
 
@@ -62,11 +65,15 @@ def blocks(page: Path) -> list[Block]:
         title = TITLE.search(match["attrs"])
         indent = len(match["indent"])
         body = "\n".join(line[indent:] for line in match["body"].splitlines()) + "\n"
-        found.append(Block(
-            page=page, line=text.count("\n", 0, match.start()) + 2,
-            lang=RUN.get(match["lang"].lower(), "other"),
-            title=title["title"] if title else None, body=body,
-            skip=(skip["reason"].strip() or "?") if skip else None,
-            served=SERVED.search(before) is not None,
-        ))
+        found.append(
+            Block(
+                page=page,
+                line=text.count("\n", 0, match.start()) + 2,
+                lang=RUN.get(match["lang"].lower(), "other"),
+                title=title["title"] if title else None,
+                body=body,
+                skip=(skip["reason"].strip() or "?") if skip else None,
+                served=SERVED.search(before) is not None,
+            )
+        )
     return found

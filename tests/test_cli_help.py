@@ -36,7 +36,9 @@ def test_help_shows_no_restructuredtext(path: list[str]) -> None:
 
 
 @pytest.fixture
-def cli(redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> CliRunner:
+def cli(
+    redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> CliRunner:
     monkeypatch.setenv("REDIS_URL", redis_url)
     monkeypatch.setenv("GRAPHWRIGHT_KEY_PREFIX", prefix)
     for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GRAPHWRIGHT_GRAPHS", "GRAPHWRIGHT_CONFIG"):
@@ -46,9 +48,12 @@ def cli(redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch, tmp_path: 
 
 
 def test_threads_shows_when_each_thread_was_updated_as_a_local_date_and_time(
-        cli: CliRunner) -> None:
+    cli: CliRunner,
+) -> None:
     before = time.time()
-    assert cli.invoke(app, ["run", "agent", "Where is order A1001?", "--thread", "o"]).exit_code == 0
+    assert (
+        cli.invoke(app, ["run", "agent", "Where is order A1001?", "--thread", "o"]).exit_code == 0
+    )
     result = cli.invoke(app, ["threads"], terminal_width=200)
     assert result.exit_code == 0, result.output
     row = next(line for line in result.output.splitlines() if " o " in line)
@@ -58,5 +63,7 @@ def test_threads_shows_when_each_thread_was_updated_as_a_local_date_and_time(
     when = datetime.strptime(shown[0], "%Y-%m-%d %H:%M:%S").timestamp()  # local, as printed
     assert before - 1 <= when <= time.time() + 1
     listed = cli.invoke(app, ["threads", "--json"]).stdout  # programs keep the number
-    assert '"updated_at": ' in listed and before - 1 <= float(
-        re.search(r'"updated_at": ([\d.]+)', listed)[1]) <= time.time() + 1  # type: ignore[index]
+    assert (
+        '"updated_at": ' in listed
+        and before - 1 <= float(re.search(r'"updated_at": ([\d.]+)', listed)[1]) <= time.time() + 1
+    )  # type: ignore[index]

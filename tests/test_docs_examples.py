@@ -17,19 +17,26 @@ from graphwright.testing.service import running
 from graphwright.testing.until import scaled
 from tests.doc_examples import ROOT, SERVED_URL, Block, blocks, pages
 
-RUNNABLE = [p for p in pages()
-            if any((b.lang != "other" or b.title) and b.skip is None for b in blocks(p))]
+RUNNABLE = [
+    p for p in pages() if any((b.lang != "other" or b.title) and b.skip is None for b in blocks(p))
+]
 
 
 @pytest.fixture
-def page_env(redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch,
-             tmp_path: Path) -> Path:
+def page_env(redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """A reader's fresh folder with the venv at ``.venv``, on the test Redis under this
     test's prefix, with the offline model and no project of the checkout's."""
     monkeypatch.setenv("REDIS_URL", redis_url)
     monkeypatch.setenv("GRAPHWRIGHT_KEY_PREFIX", prefix)
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GRAPHWRIGHT_GRAPHS", "GRAPHWRIGHT_CONFIG",
-                "GRAPHWRIGHT_MCP_SERVERS", "GRAPHWRIGHT_API_KEY", "GRAPHWRIGHT_AUTH"):
+    for var in (
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "GRAPHWRIGHT_GRAPHS",
+        "GRAPHWRIGHT_CONFIG",
+        "GRAPHWRIGHT_MCP_SERVERS",
+        "GRAPHWRIGHT_API_KEY",
+        "GRAPHWRIGHT_AUTH",
+    ):
         monkeypatch.delenv(var, raising=False)
     venv_bin = Path(sys.executable).parent
     monkeypatch.setenv("PATH", f"{venv_bin}{os.pathsep}{os.environ['PATH']}")
@@ -61,18 +68,30 @@ def run_block(block: Block, workdir: Path, namespace: dict[str, object]) -> None
         project = workdir / "langgraph.json"
         orch = Orchestrator.from_config(project) if project.exists() else Orchestrator.from_env()
         with orch, running(orch) as service:
-            served = Block(**{**vars(block), "served": False,
-                              "body": block.body.replace(SERVED_URL, service.url)})
+            served = Block(
+                **{
+                    **vars(block),
+                    "served": False,
+                    "body": block.body.replace(SERVED_URL, service.url),
+                }
+            )
             run_block(served, workdir, namespace)
     elif block.lang == "python":
         # Padded so that a traceback's line numbers are the page's own.
         code = compile("\n" * (block.line - 1) + block.body, str(block.page), "exec")
         exec(code, namespace)
     elif block.lang == "bash":
-        done = subprocess.run(["bash", "-euo", "pipefail", "-c", block.body], cwd=workdir,
-                              capture_output=True, text=True, timeout=scaled(180), check=False)
+        done = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", block.body],
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            timeout=scaled(180),
+            check=False,
+        )
         assert done.returncode == 0, (
-            f"{block.where}: exit {done.returncode}\n{block.body}\n{done.stdout}\n{done.stderr}")
+            f"{block.where}: exit {done.returncode}\n{block.body}\n{done.stdout}\n{done.stderr}"
+        )
 
 
 @pytest.mark.parametrize("page", RUNNABLE, ids=lambda p: str(p.relative_to(ROOT)))

@@ -11,7 +11,8 @@ def test_the_settings_page_is_the_one_the_model_generates() -> None:
     script = runpy.run_path(str(ROOT / "scripts" / "settings_doc.py"))
     page = ROOT / "docs" / "reference" / "settings.md"
     assert page.read_text(encoding="utf-8") == script["render"](), (
-        "docs/reference/settings.md is stale: run python scripts/settings_doc.py")
+        "docs/reference/settings.md is stale: run python scripts/settings_doc.py"
+    )
 
 
 def test_every_setting_is_on_the_page_with_its_description() -> None:
