@@ -164,7 +164,7 @@ def rekey_command(as_json: bool = JSON) -> None:
 @app.command("seal")
 @friendly
 def seal_command(as_json: bool = JSON) -> None:
-    """Seal what was stored before encryption was on, then re-encrypt like ``rekey``."""
+    """Seal what was stored before encryption was on, then re-encrypt as rekey does."""
     _reseal(seal_plain=True, as_json=as_json)
 
 

@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.table import Table
 
-from graphwright.cli_output import JSON, console, emit_json, orchestrator, reader, show_gate
+from graphwright.cli_output import (
+    JSON,
+    console,
+    emit_json,
+    local_time,
+    orchestrator,
+    reader,
+    show_gate,
+)
 from graphwright.drawing import FORMATS
 
 if TYPE_CHECKING:
@@ -97,7 +105,7 @@ def threads(as_json: bool = JSON) -> None:
     for column in ("thread", "graph", "status", "updated"):
         table.add_column(column)
     for i in items:
-        table.add_row(i.thread_id, i.graph or "", i.status or "", f"{i.updated_at or 0:.0f}")
+        table.add_row(i.thread_id, i.graph or "", i.status or "", local_time(i.updated_at))
     console.print(table)
 
 

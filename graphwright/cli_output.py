@@ -33,6 +33,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 JSON = typer.Option(False, "--json", help="Machine-readable output.")
 
 
+def local_time(epoch_s: float | None) -> str:
+    """A Unix time as this machine's local date and time to the second (what `ls -l` and
+    `git log` show a person); `--json` keeps the number for programs."""
+    if not epoch_s:
+        return "-"
+    from datetime import datetime
+
+    return datetime.fromtimestamp(epoch_s).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
 
 def orchestrator() -> Orchestrator:
     """``Orchestrator.from_env()``, imported here: only commands that need it pay for it

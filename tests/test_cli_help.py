@@ -1,0 +1,69 @@
+"""What a person reads from the CLI: help without reStructuredText, times as dates."""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import datetime
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from graphwright.cli import app
+
+RST = re.compile(r"``|:(func|class|meth|mod|attr|data|exc|obj|ref):`|^\s*\.\. \w+::", re.M)
+
+
+def every_command() -> list[list[str]]:
+    """The argument paths of every command and group, the root included."""
+    found: list[list[str]] = []
+
+    def walk(command: object, path: list[str]) -> None:
+        found.append(path)
+        for name, sub in (getattr(command, "commands", None) or {}).items():
+            walk(sub, [*path, name])
+
+    walk(typer.main.get_command(app), [])
+    return found
+
+
+@pytest.mark.parametrize("path", every_command(), ids=lambda p: " ".join(p) or "graphwright")
+def test_help_shows_no_restructuredtext(path: list[str]) -> None:
+    result = CliRunner().invoke(app, [*path, "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert not RST.search(result.output), f"graphwright {' '.join(path)} --help:\n{result.output}"
+
+
+@pytest.fixture
+def cli(
+    redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> CliRunner:
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    monkeypatch.setenv("GRAPHWRIGHT_KEY_PREFIX", prefix)
+    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GRAPHWRIGHT_GRAPHS", "GRAPHWRIGHT_CONFIG"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.chdir(str(tmp_path))  # no .env or langgraph.json from the checkout
+    return CliRunner()
+
+
+def test_threads_shows_when_each_thread_was_updated_as_a_local_date_and_time(
+    cli: CliRunner,
+) -> None:
+    before = time.time()
+    assert (
+        cli.invoke(app, ["run", "agent", "Where is order A1001?", "--thread", "o"]).exit_code == 0
+    )
+    result = cli.invoke(app, ["threads"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.output.splitlines() if " o " in line)
+    shown = re.search(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}", row)
+    assert shown, f"no date and time in {row!r}"
+    assert not re.search(r"\b\d{10}\b", row), f"a Unix timestamp in {row!r}"
+    when = datetime.strptime(shown[0], "%Y-%m-%d %H:%M:%S").timestamp()  # local, as printed
+    assert before - 1 <= when <= time.time() + 1
+    listed = cli.invoke(app, ["threads", "--json"]).stdout  # programs keep the number
+    assert (
+        '"updated_at": ' in listed
+        and before - 1 <= float(re.search(r'"updated_at": ([\d.]+)', listed)[1]) <= time.time() + 1
+    )  # type: ignore[index]
