@@ -10,15 +10,19 @@ is the one decision: routes, the review pages and the cron scheduler all ask it,
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from langgraph_sdk.auth import exceptions as auth_exceptions
+from langgraph_sdk.auth import types as auth_types
 from langgraph_sdk.auth.types import AuthContext
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from graphwright.orchestrator import Orchestrator
 from graphwright.server import webhooks
@@ -108,8 +112,8 @@ async def authorize(auth: Authority, user: User, resource: str, action: str,
 
 
 def _normalize(resource: str, action: str, value: dict[str, Any]) -> None:
-    if resource == "store":  # the SDK sends it as a list, a dotted query string, or a prefix
-        ns = value.get("namespace", value.get("namespace_prefix", value.get("prefix")))
+    if resource == "store":  # the SDK sends it as a list or a dotted query string
+        ns = value.get("namespace")
         value["namespace"] = tuple(ns.split(".") if ns else ()) if isinstance(ns, str) else \
             tuple(ns or ())
     elif action in WITH_METADATA and not isinstance(value.get("metadata"), dict):
@@ -137,17 +141,75 @@ def _isolate(grant: Grant, *, decided: bool, sent_owner: Any) -> None:
         grant.filters = {OWNER: identity}
 
 
-async def request_value(request: Request) -> dict[str, Any]:
-    """The value a handler sees: path parameters, then query parameters, then the JSON body."""
-    value: dict[str, Any] = {**request.query_params, **request.path_params}
-    if request.method in ("POST", "PUT", "PATCH", "DELETE") and await request.body():
-        try:
-            body = await request.json()
-        except ValueError:
-            body = None  # FastAPI answers the malformed body with its own 422
-        if isinstance(body, dict):
-            value.update(body)
-    return value
+# The keys of the value the reference (``langgraph_sdk.auth.types``) gives each handler.
+SHAPES: dict[tuple[str, str], type] = {
+    ("threads", "create"): auth_types.ThreadsCreate, ("threads", "read"): auth_types.ThreadsRead,
+    ("threads", "update"): auth_types.ThreadsUpdate,
+    ("threads", "delete"): auth_types.ThreadsDelete,
+    ("threads", "search"): auth_types.ThreadsSearch,
+    ("threads", "create_run"): auth_types.RunsCreate,
+    ("assistants", "create"): auth_types.AssistantsCreate,
+    ("assistants", "read"): auth_types.AssistantsRead,
+    ("assistants", "update"): auth_types.AssistantsUpdate,
+    ("assistants", "delete"): auth_types.AssistantsDelete,
+    ("assistants", "search"): auth_types.AssistantsSearch,
+    ("crons", "create"): auth_types.CronsCreate, ("crons", "read"): auth_types.CronsRead,
+    ("crons", "update"): auth_types.CronsUpdate, ("crons", "delete"): auth_types.CronsDelete,
+    ("crons", "search"): auth_types.CronsSearch,
+    ("store", "put"): auth_types.StorePut, ("store", "get"): auth_types.StoreGet,
+    ("store", "delete"): auth_types.StoreDelete, ("store", "search"): auth_types.StoreSearch,
+    ("store", "list_namespaces"): auth_types.StoreListNamespaces,
+}
+STORE_NAMESPACE = ("namespace", "namespace_prefix", "prefix")  # what each store body calls it
+
+
+async def request_value(request: Request, resource: str, action: str) -> dict[str, Any]:
+    """The value a handler sees, built from what the route acts on: the body as the route's
+    model validated it (a malformed body is the route's 422, before any handler runs), the
+    query, and the path parameters last, so a body cannot name another resource than the
+    path does. Cut to the keys the reference gives that handler; a run's other fields go in
+    ``kwargs`` as the reference puts them."""
+    body = await _validated_body(request)
+    value: dict[str, Any] = {**request.query_params, **body, **request.path_params}
+    if resource == "store":
+        found = next((value[k] for k in STORE_NAMESPACE if k in value), None)
+        value["namespace"] = found
+    shape = SHAPES.get((resource, action))
+    if shape is None:
+        return value
+    keys = set(shape.__annotations__)
+    kept = {k: v for k, v in value.items() if k in keys}
+    if "kwargs" in keys:
+        kept["kwargs"] = {k: v for k, v in body.items() if k not in keys}
+    return kept
+
+
+async def _validated_body(request: Request) -> dict[str, Any]:
+    """The JSON body through the route's own body model (``{}`` without one or without a
+    body); a body the model refuses raises the 422 FastAPI would answer for it."""
+    if request.method not in ("POST", "PUT", "PATCH", "DELETE") or not await request.body():
+        return {}
+    try:
+        raw = await request.json()
+    except ValueError:
+        return {}  # FastAPI answers the malformed JSON with its own 422
+    route = request.scope.get("route")
+    field_ = getattr(route, "body_field", None)
+    if field_ is None:
+        return raw if isinstance(raw, dict) else {}
+    try:
+        model = _adapter(field_.field_info.annotation).validate_python(raw)
+    except ValidationError as exc:
+        raise RequestValidationError(
+            [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]) from exc
+    if isinstance(model, BaseModel):
+        return model.model_dump()
+    return model if isinstance(model, dict) else {}
+
+
+@functools.cache
+def _adapter(annotation: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(annotation)
 
 
 def access(resource: str, action: str) -> Callable[..., Awaitable[Grant]]:
@@ -155,7 +217,8 @@ def access(resource: str, action: str) -> Callable[..., Awaitable[Grant]]:
 
     async def dependency(request: Request,
                          user: Annotated[User, Depends(current_user)]) -> Grant:
-        return await decide(request, user, resource, action, await request_value(request))
+        value = await request_value(request, resource, action)
+        return await decide(request, user, resource, action, value)
 
     dependency.grants = True  # type: ignore[attr-defined]  # what ``audit`` looks for
     return dependency
