@@ -53,7 +53,7 @@ from graphwright.settings import Settings
 from graphwright.streaming import StreamMode, last_result
 from graphwright.thread_index import ThreadIndex
 from graphwright.thread_meta import ThreadMeta
-from graphwright_errors import NotFoundError, UserError
+from graphwright_errors import ConflictError, NotFoundError
 from nodes.deps import Limits
 from nodes.gate_models import GateRequest
 from tools.mcp_config import ServerConfig, load_mcp_servers, parse_mcp_servers
@@ -242,10 +242,10 @@ class Orchestrator(Inspection, AsyncTwins):
     def create_thread(self, thread_id: str | None = None, metadata: dict[str, Any] | None = None) -> str:
         """Register an empty thread (the HTTP service's ``threads.create``); runs pick its graph."""
         thread_id = thread_id or str(uuid.uuid4())
-        if self._meta(thread_id):
-            raise UserError(f"thread {thread_id!r} already exists")
-        self.thread_meta.write(thread_id, thread_id=thread_id, created_at=str(time.time()),
-                               metadata=json.dumps(metadata or {}))
+        if not self.thread_meta.create(thread_id, thread_id=thread_id,
+                                       created_at=str(time.time()),
+                                       metadata=json.dumps(metadata or {})):
+            raise ConflictError(f"Thread with ID {thread_id} already exists")
         return thread_id
 
     def memories(self, user_id: str) -> list[MemoryRecord]:

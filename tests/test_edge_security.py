@@ -17,7 +17,7 @@ from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
 from graphwright.testing.service import Service, running
-from tests import auth_owner
+from tests import auth_owner, auth_three
 
 OWNED: dict[str, set[str]] = {"alice": set(), "bob": set()}  # the thread ids each user holds
 SEEN: list[dict[str, Any]] = []  # the values the update handler was shown
@@ -54,6 +54,11 @@ def status_of(call: Callable[[], Any]) -> int:
     return 200
 
 
+def cron_id(created: Any) -> str:
+    """The id of a cron the SDK created (its return type names a run's fields)."""
+    return str(created["cron_id"])
+
+
 @pytest.fixture
 def by_id_service(settings: Settings) -> Iterator[Service]:
     with running(Orchestrator(settings=settings, model=OfflineChatModel()), auth=by_id) as svc:
@@ -74,7 +79,7 @@ def test_a_body_thread_id_cannot_stand_in_for_the_path_one_in_a_handler(
     answer = bob.http.client.patch(f"/threads/{hers}", json=spoofed)
     assert answer.status_code == 403, answer.text
     assert SEEN[-1] == {"thread_id": hers, "metadata": {"topic": "bob was here"}}
-    assert alice.threads.get(hers)["metadata"]["topic"] == "salary"
+    assert (alice.threads.get(hers)["metadata"] or {})["topic"] == "salary"
     assert status_of(lambda: bob.threads.update(his, metadata={"topic": "his"})) == 200
 
 
@@ -104,12 +109,12 @@ def test_assistants_are_isolated_per_user_like_threads_by_default(isolated: Serv
     assert hers not in {a["assistant_id"] for a in bob.assistants.search(limit=100)}
     assert his in {a["assistant_id"] for a in bob.assistants.search(limit=100)}
     shared = [a for a in alice.assistants.search(graph_id="agent", limit=100)
-              if a["metadata"].get("created_by") == "system"]
+              if (a["metadata"] or {}).get("created_by") == "system"]
     assert shared, "the graphs' system assistants stay visible to every user"
     system = shared[0]["assistant_id"]
     thread = alice.threads.create()["thread_id"]
-    cron = alice.crons.create_for_thread(thread, system, schedule="0 0 1 1 *",
-                                         input={"goal": "hi"})["cron_id"]
+    cron = cron_id(alice.crons.create_for_thread(thread, system, schedule="0 0 1 1 *",
+                                                 input={"goal": "hi"}))
     assert status_of(lambda: bob.assistants.delete(system)) in (403, 404)
     assert cron in {c["cron_id"] for c in alice.crons.search(limit=100)}
 
@@ -136,5 +141,20 @@ def test_two_users_creating_the_same_thread_id_at_once_exactly_one_wins(
             r.join()
         assert sorted(answers.values()) == [200, 409], answers
         winner = "alice" if answers["alice"] == 200 else "bob"
-        owner = (alice if winner == "alice" else bob).threads.get(tid)["metadata"]["owner"]
+        owner = ((alice if winner == "alice" else bob).threads.get(tid)["metadata"] or {})["owner"]
         assert owner == winner
+
+
+def test_deleting_an_assistant_leaves_the_crons_the_caller_may_not_delete(
+        settings: Settings) -> None:
+    """Under the three users' handlers bob runs a cron on alice's assistant; her deleting the
+    assistant deletes her own cron on it, not his."""
+    with running(Orchestrator(settings=settings, model=OfflineChatModel()),
+                 auth=auth_three.auth) as svc:
+        alice, bob = sdk(svc, "token-alice"), sdk(svc, "token-bob")
+        hers = alice.assistants.create("agent", name="hers")["assistant_id"]
+        his_cron = cron_id(bob.crons.create(hers, schedule="0 0 1 1 *", input={"goal": "hi"}))
+        her_cron = cron_id(alice.crons.create(hers, schedule="0 0 1 1 *", input={"goal": "hi"}))
+        alice.assistants.delete(hers)
+        assert his_cron in {c["cron_id"] for c in bob.crons.search(limit=100)}
+        assert her_cron not in {c["cron_id"] for c in alice.crons.search(limit=100)}

@@ -36,6 +36,8 @@ MEMORY_USER = "user_id"  # the metadata key naming whose memories a run recalls 
 STAMPED = frozenset({"create", "create_run"})  # actions whose value gets an owner
 WITH_METADATA = frozenset({"create", "create_run", "update", "search"})
 RESERVED_ROOTS = frozenset({"memories"})  # store namespaces the service keeps for itself
+READS = frozenset({"read", "search"})
+SYSTEM = {"created_by": "system", OWNER: None}  # a graph's own assistant, which no user owns
 
 
 def authority(request: Request) -> Authority:
@@ -121,10 +123,9 @@ def _normalize(resource: str, action: str, value: dict[str, Any]) -> None:
 
 
 def _isolate(grant: Grant, *, decided: bool, sent_owner: Any) -> None:
-    """Per-user isolation: owner stamped on create; filtered on everything no handler decided."""
+    """Per-user isolation: owner stamped on create; filtered on everything no handler decided.
+    Assistants as threads, but the graphs' system assistants are read (never changed) by all."""
     identity = grant.user.identity
-    if grant.resource == "assistants":
-        return  # assistants are the project's graphs, shared by every user
     if grant.resource == "store":
         if not decided:
             ns = grant.namespace
@@ -139,6 +140,8 @@ def _isolate(grant: Grant, *, decided: bool, sent_owner: Any) -> None:
             metadata[MEMORY_USER] = identity  # (a cron's runs: its creator's, set when it fires)
     if not decided:
         grant.filters = {OWNER: identity}
+        if grant.resource == "assistants" and grant.action in READS:
+            grant.filters = {"$or": [grant.filters, SYSTEM]}  # the graphs' own: read by all
 
 
 # The keys of the value the reference (``langgraph_sdk.auth.types``) gives each handler.
