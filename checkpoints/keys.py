@@ -178,6 +178,11 @@ class Keys:
         adds a thread when it is created; the Orchestrator bumps it on every run)."""
         return f"{self.prefix}:threads"
 
+    def review_secret(self) -> str:
+        """String: the key of the review pages' CSRF tokens, shared by every API process;
+        no TTL, as it lives as long as the deployment (deleting it voids open pages)."""
+        return f"{self.prefix}:review_secret"
+
     def thread_ids(self) -> str:
         """Sorted set (scores 0): escaped ids of threads with checkpoints, for stable paging."""
         return f"{self.prefix}:thread_ids"

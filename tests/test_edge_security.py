@@ -158,3 +158,78 @@ def test_deleting_an_assistant_leaves_the_crons_the_caller_may_not_delete(
         alice.assistants.delete(hers)
         assert his_cron in {c["cron_id"] for c in bob.crons.search(limit=100)}
         assert her_cron not in {c["cron_id"] for c in alice.crons.search(limit=100)}
+
+
+EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'
+EVIL = "http://evil.example"
+
+
+@pytest.fixture
+def open_server(settings: Settings) -> Iterator[Service]:
+    """A server as ``graphwright serve`` starts by default: no API key, no custom auth."""
+    with running(Orchestrator(settings=settings, model=OfflineChatModel())) as svc:
+        yield svc
+
+
+def plain(service: Service, **headers: str) -> SyncLangGraphClient:
+    return get_sync_client(url=service.url, api_key=None, headers=headers)
+
+
+def test_a_default_server_refuses_foreign_origins_and_rebound_host_names(
+        open_server: Service) -> None:
+    """No API key: a page of another origin neither reads threads nor starts a run, and a
+    DNS-rebinding page (the server reached by the attacker's name) gets nothing; API clients
+    (no Origin) and the server's own origin are served."""
+    own = plain(open_server)
+    tid = own.threads.create(metadata={"topic": "salary"})["thread_id"]
+    foreign, rebound = plain(open_server, Origin=EVIL), plain(open_server, Host="evil.example")
+    for client in (foreign, rebound):
+        assert status_of(lambda c=client: c.threads.search()) == 403
+        assert status_of(lambda c=client: c.threads.get(tid)) == 403
+        assert status_of(lambda c=client: c.runs.create(tid, "agent", input={"goal": "hi"})) == 403
+    assert own.runs.list(tid) == []
+    assert plain(open_server, Origin=open_server.url).threads.get(tid)["thread_id"] == tid
+    local = open_server.url.replace("127.0.0.1", "localhost")
+    assert plain(open_server, Host=local.removeprefix("http://")).threads.get(tid)
+    preflight = httpx.options(f"{open_server.url}/threads/search", headers={
+        "Origin": EVIL, "Access-Control-Request-Method": "POST"})
+    assert preflight.headers["access-control-allow-origin"] == "*"  # as the reference
+
+
+def test_a_configured_host_name_and_a_named_origin_are_served(settings: Settings) -> None:
+    named = settings.model_copy(update={"allowed_hosts": "graphs.internal",
+                                        "cors_origins": "http://ui.internal"})
+    with running(Orchestrator(settings=named, model=OfflineChatModel())) as svc:
+        assert plain(svc, Host="graphs.internal").threads.search() == []
+        assert plain(svc, Origin="http://ui.internal").threads.search() == []
+        assert status_of(lambda: plain(svc, Host="graphs.evil").threads.search()) == 403
+
+
+def test_a_review_answer_needs_the_csrf_token_of_the_pages_session(open_server: Service) -> None:
+    """Same origin, no API key: an answer without the token its page carries is refused and
+    the gate stays pending; with the page's token and session it resumes the run."""
+    own = plain(open_server)
+    tid = own.threads.create()["thread_id"]
+    gate = own.runs.wait(tid, "agent", input={"goal": EMAIL})["__interrupt__"][0]["value"]
+    call = gate["calls"][0]
+    resume = {"resume": {call["id"]: {"action": "approve", "digest": call["digest"]}}}
+    http = httpx.Client(base_url=open_server.url, headers={"Origin": open_server.url})
+    assert http.post(f"/review/{tid}/answer", json=resume).status_code == 403
+    other = httpx.Client(base_url=open_server.url)
+    other.get(f"/review/{tid}")  # another browser's session: its token is not this one's
+    page = http.get(f"/review/{tid}")
+    token = page.text.split('id="csrf" data-token="')[1].split('"')[0]
+    stolen = other.post(f"/review/{tid}/answer", json=resume, headers={"x-csrf-token": token})
+    assert stolen.status_code == 403
+    assert own.threads.get(tid)["status"] == "interrupted"
+    done = http.post(f"/review/{tid}/answer", json=resume, headers={"x-csrf-token": token})
+    assert done.status_code == 200, done.text
+    assert own.threads.get(tid)["status"] == "idle"
+
+
+def test_serve_binds_to_loopback_unless_told_otherwise() -> None:
+    import inspect
+
+    from graphwright import cli
+
+    assert inspect.signature(cli.serve).parameters["host"].default.default == "127.0.0.1"

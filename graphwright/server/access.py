@@ -114,8 +114,8 @@ async def authorize(auth: Authority, user: User, resource: str, action: str,
 
 
 def _normalize(resource: str, action: str, value: dict[str, Any]) -> None:
-    if resource == "store":  # the SDK sends it as a list or a dotted query string
-        ns = value.get("namespace")
+    if resource == "store":  # the SDK sends it as a list, a dotted query string, or a prefix
+        ns = next((value[k] for k in STORE_NAMESPACE if k in value), None)
         value["namespace"] = tuple(ns.split(".") if ns else ()) if isinstance(ns, str) else \
             tuple(ns or ())
     elif action in WITH_METADATA and not isinstance(value.get("metadata"), dict):
