@@ -167,6 +167,11 @@ class Keys:
         gated call only when this hash holds a decision for its exact arguments."""
         return f"{self.thread_tag(thread_id)}:gate"
 
+    def taint(self, thread_id: str) -> str:
+        """Hash: ``tainted`` -> 1 once a run of the thread read untrusted tool output. Kept
+        here, not (only) in the graph state, because a caller can rewrite the state."""
+        return f"{self.thread_tag(thread_id)}:taint"
+
     def replica_ack(self, thread_id: str) -> str:
         """Short-lived marker written before ``WAIT`` on the thread's slot (checkpoints.replicas)."""
         return f"{self.thread_tag(thread_id)}:ack"
