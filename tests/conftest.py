@@ -51,6 +51,7 @@ SLOW = {  # left out by ./scripts/test --quick; why each takes seconds, not mill
     "test_embedded": "the embedded server shared by processes and restarted",
     "test_review_page": "headless Chromium answering gates on the review page",
     "test_browser_sdk": "headless Chromium running the JS SDK from another origin",
+    "test_browser_foreign_page": "headless Chromium: a foreign and a rebinding page attacking",
     "test_drawing": "headless Chromium rendering the HTML drawing",
     "test_projects": "langgraph.json projects served and answered in Chromium",
     "test_streaming": "the CLI in its own process printing a model stream as it comes",
