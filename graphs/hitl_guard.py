@@ -20,6 +20,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.prebuilt.tool_node import ToolNode
 from langgraph.pregel import Pregel
 from langgraph.types import interrupt
@@ -58,7 +59,7 @@ def guarded(graph: AnyPregel, approvals: Approvals) -> AnyPregel:
     nodes = dict(graph.nodes)
     for name in gates:
         nodes[name] = nodes[name].copy({"bound": _recording(nodes[name].bound, approvals)})
-    guard = ToolGuard(tools.bound, gated, approvals, records)
+    guard = ToolGuard(tools.bound, gated, approvals, records, graph.checkpointer)
     nodes["tools"] = tools.copy({"bound": RunnableLambda(guard.run, afunc=guard.arun,
                                                          name="tools")})
     return graph.copy(update={"nodes": nodes})
@@ -126,11 +127,12 @@ class ToolGuard:
     """The ``tools`` node: the gated calls screened, then the rest handed to the ToolNode."""
 
     def __init__(self, node: ToolNode, gated: set[str], approvals: Approvals,
-                 records: Records) -> None:
+                 records: Records, checkpointer: Any) -> None:
         self.node, self.gated, self.approvals, self.records = node, gated, approvals, records
+        self.saver = checkpointer if isinstance(checkpointer, BaseCheckpointSaver) else None
 
     def run(self, given: Any, config: RunnableConfig) -> Any:
-        calls = _calls_of(given)
+        calls = self._as_run(_calls_of(given), given, config)
         if not any(c["name"] in self.gated for c in calls):
             return self.node.invoke(given, config)
         rejected = self._ask(self._unapproved(calls, config), config)
@@ -140,7 +142,7 @@ class ToolGuard:
         return _with(out, screened.answers)
 
     async def arun(self, given: Any, config: RunnableConfig) -> Any:
-        calls = _calls_of(given)
+        calls = await asyncio.to_thread(self._as_run, _calls_of(given), given, config)
         if not any(c["name"] in self.gated for c in calls):
             return await self.node.ainvoke(given, config)
         rejected = self._ask(await asyncio.to_thread(self._unapproved, calls, config), config)
@@ -148,6 +150,31 @@ class ToolGuard:
         out = await self.node.ainvoke(screened.run, config) if screened.run else {"messages": []}
         await asyncio.to_thread(self._settle, screened, out, config)
         return _with(out, screened.answers)
+
+    def _as_run(self, calls: list[Call], given: Any, config: RunnableConfig) -> list[Call]:
+        """The calls with the name and arguments they will run with: the middleware applies a
+        reviewer's edit from the state at tool time, so the check must see it too (read from
+        the input state, or the checkpoint the step started from). The originals are kept
+        in ``original`` for the ToolNode, which applies the same edit itself."""
+        edits = _edits(given) if isinstance(given, dict) and "messages" in given else None
+        if edits is None and any(c["name"] in self.gated for c in calls):
+            edits = self._saved_edits(config)
+        out = []
+        for call in calls:
+            edited = (edits or {}).get(str(call.get("id") or ""))
+            effective = {**call, "name": edited["name"], "args": edited["args"]} \
+                if isinstance(edited, dict) else dict(call)
+            out.append({**effective, "original": call})
+        return out
+
+    def _saved_edits(self, config: RunnableConfig) -> dict[str, Any]:
+        if self.saver is None:
+            return {}
+        ns = str((config.get("configurable") or {}).get("checkpoint_ns") or "")
+        parent = ns.rsplit("|", 1)[0] if "|" in ns else ""
+        saved = self.saver.get_tuple({"configurable": {"thread_id": thread_of(config),
+                                                       "checkpoint_ns": parent}})
+        return _edits(saved.checkpoint["channel_values"]) if saved is not None else {}
 
     def _unapproved(self, calls: list[Call], config: RunnableConfig) -> list[Call]:
         """The gated calls with no unspent approval for these arguments (nothing written)."""
@@ -197,7 +224,7 @@ class ToolGuard:
         for call in calls:
             call_id = str(call.get("id") or "")
             if call["name"] not in self.gated:
-                screened.run.append(call)
+                screened.run.append(call["original"])
                 continue
             if call_id in rejected:
                 screened.answers.append(_refused(call, f"was rejected: {rejected[call_id]}"))
@@ -210,7 +237,7 @@ class ToolGuard:
                 thread, call_id, tool=call["name"], digest=args_digest(call["name"], call["args"]),
                 key=call_id, fence=fence, spend=self.approvals.spend(thread, call_id, held[1]))
             if claim.outcome == "claimed":
-                screened.run.append(call)
+                screened.run.append(call["original"])
                 screened.attempts[call_id] = claim.attempt
             elif claim.outcome == "done":
                 screened.answers.append(ToolMessage(content=claim.result or "", name=call["name"],
@@ -227,6 +254,11 @@ class ToolGuard:
             self.records.settle(thread_of(config), call_id, attempt=attempt, status="done",
                                 result=str(message.content) if message is not None else "",
                                 fence=fence_of(config))
+
+
+def _edits(state: Any) -> dict[str, Any]:
+    found = state.get(EDITS) if isinstance(state, dict) else None
+    return found if isinstance(found, dict) else {}
 
 
 def _refused(call: Call, why: str) -> ToolMessage:

@@ -31,6 +31,7 @@ SLOW = {  # left out by ./scripts/test --quick; why each takes seconds, not mill
     "test_packaging": "a fresh clone runs ./scripts/demo: a venv, an install, the README's path",
     "test_protocol_diff": "the reference Agent Server (langgraph dev) answers beside ours",
     "test_differential_resources": "the reference Agent Server answers every resource call",
+    "test_differential_handler_values": "the reference Agent Server shows its handlers values",
     "test_node_sdk": "the reference's JS SDK in a Node process",
     "test_http_isolation": "the JS SDK in Node against two users' tokens",
     "test_remote_graph": "the reference's RemoteGraph against a served graph",

@@ -34,7 +34,7 @@ from graphwright_errors import ConfigurationError, ConflictError, NotFoundError
 OWNER = "owner"  # the metadata key per-user isolation stamps and filters on
 MEMORY_USER = "user_id"  # the metadata key naming whose memories a run recalls and keeps
 STAMPED = frozenset({"create", "create_run"})  # actions whose value gets an owner
-WITH_METADATA = frozenset({"create", "create_run", "update", "search"})
+WITH_METADATA = frozenset({"create", "create_run", "search"})
 RESERVED_ROOTS = frozenset({"memories"})  # store namespaces the service keeps for itself
 READS = frozenset({"read", "search"})
 SYSTEM = {"created_by": "system", OWNER: None}  # a graph's own assistant, which no user owns
@@ -144,46 +144,62 @@ def _isolate(grant: Grant, *, decided: bool, sent_owner: Any) -> None:
             grant.filters = {"$or": [grant.filters, SYSTEM]}  # the graphs' own: read by all
 
 
-# The keys of the value the reference (``langgraph_sdk.auth.types``) gives each handler.
-SHAPES: dict[tuple[str, str], type] = {
-    ("threads", "create"): auth_types.ThreadsCreate, ("threads", "read"): auth_types.ThreadsRead,
-    ("threads", "update"): auth_types.ThreadsUpdate,
-    ("threads", "delete"): auth_types.ThreadsDelete,
-    ("threads", "search"): auth_types.ThreadsSearch,
-    ("threads", "create_run"): auth_types.RunsCreate,
-    ("assistants", "create"): auth_types.AssistantsCreate,
-    ("assistants", "read"): auth_types.AssistantsRead,
-    ("assistants", "update"): auth_types.AssistantsUpdate,
-    ("assistants", "delete"): auth_types.AssistantsDelete,
-    ("assistants", "search"): auth_types.AssistantsSearch,
-    ("crons", "create"): auth_types.CronsCreate, ("crons", "read"): auth_types.CronsRead,
-    ("crons", "update"): auth_types.CronsUpdate, ("crons", "delete"): auth_types.CronsDelete,
-    ("crons", "search"): auth_types.CronsSearch,
-    ("store", "put"): auth_types.StorePut, ("store", "get"): auth_types.StoreGet,
-    ("store", "delete"): auth_types.StoreDelete, ("store", "search"): auth_types.StoreSearch,
-    ("store", "list_namespaces"): auth_types.StoreListNamespaces,
+# The keys of the value the reference gives each handler: those of ``langgraph_sdk.auth.types``
+# but where ``langgraph dev`` gives others (tests/test_differential_handler_values.py).
+SHAPES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("threads", "create"): ("thread_id", "metadata", "if_exists"),
+    ("threads", "read"): ("thread_id",), ("threads", "delete"): ("thread_id",),
+    ("threads", "update"): ("thread_id", "metadata"),
+    ("threads", "search"): ("metadata", "values", "status", "limit", "offset"),
+    ("threads", "create_run"): ("thread_id", "assistant_id", "run_id", "status", "metadata",
+                                "prevent_insert_if_inflight", "multitask_strategy",
+                                "if_not_exists", "after_seconds", "kwargs"),
+    ("assistants", "create"): ("assistant_id", "graph_id", "config", "context", "metadata",
+                               "name"),
+    ("assistants", "update"): ("assistant_id", "graph_id", "config", "context", "metadata",
+                               "name"),
+    ("assistants", "read"): ("assistant_id",),
+    ("crons", "create"): ("payload", "schedule", "cron_id", "thread_id", "user_id", "end_time",
+                          "metadata"),
+    ("store", "put"): ("namespace", "key", "value", "index", "ttl"),
+    ("store", "get"): ("namespace", "key", "refresh_ttl"),
+    ("store", "search"): ("namespace", "filter", "limit", "offset", "query", "refresh_ttl"),
 }
 STORE_NAMESPACE = ("namespace", "namespace_prefix", "prefix")  # what each store body calls it
+ONLY_SENT = {("threads", "update"): "metadata"}  # a state update names no metadata
+RUN_DEFAULTS = {"run_id": None, "status": "pending"}  # not chosen yet when the handler runs
+
+
+def _keys(resource: str, action: str) -> tuple[str, ...] | None:
+    """The reference's keys for the handler of ``action`` on ``resource``."""
+    if (resource, action) in SHAPES:
+        return SHAPES[resource, action]
+    name = f"{resource.capitalize()}{action.title().replace('_', '')}"
+    typed = getattr(auth_types, name, None)
+    return tuple(typed.__annotations__) if isinstance(typed, type) else None
 
 
 async def request_value(request: Request, resource: str, action: str) -> dict[str, Any]:
     """The value a handler sees, built from what the route acts on: the body as the route's
     model validated it (a malformed body is the route's 422, before any handler runs), the
     query, and the path parameters last, so a body cannot name another resource than the
-    path does. Cut to the keys the reference gives that handler; a run's other fields go in
-    ``kwargs`` as the reference puts them."""
+    path does. Shaped as the reference shapes it: a run's other fields in ``kwargs``, a
+    cron's run in ``payload``."""
     body = await _validated_body(request)
     value: dict[str, Any] = {**request.query_params, **body, **request.path_params}
     if resource == "store":
-        found = next((value[k] for k in STORE_NAMESPACE if k in value), None)
-        value["namespace"] = found
-    shape = SHAPES.get((resource, action))
-    if shape is None:
+        value["namespace"] = next((value[k] for k in STORE_NAMESPACE if k in value), None)
+    keys = _keys(resource, action)
+    if keys is None:
         return value
-    keys = set(shape.__annotations__)
-    kept = {k: v for k, v in value.items() if k in keys}
+    kept = {k: value.get(k, RUN_DEFAULTS.get(k) if action == "create_run" else None)
+            for k in keys}
+    if (only := ONLY_SENT.get((resource, action))) is not None and only not in body:
+        del kept[only]
     if "kwargs" in keys:
         kept["kwargs"] = {k: v for k, v in body.items() if k not in keys}
+    if resource == "crons" and "payload" in keys:
+        kept["payload"] = {k: v for k, v in body.items() if k not in keys}
     return kept
 
 
