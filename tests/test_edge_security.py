@@ -108,6 +108,10 @@ def test_assistants_are_isolated_per_user_like_threads_by_default(isolated: Serv
     assert status_of(lambda: bob.assistants.delete(hers)) == 404
     assert hers not in {a["assistant_id"] for a in bob.assistants.search(limit=100)}
     assert his in {a["assistant_id"] for a in bob.assistants.search(limit=100)}
+    mine = bob.threads.create()["thread_id"]
+    assert status_of(lambda: bob.runs.create(mine, hers, input={"goal": "hi"})) == 404
+    assert status_of(lambda: bob.crons.create(hers, schedule="0 0 1 1 *")) == 404
+    assert bob.runs.list(mine) == []
     shared = [a for a in alice.assistants.search(graph_id="agent", limit=100)
               if (a["metadata"] or {}).get("created_by") == "system"]
     assert shared, "the graphs' system assistants stay visible to every user"

@@ -26,7 +26,9 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from graphwright.orchestrator import Orchestrator
 from graphwright.server import webhooks
+from graphwright.server.assistants_store import AssistantStore
 from graphwright.server.auth import Authority, User, as_http
+from graphwright.server.offload import offload
 from graphwright.server.schemas import RunCreate
 from graphwright.thread_index import matches
 from graphwright_errors import ConfigurationError, ConflictError, NotFoundError
@@ -237,10 +239,30 @@ def access(resource: str, action: str) -> Callable[..., Awaitable[Grant]]:
     async def dependency(request: Request,
                          user: Annotated[User, Depends(current_user)]) -> Grant:
         value = await request_value(request, resource, action)
-        return await decide(request, user, resource, action, value)
+        grant = await decide(request, user, resource, action, value)
+        if (resource, action) in ((("threads", "create_run")), ("crons", "create")):
+            named = value.get("assistant_id") or (value.get("payload") or {}).get("assistant_id")
+            await runnable_assistant(request, user, named)
+        return grant
 
     dependency.grants = True  # type: ignore[attr-defined]  # what ``audit`` looks for
     return dependency
+
+
+async def runnable_assistant(request: Request, user: User, assistant_id: Any) -> None:
+    """A run or cron names an assistant the caller may read, as the reference checks with
+    the ``assistants`` read handler: a graph's own assistant is everyone's; another user's
+    is a 404, as if it did not exist."""
+    if not isinstance(assistant_id, str) or not assistant_id:
+        return
+    orch: Orchestrator = request.app.state.service.orch
+    found = await offload(AssistantStore.of(orch).find, assistant_id)
+    metadata = (found or {}).get("metadata") or {}
+    if found is None or metadata.get("created_by") == "system":
+        return
+    grant = await decide(request, user, "assistants", "read", {"assistant_id": assistant_id})
+    if not grant.allows(metadata):
+        raise NotFoundError(f"Assistant {assistant_id} not found")
 
 
 def audit(routes: list[Any]) -> None:
