@@ -168,6 +168,7 @@ SHAPES: dict[tuple[str, str], tuple[str, ...]] = {
     ("store", "search"): ("namespace", "filter", "limit", "offset", "query", "refresh_ttl"),
 }
 STORE_NAMESPACE = ("namespace", "namespace_prefix", "prefix")  # what each store body calls it
+NAMES_AN_ASSISTANT = frozenset({("threads", "create_run"), ("crons", "create")})
 ONLY_SENT = {("threads", "update"): "metadata"}  # a state update names no metadata
 RUN_DEFAULTS = {"run_id": None, "status": "pending"}  # not chosen yet when the handler runs
 
@@ -240,7 +241,7 @@ def access(resource: str, action: str) -> Callable[..., Awaitable[Grant]]:
                          user: Annotated[User, Depends(current_user)]) -> Grant:
         value = await request_value(request, resource, action)
         grant = await decide(request, user, resource, action, value)
-        if (resource, action) in ((("threads", "create_run")), ("crons", "create")):
+        if (resource, action) in NAMES_AN_ASSISTANT:
             named = value.get("assistant_id") or (value.get("payload") or {}).get("assistant_id")
             await runnable_assistant(request, user, named)
         return grant

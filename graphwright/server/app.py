@@ -19,7 +19,7 @@ from graphwright.project import HttpConfig
 from graphwright.server import access, browsers
 from graphwright.server.assistants_store import AssistantStore
 from graphwright.server.auth import Authority, load_auth
-from graphwright.server.browsers import BrowserGuard, Origins
+from graphwright.server.browsers import BrowserGuard, Origins, own_names
 from graphwright.server.cors import allow_origins, cors_options
 from graphwright.server.cron_store import InvalidScheduleError
 from graphwright.server.deps import Guarded, Service
@@ -94,9 +94,9 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
     http = orch.project.config.http if orch.project is not None else HttpConfig()
     app.add_middleware(RememberHeaders)  # runs get the request's id, start and caller
     cors = cors_options(orch.settings.cors_origins, http.cors)
+    names = [h for h in orch.settings.allowed_hosts.split(",") if h.strip()]
     app.add_middleware(BrowserGuard, open_server=auth is None and api_key is None,
-                       origins=Origins.of(cors), allowed_hosts=frozenset(
-                           h.strip() for h in orch.settings.allowed_hosts.split(",") if h.strip()))
+                       origins=Origins.of(cors), hosts=own_names(names))
     allow_origins(app, orch.settings.cors_origins, http.cors)  # outermost: a preflight needs no key
     app.state.review_secret = browsers.secret_of(orch.client, orch.keys.review_secret())
     AssistantStore.of(orch).ensure_graphs(orch)

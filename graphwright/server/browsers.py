@@ -37,10 +37,16 @@ def hostname(host_header: str) -> str:
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
-def own_host(name: str, allowed: Iterable[str]) -> bool:
+def own_names(allowed: Iterable[str]) -> frozenset[str]:
+    """``localhost``, this machine's name and the configured ones (no DNS query: a name
+    that only DNS ties to this machine must be configured)."""
+    return frozenset({"localhost", socket.gethostname().lower(),
+                      *(a.strip().lower() for a in allowed)})
+
+
+def own_host(name: str, names: frozenset[str]) -> bool:
     """Whether ``name`` addresses this server: an IP address (a rebinding page is always
-    reached by a DNS name, never by an address), ``localhost``, this machine's own name, or
-    a name the operator configured."""
+    reached by a DNS name, never by an address), or one of ``names`` (``own_names``)."""
     if not name:
         return True  # HTTP/1.0 without a Host: no browser sends that
     try:
@@ -48,8 +54,7 @@ def own_host(name: str, allowed: Iterable[str]) -> bool:
         return True
     except ValueError:
         pass
-    own = {"localhost", socket.gethostname().lower(), socket.getfqdn().lower()}
-    return name in own or name.endswith(".localhost") or name in {a.lower() for a in allowed}
+    return name in names or name.endswith(".localhost")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,8 +87,9 @@ class BrowserGuard:
     review write (which a login cookie may carry) from an origin not allowed."""
 
     def __init__(self, app: ASGIApp, *, open_server: bool, origins: Origins,
-                 allowed_hosts: frozenset[str]) -> None:
-        self.app, self.open, self.origins, self.hosts = app, open_server, origins, allowed_hosts
+                 hosts: frozenset[str]) -> None:
+        """``hosts``: the server's own names (``own_names``, looked up before serving)."""
+        self.app, self.open, self.origins, self.hosts = app, open_server, origins, hosts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
