@@ -25,10 +25,10 @@ from langgraph.prebuilt.tool_node import ToolNode
 from langgraph.pregel import Pregel
 from langgraph.types import interrupt
 
-from nodes.gate_models import digest
-from nodes.tracing import fence_of, thread_of
-from tools.approvals import Approvals, GateDecision
-from tools.records import Records, args_digest
+from graphwright.nodes.gate_models import digest
+from graphwright.nodes.tracing import fence_of, thread_of
+from graphwright.tools.approvals import Approvals, GateDecision
+from graphwright.tools.records import Records, args_digest
 
 AnyPregel = Pregel[Any, Any, Any, Any]
 Call = dict[str, Any]  # a LangChain ToolCall: name, args, id, type
