@@ -35,3 +35,20 @@ def fenced_hset(client: redis.Redis, keys: Keys, thread_id: str, key: str,
     done = client.eval(_HSET, len(names), *names, "" if fence is None else str(fence), *pairs)
     if not done:
         raise LockLostError(f"thread {thread_id!r} is held by a newer run; {key} was not written")
+
+
+# KEYS: hash, registry. ARGV: field, value, ...
+_HSET_NEW = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+redis.call('SADD', KEYS[2], KEYS[1])
+return 1
+"""
+
+
+def hset_new(client: redis.Redis, keys: Keys, thread_id: str, key: str,
+             mapping: Mapping[str, bytes | str]) -> bool:
+    """Create the hash ``key`` (a key of the thread) with ``mapping`` in one step, only if it
+    does not exist: of two callers creating it at once exactly one gets True."""
+    pairs = [x for kv in mapping.items() for x in kv]
+    return bool(client.eval(_HSET_NEW, 2, key, keys.registry(thread_id), *pairs))

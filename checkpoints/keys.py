@@ -167,6 +167,11 @@ class Keys:
         gated call only when this hash holds a decision for its exact arguments."""
         return f"{self.thread_tag(thread_id)}:gate"
 
+    def taint(self, thread_id: str) -> str:
+        """Hash: ``tainted`` -> 1 once a run of the thread read untrusted tool output. Kept
+        here, not (only) in the graph state, because a caller can rewrite the state."""
+        return f"{self.thread_tag(thread_id)}:taint"
+
     def replica_ack(self, thread_id: str) -> str:
         """Short-lived marker written before ``WAIT`` on the thread's slot (checkpoints.replicas)."""
         return f"{self.thread_tag(thread_id)}:ack"
@@ -177,6 +182,11 @@ class Keys:
         """Sorted set: escaped thread id -> last activity time in milliseconds (the saver
         adds a thread when it is created; the Orchestrator bumps it on every run)."""
         return f"{self.prefix}:threads"
+
+    def review_secret(self) -> str:
+        """String: the key of the review pages' CSRF tokens, shared by every API process;
+        no TTL, as it lives as long as the deployment (deleting it voids open pages)."""
+        return f"{self.prefix}:review_secret"
 
     def thread_ids(self) -> str:
         """Sorted set (scores 0): escaped ids of threads with checkpoints, for stable paging."""

@@ -60,7 +60,7 @@ from graphwright.tools.policy import Policy
 from graphwright.tools.registry import ToolRegistry
 from graphwright.tools.runloop import call, hand, iterate, run_loop
 from graphwright.tools.spec import ToolSpec
-from graphwright_errors import NotFoundError, UserError
+from graphwright_errors import ConflictError, NotFoundError
 
 log = logging.getLogger(__name__)
 MAX_COMPILED = 256  # compiled graphs kept, by graph, limits and (for factories) configuration
@@ -242,10 +242,10 @@ class Orchestrator(Inspection, AsyncTwins):
     def create_thread(self, thread_id: str | None = None, metadata: dict[str, Any] | None = None) -> str:
         """Register an empty thread (the HTTP service's ``threads.create``); runs pick its graph."""
         thread_id = thread_id or str(uuid.uuid4())
-        if self._meta(thread_id):
-            raise UserError(f"thread {thread_id!r} already exists")
-        self.thread_meta.write(thread_id, thread_id=thread_id, created_at=str(time.time()),
-                               metadata=json.dumps(metadata or {}))
+        if not self.thread_meta.create(thread_id, thread_id=thread_id,
+                                       created_at=str(time.time()),
+                                       metadata=json.dumps(metadata or {})):
+            raise ConflictError(f"Thread with ID {thread_id} already exists")
         return thread_id
 
     def memories(self, user_id: str) -> list[MemoryRecord]:

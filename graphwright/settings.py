@@ -135,6 +135,11 @@ class Settings(BaseSettings):
         default=None, validation_alias="GRAPHWRIGHT_CORS_ORIGINS",
         description="comma-separated origins browsers may call the HTTP API from ('*': any)",
     )
+    allowed_hosts: str = Field(
+        default="", validation_alias="GRAPHWRIGHT_ALLOWED_HOSTS",
+        description="comma-separated host names a server with no API key answers to besides "
+                    "IP addresses, localhost and its own name (DNS rebinding)",
+    )
     run_retention_s: int | None = Field(
         default=None, gt=0, validation_alias="GRAPHWRIGHT_RUN_RETENTION_S",
         description="how long an ended HTTP run's record is kept; the thread TTL, else 7 days",

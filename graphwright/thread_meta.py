@@ -15,7 +15,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from graphwright.checkpoints.errors import RedisUnavailableError
-from graphwright.checkpoints.fenced import fenced_hset
+from graphwright.checkpoints.fenced import fenced_hset, hset_new
 from graphwright.checkpoints.keys import Keys, escape
 from graphwright.checkpoints.sealed import Sealer
 from graphwright.locking import held
@@ -52,12 +52,25 @@ class ThreadMeta:
         """Set ``fields`` (and ``updated_at``), and list the thread in both indexes.
 
         With a run's ``fence``, a run that lost the thread writes nothing (LockLostError)."""
+        self._write(thread_id, fields, fence, new=False)
+
+    def create(self, thread_id: str, /, **fields: str) -> bool:
+        """``write`` of a thread that does not exist yet, checked and written in one step:
+        False (nothing written) when the thread exists, as for the loser of two at once."""
+        return self._write(thread_id, fields, None, new=True)
+
+    def _write(self, thread_id: str, fields: dict[str, str], fence: int | None, *,
+               new: bool) -> bool:
         key = self.keys.meta(thread_id)
         try:
             now = time.time()
             mapping = {k: self.sealer.seal_text(v, key, k) if k in SEALED_META else v
                        for k, v in {**fields, "updated_at": str(now)}.items()}
-            fenced_hset(self.client, self.keys, thread_id, key, mapping, fence, registry=True)
+            if new:
+                if not hset_new(self.client, self.keys, thread_id, key, mapping):
+                    return False
+            else:
+                fenced_hset(self.client, self.keys, thread_id, key, mapping, fence, registry=True)
             # The threads index the saver keeps, so threads with no checkpoint yet are listed.
             # On a cluster it lives on another slot, so it is written on its own (idempotent).
             listed = {escape(thread_id): int(now * 1000)}
@@ -71,6 +84,7 @@ class ThreadMeta:
                     pipe.execute()
         except redis.RedisError as exc:
             raise unavailable(exc) from exc
+        return True
 
     def refresh_ttl(self, thread_id: str) -> int | None:
         """Restart the thread's own TTL (``threads.create(ttl=...)``) on every key it has now;

@@ -11,7 +11,7 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 
-from graphwright.nodes.authorize import authorize
+from graphwright.nodes.authorize import authorize, is_tainted
 from graphwright.nodes.canonical import canonical
 from graphwright.nodes.deps import AgentDeps
 from graphwright.nodes.gate_models import digest
@@ -63,9 +63,15 @@ def act(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[s
     log = turn_calls(state)  # repeats are counted within the turn
     earlier = len(log)
     plan: list[tuple[ProposedCall, Observation | None]] = []
-    tainted = bool(state.get("tainted"))
+    tainted = is_tainted(state, deps, thread_id)
+    gated: list[ProposedCall] = []  # back to the gate: they came without their approval
+    running: list[ProposedCall] = []
     for proposed in calls:
         allowed = authorize(proposed, tainted=tainted, deps=deps, thread_id=thread_id)
+        if not isinstance(allowed, Observation) and allowed["action"] == "needs_approval":
+            gated.append(allowed)
+            continue
+        running.append(proposed)
         denied = allowed if isinstance(allowed, Observation) else None
         call = proposed if isinstance(allowed, Observation) else allowed
         # A write settled at the gate after an unknown outcome is that same call, not a repeat.
@@ -78,7 +84,7 @@ def act(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[s
     fence = fence_of(config)
     observations = run_all(state, deps, thread_id, run_of(config), plan, fence)
     records = log[earlier:]
-    done, held = split_unknown(calls, records, observations)
+    done, held = split_unknown(running, records, observations)
     # A decision settles one unknown outcome once: the next must come from a reviewer again.
     deps.approvals.record(thread_id, {}, [c["id"] for c in held
                                           if c["action"] == "outcome_unknown"], fence=fence)
@@ -86,7 +92,7 @@ def act(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[s
         if record["outcome"] == "ok" and not obs.ok:
             record["outcome"] = "error"
     return {"messages": [to_message(o) for _, o in done], "call_log": [r for r, _ in done],
-            "proposed": held}
+            "proposed": held + gated}
 
 
 def is_unknown(obs: Observation) -> bool:

@@ -12,15 +12,16 @@ from typing import Any
 
 from graphwright.nodes.deps import AgentDeps
 from graphwright.nodes.gate_models import digest
-from graphwright.nodes.state import ProposedCall
+from graphwright.nodes.state import AgentState, ProposedCall
 from graphwright.tools.approvals import GateDecision
 from graphwright.tools.executor import Observation, ToolError
 
 
 def authorize(call: ProposedCall, *, tainted: bool, deps: AgentDeps,
               thread_id: str) -> ProposedCall | Observation:
-    """The call as it may run (a retry or settlement only as a reviewer recorded it), or
-    the observation the model gets instead of running it."""
+    """The call as it may run (a retry or settlement only as a reviewer recorded it), the
+    observation the model gets instead of running it, or the call with ``needs_approval``
+    when it must go back to the gate."""
     recorded = deps.approvals.get(thread_id, call["id"])
     if recorded is not None and recorded.digest != digest(call["name"], call["args"]):
         recorded = None  # decided for other arguments
@@ -35,9 +36,22 @@ def authorize(call: ProposedCall, *, tainted: bool, deps: AgentDeps,
     if verdict.action == "refuse":
         return not_allowed(call, f"refused by policy: {verdict.reason}")
     if verdict.action == "needs_approval" and recorded is None:
-        return not_allowed(call, f"not run: {verdict.reason}, and no reviewer approved this call "
-                                 "with these arguments")
+        return unapproved(call, verdict.reason)
     return runnable
+
+
+def unapproved(call: ProposedCall, reason: str) -> ProposedCall:
+    """A call that reached ``act`` without its approval (a forged state, a replay): it goes
+    back to the gate, where a reviewer sees what was attempted."""
+    return {"id": call["id"], "name": call["name"], "args": call["args"],
+            "action": "needs_approval",
+            "reason": f"{reason}; it came to run with no reviewer's decision recorded"}
+
+
+def is_tainted(state: AgentState, deps: AgentDeps, thread_id: str) -> bool:
+    """Whether the run read untrusted content: as the state says, or as Redis remembers
+    (``observe`` records it there, so clearing the state's flag changes nothing)."""
+    return bool(state.get("tainted")) or deps.approvals.tainted(thread_id)
 
 
 def as_recorded(call: ProposedCall, recorded: GateDecision | None) -> ProposedCall:

@@ -14,6 +14,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import interrupt
 
 from graphwright.nodes.act import to_message
+from graphwright.nodes.authorize import authorize, is_tainted
 from graphwright.nodes.deps import AgentDeps
 from graphwright.nodes.gate_models import (
     AnyDecision,
@@ -51,7 +52,7 @@ def with_edited_args(messages: list[AnyMessage], edits: dict[str, dict[str, Any]
 
 def human_gate(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[str, Any]:
     """Interrupt until a valid decision arrives; a refused decision re-asks and changes nothing."""
-    request = gate_request(list(state.get("proposed") or []), deps.registry)
+    request = gate_request(pending(state, deps, thread_of(config)), deps.registry)
     answer = interrupt(request.model_dump())
     while True:
         try:
@@ -68,6 +69,21 @@ def human_gate(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) ->
     granted, revoked = recorded(update["proposed"], decisions)
     deps.approvals.record(thread_id, granted, revoked, fence=fence_of(config))
     return update
+
+
+def pending(state: AgentState, deps: AgentDeps, thread_id: str) -> list[ProposedCall]:
+    """The proposed calls, each one the state claims may run without a recorded decision
+    (a caller's update or goto) asked about like any other gated call."""
+    tainted = is_tainted(state, deps, thread_id)
+    out: list[ProposedCall] = []
+    for call in state.get("proposed") or []:
+        if call["action"] in ("outcome_unknown", "needs_approval"):
+            out.append(call)
+            continue
+        verdict = authorize(call, tainted=tainted, deps=deps, thread_id=thread_id)
+        gated = isinstance(verdict, dict) and verdict["action"] == "needs_approval"
+        out.append(verdict if gated and isinstance(verdict, dict) else call)
+    return out
 
 
 def recorded(

@@ -13,6 +13,7 @@ from graphwright.nodes.finish import finish
 from graphwright.nodes.prompt import plan_messages
 from graphwright.nodes.state import AgentState
 from graphwright.nodes.stops import budget_stop, outcome_stop
+from graphwright.nodes.tracing import fence_of, thread_of
 
 
 def latest_observations(messages: Sequence[AnyMessage]) -> list[ToolMessage]:
@@ -41,10 +42,13 @@ def observe(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> di
     """Count, mark taint, and decide: stop, compact or plan again."""
     fresh = latest_observations(state.get("messages") or [])
     errors = (state.get("tool_errors") or 0) + sum(counts_as_error(m) for m in fresh)
-    tainted = bool(state.get("tainted")) or any(
+    untrusted = any(
         isinstance(m.artifact, dict) and m.artifact.get("ok") and m.artifact.get("trust") == "untrusted"
         for m in fresh
     )
+    if untrusted:  # kept in Redis, where a caller's state update cannot clear it
+        deps.approvals.mark_tainted(thread_of(config), fence=fence_of(config))
+    tainted = bool(state.get("tainted")) or untrusted
     update: dict[str, Any] = {"tool_errors": errors, "tainted": tainted}
     merged = cast(AgentState, {**state, **update})
     reason = outcome_stop(merged, deps.limits) or budget_stop(merged, deps.limits)

@@ -9,6 +9,7 @@ from typing import Any, cast
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 
+from graphwright.nodes.authorize import is_tainted
 from graphwright.nodes.canonical import canonical
 from graphwright.nodes.deps import AgentDeps
 from graphwright.nodes.finish import finish
@@ -16,12 +17,13 @@ from graphwright.nodes.jsonreply import text_of
 from graphwright.nodes.prompt import plan_messages
 from graphwright.nodes.state import AgentState, ProposedCall, turn_calls
 from graphwright.nodes.stops import budget_stop
-from graphwright.nodes.tracing import as_ai, total_tokens, trace_model_call
+from graphwright.nodes.tracing import as_ai, thread_of, total_tokens, trace_model_call
 
 
-def propose(state: AgentState, deps: AgentDeps, reply: AIMessage) -> list[ProposedCall]:
+def propose(state: AgentState, deps: AgentDeps, reply: AIMessage,
+            thread_id: str) -> list[ProposedCall]:
     """The policy's verdict on every call; broken calls go to act so the model hears why."""
-    tainted = bool(state.get("tainted"))
+    tainted = is_tainted(state, deps, thread_id)
     proposed: list[ProposedCall] = []
     for call in reply.tool_calls:
         spec = deps.registry.get(call["name"])
@@ -70,7 +72,7 @@ def plan(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[
     used = total_tokens(reply) or deps.count([*messages, reply])
     trace_model_call(deps.trace, config, node="plan", step=step, reply=reply, started=started)
     update: dict[str, Any] = {"model_calls": step, "tokens": (state.get("tokens") or 0) + used}
-    proposed = propose(state, deps, reply)
+    proposed = propose(state, deps, reply, thread_of(config))
     if not proposed:
         merged = cast(AgentState, {**state, **update})
         done = finish(merged, deps, config, "answered", answer=text_of(reply))

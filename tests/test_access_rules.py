@@ -120,7 +120,8 @@ def test_without_handlers_each_user_gets_their_own_store_namespace() -> None:
         ("alice", "notes")
     assert decided(auth, "store", "list_namespaces", {}).namespace == ("alice",)
     assert decided(auth, "threads", "search", {}).filters == {"owner": "alice"}
-    assert decided(auth, "assistants", "search", {}).filters is None  # graphs are shared
+    assert decided(auth, "assistants", "search", {}).filters == {  # own, and the graphs'
+        "$or": [{"owner": "alice"}, {"created_by": "system", "owner": None}]}
 
 
 def test_a_store_handler_rewrites_the_namespace() -> None:

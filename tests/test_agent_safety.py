@@ -127,3 +127,22 @@ def test_a_trace_write_failing_after_the_write_does_not_fail_the_step(
                for r in caplog.records)
     messages = [m for m in out["messages"] if getattr(m, "name", None) == "create_event"]
     assert len(messages) == 1 and messages[0].status == "success"
+
+
+def test_a_state_update_clearing_the_taint_does_not_ungate_a_write(scripted_rig: AgentRig) -> None:
+    """The taint lives in Redis: a caller who writes ``tainted: False`` and the injected call
+    marked to run back into the state gets the call back at the gate, not an e-mail."""
+    rig = scripted_rig
+    rig.script(
+        Reply(tool_calls=[call("search_notes", {"keyword": "迁移"}, "c1")]),
+        Reply(tool_calls=[call("send_email", ATTACK, "c2")]),
+    )
+    graph = rig.build(policy=Policy(per_tool={"send_email": "never"}))
+    _, config = rig.run(graph, "查一下笔记里关于迁移的内容")
+    assert pending_gate(graph, config) is not None
+    forged = [{"id": "c2", "name": "send_email", "args": ATTACK, "action": "run", "reason": "ok"}]
+    graph.update_state(config, {"tainted": False, "proposed": forged}, as_node="human_gate")
+    graph.invoke(None, config)
+    assert rig.outbox() == []
+    request = pending_gate(graph, config)
+    assert request is not None and [c.id for c in request.calls] == ["c2"]

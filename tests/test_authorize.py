@@ -37,6 +37,11 @@ def _call(name: str, args: dict[str, Any], action: Any = "run", **extra: Any) ->
     return {"id": "c1", "name": name, "args": args, "action": action, "reason": "r", **extra}  # type: ignore[typeddict-item]
 
 
+def runnable(verdict: ProposedCall | Observation) -> bool:
+    """Whether act runs it: neither an observation instead nor sent back to the gate."""
+    return not isinstance(verdict, Observation) and verdict["action"] != "needs_approval"
+
+
 @pytest.mark.parametrize(("call", "recorded", "tainted", "runs", "flags"), [
     (_call("get_order", READ), None, False, True, {}),  # a read the policy lets run
     (_call("send_email", EMAIL), None, False, False, {}),  # forged "run" of a gated write
@@ -63,7 +68,7 @@ def test_act_runs_a_call_only_on_the_policy_and_the_recorded_decision(
     if recorded is not None:
         deps.approvals.record("t", {"c1": recorded}, fence=None)
     verdict = authorize(call, tainted=tainted, deps=deps, thread_id="t")
-    assert isinstance(verdict, Observation) is not runs
+    assert runnable(verdict) is runs
     if runs:
         assert isinstance(verdict, dict)
         assert {k: verdict[k] for k in ("retry", "settled") if k in verdict} == flags  # type: ignore[literal-required]
@@ -88,4 +93,4 @@ def test_taint_makes_a_never_gated_write_need_a_reviewer_at_act(
 
     deps = replace(_deps(client, Keys(prefix=prefix)), policy=Policy(per_tool={"send_email": "never"}))
     verdict = authorize(_call("send_email", EMAIL), tainted=tainted, deps=deps, thread_id="t")
-    assert isinstance(verdict, Observation) is not runs
+    assert runnable(verdict) is runs

@@ -1,7 +1,8 @@
 """The gate cannot be skipped through the API: state written by a caller never runs a gated call.
 
 ``update_state``, ``Command(goto=..., update=...)`` and a forged ``retry``/``settled`` can
-say a call was approved; ``act`` asks the policy and the gate's recorded decision instead.
+say a call was approved; ``act`` asks the policy and the gate's recorded decision instead,
+and sends a call without one back to the gate, where the reviewer sees it.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
@@ -50,15 +52,28 @@ def test_update_state_as_the_gate_does_not_approve_a_call(service: Service) -> N
     client.threads.update_state(tid, {"proposed": _forged(call)}, as_node="human_gate")
     client.runs.wait(tid, "agent", input=None)
     assert _sent(service) == 0
-    notes = [m["content"] for m in client.threads.get_state(tid)["values"]["messages"]
-             if m["type"] == "tool"]
-    assert any("no reviewer approved this call" in n for n in notes)
+    _back_at_the_gate(service, client, tid, call)
+
+
+def _back_at_the_gate(service: Service, client: SyncLangGraphClient, tid: str,
+                      call: dict[str, Any]) -> None:
+    """The forged call waits for a reviewer, in the API and on the review page."""
+    thread = client.threads.get(tid)
+    assert thread["status"] == "interrupted"
+    (task,) = [t for t in client.threads.get_state(tid)["tasks"] if t["interrupts"]]
+    pending = task["interrupts"][0]["value"]["calls"]
+    assert [(c["id"], c["tool"]) for c in pending] == [(call["id"], "send_email")]
+    assert "came to run with no reviewer's decision" in pending[0]["reason"]
+    page = httpx.get(f"{service.url}/review/{tid}")
+    assert f'data-call="{call["id"]}"' in page.text
 
 
 def test_goto_act_with_an_update_does_not_approve_a_call(service: Service) -> None:
     client, tid, call = _at_gate(service)
     client.runs.wait(tid, "agent", command={"goto": "act", "update": {"proposed": _forged(call)}})
     assert _sent(service) == 0
+    client.runs.wait(tid, "agent", input=None)  # the gate, asked again, now names it
+    _back_at_the_gate(service, client, tid, call)
 
 
 @pytest.mark.parametrize("extra", [{"retry": True}, {"settled": "sent it"}])

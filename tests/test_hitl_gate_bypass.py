@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
@@ -114,3 +115,73 @@ def test_the_reviewers_approval_runs_the_tool_once(service: Service, tmp_path: P
     done = sdk.runs.wait(tid, "mailer", command={"resume": {"decisions": [{"type": "approve"}]}})
     assert isinstance(done, dict) and done["messages"][-1]["content"] == "Done.", done
     assert _sent(tmp_path) == ["li@example.com|Weekly report"]
+
+
+def _pending(service: Service, sdk: SyncLangGraphClient, tid: str) -> list[tuple[str, str]]:
+    """The calls waiting for a reviewer, as the API shows them, checked on the review page."""
+    assert sdk.threads.get(tid)["status"] == "interrupted"
+    (task,) = [t for t in sdk.threads.get_state(tid)["tasks"] if t["interrupts"]]
+    requests = task["interrupts"][0]["value"]["action_requests"]
+    page = httpx.get(f"{service.url}/review/{tid}").text
+    ai = [m for m in sdk.threads.get_state(tid)["values"]["messages"] if m["type"] == "ai"][-1]
+    ids = [c["id"] for c in ai["tool_calls"]]
+    assert all(f'data-call="{i}"' in page for i in ids), "the review page lists the call"
+    return [(r["name"], r["args"]["to"]) for r in requests]
+
+
+def _done(service: Service, tmp_path: Path) -> tuple[SyncLangGraphClient, str, str]:
+    """A thread whose one e-mail a reviewer approved and the tool sent; and that call's id."""
+    sdk, tid = _at_gate(service)
+    sdk.runs.wait(tid, "mailer", command={"resume": {"decisions": [{"type": "approve"}]}})
+    assert _sent(tmp_path) == ["li@example.com|Weekly report"]
+    approved = next(m for m in sdk.threads.get_state(tid)["values"]["messages"]
+                    if m["type"] == "ai" and m["tool_calls"])["tool_calls"][0]
+    return sdk, tid, str(approved["id"])
+
+
+def _ai_calling(call_id: str) -> dict[str, Any]:
+    return {"type": "ai", "content": "", "id": f"again-{uuid.uuid4().hex[:8]}",
+            "tool_calls": [{"name": "send_email", "args": ARGS, "id": call_id}]}
+
+
+def test_an_approved_call_sent_to_the_tools_again_is_not_run_again(
+        service: Service, tmp_path: Path) -> None:
+    """The approval is spent by the execution it allowed: the same call id and arguments
+    sent to the tools again (update + goto, as reproduced) send no second e-mail."""
+    sdk, tid, call_id = _done(service, tmp_path)
+    _try(lambda: sdk.runs.wait(tid, "mailer", command={
+        "update": {"messages": [_ai_calling(call_id)]}, "goto": "tools"}))
+    assert _sent(tmp_path) == ["li@example.com|Weekly report"]
+
+
+def test_an_approved_call_replayed_through_the_state_goes_back_to_the_gate(
+        service: Service, tmp_path: Path) -> None:
+    sdk, tid, call_id = _done(service, tmp_path)
+    sdk.threads.update_state(tid, {"messages": [_ai_calling(call_id)]}, as_node=HITL)
+    sdk.runs.wait(tid, "mailer", input=None)
+    assert _sent(tmp_path) == ["li@example.com|Weekly report"]
+    assert _pending(service, sdk, tid) == [("send_email", "li@example.com")]
+
+
+def test_a_forged_call_waits_at_the_gate_and_runs_once_when_approved(
+        service: Service, tmp_path: Path) -> None:
+    sdk, tid, _ = _done(service, tmp_path)
+    sdk.threads.update_state(tid, {"messages": [_forged_ai()]}, as_node=HITL)
+    sdk.runs.wait(tid, "mailer", input=None)
+    assert _sent(tmp_path) == ["li@example.com|Weekly report"]
+    assert _pending(service, sdk, tid) == [("send_email", "li@example.com")]
+    sdk.runs.wait(tid, "mailer", command={"resume": {"decisions": [{"type": "approve"}]}})
+    assert _sent(tmp_path) == ["li@example.com|Weekly report"] * 2
+
+
+def test_a_forged_call_rejected_at_the_gate_is_answered_and_not_run(
+        service: Service, tmp_path: Path) -> None:
+    sdk, tid, _ = _done(service, tmp_path)
+    sdk.threads.update_state(tid, {"messages": [_forged_ai()]}, as_node=HITL)
+    sdk.runs.wait(tid, "mailer", input=None)
+    sdk.runs.wait(tid, "mailer", command={"resume": {"decisions": [
+        {"type": "reject", "message": "not asked for"}]}})
+    assert _sent(tmp_path) == ["li@example.com|Weekly report"]
+    told = [m["content"] for m in sdk.threads.get_state(tid)["values"]["messages"]
+            if m["type"] == "tool"]
+    assert any("not asked for" in t for t in told)

@@ -59,6 +59,7 @@ def test_key_templates_are_pinned() -> None:
     assert k.queue() == "gw:queue"
     assert k.idempotency("t1", "call_1") == "gw:{t1}:idem:call_1"
     assert k.gate_decisions("t1") == "gw:{t1}:gate"
+    assert k.taint("t1") == "gw:{t1}:taint"
     assert k.indexed("t1") == "gw:{t1}:indexed"
     assert k.event_ids("t1") == ("gw:{t1}:events:ids", "gw:{t1}:events:ids:old")
     assert k.threads() == "gw:threads"

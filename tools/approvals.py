@@ -93,6 +93,11 @@ class Approvals:
                      value=self.keys.sealer.seal_text(text, key, escape(call_id)))
 
     def get(self, thread_id: str, call_id: str) -> GateDecision | None:
+        found = self.held(thread_id, call_id)
+        return found[0] if found is not None else None
+
+    def held(self, thread_id: str, call_id: str) -> tuple[GateDecision, bytes] | None:
+        """The decision on the call and its stored form, which ``spend`` expects to find."""
         key = self.keys.gate_decisions(thread_id)
         try:
             raw = self.redis.hget(key, escape(call_id))
@@ -101,7 +106,35 @@ class Approvals:
         if raw is None:
             return None
         data = json.loads(self.keys.sealer.open_text(raw, key, escape(call_id)))
-        return GateDecision(action=data["action"], digest=data["digest"], result=data["result"])
+        decision = GateDecision(action=data["action"], digest=data["digest"], result=data["result"])
+        return decision, raw if isinstance(raw, bytes) else str(raw).encode()
+
+    def spend(self, thread_id: str, call_id: str, stored: bytes) -> Spend:
+        """An approval used up by the claim of the execution it allowed (``Records.claim``),
+        in the same script, and only while it is still ``stored``: of two executions of one
+        approved call (a replay, a fork, a forged update) exactly one claims it."""
+        return Spend(key=self.keys.gate_decisions(thread_id), field=escape(call_id), value="",
+                     expect=stored)
+
+    def mark_tainted(self, thread_id: str, *, fence: int | None) -> None:
+        """Remember, fenced, that a run of the thread read untrusted content."""
+        keys = [self.keys.taint(thread_id), self.keys.fence(thread_id),
+                self.keys.registry(thread_id)]
+        token = "" if fence is None else str(fence)
+        try:
+            reply = self.redis.eval(_WRITE, len(keys), *keys, token, self.ttl_s, "tainted", "1")
+        except redis.RedisError as exc:
+            raise RedisUnavailableError(f"cannot record the thread's taint ({exc})") from exc
+        if _text(reply) == "fenced":
+            raise LockLostError(f"thread {thread_id!r} is held by a newer run; its taint was "
+                                "not recorded")
+
+    def tainted(self, thread_id: str) -> bool:
+        """Whether a run of the thread read untrusted content (``mark_tainted``)."""
+        try:
+            return bool(self.redis.hexists(self.keys.taint(thread_id), "tainted"))
+        except redis.RedisError as exc:
+            raise RedisUnavailableError(f"cannot read the thread's taint ({exc})") from exc
 
 
 def _text(value: object) -> str:

@@ -31,8 +31,12 @@ _FENCE = """
 if ARGV[1] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[1] then return {'fenced'} end
 """
 # KEYS: record, fence, registry[, gate decisions]. ARGV: fence, digest, attempt, ttl, tool,
-# key, now, reclaim[, decision field, its replacement]: a retry spends its decision here.
+# key, now, reclaim[, decision field, its replacement ('' deletes), the decision expected]:
+# the claim spends the decision that allowed it, and fails ('spent') once another did.
 _CLAIM = _FENCE + """
+if KEYS[4] and ARGV[11] and redis.call('HGET', KEYS[4], ARGV[9]) ~= ARGV[11] then
+  return {'spent'}
+end
 local status = redis.call('HGET', KEYS[1], 'status')
 if status then
   local digest = redis.call('HGET', KEYS[1], 'digest')
@@ -47,7 +51,10 @@ redis.call('HSET', KEYS[1], 'digest', ARGV[2], 'status', 'claimed', 'attempt', A
 redis.call('HDEL', KEYS[1], 'result')
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 redis.call('SADD', KEYS[3], KEYS[1])
-if KEYS[4] then redis.call('HSET', KEYS[4], ARGV[9], ARGV[10]) end
+if KEYS[4] then
+  if ARGV[10] == '' then redis.call('HDEL', KEYS[4], ARGV[9])
+  else redis.call('HSET', KEYS[4], ARGV[9], ARGV[10]) end
+end
 return {'claimed'}
 """
 # KEYS: record, fence. ARGV: fence, attempt ('' = any), status, result, ttl, required status.
@@ -69,19 +76,22 @@ def args_digest(name: str, args: object) -> str:
 
 @dataclass(frozen=True)
 class Spend:
-    """What a reviewer's retry becomes when its attempt claims the record, in the same
-    script: the gate decision ``field`` of hash ``key`` is replaced by ``value``."""
+    """What a reviewer's decision becomes when its attempt claims the record, in the same
+    script: the gate decision ``field`` of hash ``key`` is replaced by ``value`` (deleted
+    when empty); with ``expect``, only while the field still holds exactly that."""
 
     key: str
     field: str
     value: bytes | str
+    expect: bytes | str | None = None
 
 
 @dataclass(frozen=True)
 class Claim:
-    """What claiming a key found: ``claimed`` (ours now), ``done``, ``unknown`` or ``conflict``."""
+    """What claiming a key found: ``claimed`` (ours now), ``done``, ``unknown``, ``conflict``,
+    or ``spent`` (the decision it was to spend is gone: another execution used it)."""
 
-    outcome: Literal["claimed", "done", "unknown", "conflict"]
+    outcome: Literal["claimed", "done", "unknown", "conflict", "spent"]
     attempt: str
     result: str | None = None  # the recorded observation, for ``done``
     detail: str | None = None
@@ -103,7 +113,8 @@ class Records:
         """Claim the call's record, or report what an earlier execution left there; with
         ``spend``, the claim also uses up the decision that allowed it (see ``Spend``)."""
         attempt = uuid.uuid4().hex
-        spent = (spend.field, spend.value) if spend is not None else ()
+        spent: tuple[bytes | str, ...] = () if spend is None else (spend.field, spend.value) + (
+            (spend.expect,) if spend.expect is not None else ())
         reply = self._run(_CLAIM, thread_id, call_id, fence, digest, attempt, self.ttl_s, tool, key,
                           f"{time.time():.3f}", "1" if reclaim else "0", *spent, registry=True,
                           failing="; the write was not run",
@@ -113,6 +124,8 @@ class Records:
             return Claim("claimed", attempt)
         if outcome == "done":
             return Claim("done", attempt, result=self._open(reply[1], thread_id, call_id))
+        if outcome == "spent":
+            return Claim("spent", attempt)
         if outcome == "conflict":
             return Claim("conflict", attempt, detail=reply[1])
         return Claim("unknown", attempt, detail=reply[1] if len(reply) > 1 else None)

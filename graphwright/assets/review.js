@@ -1,5 +1,5 @@
 // The review page's behaviour: render the drawing, and send one answer for every pending call.
-// Ids are read from data- attributes; the login cookie goes along by itself.
+// Ids and the CSRF token are read from data- attributes; the cookies go along by themselves.
 "use strict";
 
 if (window.mermaid) {
@@ -13,7 +13,9 @@ function say(text) {
 async function send(thread, resume) {
   const res = await fetch("/review/" + encodeURIComponent(thread) + "/answer", {
     method: "POST", credentials: "same-origin",
-    headers: {"content-type": "application/json"}, body: JSON.stringify({resume: resume}),
+    headers: {"content-type": "application/json",
+              "x-csrf-token": document.getElementById("csrf").dataset.token},
+    body: JSON.stringify({resume: resume}),
   });
   if (!res.ok) {
     say("refused: " + (await res.text()));

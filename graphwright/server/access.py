@@ -10,19 +10,25 @@ is the one decision: routes, the review pages and the cron scheduler all ask it,
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from langgraph_sdk.auth import exceptions as auth_exceptions
+from langgraph_sdk.auth import types as auth_types
 from langgraph_sdk.auth.types import AuthContext
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from graphwright.orchestrator import Orchestrator
 from graphwright.server import webhooks
+from graphwright.server.assistants_store import AssistantStore
 from graphwright.server.auth import Authority, User, as_http
+from graphwright.server.offload import offload
 from graphwright.server.schemas import RunCreate
 from graphwright.thread_index import matches
 from graphwright_errors import ConfigurationError, ConflictError, NotFoundError
@@ -30,8 +36,10 @@ from graphwright_errors import ConfigurationError, ConflictError, NotFoundError
 OWNER = "owner"  # the metadata key per-user isolation stamps and filters on
 MEMORY_USER = "user_id"  # the metadata key naming whose memories a run recalls and keeps
 STAMPED = frozenset({"create", "create_run"})  # actions whose value gets an owner
-WITH_METADATA = frozenset({"create", "create_run", "update", "search"})
+WITH_METADATA = frozenset({"create", "create_run", "search"})
 RESERVED_ROOTS = frozenset({"memories"})  # store namespaces the service keeps for itself
+READS = frozenset({"read", "search"})
+SYSTEM = {"created_by": "system", OWNER: None}  # a graph's own assistant, which no user owns
 
 
 def authority(request: Request) -> Authority:
@@ -109,7 +117,7 @@ async def authorize(auth: Authority, user: User, resource: str, action: str,
 
 def _normalize(resource: str, action: str, value: dict[str, Any]) -> None:
     if resource == "store":  # the SDK sends it as a list, a dotted query string, or a prefix
-        ns = value.get("namespace", value.get("namespace_prefix", value.get("prefix")))
+        ns = next((value[k] for k in STORE_NAMESPACE if k in value), None)
         value["namespace"] = tuple(ns.split(".") if ns else ()) if isinstance(ns, str) else \
             tuple(ns or ())
     elif action in WITH_METADATA and not isinstance(value.get("metadata"), dict):
@@ -117,10 +125,9 @@ def _normalize(resource: str, action: str, value: dict[str, Any]) -> None:
 
 
 def _isolate(grant: Grant, *, decided: bool, sent_owner: Any) -> None:
-    """Per-user isolation: owner stamped on create; filtered on everything no handler decided."""
+    """Per-user isolation: owner stamped on create; filtered on everything no handler decided.
+    Assistants as threads, but the graphs' system assistants are read (never changed) by all."""
     identity = grant.user.identity
-    if grant.resource == "assistants":
-        return  # assistants are the project's graphs, shared by every user
     if grant.resource == "store":
         if not decided:
             ns = grant.namespace
@@ -135,19 +142,96 @@ def _isolate(grant: Grant, *, decided: bool, sent_owner: Any) -> None:
             metadata[MEMORY_USER] = identity  # (a cron's runs: its creator's, set when it fires)
     if not decided:
         grant.filters = {OWNER: identity}
+        if grant.resource == "assistants" and grant.action in READS:
+            grant.filters = {"$or": [grant.filters, SYSTEM]}  # the graphs' own: read by all
 
 
-async def request_value(request: Request) -> dict[str, Any]:
-    """The value a handler sees: path parameters, then query parameters, then the JSON body."""
-    value: dict[str, Any] = {**request.query_params, **request.path_params}
-    if request.method in ("POST", "PUT", "PATCH", "DELETE") and await request.body():
-        try:
-            body = await request.json()
-        except ValueError:
-            body = None  # FastAPI answers the malformed body with its own 422
-        if isinstance(body, dict):
-            value.update(body)
-    return value
+# The keys of the value the reference gives each handler: those of ``langgraph_sdk.auth.types``
+# but where ``langgraph dev`` gives others (tests/test_differential_handler_values.py).
+SHAPES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("threads", "create"): ("thread_id", "metadata", "if_exists"),
+    ("threads", "read"): ("thread_id",), ("threads", "delete"): ("thread_id",),
+    ("threads", "update"): ("thread_id", "metadata"),
+    ("threads", "search"): ("metadata", "values", "status", "limit", "offset"),
+    ("threads", "create_run"): ("thread_id", "assistant_id", "run_id", "status", "metadata",
+                                "prevent_insert_if_inflight", "multitask_strategy",
+                                "if_not_exists", "after_seconds", "kwargs"),
+    ("assistants", "create"): ("assistant_id", "graph_id", "config", "context", "metadata",
+                               "name"),
+    ("assistants", "update"): ("assistant_id", "graph_id", "config", "context", "metadata",
+                               "name"),
+    ("assistants", "read"): ("assistant_id",),
+    ("crons", "create"): ("payload", "schedule", "cron_id", "thread_id", "user_id", "end_time",
+                          "metadata"),
+    ("store", "put"): ("namespace", "key", "value", "index", "ttl"),
+    ("store", "get"): ("namespace", "key", "refresh_ttl"),
+    ("store", "search"): ("namespace", "filter", "limit", "offset", "query", "refresh_ttl"),
+}
+STORE_NAMESPACE = ("namespace", "namespace_prefix", "prefix")  # what each store body calls it
+NAMES_AN_ASSISTANT = frozenset({("threads", "create_run"), ("crons", "create")})
+ONLY_SENT = {("threads", "update"): "metadata"}  # a state update names no metadata
+RUN_DEFAULTS = {"run_id": None, "status": "pending"}  # not chosen yet when the handler runs
+
+
+def _keys(resource: str, action: str) -> tuple[str, ...] | None:
+    """The reference's keys for the handler of ``action`` on ``resource``."""
+    if (resource, action) in SHAPES:
+        return SHAPES[resource, action]
+    name = f"{resource.capitalize()}{action.title().replace('_', '')}"
+    typed = getattr(auth_types, name, None)
+    return tuple(typed.__annotations__) if isinstance(typed, type) else None
+
+
+async def request_value(request: Request, resource: str, action: str) -> dict[str, Any]:
+    """The value a handler sees, built from what the route acts on: the body as the route's
+    model validated it (a malformed body is the route's 422, before any handler runs), the
+    query, and the path parameters last, so a body cannot name another resource than the
+    path does. Shaped as the reference shapes it: a run's other fields in ``kwargs``, a
+    cron's run in ``payload``."""
+    body = await _validated_body(request)
+    value: dict[str, Any] = {**request.query_params, **body, **request.path_params}
+    if resource == "store":
+        value["namespace"] = next((value[k] for k in STORE_NAMESPACE if k in value), None)
+    keys = _keys(resource, action)
+    if keys is None:
+        return value
+    kept = {k: value.get(k, RUN_DEFAULTS.get(k) if action == "create_run" else None)
+            for k in keys}
+    if (only := ONLY_SENT.get((resource, action))) is not None and only not in body:
+        del kept[only]
+    if "kwargs" in keys:
+        kept["kwargs"] = {k: v for k, v in body.items() if k not in keys}
+    if resource == "crons" and "payload" in keys:
+        kept["payload"] = {k: v for k, v in body.items() if k not in keys}
+    return kept
+
+
+async def _validated_body(request: Request) -> dict[str, Any]:
+    """The JSON body through the route's own body model (``{}`` without one or without a
+    body); a body the model refuses raises the 422 FastAPI would answer for it."""
+    if request.method not in ("POST", "PUT", "PATCH", "DELETE") or not await request.body():
+        return {}
+    try:
+        raw = await request.json()
+    except ValueError:
+        return {}  # FastAPI answers the malformed JSON with its own 422
+    route = request.scope.get("route")
+    field_ = getattr(route, "body_field", None)
+    if field_ is None:
+        return raw if isinstance(raw, dict) else {}
+    try:
+        model = _adapter(field_.field_info.annotation).validate_python(raw)
+    except ValidationError as exc:
+        raise RequestValidationError(
+            [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]) from exc
+    if isinstance(model, BaseModel):
+        return model.model_dump()
+    return model if isinstance(model, dict) else {}
+
+
+@functools.cache
+def _adapter(annotation: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(annotation)
 
 
 def access(resource: str, action: str) -> Callable[..., Awaitable[Grant]]:
@@ -155,10 +239,31 @@ def access(resource: str, action: str) -> Callable[..., Awaitable[Grant]]:
 
     async def dependency(request: Request,
                          user: Annotated[User, Depends(current_user)]) -> Grant:
-        return await decide(request, user, resource, action, await request_value(request))
+        value = await request_value(request, resource, action)
+        grant = await decide(request, user, resource, action, value)
+        if (resource, action) in NAMES_AN_ASSISTANT:
+            named = value.get("assistant_id") or (value.get("payload") or {}).get("assistant_id")
+            await runnable_assistant(request, user, named)
+        return grant
 
     dependency.grants = True  # type: ignore[attr-defined]  # what ``audit`` looks for
     return dependency
+
+
+async def runnable_assistant(request: Request, user: User, assistant_id: Any) -> None:
+    """A run or cron names an assistant the caller may read, as the reference checks with
+    the ``assistants`` read handler: a graph's own assistant is everyone's; another user's
+    is a 404, as if it did not exist."""
+    if not isinstance(assistant_id, str) or not assistant_id:
+        return
+    orch: Orchestrator = request.app.state.service.orch
+    found = await offload(AssistantStore.of(orch).find, assistant_id)
+    metadata = (found or {}).get("metadata") or {}
+    if found is None or metadata.get("created_by") == "system":
+        return
+    grant = await decide(request, user, "assistants", "read", {"assistant_id": assistant_id})
+    if not grant.allows(metadata):
+        raise NotFoundError(f"Assistant {assistant_id} not found")
 
 
 def audit(routes: list[Any]) -> None:

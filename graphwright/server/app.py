@@ -17,10 +17,11 @@ from graphwright.locking import ThreadBusyError
 from graphwright.nodes.gate_models import GateDecisionError
 from graphwright.orchestrator import Orchestrator
 from graphwright.project import HttpConfig
-from graphwright.server import access
+from graphwright.server import access, browsers
 from graphwright.server.assistants_store import AssistantStore
 from graphwright.server.auth import Authority, load_auth
-from graphwright.server.cors import allow_origins
+from graphwright.server.browsers import BrowserGuard, Origins, own_names
+from graphwright.server.cors import allow_origins, cors_options
 from graphwright.server.cron_store import InvalidScheduleError
 from graphwright.server.deps import Guarded, Service
 from graphwright.server.errors import UnprocessableError
@@ -92,7 +93,12 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
     app.add_middleware(BodyLimit, max_bytes=orch.settings.max_body_bytes)
     http = orch.project.config.http if orch.project is not None else HttpConfig()
     app.add_middleware(RememberHeaders)  # runs get the request's id, start and caller
+    cors = cors_options(orch.settings.cors_origins, http.cors)
+    names = [h for h in orch.settings.allowed_hosts.split(",") if h.strip()]
+    app.add_middleware(BrowserGuard, open_server=auth is None and api_key is None,
+                       origins=Origins.of(cors), hosts=own_names(names))
     allow_origins(app, orch.settings.cors_origins, http.cors)  # outermost: a preflight needs no key
+    app.state.review_secret = browsers.secret_of(orch.client, orch.keys.review_secret())
     AssistantStore.of(orch).ensure_graphs(orch)
     # a resource route that names no action would be open to every user: refuse to start
     access.audit([r for m in (assistants, threads, runs, store, crons) for r in m.router.routes])

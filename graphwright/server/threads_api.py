@@ -91,11 +91,13 @@ class Threads:
     # --- writing ---------------------------------------------------------------
 
     def create(self, body: ThreadCreateBody) -> dict[str, Any]:
-        if body.thread_id and self.orch.meta(body.thread_id):
-            if (body.if_exists or "raise") == "raise":
-                raise ConflictError(f"Thread with ID {body.thread_id} already exists")
+        try:  # one step: of two creating one id at once, the other finds it taken
+            thread_id = self.orch.create_thread(body.thread_id or str(uuid.uuid4()),
+                                                body.metadata)
+        except ConflictError:
+            if (body.if_exists or "raise") == "raise" or not body.thread_id:
+                raise
             return self.doc(body.thread_id)
-        thread_id = self.orch.create_thread(body.thread_id or str(uuid.uuid4()), body.metadata)
         if body.ttl is not None:
             self.set_ttl(thread_id, body.ttl)
         if body.supersteps:

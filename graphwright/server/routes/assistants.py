@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, HTTPException, Request
 
 from graphwright.drawing import drawable
 from graphwright.orchestrator import Orchestrator
@@ -86,22 +86,35 @@ def patch_assistant(assistant_id: str, body: AssistantPatchBody, store: Store,
 @router.delete("/assistants/{assistant_id}", status_code=204)
 async def delete_assistant(assistant_id: str, request: Request, store: Store, orch: Orch,
                            grant: access.AssistantDelete, delete_threads: bool = False) -> None:
-    """Delete the assistant, its versions and its crons and, if asked, those of its threads
-    the caller may delete (the others are left, as the reference skips them)."""
+    """Delete the assistant, its versions, those of its crons the caller may delete and, if
+    asked, those of its threads the caller may delete (the others are left, as the
+    reference skips them: another user's cron on it then fails when it fires)."""
     await offload(visible, store, grant, assistant_id)
-    deletable: Grant | None = None
+    crons = await _may(request, grant, "crons")
+    threads: Grant | None = None
     if delete_threads:
-        deletable = await access.decide(request, grant.user, "threads", "delete",
-                                        {"assistant_id": assistant_id})
-    await offload(_delete, store, orch, assistant_id, deletable)
+        threads = await _may(request, grant, "threads")
+    await offload(_delete, store, orch, assistant_id, crons, threads)
+
+
+async def _may(request: Request, grant: Grant, resource: str) -> Grant | None:
+    """The caller's grant to delete ``resource`` things; None when every delete is refused."""
+    key = "cron_id" if resource == "crons" else "thread_id"
+    try:
+        return await access.decide(request, grant.user, resource, "delete", {key: None})
+    except HTTPException as exc:
+        if exc.status_code == 403:
+            return None
+        raise
 
 
 def _delete(store: AssistantStore, orch: Orchestrator, assistant_id: str,
-            threads: Grant | None) -> None:
+            crons: Grant | None, threads: Grant | None) -> None:
     deleted = store.delete(assistant_id)
-    crons = CronStore(orch.client, orch.keys)
-    for cron in crons.search(assistant_id=deleted, limit=10_000):
-        crons.delete(cron["cron_id"])
+    cron_store = CronStore(orch.client, orch.keys)
+    if crons is not None:
+        for cron in cron_store.search(assistant_id=deleted, limit=10_000, allows=crons.allows):
+            cron_store.delete(cron["cron_id"])
     if threads is None:
         return
     for thread_id in orch.index.page(Query(metadata={"assistant_id": deleted}), 0, -1):

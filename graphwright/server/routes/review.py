@@ -23,8 +23,8 @@ from graphwright.drawing import mermaid_library
 from graphwright.graphs.hitl import is_hitl_request
 from graphwright.native import answer_of
 from graphwright.orchestrator import Orchestrator
+from graphwright.server import browsers, signed_cookie
 from graphwright.server import review_page as view
-from graphwright.server import signed_cookie
 from graphwright.server.access import (
     Grant,
     admit_run,
@@ -44,14 +44,17 @@ router = APIRouter(tags=["review"])
 async def reviewer(request: Request) -> None:
     """Let the request through with the login cookie or the key header; else ask to log in.
     Under custom auth, the Auth handler lets the caller in (or answers 401 itself)."""
+    request.state.by_header = False  # what lets the caller in: a header, or what a page can
     if authority(request).auth is not None:
         await current_user(request)
+        request.state.by_header = bool(request.headers.get("authorization"))
         return
     key = service(request).api_key
     if key is None:
         return
     given = request.headers.get("x-api-key") or ""
     if hmac.compare_digest(given.encode(), key.encode()):
+        request.state.by_header = True
         return
     if signed_cookie.claims_of(request, signed_cookie.secret_for(key)) is not None:
         return
@@ -146,10 +149,14 @@ async def thread_page(thread_id: str, request: Request, orch: Orch) -> HTMLRespo
     grant = await grant_for(request, "read", {"thread_id": thread_id})
     if grant is not None:
         await offload(visible_thread, orch, grant, thread_id)
-    return HTMLResponse(await offload(_thread_html, orch, thread_id))
+    token, session = browsers.review_csrf(request, request.app.state.review_secret)
+    response = HTMLResponse(await offload(_thread_html, orch, thread_id, token))
+    if session is not None:
+        browsers.set_session(request, response, session)
+    return response
 
 
-def _thread_html(orch: Orchestrator, thread_id: str) -> str:
+def _thread_html(orch: Orchestrator, thread_id: str, csrf: str) -> str:
     state = orch.state(thread_id)
     snapshot = orch.snapshot(thread_id)
     graph = state.graph or ""
@@ -162,7 +169,7 @@ def _thread_html(orch: Orchestrator, thread_id: str) -> str:
     e = view.e
     body = f"""<h1>Thread {e(thread_id)}</h1>
 <p>graph <b>{e(graph)}</b> · status <b id="thread-status">{e(state.status)}</b></p>
-<p id="status" role="status"></p>
+<p id="status" role="status"></p><div id="csrf" data-token="{e(csrf)}" hidden></div>
 {f'<div id="answer"><h2>Answer</h2>{view.clipped(answer)}</div>' if answer else ''}
 <h2>Conversation</h2><div id="conversation">{view.conversation(list(values.get("messages") or []))}</div>
 {f'<h2>Pending calls ({len(calls)})</h2>{view.pending_form(thread_id, graph, calls)}' if calls else ''}
@@ -175,7 +182,10 @@ def _thread_html(orch: Orchestrator, thread_id: str) -> str:
 
 @router.post("/review/{thread_id}/answer", dependencies=Reviewer)
 async def answer(thread_id: str, body: Answer, svc: Svc, request: Request) -> dict[str, Any]:
-    """Resume the thread with the page's answer, recorded as a run like any other."""
+    """Resume the thread with the page's answer, recorded as a run like any other; from a
+    browser, only with the CSRF token of the page its session was given."""
+    browsers.check_csrf(request, request.app.state.review_secret,
+                        by_header=request.state.by_header)
     grant = await grant_for(request, "create_run", {"thread_id": thread_id, "metadata": {}})
     if grant is not None:
         await offload(visible_thread, svc.orch, grant, thread_id)

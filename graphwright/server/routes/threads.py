@@ -24,7 +24,7 @@ from graphwright.server.schemas_threads import (
     ThreadSearchBody,
 )
 from graphwright.server.threads_api import Threads
-from graphwright_errors import NotFoundError
+from graphwright_errors import ConflictError, NotFoundError
 
 router = APIRouter(tags=["threads"])
 
@@ -47,7 +47,11 @@ def _create_thread(body: ThreadCreateBody, svc: Threads, orch: Orchestrator,
     creatable_thread(orch, grant, body.thread_id)
     if grant.metadata:  # the handlers' (and isolation's) word over the client's
         body = body.model_copy(update={"metadata": {**(body.metadata or {}), **grant.metadata}})
-    return svc.create(body)
+    doc = svc.create(body)
+    if body.if_exists == "do_nothing" and not grant.allows(doc.get("metadata")):
+        # another user's thread took the id between the check and the create
+        raise ConflictError(f"Thread with ID {body.thread_id} already exists")
+    return doc
 
 
 @router.post("/threads/search")
