@@ -19,8 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from langgraph_sdk import get_client, get_sync_client
+from prometheus_client.parser import text_string_to_metric_families
 
 from graphwright.testing.fixed_openai import serving
 from graphwright.testing.redis_servers import Server
@@ -44,6 +46,11 @@ EVERYWHERE = {
 }
 # Not answered like the reference yet (path pattern -> what is missing): none.
 OPEN: dict[str, str] = {}
+# /metrics: the labels the reference's OpenTelemetry exporter adds to every family (empty
+# outside LangSmith's hosting), and its resource family; graphwright has neither.
+DEPLOYMENT_LABELS = frozenset({"project_id", "revision_id", "deployment_type", "otel_scope_name",
+                               "otel_scope_schema_url", "otel_scope_version"})
+METRICS_ONLY_REFERENCE = frozenset({"target_info"})
 ASYNC_SCENARIOS = ["interrupt and resume", "messages-tuple", "raising graph", "joins"]
 CASES = [(name, "sync") for name in SCENARIOS] + [(name, "async") for name in ASYNC_SCENARIOS]
 RESULTS: dict[tuple[str, str, str], list[str]] = {}
@@ -146,3 +153,31 @@ def table(results: dict[tuple[str, str, str], list[str]]) -> str:
         "`tests/differential_auth.md`.", "",
         "| scenario | call | reference answer (start) | verdict |", "|---|---|---|---|"]
     return "\n".join(head + rows) + "\n"
+
+
+def metric_shapes(url: str) -> dict[str, tuple[str, frozenset[str]]]:
+    """Each family of ``/metrics`` by name: its type and its labels but the reference's
+    deployment labels (see PROTOCOL.md), read with prometheus_client's own parser."""
+    text = httpx.get(f"{url}/metrics", timeout=30).text
+    return {f.name: (f.type, frozenset(k for s in f.samples for k in s.labels
+                                       if k not in DEPLOYMENT_LABELS and k != "le"))
+            for f in text_string_to_metric_families(text)}
+
+
+def test_metrics_have_the_reference_families_and_json(servers: tuple[str, str]) -> None:
+    reference, ours = servers
+    for url in servers:  # one counted request on each, whatever ran before
+        assert httpx.post(f"{url}/threads", json={}, timeout=30).status_code == 200
+    want, have = metric_shapes(reference), metric_shapes(ours)
+    missing = {name: shape for name, shape in want.items()
+               if name not in METRICS_ONLY_REFERENCE and have.get(name) != shape}
+    assert not missing, {name: (shape, have.get(name)) for name, shape in missing.items()}
+    want_json = httpx.get(f"{reference}/metrics?format=json", timeout=30).json()
+    have_json = httpx.get(f"{ours}/metrics?format=json", timeout=30).json()
+    assert set(have_json) - set(want_json) == {"redis"}  # pool figures: see PROTOCOL.md
+    for key in want_json:
+        assert type(have_json[key]) is type(want_json[key])
+        if isinstance(want_json[key], dict):
+            assert set(have_json[key]) == set(want_json[key]), key
+    row = next(r for r in have_json["api"]["http_requests_total"] if r["path"] == "/threads")
+    assert set(row) == set(want_json["api"]["http_requests_total"][0])

@@ -25,7 +25,18 @@ from graphwright.server.deps import Guarded, Service
 from graphwright.server.errors import UnprocessableError
 from graphwright.server.limits import BodyLimit
 from graphwright.server.local_runs import LocalRuns
-from graphwright.server.routes import assistants, crons, docs, review, runs, store, system, threads
+from graphwright.server.metrics import CountRequests, HttpFigures
+from graphwright.server.routes import (
+    assistants,
+    crons,
+    docs,
+    metrics,
+    review,
+    runs,
+    store,
+    system,
+    threads,
+)
 from graphwright.server.run_headers import RememberHeaders
 from graphwright.server.runs import RunStore
 from graphwright.server.user_app import Authenticated, checked_app
@@ -90,6 +101,8 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
     app.add_exception_handler(redis.RedisError, redis_error)
     app.add_exception_handler(InvalidNamespaceError, invalid_namespace)
     app.add_middleware(BodyLimit, max_bytes=orch.settings.max_body_bytes)
+    app.state.http_figures = HttpFigures()
+    app.add_middleware(CountRequests, figures=app.state.http_figures)  # reads the matched route
     http = orch.project.config.http if orch.project is not None else HttpConfig()
     app.add_middleware(RememberHeaders)  # runs get the request's id, start and caller
     allow_origins(app, orch.settings.cors_origins, http.cors)  # outermost: a preflight needs no key
@@ -99,6 +112,7 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
     prefix = (http.mount_prefix or "").rstrip("/")
     if not http.disable_meta:
         app.include_router(system.router, prefix=prefix)
+        app.include_router(metrics.router, prefix=prefix)  # open, as /ok: scrapers hold no key
     for resource, off in ((assistants, http.disable_assistants), (threads, http.disable_threads),
                           (runs, http.disable_runs), (store, http.disable_store),
                           (crons, http.disable_runs), (docs, False)):
