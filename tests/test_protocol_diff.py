@@ -145,14 +145,49 @@ def table(results: dict[tuple[str, str, str], list[str]]) -> str:
         "Threads, assistants, store and crons are compared the same way (whole answers, ids and",
         "times masked) by `tests/test_differential_resources.py`, its table in",
         "`tests/differential_resources.md`: 67 calls, each the same but for the answer paths it",
-        "names (the fencing token; the configurable keys the reference copies into checkpoint",
-        "metadata) and two deliberate differences: `threads.search(values)` (the reference answers",
+        "names (the fencing token) and two deliberate differences: `threads.search(values)` (the reference answers",
         "500; graphwright filters) and `assistants.set_latest` (the reference restores the config",
         "but keeps the newer context; graphwright restores both). Three users under a custom `Auth`:",
         "`tests/test_differential_auth.py`, its table and deliberate differences in",
         "`tests/differential_auth.md`.", "",
         "| scenario | call | reference answer (start) | verdict |", "|---|---|---|---|"]
-    return "\n".join(head + rows) + "\n"
+    return "\n".join(head + rows) + "\n" + SURFACES
+
+
+SURFACES = """
+## Beyond the classic routes: where graphwright differs on purpose
+
+Checked by the tests named; each difference with its reason.
+
+- **`/metrics`** (`test_metrics_have_the_reference_families_and_json` here,
+  `tests/test_metrics.py`): every family the reference shows has the same name, type and
+  labels. The reference's OpenTelemetry exporter adds `project_id`, `revision_id`,
+  `deployment_type` (empty outside LangSmith's hosting) and `otel_scope_*` labels to every
+  family, and a `target_info` family: graphwright has no such deployment, so neither. Its
+  JSON snapshot has the reference's keys plus `redis` (the pool figures the reference's
+  Postgres or Redis runtimes give; its in-memory one has none). Queue figures
+  (`lg_api_num_pending_runs`, waits, `n_running`) are read from Redis, so every API process
+  reports the whole cluster's; `n_running` counts busy threads (one run at a time each).
+  `pending_unblocked_runs_wait_time_max_secs` equals the longest wait: a run whose thread is
+  busy waits on the delayed set, not on the queue. graphwright adds `graphwright_threads`
+  (by status), `graphwright_queue_taken` and `graphwright_queue_delayed`. Like the
+  reference's, `/metrics` needs no key (a scraper holds none) and counts no probe.
+- **Private-network preflight** (`test_a_private_network_preflight_is_allowed`): both send
+  `access-control-allow-private-network: true` (`langgraph dev` always; `graphwright serve`
+  on a loopback address, or with `ALLOW_PRIVATE_NETWORK=true`). When the browser asks
+  (`Access-Control-Request-Private-Network`), the reference answers 400 (its CORS middleware
+  refuses before its private-network middleware adds the header), so Chrome refuses the page;
+  graphwright answers 200 with the header, which is what the browser needs. A preflight that
+  does not ask gets no such header from graphwright.
+- **`user_id` in a run's configurable** (scenario "configurable metadata"): with no caller
+  identity the client's own value is kept, as the reference keeps it. With an
+  authenticated caller the reference still keeps the client's value; graphwright sets the
+  caller's identity, so a run cannot claim another user's `user_id`.
+- **Cron runs** carry their creator as the caller (`langgraph_auth_user`, `_user_id`,
+  `_permissions`, `user_id`), as the reference's scheduler sets it
+  (`tests/test_authorization.py::test_a_cron_runs_as_its_creator_whatever_user_id_it_names`;
+  not in the differential: the reference's crons fire at most once a minute).
+"""
 
 
 def metric_shapes(url: str) -> dict[str, tuple[str, frozenset[str]]]:
@@ -181,3 +216,21 @@ def test_metrics_have_the_reference_families_and_json(servers: tuple[str, str]) 
             assert set(have_json[key]) == set(want_json[key]), key
     row = next(r for r in have_json["api"]["http_requests_total"] if r["path"] == "/threads")
     assert set(row) == set(want_json["api"]["http_requests_total"][0])
+
+
+def preflight(url: str, **asked: str) -> httpx.Response:
+    return httpx.options(f"{url}/threads/search", timeout=30, headers={
+        "Origin": "https://hosted.example", "Access-Control-Request-Method": "POST", **asked})
+
+
+def test_a_private_network_preflight_is_allowed(servers: tuple[str, str]) -> None:
+    """Chrome asks before a hosted page may call a server on the user's machine; both servers
+    allow it, graphwright with the 200 the browser needs (see PROTOCOL.md for the reference's
+    400)."""
+    reference, ours = servers
+    asked = {"Access-Control-Request-Private-Network": "true"}
+    for url in (reference, ours):
+        assert preflight(url, **asked).headers["access-control-allow-private-network"] == "true"
+    assert preflight(ours, **asked).status_code == 200
+    assert preflight(reference, **asked).status_code == 400  # PROTOCOL.md: deliberate
+    assert preflight(ours).status_code == preflight(reference).status_code == 200
