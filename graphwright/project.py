@@ -65,6 +65,7 @@ class HttpConfig(BaseModel):
     disable_runs: bool = False
     disable_store: bool = False
     disable_meta: bool = False
+    disable_mcp: bool = False  # no /mcp
     configurable_headers: dict[str, Any] | None = None
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 from langgraph_sdk import get_client, get_sync_client
+from mcp import Client
 from prometheus_client.parser import text_string_to_metric_families
 
 from graphwright.testing.fixed_openai import serving
@@ -51,6 +52,8 @@ OPEN: dict[str, str] = {}
 DEPLOYMENT_LABELS = frozenset({"project_id", "revision_id", "deployment_type", "otel_scope_name",
                                "otel_scope_schema_url", "otel_scope_version"})
 METRICS_ONLY_REFERENCE = frozenset({"target_info"})
+# graphwright's own graphs, registered beside the test's: assistants, and so MCP tools, too.
+BUILT_IN_GRAPHS = frozenset({"agent", "orchestrator", "order_support"})
 ASYNC_SCENARIOS = ["interrupt and resume", "messages-tuple", "raising graph", "joins"]
 CASES = [(name, "sync") for name in SCENARIOS] + [(name, "async") for name in ASYNC_SCENARIOS]
 RESULTS: dict[tuple[str, str, str], list[str]] = {}
@@ -183,6 +186,15 @@ Checked by the tests named; each difference with its reason.
   identity the client's own value is kept, as the reference keeps it. With an
   authenticated caller the reference still keeps the client's value; graphwright sets the
   caller's identity, so a run cannot claim another user's `user_id`.
+- **`/mcp`** (`test_mcp_answers_like_the_reference`, with the official MCP SDK's client;
+  `tests/test_mcp_endpoint.py`): the handshake, every tool (name, title, description, input
+  schema, annotations), a call's result and a failing call's are the reference's.
+  `serverInfo` names graphwright and its version. graphwright's built-in graphs are
+  assistants too, so they are tools as well. A call's run keeps its thread (the reference's
+  stateless run deletes it), so the run is listed in `threads.search`, traced, and a gate in
+  it can be answered on the review page; a call that stops at a gate adds a second text
+  naming the thread and its review page. A call the inner `/runs/wait` refuses (a bad
+  input: 422) is an error result with the refusal's detail.
 - **Cron runs** carry their creator as the caller (`langgraph_auth_user`, `_user_id`,
   `_permissions`, `user_id`), as the reference's scheduler sets it
   (`tests/test_authorization.py::test_a_cron_runs_as_its_creator_whatever_user_id_it_names`;
@@ -234,3 +246,25 @@ def test_a_private_network_preflight_is_allowed(servers: tuple[str, str]) -> Non
     assert preflight(ours, **asked).status_code == 200
     assert preflight(reference, **asked).status_code == 400  # PROTOCOL.md: deliberate
     assert preflight(ours).status_code == preflight(reference).status_code == 200
+
+
+async def mcp_view(url: str) -> dict[str, Any]:
+    """What the official MCP client sees of a server: handshake, tools, a call, a failure."""
+    async with Client(f"{url}/mcp") as client:
+        tools = (await client.list_tools()).tools
+        done = await client.call_tool("subgraph", {"steps": ["x"]})
+        failed = await client.call_tool("raising", {"steps": []})
+        info = client.server_info
+        return {"version": client.protocol_version, "server": sorted(vars(info)) if info else None,
+                "capabilities": client.server_capabilities.model_dump(exclude_none=True),
+                "tools": {t.name: t.model_dump(exclude_none=True) for t in tools},
+                "done": done.model_dump(exclude_none=True),
+                "failed": [failed.is_error, [c.type for c in failed.content]]}
+
+
+def test_mcp_answers_like_the_reference(servers: tuple[str, str],
+                                        loop: asyncio.AbstractEventLoop) -> None:
+    want, have = (loop.run_until_complete(mcp_view(url)) for url in servers)
+    assert set(have["tools"]) - set(want["tools"]) <= BUILT_IN_GRAPHS  # PROTOCOL.md
+    have["tools"] = {name: tool for name, tool in have["tools"].items() if name in want["tools"]}
+    assert have == want

@@ -30,6 +30,7 @@ from graphwright.server.routes import (
     assistants,
     crons,
     docs,
+    mcp,
     metrics,
     review,
     runs,
@@ -110,6 +111,7 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
     # a resource route that names no action would be open to every user: refuse to start
     access.audit([r for m in (assistants, threads, runs, store, crons) for r in m.router.routes])
     prefix = (http.mount_prefix or "").rstrip("/")
+    app.state.mount_prefix = prefix  # /mcp calls the app itself under it
     if not http.disable_meta:
         app.include_router(system.router, prefix=prefix)
         app.include_router(metrics.router, prefix=prefix)  # open, as /ok: scrapers hold no key
@@ -118,6 +120,8 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
                           (crons, http.disable_runs), (docs, False)):
         if not off:
             app.include_router(resource.router, prefix=prefix, dependencies=Guarded)
+    if not http.disable_mcp:  # its own inner calls carry the caller's headers: authorized as any
+        app.include_router(mcp.router, prefix=prefix)
     app.include_router(review.router)  # its own check: the signed login cookie, never ?api_key=
     if orch.project is not None and http.app:  # after the API: its routes win a clash
         user = checked_app(orch.project.user_app(), http.app)

@@ -1,0 +1,114 @@
+"""``/mcp`` driven by the official MCP SDK's Streamable HTTP client: every assistant a tool
+with its graph's input schema, a call an ordinary run (listed, kept), the caller let in and
+limited like on every other route, and a gate that surfaces and is answered on review."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+import pytest
+from langgraph_sdk import get_sync_client
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+
+from graphwright import Orchestrator
+from graphwright.offline import OfflineChatModel
+from graphwright.settings import Settings
+from graphwright.testing.redis_servers import Server
+from graphwright.testing.service import Service, running
+
+KEY = "mcp-key-3c1d"
+GRAPHS = "tests.protocol_graphs:register"
+
+
+@pytest.fixture
+def served(redis_server: Server) -> Iterator[Service]:
+    settings = Settings(_env_file=None, REDIS_URL=redis_server.url,  # type: ignore[call-arg]
+                        GRAPHWRIGHT_KEY_PREFIX=f"mcp{uuid.uuid4().hex[:8]}",
+                        GRAPHWRIGHT_GRAPHS=GRAPHS)
+    with running(Orchestrator(settings=settings, model=OfflineChatModel()), api_key=KEY,
+                 worker=False) as svc:
+        yield svc
+
+
+@asynccontextmanager
+async def transport(url: str, key: str | None) -> AsyncIterator[Any]:
+    headers = {"x-api-key": key} if key else None
+    async with create_mcp_http_client(headers=headers) as http, \
+            streamable_http_client(f"{url}/mcp", http_client=http) as streams:
+        yield streams
+
+
+async def session(url: str, key: str | None = KEY) -> dict[str, Any]:
+    """What an MCP client sees: the handshake, the tools, and two calls."""
+    async with Client(transport(url, key)) as client:
+        tools = await client.list_tools()
+        done = await client.call_tool("subgraph", {"steps": ["x"]})
+        failed = await client.call_tool("raising", {"steps": []})
+        return {"version": client.protocol_version, "server": client.server_info,
+                "tools": {t.name: t for t in tools.tools}, "done": done, "failed": failed}
+
+
+def test_every_assistant_is_a_tool_and_a_call_is_an_ordinary_run(served: Service) -> None:
+    seen = asyncio.run(session(served.url))
+    assert seen["version"] == "2025-11-25" and seen["server"].name == "graphwright"
+    assert {"interrupting", "chat", "subgraph", "raising", "slow", "agent"} <= set(seen["tools"])
+    chat = seen["tools"]["chat"]
+    assert chat.description == "Tool based on the chat assistant"
+    assert chat.input_schema["type"] == "object"
+    assert chat.input_schema["properties"]["messages"] == {  # a model fills in one message
+        "type": "string", "title": "Messages", "description": "The user message to send to the agent."}
+    assert "$defs" not in chat.input_schema
+    assert seen["done"].is_error is False
+    client = get_sync_client(url=served.url, api_key=KEY)
+    same = client.runs.wait(None, "subgraph", input={"steps": ["x"]})  # as runs.wait answers
+    assert seen["done"].content[0].text == repr(same)  # written as the reference writes it
+    assert seen["failed"].is_error is True and seen["failed"].content[0].text
+    threads = client.threads.search(metadata={"graph_id": "subgraph"})
+    assert len(threads) == 1  # kept, listed: a run like any other
+    (run,) = client.runs.list(threads[0]["thread_id"])
+    assert run["status"] == "success"
+
+
+def test_mcp_needs_the_key_like_every_other_route(served: Service) -> None:
+    bare = {"Accept": "application/json, text/event-stream"}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    assert httpx.post(f"{served.url}/mcp", json=message, headers=bare).status_code == 401
+    with pytest.raises(ExceptionGroup) as refused:  # the SDK's handshake fails on the 401
+        asyncio.run(session(served.url, key=None))
+    assert refused.group_contains(MCPError, depth=2)
+    keyed = {**bare, "x-api-key": KEY}
+    assert httpx.post(f"{served.url}/mcp", content=b"{", headers=keyed).json() == \
+        {"error": "Invalid JSON"}
+    unknown = httpx.post(f"{served.url}/mcp", headers=keyed,
+                         json={"jsonrpc": "2.0", "id": 2, "method": "nope"}).json()
+    assert unknown["error"] == {"code": -32601, "message": "Method not found: nope"}
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert httpx.post(f"{served.url}/mcp", json=note, headers=keyed).status_code == 202
+    assert httpx.get(f"{served.url}/mcp", headers=keyed).status_code == 405
+
+
+async def gated(url: str) -> Any:
+    async with Client(transport(url, KEY)) as client:
+        return await client.call_tool("interrupting", {"steps": []})
+
+
+def test_a_gate_in_a_tool_call_surfaces_and_is_answered_on_review(served: Service) -> None:
+    result = asyncio.run(gated(served.url))
+    said = [c.text for c in result.content]
+    assert "'__interrupt__'" in said[0] and "go on?" in said[0]
+    assert said[1].startswith("The run waits for a reviewer: thread ")
+    thread_id = said[1].removeprefix("The run waits for a reviewer: thread ").split(" ")[0]
+    with httpx.Client(base_url=served.url, headers={"x-api-key": KEY}) as http:
+        assert thread_id in http.get("/review").text  # listed as waiting
+        answered = http.post(f"/review/{thread_id}/answer", json={"resume": "yes"}, timeout=30)
+        assert answered.json()["status"] == "success"
+    state = get_sync_client(url=served.url, api_key=KEY).threads.get_state(thread_id)
+    assert state["values"]["steps"] == ["first", "answer:yes", "last"] and state["next"] == []
