@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -23,16 +24,18 @@ from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
 from graphwright.testing.redis_servers import Server
 from graphwright.testing.service import Service, running
+from graphwright.testing.until import scaled, until
 
 KEY = "mcp-key-3c1d"
 GRAPHS = "tests.protocol_graphs:register"
 
 
-@pytest.fixture
-def served(redis_server: Server) -> Iterator[Service]:
+@pytest.fixture(params=[0.0])
+def served(redis_server: Server, request: pytest.FixtureRequest) -> Iterator[Service]:
+    """The service; a test's ``served`` parameter is how long a gated call waits for review."""
     settings = Settings(_env_file=None, REDIS_URL=redis_server.url,  # type: ignore[call-arg]
                         GRAPHWRIGHT_KEY_PREFIX=f"mcp{uuid.uuid4().hex[:8]}",
-                        GRAPHWRIGHT_GRAPHS=GRAPHS)
+                        GRAPHWRIGHT_GRAPHS=GRAPHS, GRAPHWRIGHT_MCP_REVIEW_WAIT_S=request.param)
     with running(Orchestrator(settings=settings, model=OfflineChatModel()), api_key=KEY,
                  worker=False) as svc:
         yield svc
@@ -100,7 +103,7 @@ async def gated(url: str) -> Any:
         return await client.call_tool("interrupting", {"steps": []})
 
 
-def test_a_gate_in_a_tool_call_surfaces_and_is_answered_on_review(served: Service) -> None:
+def test_a_gate_in_a_tool_call_surfaces_at_once_without_a_review_wait(served: Service) -> None:
     result = asyncio.run(gated(served.url))
     said = [c.text for c in result.content]
     assert "'__interrupt__'" in said[0] and "go on?" in said[0]
@@ -112,3 +115,21 @@ def test_a_gate_in_a_tool_call_surfaces_and_is_answered_on_review(served: Servic
         assert answered.json()["status"] == "success"
     state = get_sync_client(url=served.url, api_key=KEY).threads.get_state(thread_id)
     assert state["values"]["steps"] == ["first", "answer:yes", "last"] and state["next"] == []
+
+
+@pytest.mark.parametrize("served", [scaled(60)], indirect=True)
+def test_a_tool_call_stopped_at_a_gate_returns_the_result_once_a_reviewer_answers(
+        served: Service) -> None:
+    client = get_sync_client(url=served.url, api_key=KEY)
+    with ThreadPoolExecutor(1) as pool:
+        call = pool.submit(asyncio.run, gated(served.url))
+        waiting = until(lambda: client.threads.search(status="interrupted"), "the gate")
+        thread_id = waiting[0]["thread_id"]
+        assert not call.done()  # the caller still waits, for the reviewer
+        with httpx.Client(base_url=served.url, headers={"x-api-key": KEY}) as http:
+            answered = http.post(f"/review/{thread_id}/answer", json={"resume": "yes"},
+                                 timeout=scaled(30))
+            assert answered.json()["status"] == "success"
+        result = call.result(timeout=scaled(30))
+    assert [c.text for c in result.content] == [
+        "{'messages': [], 'steps': ['first', 'answer:yes', 'last']}"]

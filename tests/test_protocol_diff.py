@@ -192,8 +192,10 @@ Checked by the tests named; each difference with its reason.
   `serverInfo` names graphwright and its version. graphwright's built-in graphs are
   assistants too, so they are tools as well. A call's run keeps its thread (the reference's
   stateless run deletes it), so the run is listed in `threads.search`, traced, and a gate in
-  it can be answered on the review page; a call that stops at a gate adds a second text
-  naming the thread and its review page. A call the inner `/runs/wait` refuses (a bad
+  it can be answered on the review page. A call that stops at a gate waits for the
+  reviewer's answer (up to `GRAPHWRIGHT_MCP_REVIEW_WAIT_S`) and returns the output of the
+  run it started; if none comes in time, the gated output and a second text naming the
+  thread and its review page (the reference returns the gated output). A call the inner `/runs/wait` refuses (a bad
   input: 422) is an error result with the refusal's detail.
 - **Cron runs** carry their creator as the caller (`langgraph_auth_user`, `_user_id`,
   `_permissions`, `user_id`), as the reference's scheduler sets it

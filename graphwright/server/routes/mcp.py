@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from importlib.metadata import version
 from typing import Any
 
@@ -15,7 +16,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
 from graphwright.server import mcp_tools
-from graphwright.server.deps import Guarded
+from graphwright.server.deps import Guarded, service
 from graphwright.server.mcp_tools import INVALID_PARAMS, METHOD_NOT_FOUND, PAGE, error
 
 router = APIRouter(tags=["mcp"])
@@ -23,6 +24,7 @@ router = APIRouter(tags=["mcp"])
 NOT_FORWARDED = frozenset({"host", "content-length", "content-type", "accept",
                            "accept-encoding", "connection", "transfer-encoding"})
 MAX_ASSISTANTS = 1000  # searched for a tool's assistant, as the reference's
+WAKE_MS = 5000  # a wait for a reviewer looks at the thread's runs at least this often
 
 
 def bad_request(message: str) -> Response:
@@ -36,6 +38,7 @@ class Inner:
         self.headers = {k: v for k, v in request.headers.items() if k.lower() not in NOT_FORWARDED}
         self.prefix = str(getattr(request.app.state, "mount_prefix", ""))
         self.app = request.app
+        self.svc = service(request)
 
     async def call(self, method: str, path: str, body: Any = None) -> httpx.Response:
         transport = httpx.ASGITransport(app=self.app)
@@ -92,9 +95,33 @@ async def tools_call(inner: Inner, params: dict[str, Any]) -> dict[str, Any]:
     if not answer.is_success:
         detail = answer.json().get("detail") if answer.content else answer.reason_phrase
         return {"result": {"isError": True, "content": [{"type": "text", "text": str(detail)}]}}
-    location = answer.headers.get("content-location", "")
-    thread_id = location.split("/")[2] if location.startswith("/threads/") else None
-    return {"result": mcp_tools.call_result(answer.json(), thread_id)}
+    value: Any = answer.json()
+    location = answer.headers.get("content-location", "").split("/")
+    thread_id, run_id = (location[2], location[4]) if len(location) == 5 else (None, None)
+    if thread_id and run_id and isinstance(value, dict) and value.get("__interrupt__"):
+        value = await reviewed(inner, thread_id, run_id, value)
+    return {"result": mcp_tools.call_result(value, thread_id)}
+
+
+async def reviewed(inner: Inner, thread_id: str, run_id: str, value: Any) -> Any:
+    """The output of the run a reviewer's answer starts on the thread (``/review`` or any
+    client), waited for up to ``mcp_review_wait_s``; the gated output if none comes by then.
+    Woken by the thread's trace, where every run writes its start."""
+    settings = inner.svc.orch.settings
+    deadline = time.monotonic() + settings.mcp_review_wait_s
+    trace, client = inner.svc.orch.keys.events(thread_id), inner.svc.aio()
+    while (left := deadline - time.monotonic()) > 0:
+        newest: Any = await client.xrevrange(trace, count=1)  # before the look: no start is missed
+        since = newest[0][0] if newest else "0-0"
+        runs = await inner.json("GET", f"/threads/{thread_id}/runs?limit=1")
+        if runs and runs[0]["run_id"] != run_id:  # the answer's run: its output, once it ends
+            run_id = runs[0]["run_id"]
+            value = await inner.json("GET", f"/threads/{thread_id}/runs/{run_id}/join")
+            if not (isinstance(value, dict) and value.get("__interrupt__")):
+                return value  # another gate after it: wait for that one's answer too
+            continue
+        await client.xread({trace: since}, count=1, block=int(min(left * 1000, WAKE_MS)) or 1)
+    return value
 
 
 async def answer_request(request: Request, message: dict[str, Any]) -> dict[str, Any]:
