@@ -15,6 +15,7 @@ import asyncio
 import json
 import os
 import re
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from graphwright.testing.fixed_openai import serving
 from graphwright.testing.redis_servers import Server
-from tests.differential import differences
+from tests.differential import differences, mask
 from tests.protocol_graphs import CHAT_URL_ENV
 from tests.protocol_scenarios import SCENARIOS, Observation, run_scenario
 from tests.protocol_servers import Blocking, graphwright_server, reference_server
@@ -52,6 +53,11 @@ OPEN: dict[str, str] = {}
 DEPLOYMENT_LABELS = frozenset({"project_id", "revision_id", "deployment_type", "otel_scope_name",
                                "otel_scope_schema_url", "otel_scope_version"})
 METRICS_ONLY_REFERENCE = frozenset({"target_info"})
+# A2A: the reference's card offers its history-scope extension (graphwright answers with the
+# whole context's history, the extension's default) and names its own version.
+A2A_DELIBERATE = (r"^\$\.card\.capabilities\.extensions: only the reference$"
+                  r"|^\$\.card\.version: reference")
+SYSTEM_NS = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")  # a graph's own assistant id
 # graphwright's own graphs, registered beside the test's: assistants, and so MCP tools, too.
 BUILT_IN_GRAPHS = frozenset({"agent", "orchestrator", "order_support"})
 ASYNC_SCENARIOS = ["interrupt and resume", "messages-tuple", "raising graph", "joins"]
@@ -197,6 +203,17 @@ Checked by the tests named; each difference with its reason.
   run it started; if none comes in time, the gated output and a second text naming the
   thread and its review page (the reference returns the gated output). A call the inner `/runs/wait` refuses (a bad
   input: 422) is an error result with the refusal's detail.
+- **`/a2a/{assistant_id}`** and the agent cards (`test_a2a_answers_like_the_reference`:
+  card, a message stopping at a gate as `TASK_STATE_INPUT_REQUIRED`, the answer completing
+  the same task, `GetTask`, `CancelTask` of a finished task, an unknown task, key by key;
+  `tests/test_a2a_endpoint.py` with the `a2a-sdk` client, sent and streamed). The card
+  offers no history-scope extension (graphwright answers with the whole context's history,
+  that extension's default) and names graphwright's version. Streamed updates after the
+  first event are A2A 1.0's `artifactUpdate`/`statusUpdate`: the reference sends v0.x's flat
+  `{"kind": "status-update", ...}` there, which the 1.0 `a2a-sdk` client reads as empty
+  events (v0.x callers, `message/stream`, get the flat form from graphwright too). Not
+  served: `ListTasks`, `GetExtendedAgentCard`, push notifications, A2UI, file parts, the
+  history-length and history-scope options.
 - **Cron runs** carry their creator as the caller (`langgraph_auth_user`, `_user_id`,
   `_permissions`, `user_id`), as the reference's scheduler sets it
   (`tests/test_authorization.py::test_a_cron_runs_as_its_creator_whatever_user_id_it_names`;
@@ -270,3 +287,34 @@ def test_mcp_answers_like_the_reference(servers: tuple[str, str],
     assert set(have["tools"]) - set(want["tools"]) <= BUILT_IN_GRAPHS  # PROTOCOL.md
     have["tools"] = {name: tool for name, tool in have["tools"].items() if name in want["tools"]}
     assert have == want
+
+
+def a2a_view(url: str) -> dict[str, Any]:
+    """An A2A conversation with the gated graph's agent, raw JSON-RPC, ids and times masked:
+    its card, a message that stops at the gate, the answer, the task read back, a cancel."""
+    agent = f"{url}/a2a/{uuid.uuid5(SYSTEM_NS, 'interrupting')}"
+    card = httpx.get(f"{agent}/.well-known/agent-card.json", timeout=30).json()
+
+    def rpc(method: str, params: dict[str, Any]) -> Any:
+        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        return httpx.post(agent, json=body, timeout=30).json()
+
+    def text(value: str, **ids: str) -> dict[str, Any]:
+        return {"message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
+                            "parts": [{"text": value}], **ids}}
+
+    asked = rpc("SendMessage", text("hi"))
+    task = asked["result"]["task"]
+    ids = {"taskId": task["id"], "contextId": task["contextId"]}
+    answered = rpc("SendMessage", text("yes", **ids))
+    seen = {"card": card, "asked": asked, "answered": answered,
+            "read": rpc("GetTask", {"id": task["id"]}),
+            "cancel": rpc("CancelTask", {"id": task["id"]}),
+            "unknown": rpc("GetTask", {"id": "nope:nope"})}
+    return mask(json.loads(json.dumps(seen).replace(url, "<server>")))
+
+
+def test_a2a_answers_like_the_reference(servers: tuple[str, str]) -> None:
+    want, have = (a2a_view(url) for url in servers)
+    found = [d for d in differences(want, have) if not re.search(A2A_DELIBERATE, d)]
+    assert not found, found

@@ -27,6 +27,7 @@ from graphwright.server.limits import BodyLimit
 from graphwright.server.local_runs import LocalRuns
 from graphwright.server.metrics import CountRequests, HttpFigures
 from graphwright.server.routes import (
+    a2a,
     assistants,
     crons,
     docs,
@@ -122,6 +123,8 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
             app.include_router(resource.router, prefix=prefix, dependencies=Guarded)
     if not http.disable_mcp:  # its own inner calls carry the caller's headers: authorized as any
         app.include_router(mcp.router, prefix=prefix)
+    if not http.disable_a2a:  # the same
+        app.include_router(a2a.router, prefix=prefix)
     app.include_router(review.router)  # its own check: the signed login cookie, never ?api_key=
     if orch.project is not None and http.app:  # after the API: its routes win a clash
         user = checked_app(orch.project.user_app(), http.app)

@@ -11,46 +11,21 @@ import time
 from importlib.metadata import version
 from typing import Any
 
-import httpx
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
 from graphwright.server import mcp_tools
-from graphwright.server.deps import Guarded, service
+from graphwright.server.deps import Guarded
+from graphwright.server.inner_calls import Inner
 from graphwright.server.mcp_tools import INVALID_PARAMS, METHOD_NOT_FOUND, PAGE, error
 
 router = APIRouter(tags=["mcp"])
-# Headers of the caller's request that do not describe the inner calls' own bodies.
-NOT_FORWARDED = frozenset({"host", "content-length", "content-type", "accept",
-                           "accept-encoding", "connection", "transfer-encoding"})
 MAX_ASSISTANTS = 1000  # searched for a tool's assistant, as the reference's
 WAKE_MS = 5000  # a wait for a reviewer looks at the thread's runs at least this often
 
 
 def bad_request(message: str) -> Response:
     return JSONResponse({"error": message}, status_code=400)
-
-
-class Inner:
-    """Calls to this app as the caller made them: their headers, in-process (ASGI)."""
-
-    def __init__(self, request: Request) -> None:
-        self.headers = {k: v for k, v in request.headers.items() if k.lower() not in NOT_FORWARDED}
-        self.prefix = str(getattr(request.app.state, "mount_prefix", ""))
-        self.app = request.app
-        self.svc = service(request)
-
-    async def call(self, method: str, path: str, body: Any = None) -> httpx.Response:
-        transport = httpx.ASGITransport(app=self.app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://graphwright",
-                                     timeout=None) as client:
-            return await client.request(method, self.prefix + path, json=body,
-                                        headers=self.headers)
-
-    async def json(self, method: str, path: str, body: Any = None) -> Any:
-        answer = await self.call(method, path, body)
-        answer.raise_for_status()
-        return answer.json()
 
 
 async def tools_list(inner: Inner, params: dict[str, Any]) -> dict[str, Any]:

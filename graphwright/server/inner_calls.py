@@ -1,0 +1,38 @@
+"""Calls to this same app on a caller's behalf (``/mcp``, ``/a2a``): in-process (ASGI), with
+the caller's own headers, so every inner call is authenticated and authorized as the caller,
+and its runs are ordinary runs, as the reference's protocol adapters call its API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from fastapi import Request
+
+from graphwright.server.deps import service
+
+# Headers of the caller's request that do not describe the inner calls' own bodies.
+NOT_FORWARDED = frozenset({"host", "content-length", "content-type", "accept",
+                           "accept-encoding", "connection", "transfer-encoding"})
+
+
+class Inner:
+    """Calls to this app as the caller made them: their headers, in-process (ASGI)."""
+
+    def __init__(self, request: Request) -> None:
+        self.headers = {k: v for k, v in request.headers.items() if k.lower() not in NOT_FORWARDED}
+        self.prefix = str(getattr(request.app.state, "mount_prefix", ""))
+        self.app = request.app
+        self.svc = service(request)
+
+    async def call(self, method: str, path: str, body: Any = None) -> httpx.Response:
+        transport = httpx.ASGITransport(app=self.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://graphwright",
+                                     timeout=None) as client:
+            return await client.request(method, self.prefix + path, json=body,
+                                        headers=self.headers)
+
+    async def json(self, method: str, path: str, body: Any = None) -> Any:
+        answer = await self.call(method, path, body)
+        answer.raise_for_status()
+        return answer.json()
