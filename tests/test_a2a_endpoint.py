@@ -163,3 +163,20 @@ def test_cancel_request_type_is_the_sdks(served: Service) -> None:
                 return type(exc).__name__
             return "no error"
     assert asyncio.run(attempt()) == "TaskNotCancelableError"
+
+
+def test_ids_from_a_message_cannot_reach_another_route(served: Service) -> None:
+    """A context id is one path segment of the inner calls: a slash or a newline in it is
+    refused, never followed (found by the fuzz test as a 500)."""
+    url, rpc = f"{served.url}/a2a/{system('chat')}", {"x-api-key": KEY}
+    for bad in ("x/../../assistants", "a\nb", "../store"):
+        message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}],
+                   "contextId": bad}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
+        answer = httpx.post(url, json=body, headers=rpc, timeout=scaled(30))
+        assert answer.status_code == 200 and answer.json()["error"]["code"] == -32602, bad
+        got = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": f"{bad}:r"}}
+        assert httpx.post(url, json=got, headers=rpc).json()["error"]["code"] == -32001
+    card = httpx.get(f"{served.url}/.well-known/agent-card.json", headers=rpc,
+                     params={"assistant_id": "../threads"})
+    assert card.status_code == 404

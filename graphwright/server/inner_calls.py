@@ -4,12 +4,30 @@ and its runs are ordinary runs, as the reference's protocol adapters call its AP
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
 from fastapi import Request
 
 from graphwright.server.deps import service
+
+# An id that goes into an inner call's path: one segment, nothing a route could read as more.
+SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}")
+
+
+class UnsafeIdError(ValueError):
+    """An id from a protocol message that cannot name a thread, run or assistant."""
+
+
+def segment(value: Any) -> str:
+    """``value`` as one path segment of an inner call; refused (UnsafeIdError) if it holds
+    anything but letters, digits and ``_.:-`` (a ``/`` would reach another route)."""
+    text = str(value)
+    if not SEGMENT.fullmatch(text) or ".." in text:
+        raise UnsafeIdError(f"not a valid id: {text[:80]!r}")
+    return text
+
 
 # Headers of the caller's request that do not describe the inner calls' own bodies.
 NOT_FORWARDED = frozenset({"host", "content-length", "content-type", "accept",

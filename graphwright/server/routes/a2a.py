@@ -18,7 +18,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from graphwright.server import a2a_tasks as a2a
 from graphwright.server.a2a_tasks import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, error
 from graphwright.server.deps import Guarded
-from graphwright.server.inner_calls import Inner
+from graphwright.server.inner_calls import Inner, UnsafeIdError, segment
 
 router = APIRouter(tags=["a2a"])
 LEGACY_ROLE = {"ROLE_USER": "user", "ROLE_AGENT": "agent"}
@@ -53,6 +53,10 @@ def card_url(request: Request, assistant_id: str) -> str:
 
 async def agent_card(request: Request, assistant_id: str) -> Response:
     inner = Inner(request)
+    try:
+        assistant_id = segment(assistant_id)
+    except UnsafeIdError as exc:
+        return JSONResponse({"error": str(exc)}, status_code=404)
     found = await inner.call("GET", f"/assistants/{assistant_id}")
     if not found.is_success:
         return JSONResponse({"error": f"Assistant {assistant_id} not found"},
@@ -86,6 +90,10 @@ class Tasks:
         if named is None:
             return None
         context_id, first = named
+        try:
+            context_id = segment(context_id)
+        except UnsafeIdError:
+            return None
         runs = await self.inner.call("GET", f"/threads/{context_id}/runs?limit={RUNS_READ}")
         if not runs.is_success:
             return None
@@ -128,6 +136,10 @@ class Tasks:
                 body["command"] = {"resume": a2a.resume_value(parts)}
         else:
             context_id = message.get("contextId") or str(uuid.uuid4())
+            try:
+                context_id = segment(context_id)
+            except UnsafeIdError as exc:
+                return error(INVALID_PARAMS, f"contextId: {exc}")
         if "command" not in body:
             body["input"] = a2a.run_input(parts, str(message["role"]), str(message["messageId"]))
         run = await self.inner.call("POST", f"/threads/{context_id}/runs", body)
@@ -256,5 +268,6 @@ async def a2a_post(assistant_id: str, request: Request) -> Response:
 
 
 @router.get("/a2a/{assistant_id}", dependencies=Guarded)
-def a2a_get() -> Response:
+def a2a_get(assistant_id: str) -> Response:
+    """No server-initiated stream: every answer comes with its request."""
     return Response(status_code=405)

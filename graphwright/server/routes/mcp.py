@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse, Response
 
 from graphwright.server import mcp_tools
 from graphwright.server.deps import Guarded
-from graphwright.server.inner_calls import Inner
+from graphwright.server.inner_calls import Inner, segment
 from graphwright.server.mcp_tools import INVALID_PARAMS, METHOD_NOT_FOUND, PAGE, error
 
 router = APIRouter(tags=["mcp"])
@@ -39,7 +39,8 @@ async def tools_list(inner: Inner, params: dict[str, Any]) -> dict[str, Any]:
         unique.setdefault(mcp_tools.tool_name(assistant["name"]), assistant)
 
     async def described(name: str, assistant: dict[str, Any]) -> dict[str, Any] | None:
-        answer = await inner.call("GET", f"/assistants/{assistant['assistant_id']}/schemas")
+        answer = await inner.call("GET",
+                                  f"/assistants/{segment(assistant['assistant_id'])}/schemas")
         schema = answer.json().get("input_schema") if answer.is_success else None
         if schema is None:  # no schema to offer (as the reference, the tool is left out)
             return None
@@ -72,7 +73,8 @@ async def tools_call(inner: Inner, params: dict[str, Any]) -> dict[str, Any]:
         return {"result": {"isError": True, "content": [{"type": "text", "text": str(detail)}]}}
     value: Any = answer.json()
     location = answer.headers.get("content-location", "").split("/")
-    thread_id, run_id = (location[2], location[4]) if len(location) == 5 else (None, None)
+    thread_id, run_id = (segment(location[2]), segment(location[4])) if len(location) == 5 \
+        else (None, None)
     if thread_id and run_id and isinstance(value, dict) and value.get("__interrupt__"):
         value = await reviewed(inner, thread_id, run_id, value)
     return {"result": mcp_tools.call_result(value, thread_id)}
