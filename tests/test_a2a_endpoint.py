@@ -23,6 +23,7 @@ from a2a.types import (
     TaskState,
 )
 from google.protobuf.json_format import MessageToDict
+from google.protobuf.struct_pb2 import Value
 from langgraph_sdk import get_sync_client
 
 from graphwright import Orchestrator
@@ -180,3 +181,61 @@ def test_ids_from_a_message_cannot_reach_another_route(served: Service) -> None:
     card = httpx.get(f"{served.url}/.well-known/agent-card.json", headers=rpc,
                      params={"assistant_id": "../threads"})
     assert card.status_code == 404
+
+
+EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'
+
+
+def data_part(data: dict[str, Any]) -> Part:
+    value = Value()
+    value.struct_value.update(data)
+    return Part(data=value)
+
+
+async def delegate(url: str, *parts: Part, **ids: str) -> Any:
+    """One message (data parts) to graphwright's agent; its task as the SDK reads it."""
+    async with httpx.AsyncClient(headers={"x-api-key": KEY}, timeout=scaled(30)) as http:
+        client = await create_client(f"{url}/a2a/{system('agent')}",
+                                     ClientConfig(streaming=False, httpx_client=http))
+        message = Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=list(parts),
+                          **ids)
+        events = [e async for e in client.send_message(SendMessageRequest(message=message))]
+        return events[-1].task
+
+
+def test_the_agents_human_gate_is_input_required_and_answered_on_review(
+        served: Service) -> None:
+    """graphwright's own agent, its gate before sending an email: the A2A task waits for
+    input with the pending call; approved on the review page, GetTask reads it completed."""
+    task = asyncio.run(delegate(served.url, data_part({"goal": EMAIL})))
+    assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    (pending,) = MessageToDict(task.artifacts[0].parts[0])["data"]["value"]["calls"]
+    assert pending["tool"] == "send_email"
+    decision = {pending["id"]: {"action": "approve", "digest": pending["digest"]}}
+    with httpx.Client(base_url=served.url, headers={"x-api-key": KEY}) as http:
+        answered = http.post(f"/review/{task.context_id}/answer", json={"resume": decision},
+                             timeout=scaled(30))
+        assert answered.json()["status"] == "success"
+    (read,) = asyncio.run(read_task_of("agent", served.url, task.id))
+    assert read.status.state == TaskState.TASK_STATE_COMPLETED
+    state = get_sync_client(url=served.url, api_key=KEY).threads.get_state(task.context_id)
+    assert "Sent 'Weekly report'" in state["values"]["answer"]
+
+
+def test_the_a2a_caller_answers_the_agents_gate_with_a_resume_data_part(
+        served: Service) -> None:
+    task = asyncio.run(delegate(served.url, data_part({"goal": EMAIL})))
+    (pending,) = MessageToDict(task.artifacts[0].parts[0])["data"]["value"]["calls"]
+    decision = {pending["id"]: {"action": "approve", "digest": pending["digest"]}}
+    done = asyncio.run(delegate(served.url, data_part({"resume": decision}),
+                                task_id=task.id, context_id=task.context_id))
+    assert done.status.state == TaskState.TASK_STATE_COMPLETED and done.id == task.id
+    said = MessageToDict(done.artifacts[0].parts[0])
+    assert "Sent 'Weekly report'" in str(said)
+
+
+async def read_task_of(graph: str, url: str, task_id: str) -> list[Any]:
+    async with httpx.AsyncClient(headers={"x-api-key": KEY}, timeout=scaled(30)) as http:
+        client = await create_client(f"{url}/a2a/{system(graph)}",
+                                     ClientConfig(streaming=False, httpx_client=http))
+        return [await client.get_task(GetTaskRequest(id=task_id))]

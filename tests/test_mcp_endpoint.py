@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import httpx
@@ -98,6 +98,17 @@ def test_mcp_needs_the_key_like_every_other_route(served: Service) -> None:
     assert httpx.get(f"{served.url}/mcp", headers=keyed).status_code == 405
 
 
+@contextmanager
+def background() -> Iterator[ThreadPoolExecutor]:
+    """A thread for the waiting MCP call; a failing test does not wait for it (the server
+    stops with the fixture, which ends the call)."""
+    pool = ThreadPoolExecutor(1)
+    try:
+        yield pool
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
 async def gated(url: str) -> Any:
     async with Client(transport(url, KEY)) as client:
         return await client.call_tool("interrupting", {"steps": []})
@@ -121,7 +132,7 @@ def test_a_gate_in_a_tool_call_surfaces_at_once_without_a_review_wait(served: Se
 def test_a_tool_call_stopped_at_a_gate_returns_the_result_once_a_reviewer_answers(
         served: Service) -> None:
     client = get_sync_client(url=served.url, api_key=KEY)
-    with ThreadPoolExecutor(1) as pool:
+    with background() as pool:
         call = pool.submit(asyncio.run, gated(served.url))
         waiting = until(lambda: client.threads.search(status="interrupted"), "the gate")
         thread_id = waiting[0]["thread_id"]
@@ -133,3 +144,32 @@ def test_a_tool_call_stopped_at_a_gate_returns_the_result_once_a_reviewer_answer
         result = call.result(timeout=scaled(30))
     assert [c.text for c in result.content] == [
         "{'messages': [], 'steps': ['first', 'answer:yes', 'last']}"]
+
+
+EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'
+
+
+async def agent_call(url: str) -> Any:
+    async with Client(transport(url, KEY)) as client:
+        return await client.call_tool("agent", {"goal": EMAIL})
+
+
+@pytest.mark.parametrize("served", [scaled(60)], indirect=True)
+def test_the_agents_human_gate_is_answered_on_review_and_the_mcp_caller_gets_the_answer(
+        served: Service) -> None:
+    """graphwright's own agent, its gate before sending an email: approved on the review
+    page (its form's answer), and the tool call returns the agent's answer."""
+    client = get_sync_client(url=served.url, api_key=KEY)
+    with background() as pool:
+        call = pool.submit(asyncio.run, agent_call(served.url))
+        (waiting,) = until(lambda: client.threads.search(status="interrupted"), "the gate")
+        gate = client.threads.get_state(waiting["thread_id"])["interrupts"][0]["value"]
+        (pending,) = gate["calls"]
+        assert pending["tool"] == "send_email"
+        decision = {pending["id"]: {"action": "approve", "digest": pending["digest"]}}
+        with httpx.Client(base_url=served.url, headers={"x-api-key": KEY}) as http:
+            answered = http.post(f"/review/{waiting['thread_id']}/answer",
+                                 json={"resume": decision}, timeout=scaled(30))
+            assert answered.json()["status"] == "success"
+        result = call.result(timeout=scaled(60))
+    assert result.is_error is False and "Sent 'Weekly report'" in result.content[0].text
