@@ -4,9 +4,12 @@ the same Redis reports the same queue."""
 
 from __future__ import annotations
 
+import json
+import re
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack
+from pathlib import Path
 
 import httpx
 import pytest
@@ -111,3 +114,18 @@ def test_metrics_json_is_the_reference_snapshot(two_apis: tuple[Service, Service
     assert body["workers"] == {"max": 10, "active": 0, "available": 10}
     assert set(body["redis"]) == {"idle_connections", "in_use_connections", "max_connections"}
     assert httpx.get(f"{first.url}/metrics", params={"format": "xml"}).text.startswith("# HELP")
+
+
+DASHBOARD = Path(__file__).resolve().parent.parent / "docs" / "grafana" / "graphwright.json"
+
+
+def test_the_example_dashboard_queries_only_families_metrics_has(
+        two_apis: tuple[Service, Service]) -> None:
+    first, _ = two_apis
+    client = get_sync_client(url=first.url, api_key=KEY)
+    client.runs.wait(client.threads.create()["thread_id"], "interrupting", input={})
+    shown = families(httpx.get(f"{first.url}/metrics").text)
+    names = {sample.name for family in shown.values() for sample in family.samples} | set(shown)
+    exprs = [t["expr"] for p in json.loads(DASHBOARD.read_text())["panels"] for t in p["targets"]]
+    queried = {m for e in exprs for m in re.findall(r"\b(?:lg_api|graphwright)_\w+", e)}
+    assert queried and queried <= names, queried - names
