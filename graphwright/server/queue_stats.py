@@ -11,7 +11,7 @@ from typing import Any
 
 import redis
 
-from checkpoints.keys import Keys
+from graphwright.checkpoints.keys import Keys
 from graphwright.server.aio import AsyncClient
 from graphwright.server.runs import GROUP
 
