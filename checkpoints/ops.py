@@ -118,8 +118,11 @@ def put(
     k = ctx.keys
     values = checkpoint["channel_values"]
     meta = get_serializable_checkpoint_metadata(config, metadata)
-    if ctx.stamp_thread:  # the thread's id too, as the Agent Server's checkpoints carry it
-        meta = cast(CheckpointMetadata, {"thread_id": thread_id, **meta})
+    if ctx.stamp_thread:  # the thread's id too, as the Agent Server's checkpoints carry it,
+        # and the checkpoint the caller's config named (a fork's origin), which its saver keeps
+        named = (config.get("metadata") or {}).get("checkpoint_id")
+        meta = cast(CheckpointMetadata, {"thread_id": thread_id, **meta,
+                                         **({"checkpoint_id": named} if named else {})})
     doc = codec.make_doc(ctx.serde, ns, checkpoint, meta, parent_id)
     fields: list[Any] = []
     for channel, version in new_versions.items():

@@ -145,6 +145,8 @@ def serve(
     # Runs' metadata and checkpoints name the API's address, as under `langgraph dev`
     # (a deployment behind a proxy sets LANGGRAPH_API_URL, and so do its workers).
     os.environ.setdefault("LANGGRAPH_API_URL", f"http://{host}:{port}")
+    if host == "localhost" or host.startswith(("127.", "::1")):  # as `langgraph dev`: a
+        os.environ.setdefault("ALLOW_PRIVATE_NETWORK", "true")  # hosted page may call it
 
     def opened() -> Any:
         orch = orchestrator()

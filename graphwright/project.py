@@ -65,6 +65,8 @@ class HttpConfig(BaseModel):
     disable_runs: bool = False
     disable_store: bool = False
     disable_meta: bool = False
+    disable_mcp: bool = False  # no /mcp
+    disable_a2a: bool = False  # no /a2a nor agent cards
     configurable_headers: dict[str, Any] | None = None
 
 

@@ -107,6 +107,10 @@ class Settings(BaseSettings):
         default=1_048_576, validation_alias="GRAPHWRIGHT_MAX_BODY_BYTES",
         description="largest HTTP request body; larger is 413",
     )
+    mcp_review_wait_s: float = Field(
+        default=240.0, ge=0, validation_alias="GRAPHWRIGHT_MCP_REVIEW_WAIT_S",
+        description="how long an MCP tool call stopped at a gate waits for the reviewer's answer "
+                    "(within an MCP client's 300 s read timeout); 0 answers at once")
     run_rate_per_minute: float = Field(default=120.0, validation_alias="GRAPHWRIGHT_RUN_RATE",
                                        description="runs one identity may create per minute; 0 is off")
     run_burst: int = Field(default=0, validation_alias="GRAPHWRIGHT_RUN_BURST",

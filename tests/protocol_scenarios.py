@@ -208,6 +208,29 @@ def request_keys(r: Recorder) -> None:
         tid, "subgraph", input=STEPS, config={"configurable": {"x": 1}}, context={"x": 2}))
 
 
+def configurable_metadata(r: Recorder) -> None:
+    """A run's configurable values (a template's ``model``, a client's ``user_id`` with no
+    auth) as the reference copies them: into message metadata, checkpoints and history."""
+    tid = r.c.threads.create()["thread_id"]
+    config = {"configurable": {"model": "openai/gpt-4.1", "user_id": "client-7", "n": 3}}
+    r.stream("messages-tuple with configurable values", lambda: r.c.runs.stream(
+        tid, "chat", input=HI, stream_mode="messages-tuple", config=config))  # type: ignore[arg-type]
+    r.call("its checkpoint's metadata", lambda: r.c.threads.get_state(tid)["metadata"])
+    r.call("its history", lambda: r.c.threads.get_history(tid, limit=3))
+    r.call("the run's configurable", lambda: r.c.runs.list(tid)[0]["kwargs"]["config"])
+
+
+def unknown_assistant(r: Recorder) -> None:
+    tid = r.c.threads.create()["thread_id"]
+    unknown = "00000000-0000-4000-8000-00000000dead"
+    for name in ("no-such-graph", unknown):
+        r.call(f"stateless wait on {name}", lambda n=name: r.c.runs.wait(None, n, input=STEPS))
+        r.call(f"wait on {name}", lambda n=name: r.c.runs.wait(tid, n, input=STEPS))
+        r.stream(f"stream on {name}", lambda n=name: r.c.runs.stream(tid, n, input=STEPS))
+        r.call(f"create on {name}", lambda n=name: r.c.runs.create(tid, n, input=STEPS))
+    status_of(r, "the thread after", tid)
+
+
 def joins(r: Recorder) -> None:
     tid = r.c.threads.create()["thread_id"]
     run = r.c.runs.create(tid, "subgraph", input=STEPS, stream_mode=["updates"], stream_resumable=True)
@@ -299,6 +322,8 @@ SCENARIOS: dict[str, Callable[[Recorder], None]] = {
     "inputs": inputs,
     "joins": joins,
     "request keys": request_keys,
+    "configurable metadata": configurable_metadata,
+    "unknown assistant": unknown_assistant,
     "state reads": state_reads,
     "interrupt reads": interrupt_reads,
     "cancel": cancel,

@@ -67,19 +67,23 @@ def reference_server(chat_url: str) -> Iterator[str | None]:
 
 @contextmanager
 def graphwright_server(redis_url: str, *, worker: bool = True) -> Iterator[Service]:
-    """graphwright's service with ``LANGGRAPH_API_URL`` set, as ``langgraph dev`` and
-    ``graphwright serve`` set it (runs' metadata and checkpoints name it)."""
+    """graphwright's service with ``LANGGRAPH_API_URL`` and ``ALLOW_PRIVATE_NETWORK`` set, as
+    ``langgraph dev`` and ``graphwright serve`` on a loopback address set them (runs' metadata
+    and checkpoints name the first; the second answers private-network preflights)."""
     prefix = f"proto{uuid.uuid4().hex[:8]}"
-    before = os.environ.get("LANGGRAPH_API_URL")
-    os.environ["LANGGRAPH_API_URL"] = "http://127.0.0.1"  # a value to name; masked in the diff
+    setting = {"LANGGRAPH_API_URL": "http://127.0.0.1",  # a value to name; masked in the diff
+               "ALLOW_PRIVATE_NETWORK": "true"}
+    before = {key: os.environ.get(key) for key in setting}
+    os.environ.update(setting)
     try:
         with service_for(redis_url, prefix, PLUGIN, model=OfflineChatModel(), worker=worker) as svc:
             yield svc
     finally:
-        if before is None:
-            os.environ.pop("LANGGRAPH_API_URL", None)
-        else:
-            os.environ["LANGGRAPH_API_URL"] = before
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 class Blocking:

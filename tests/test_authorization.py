@@ -108,6 +108,10 @@ def test_a_cron_runs_as_its_creator_whatever_user_id_it_names(three: Service) ->
     (run,) = alice.runs.list(run_id)
     assert run["metadata"]["user_id"] == "alice" and run["metadata"]["owner"] == "alice"
     assert alice.threads.get(run_id)["metadata"]["owner"] == "alice"
+    caller = run["kwargs"]["config"]["configurable"]  # as the reference's scheduler sets it
+    assert (caller["langgraph_auth_user_id"], caller["user_id"]) == ("alice", "alice")
+    assert caller["langgraph_auth_permissions"] == ["read", "write"]
+    assert caller["langgraph_auth_user"]["identity"] == "alice"
 
     auth_three.REVOKED.add("alice")  # checked again at each fire, as its creator
     try:

@@ -41,11 +41,9 @@ def cron_id(ctx: C) -> str:
     return str(ctx["crons.create"]["cron_id"])
 
 
-CHECKPOINT_META = ("metadata.graph_id", "metadata.assistant_id", "metadata.run_id",
-                   "metadata.thread_id", "metadata.user_id", "metadata.checkpoint_id",
-                   "metadata.gw_fence")
-META_NOTE = ("the reference copies its configurable (graph_id, thread_id, ...) into checkpoint metadata;"
-             " graphwright's fencing token rides there too (deliberate, tests/reference/PROTOCOL.md)")
+CHECKPOINT_META = ("metadata.gw_fence",)
+META_NOTE = ("graphwright's fencing token rides in checkpoint metadata"
+             " (deliberate, tests/reference/PROTOCOL.md)")
 SYSTEM = str(uuid.uuid5(uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8"), "counter"))
 
 STEPS: list[Step] = [

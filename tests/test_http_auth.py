@@ -112,7 +112,11 @@ def test_unknown_things_are_404_and_user_errors_400(service: Service) -> None:
         assert http.post("/threads", json={"thread_id": tid}).status_code == 409  # as the reference
         assert http.post("/threads", json={"thread_id": tid, "if_exists": "do_nothing"}).status_code == 200
         r = http.post(f"/threads/{tid}/runs/wait", json={"assistant_id": "nope", "input": {"goal": "x"}})
-        assert r.status_code == 404 and "Assistant nope not found" in r.json()["detail"]
+        assert r.status_code == 422 and "Invalid assistant: 'nope'" in r.json()["detail"]  # as the
+        assert "registered graphs: agent" in r.json()["detail"]  # reference: no such graph name
+        gone = "00000000-0000-4000-8000-00000000dead"
+        r = http.post(f"/threads/{tid}/runs/wait", json={"assistant_id": gone, "input": {"goal": "x"}})
+        assert r.status_code == 404 and f"Assistant {gone} not found" in r.json()["detail"]
         r = http.post(f"/threads/{tid}/runs/wait", json={"assistant_id": "agent", "command": {"resume": {}}})
         assert r.status_code == 404 and "no thread" in r.json()["detail"]
         assert http.get(f"/threads/{tid}/runs/nope").status_code == 404

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import httpx
 import pytest
 from langgraph_sdk import get_sync_client
+from prometheus_client.parser import text_string_to_metric_families
 
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
@@ -37,3 +39,16 @@ def test_runs_wait_stream_and_queue_on_a_cluster(service: Service) -> None:
     run = sdk.runs.create(tid, "agent", input={"goal": "订单 A1001 到哪了？"}, after_seconds=0.2)
     assert "派送中" in sdk.runs.join(tid, run["run_id"])["answer"]
     assert sdk.runs.get(tid, run["run_id"])["status"] == "success"
+
+
+def test_metrics_read_the_queue_and_threads_from_the_cluster(service: Service) -> None:
+    sdk = get_sync_client(url=service.url, api_key=None)
+    tid = sdk.threads.create()["thread_id"]
+    sdk.runs.wait(tid, "agent", input={"goal": "订单 A1001 到哪了？"})
+    body = httpx.get(f"{service.url}/metrics", params={"format": "json"}).json()
+    assert "redis" not in body  # a cluster client's connections are spread over many pools
+    assert body["queue"]["n_pending"] == 0 and body["queue"]["n_running"] == 0
+    text = httpx.get(f"{service.url}/metrics").text
+    threads = {s.labels["status"]: s.value for f in text_string_to_metric_families(text)
+               if f.name == "graphwright_threads" for s in f.samples}
+    assert threads["idle"] >= 1 and threads["busy"] == 0

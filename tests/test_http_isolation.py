@@ -97,10 +97,12 @@ def test_one_user_cannot_reach_another_users_threads_or_runs(service: Service) -
 
 
 def every_route(orch: Orchestrator) -> list[tuple[str, str, dict[str, Any] | None]]:
-    """Every documented operation (ids filled in) and the documentation itself."""
+    """Every documented operation (ids filled in) and the documentation itself; not ``/ok`` and
+    ``/metrics``, open to probes and scrapers as the reference's are (tests/test_metrics.py)."""
     paths = create_app(orch).openapi()["paths"]
     routes = [(method.upper(), re.sub(r"\{[^}]+\}", "t1", path), {} if method == "post" else None)
-              for path, operations in paths.items() for method in operations if path != "/ok"]
+              for path, operations in paths.items() for method in operations
+              if path not in ("/ok", "/metrics")]
     return [*routes, ("GET", "/openapi.json", None), ("GET", "/docs", None), ("GET", "/redoc", None)]
 
 

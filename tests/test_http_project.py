@@ -116,3 +116,11 @@ def test_cors_options_follow_the_references_settings(
 def test_cors_settings_that_would_be_unsafe_or_are_misspelt_are_refused(bad: dict[str, object]) -> None:
     with pytest.raises(ConfigurationError, match=r"http\.cors"):
         cors_options(None, bad, {})
+
+
+@pytest.mark.parametrize("http_cors", [None, {"allow_origins": ["https://c.test"]}])
+def test_private_network_preflights_are_answered_when_allow_private_network_is_set(
+        http_cors: dict[str, object] | None) -> None:
+    assert cors_options(None, http_cors, {"ALLOW_PRIVATE_NETWORK": "true"})[
+        "allow_private_network"] is True
+    assert "allow_private_network" not in cors_options(None, http_cors, {})

@@ -27,7 +27,20 @@ from graphwright.server.deps import Guarded, Service
 from graphwright.server.errors import UnprocessableError
 from graphwright.server.limits import BodyLimit
 from graphwright.server.local_runs import LocalRuns
-from graphwright.server.routes import assistants, crons, docs, review, runs, store, system, threads
+from graphwright.server.metrics import CountRequests, HttpFigures
+from graphwright.server.routes import (
+    a2a,
+    assistants,
+    crons,
+    docs,
+    mcp,
+    metrics,
+    review,
+    runs,
+    store,
+    system,
+    threads,
+)
 from graphwright.server.run_headers import RememberHeaders
 from graphwright.server.runs import RunStore
 from graphwright.server.user_app import Authenticated, checked_app
@@ -91,6 +104,8 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
     app.add_exception_handler(redis.RedisError, redis_error)
     app.add_exception_handler(InvalidNamespaceError, invalid_namespace)
     app.add_middleware(BodyLimit, max_bytes=orch.settings.max_body_bytes)
+    app.state.http_figures = HttpFigures()
+    app.add_middleware(CountRequests, figures=app.state.http_figures)  # reads the matched route
     http = orch.project.config.http if orch.project is not None else HttpConfig()
     app.add_middleware(RememberHeaders)  # runs get the request's id, start and caller
     cors = cors_options(orch.settings.cors_origins, http.cors)
@@ -103,13 +118,19 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
     # a resource route that names no action would be open to every user: refuse to start
     access.audit([r for m in (assistants, threads, runs, store, crons) for r in m.router.routes])
     prefix = (http.mount_prefix or "").rstrip("/")
+    app.state.mount_prefix = prefix  # /mcp calls the app itself under it
     if not http.disable_meta:
         app.include_router(system.router, prefix=prefix)
+        app.include_router(metrics.router, prefix=prefix)  # open, as /ok: scrapers hold no key
     for resource, off in ((assistants, http.disable_assistants), (threads, http.disable_threads),
                           (runs, http.disable_runs), (store, http.disable_store),
                           (crons, http.disable_runs), (docs, False)):
         if not off:
             app.include_router(resource.router, prefix=prefix, dependencies=Guarded)
+    if not http.disable_mcp:  # its own inner calls carry the caller's headers: authorized as any
+        app.include_router(mcp.router, prefix=prefix)
+    if not http.disable_a2a:  # the same
+        app.include_router(a2a.router, prefix=prefix)
     app.include_router(review.router)  # its own check: the signed login cookie, never ?api_key=
     if orch.project is not None and http.app:  # after the API: its routes win a clash
         user = checked_app(orch.project.user_app(), http.app)

@@ -1,7 +1,9 @@
 """Cross-origin access for browser clients, as the reference Agent Server sets it up: any
 origin by default (``CORS_ALLOW_ORIGINS``, default ``*``, without credentials then), or the
 ``http.cors`` section of ``langgraph.json`` (``CORS_CONFIG`` as JSON overrides it).
-``GRAPHWRIGHT_CORS_ORIGINS``, graphwright's older setting, names the origins too."""
+``GRAPHWRIGHT_CORS_ORIGINS``, graphwright's older setting, names the origins too.
+``ALLOW_PRIVATE_NETWORK`` (set by ``serve`` on a loopback address, as ``langgraph dev`` sets it)
+answers Chrome's private-network preflight, so a hosted page may call a local server."""
 
 from __future__ import annotations
 
@@ -31,11 +33,13 @@ def cors_options(graphwright_origins: str | None, http_cors: Mapping[str, Any] |
     ``CORS_ALLOW_ORIGINS`` as its origins when it names none; else those origins, ``*`` by
     default. Credentials are allowed only for named origins, never for ``*``."""
     env = os.environ if env is None else env
+    private = {"allow_private_network": True} \
+        if env.get("ALLOW_PRIVATE_NETWORK", "").lower() in ("true", "1", "yes") else {}
     listed = _origins(graphwright_origins or env.get("CORS_ALLOW_ORIGINS") or "*")
     config = json.loads(env["CORS_CONFIG"]) if env.get("CORS_CONFIG") else http_cors
     if config is None:
         return {"allow_origins": listed, "allow_methods": ["*"], "allow_headers": ["*"],
-                "expose_headers": EXPOSED, "allow_credentials": "*" not in listed}
+                "expose_headers": EXPOSED, "allow_credentials": "*" not in listed, **private}
     unknown = set(config) - OPTIONS
     if unknown:
         raise ConfigurationError(f"http.cors: unknown option(s) {sorted(unknown)}; "
@@ -46,7 +50,7 @@ def cors_options(graphwright_origins: str | None, http_cors: Mapping[str, Any] |
     if "*" in options.get("allow_origins", []) and options.get("allow_credentials"):
         raise ConfigurationError("http.cors: allow_credentials cannot go with the '*' origin "
                                  "(any site could act with a signed-in user's cookies); name the origins")
-    return options
+    return {**options, **private}
 
 
 def allow_origins(app: FastAPI, graphwright_origins: str | None,

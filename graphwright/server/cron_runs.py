@@ -34,16 +34,24 @@ log = logging.getLogger(__name__)
 def as_creator(authority: Authority | None, cron: dict[str, Any], thread: str,
                metadata: dict[str, Any]) -> dict[str, Any]:
     """The run's metadata as the cron's creator may start it: their grant, decided now."""
-    creator = str(cron.get("user_id") or "")
-    if authority is None or authority.auth is None or not creator:
+    user = creator_of(cron)
+    if authority is None or authority.auth is None or user is None:
         return metadata
-    user = User(identity=creator, permissions=tuple(cron.get(PRIVATE_PERMISSIONS) or ()))
     value = {"thread_id": thread, "assistant_id": cron["assistant_id"], "metadata": metadata}
     try:  # the scheduler's own thread: no event loop runs here
         grant = asyncio.run(authorize(authority, user, "threads", "create_run", value))
     except HTTPException as exc:
         raise UserError(f"its creator may no longer start it ({exc.status_code})") from exc
     return grant.metadata
+
+
+def creator_of(cron: dict[str, Any]) -> User | None:
+    """The user who made the cron, its runs' caller (``langgraph_auth_user`` and ``user_id``
+    in their configurable); None for a cron made with no identity."""
+    creator = str(cron.get("user_id") or "")
+    if not creator:
+        return None
+    return User(identity=creator, permissions=tuple(cron.get(PRIVATE_PERMISSIONS) or ()))
 
 
 def fire_for(orch: Orchestrator, authority: Authority | None = None) -> Fire:
@@ -75,7 +83,7 @@ def fire_for(orch: Orchestrator, authority: Authority | None = None) -> Fire:
                 if not orch.meta(thread):
                     raise
                 # a scheduler racing this one made it: the run store decides who makes the run
-        assistant = run_assistant.resolve(orch, body)
+        assistant = run_assistant.resolve(orch, body, creator=creator_of(cron))
         run_assistant.stamp(orch, thread, assistant)
         try:
             if thread_id:

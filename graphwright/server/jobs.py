@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from collections.abc import Awaitable, Callable
 
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.execution import Executor, Outcome
+from graphwright.server.metrics import Histogram
 from graphwright.server.runs import RunStore
 
 log = logging.getLogger(__name__)
@@ -45,6 +47,7 @@ class Jobs:
         self.store = store
         self.limit = limit
         self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.times = Histogram()  # how long the attempts that ended a run took (/metrics)
 
     def free(self) -> int:
         return self.limit - len(self.tasks)
@@ -59,7 +62,11 @@ class Jobs:
         task.add_done_callback(lambda _: self.tasks.pop(key, None))
 
     async def attempt(self, executor: Executor, thread_id: str, run_id: str) -> Outcome:
-        return await executor.arun(thread_id, run_id)
+        began = time.monotonic()
+        outcome = await executor.arun(thread_id, run_id)
+        if outcome == "done":
+            self.times.observe((time.monotonic() - began) * 1000)
+        return outcome
 
     async def settled(self, timeout_s: float) -> set[str]:
         """Wait up to ``timeout_s`` for every run to end; the keys of those still going."""

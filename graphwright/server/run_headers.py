@@ -73,23 +73,29 @@ class RememberHeaders:
             request_headers.reset(token)
 
 
-def request_configurable() -> dict[str, Any]:
+def request_configurable(creator: Any = None) -> dict[str, Any]:
     """What the reference puts in the ``configurable`` of every run a request creates: the
     caller (``None`` and ``""`` when anonymous), its permissions, the request's id (its
     ``x-request-id`` or a new one) and start. Set here, never taken from the request body
-    (RESERVED keys are dropped from it), so a run cannot claim another user."""
+    (RESERVED keys are dropped from it), so a run cannot claim another user. A cron's run has
+    no request: its ``creator`` (the user who made the cron) is the caller, as the
+    reference's scheduler sets it."""
     found = request_scope.get()
-    if found is None:  # a cron's run: no request, as the reference's scheduler
-        return {"langgraph_auth_user": None, "langgraph_auth_user_id": "",
-                "langgraph_auth_permissions": [], "langgraph_request_id": None, "user_id": ""}
+    if found is None:
+        return {**_caller(creator), "langgraph_request_id": None}
     scope, began = found
     headers = {k.lower(): v for k, v in (request_headers.get() or {}).items()}
     user: Any = (scope.get("state") or {}).get("user")  # set by authentication (access.py)
+    return {**_caller(user),
+            "langgraph_request_id": headers.get("x-request-id") or str(uuid.uuid4()),
+            "__request_start_time_ms__": began}
+
+
+def _caller(user: Any) -> dict[str, Any]:
     if not getattr(user, "is_authenticated", False):
         user = None  # anonymous: stored as None, as the reference stores it
     identity = str(user.identity) if user is not None else ""
     return {"langgraph_auth_user": {k: user[k] for k in user} if user is not None else None,
             "langgraph_auth_user_id": identity,
             "langgraph_auth_permissions": list(user.permissions) if user is not None else [],
-            "langgraph_request_id": headers.get("x-request-id") or str(uuid.uuid4()),
-            "__request_start_time_ms__": began, "user_id": identity}
+            "user_id": identity}

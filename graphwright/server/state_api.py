@@ -102,7 +102,8 @@ def update_state(orch: Orchestrator, thread_id: str, values: Any, *, as_node: st
     compiled = orch.compiled(graph)
     with _holding(orch, thread_id) as fence:  # a busy thread is a 409, as in the reference
         config = _config(thread_id, checkpoint)
-        config["configurable"]["gw_fence"] = fence
+        # the graph's id in configurable, so its checkpoint's metadata names it as the reference's
+        config["configurable"] |= {"graph_id": graph, "gw_fence": fence}
         done = compiled.update_state(config, values, as_node=as_node)
         _settle(orch, thread_id, graph, fence)
     conf = {k: v for k, v in done["configurable"].items() if k != "gw_fence"}
