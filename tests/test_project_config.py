@@ -169,3 +169,11 @@ def test_an_env_file_is_read_like_langgraph_dev_reads_it(tmp_path: Path) -> None
                                                          "env": ".env.project"}))
     assert load_project(tmp_path / "langgraph.json").env() == {"A": "1", "B": "two words", "C": "3"}
     assert read_env_file(tmp_path / ".env.project")["B"] == "two words"
+
+
+def test_a_missing_env_file_reads_as_no_variables_like_langgraph_dev(tmp_path: Path) -> None:
+    """LangGraph's templates all name a git-ignored ``.env`` that a fresh clone lacks; the
+    reference serves them with the environment's variables, and so must graphwright."""
+    (tmp_path / "langgraph.json").write_text(json.dumps({"graphs": {"g": "./g.py:g"},
+                                                         "env": ".env"}))
+    assert load_project(tmp_path / "langgraph.json").env() == {}
