@@ -12,6 +12,7 @@ what the SDK got from each, and notes on what could not run.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import tempfile
@@ -20,7 +21,7 @@ import tomllib
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,8 @@ class Row:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.templates", description=__doc__)
     parser.add_argument("dirs", nargs="+", type=Path, help="clones of LangGraph templates")
+    parser.add_argument("--details", type=Path,
+                        help="also write every outcome, in full, to this JSON file")
     parser.add_argument("--venvs", type=Path, default=ROOT / ".template-venvs",
                         help="where the venvs are made and reused")
     args = parser.parse_args(argv)
@@ -81,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
                                 ours=outcomes["graphwright"][i],
                                 theirs=outcomes["reference"][i]))
     print(table(rows, notes))
+    if args.details:
+        args.details.write_text(json.dumps([asdict(r) for r in rows], indent=1, default=str))
     return 0
 
 

@@ -34,9 +34,12 @@ class Outcome:
     state_keys: tuple[str, ...] = ()
     next: tuple[str, ...] = ()
     history: int | None = None
-    store_items: int | None = None
+    store_items: int | str | None = None  # a count, or the SDK's error reading them
     model_calls: int = 0
     embedding_calls: int = 0
+    assistant: str | None = None  # the graph's default assistant's name
+    schemas: tuple[tuple[str, tuple[str, ...]], ...] = ()  # schema -> its properties
+    stream: str = ""  # the same call streamed (values, updates, messages): its events
 
     def summary(self) -> str:
         if self.history is None:
@@ -52,17 +55,29 @@ def drive(url: str, call: Call, model: ScriptedOpenAI) -> Outcome:
     sdk = get_sync_client(url=url, api_key=None, timeout=(scaled(10), scaled(180), None, None))
     asked, embedded = len(model.side_requests), len(model.embedding_requests)
     try:
+        found = sdk.assistants.search(graph_id=call.graph, limit=1)
+        assistant = found[0] if found else None
+        schemas = _schemas(sdk.assistants.get_schemas(assistant["assistant_id"])) \
+            if assistant else ()
         thread = sdk.threads.create()["thread_id"]
         output = sdk.runs.wait(thread, call.graph, input=call.input, context=call.context,
                                config=cast(Config | None, call.config), raise_error=False)
         runs = sdk.runs.list(thread)
         state = sdk.threads.get_state(thread)
         history = sdk.threads.get_history(thread, limit=1000)
-        items = (len(sdk.store.search_items(list(call.store), limit=1000)["items"])
-                 if call.store else None)
+        events = [_event(part.event, part.data) for part in sdk.runs.stream(
+            sdk.threads.create()["thread_id"], call.graph, input=call.input,
+            context=call.context, config=cast(Config | None, call.config),
+            stream_mode=["values", "updates", "messages-tuple"])]
     except (APIError, httpx.HTTPError) as exc:
         return Outcome(status=f"SDK error: {_short(exc)}",
                        model_calls=len(model.side_requests) - asked)
+    items: int | str | None = None
+    if call.store:
+        try:
+            items = len(sdk.store.search_items(list(call.store), limit=1000)["items"])
+        except (APIError, httpx.HTTPError) as exc:
+            items = f"SDK error: {_short(exc, 80)}"
     status = str(runs[0]["status"]) if runs else "no run"
     if isinstance(output, dict) and "__error__" in output:
         status = f"{status}: {_short(output['__error__'])}"
@@ -71,7 +86,43 @@ def drive(url: str, call: Call, model: ScriptedOpenAI) -> Outcome:
                        state["values"], dict) else (),
                    next=tuple(state["next"]), history=len(history), store_items=items,
                    model_calls=len(model.side_requests) - asked,
-                   embedding_calls=len(model.embedding_requests) - embedded)
+                   embedding_calls=len(model.embedding_requests) - embedded,
+                   assistant=str(assistant["name"]) if assistant else None, schemas=schemas,
+                   stream=_runs_of(events))
+
+
+def _event(name: str, data: Any) -> str:
+    """An event's name, with the keys of a ``values`` or ``updates`` payload."""
+    if name in ("values", "updates") and isinstance(data, dict):
+        return f"{name}[{' '.join(sorted(data))}]"
+    return name
+
+
+def _runs_of(events: list[str]) -> str:
+    """``a, b×3, c``: the events in order, repeats counted."""
+    out: list[list[Any]] = []
+    for event in events:
+        if out and out[-1][0] == event:
+            out[-1][1] += 1
+        else:
+            out.append([event, 1])
+    return ", ".join(f"{e}×{n}" if n > 1 else str(e) for e, n in out)
+
+
+def _schemas(got: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each schema the assistant reports (input, output, state, context, config): the names
+    of its top-level properties, or of its definitions' where it is a reference."""
+    out = []
+    for name, schema in sorted(dict(got).items()):
+        if not isinstance(schema, dict):
+            continue
+        props = schema.get("properties") or {}
+        if not props and "$ref" in schema:
+            target = str(schema["$ref"]).rsplit("/", 1)[-1]
+            props = ((schema.get("$defs") or schema.get("definitions") or {}).get(target)
+                     or {}).get("properties") or {}
+        out.append((name, tuple(sorted(props))))
+    return tuple(out)
 
 
 def mask(value: Any) -> Any:
