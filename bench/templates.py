@@ -30,7 +30,7 @@ from bench.templates_compare import Outcome, differences, drive
 from bench.templates_scenarios import Scenario, scenario
 from bench.templates_serve import ServerExited, graphwright_serve, langgraph_dev, user_env
 from bench.templates_tokens import tiktoken_cache
-from bench.templates_venvs import ROOT, Venv, ensure
+from bench.templates_venvs import ROOT, Venv, ensure, versions
 from graphwright.testing.redis_servers import redis_server
 from graphwright.testing.scripted_openai import ScriptedOpenAI
 
@@ -97,6 +97,7 @@ def run_all(venv: Venv, template: Path, plan: Scenario, base_env: dict[str, str]
         notes.append(f"{template.name}, {who}: install failed: {venv.error}")
         return [Outcome(status="not installable (see notes)") for _ in plan.calls]
     print(f"{template.name}: serving with {who}", file=sys.stderr, flush=True)
+    notes.append(f"{template.name}, {who}'s venv: {versions(venv)}")
     log = scratch / f"{template.name}-{venv.kind}.log"
     with ScriptedOpenAI() as model:
         model.respond("", plan.answer)  # every request: the answer is the request's function

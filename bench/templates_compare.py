@@ -139,6 +139,9 @@ def mask(value: Any) -> Any:
 
 def differences(ours: Outcome, theirs: Outcome) -> list[str]:
     """Each field (and each path inside the output) where the two outcomes differ."""
+    if ours.history is None or theirs.history is None:  # one side has no run to compare
+        return [] if ours.status == theirs.status else [f"status: {ours.status} vs "
+                                                        f"{theirs.status}"]
     left, right = asdict(ours), asdict(theirs)
     found: list[str] = []
     for key in left:

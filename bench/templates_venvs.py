@@ -98,3 +98,14 @@ def _reason(output: str) -> str:
     picked = [line for line in lines if line.startswith(("error", "ERROR"))
               or "depends on" in line or "conflict" in line.lower()]
     return " ".join(picked or lines[-3:])[:1500]
+
+
+def versions(venv: Venv) -> str:
+    """The LangGraph packages installed in ``venv``, as ``name version`` pairs."""
+    code = ("import importlib.metadata as m\n"
+            "for name in ('graphwright', 'langgraph', 'langgraph-api', 'langchain-core'):\n"
+            "    try: print(name, m.version(name))\n"
+            "    except m.PackageNotFoundError: pass\n")
+    done = subprocess.run([str(venv.bin("python")), "-c", code], capture_output=True,
+                          text=True, check=False)
+    return ", ".join(done.stdout.split("\n")[:-1]) if done.returncode == 0 else "?"
