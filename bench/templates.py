@@ -110,7 +110,8 @@ def run_all(venv: Venv, template: Path, plan: Scenario, base_env: dict[str, str]
             else:  # the reference writes its state into the folder it serves: a copy
                 server = langgraph_dev(venv, copy_of(template, scratch / "reference"), env, log)
             with server as url:
-                return [drive(url, call, model) for call in plan.calls]
+                threads: list[str] = []
+                return [drive(url, call, model, threads) for call in plan.calls]
         except ServerExited as exc:
             notes.append(f"{template.name}, {who}: the server exited: {exc}")
             return [Outcome(status="server exited (see notes)") for _ in plan.calls]

@@ -50,8 +50,9 @@ class Outcome:
                 + (f"; embed {self.embedding_calls}" if self.embedding_calls else ""))
 
 
-def drive(url: str, call: Call, model: ScriptedOpenAI) -> Outcome:
-    """One call as a user makes it: a thread, ``runs.wait``, then what the thread holds."""
+def drive(url: str, call: Call, model: ScriptedOpenAI, threads: list[str]) -> Outcome:
+    """One call as a user makes it: a thread (the previous call's for a follow-up; the
+    ids are kept in ``threads``), ``runs.wait``, then what the thread holds."""
     sdk = get_sync_client(url=url, api_key=None, timeout=(scaled(10), scaled(180), None, None))
     asked, embedded = len(model.side_requests), len(model.embedding_requests)
     try:
@@ -59,7 +60,9 @@ def drive(url: str, call: Call, model: ScriptedOpenAI) -> Outcome:
         assistant = found[0] if found else None
         schemas = _schemas(sdk.assistants.get_schemas(assistant["assistant_id"])) \
             if assistant else ()
-        thread = sdk.threads.create()["thread_id"]
+        thread = threads[-1] if call.follow_up and threads else \
+            sdk.threads.create()["thread_id"]
+        threads.append(thread)
         output = sdk.runs.wait(thread, call.graph, input=call.input, context=call.context,
                                config=cast(Config | None, call.config), raise_error=False)
         runs = sdk.runs.list(thread)

@@ -30,6 +30,7 @@ class Call:
     config: dict[str, Any] | None = None
     label: str = ""  # shown beside the graph when a graph has several calls
     store: tuple[str, ...] | None = None  # count the store's items under this prefix after
+    follow_up: bool = False  # on the previous call's thread, as a conversation's next turn
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,10 +55,18 @@ def _starter(_: str) -> Scenario:
 
 
 def _react(_: str) -> Scenario:
-    question = {"messages": [{"role": "user", "content": "What is 2 + 2?"}]}
+    def answer(body: dict[str, Any]) -> Reply:
+        asked = str(body["messages"][-1].get("content"))
+        return Reply(content="3 + 3 = 6." if "3 + 3" in asked else "2 + 2 = 4.")
+
+    def question(text: str) -> dict[str, Any]:
+        return {"messages": [{"role": "user", "content": text}]}
+
     return Scenario(
-        calls=[Call(graph="agent", input=question, context={"model": MODEL})],
-        answer=lambda body: Reply(content="2 + 2 = 4."),
+        calls=[Call(graph="agent", input=question("What is 2 + 2?"), context={"model": MODEL}),
+               Call(graph="agent", label="next turn", input=question("And 3 + 3?"),
+                    context={"model": MODEL}, follow_up=True)],
+        answer=answer,
         limits=["react-agent: its one tool (`search`) calls Tavily's web API (TAVILY_API_KEY, "
                 "internet); the model answers without calling it"])
 
