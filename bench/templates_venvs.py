@@ -107,5 +107,5 @@ def versions(venv: Venv) -> str:
             "    try: print(name, m.version(name))\n"
             "    except m.PackageNotFoundError: pass\n")
     done = subprocess.run([str(venv.bin("python")), "-c", code], capture_output=True,
-                          text=True, check=False)
+                          cwd=venv.path, text=True, check=False)  # not this tree's metadata
     return ", ".join(done.stdout.split("\n")[:-1]) if done.returncode == 0 else "?"
