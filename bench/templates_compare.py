@@ -40,6 +40,7 @@ class Outcome:
     assistant: str | None = None  # the graph's default assistant's name
     schemas: tuple[tuple[str, tuple[str, ...]], ...] = ()  # schema -> its properties
     stream: str = ""  # the same call streamed (values, updates, messages): its events
+    drawing: str = ""  # the assistant's graph as Studio fetches it: its nodes and edges
 
     def summary(self) -> str:
         if self.history is None:
@@ -60,6 +61,8 @@ def drive(url: str, call: Call, model: ScriptedOpenAI, threads: list[str]) -> Ou
         assistant = found[0] if found else None
         schemas = _schemas(sdk.assistants.get_schemas(assistant["assistant_id"])) \
             if assistant else ()
+        drawing = _drawing(sdk.assistants.get_graph(assistant["assistant_id"])) \
+            if assistant else ""
         thread = threads[-1] if call.follow_up and threads else \
             sdk.threads.create()["thread_id"]
         threads.append(thread)
@@ -91,7 +94,15 @@ def drive(url: str, call: Call, model: ScriptedOpenAI, threads: list[str]) -> Ou
                    model_calls=len(model.side_requests) - asked,
                    embedding_calls=len(model.embedding_requests) - embedded,
                    assistant=str(assistant["name"]) if assistant else None, schemas=schemas,
-                   stream=_runs_of(events))
+                   stream=_runs_of(events), drawing=drawing)
+
+
+def _drawing(got: Any) -> str:
+    """``nodes a b c; edges a>b b>c``, sorted: what Studio draws, without positions."""
+    nodes = sorted(str(n.get("id")) for n in got.get("nodes", []))
+    edges = sorted(f"{e.get('source')}>{e.get('target')}" + ("?" if e.get("conditional") else "")
+                   for e in got.get("edges", []))
+    return f"nodes {' '.join(nodes)}; edges {' '.join(edges)}"
 
 
 def _event(name: str, data: Any) -> str:
