@@ -56,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("dirs", nargs="+", type=Path, help="clones of LangGraph templates")
     parser.add_argument("--details", type=Path,
                         help="also write every outcome, in full, to this JSON file")
+    parser.add_argument("--queue", action="store_true",
+                        help="graphwright serve --queue with a graphwright worker beside it")
     parser.add_argument("--venvs", type=Path, default=ROOT / ".template-venvs",
                         help="where the venvs are made and reused")
     args = parser.parse_args(argv)
@@ -76,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{template.name}: preparing venvs", file=sys.stderr, flush=True)
             venvs = {kind: ensure(kind, template, args.venvs)
                      for kind in ("graphwright", "reference")}
-            outcomes = {kind: run_all(venv, template, plan, base_env, Path(scratch), notes)
+            outcomes = {kind: run_all(venv, template, plan, base_env, Path(scratch), notes,
+                                      queue=args.queue)
                         for kind, venv in venvs.items()}
             for i, call in enumerate(plan.calls):
                 graph = f"{call.graph} ({call.label})" if call.label else call.graph
@@ -90,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_all(venv: Venv, template: Path, plan: Scenario, base_env: dict[str, str],
-            scratch: Path, notes: list[str]) -> list[Outcome]:
+            scratch: Path, notes: list[str], *, queue: bool = False) -> list[Outcome]:
     """Every call of ``plan`` on one server; an outcome per call whatever failed."""
     who = "graphwright" if venv.kind == "graphwright" else "langgraph dev"
     if not venv.ok:
@@ -106,7 +109,7 @@ def run_all(venv: Venv, template: Path, plan: Scenario, base_env: dict[str, str]
                        GRAPHWRIGHT_KEY_PREFIX=f"tpl{uuid.uuid4().hex[:8]}")
         try:
             if venv.kind == "graphwright":
-                server = graphwright_serve(venv, template, env, log)
+                server = graphwright_serve(venv, template, env, log, queue=queue)
             else:  # the reference writes its state into the folder it serves: a copy
                 server = langgraph_dev(venv, copy_of(template, scratch / "reference"), env, log)
             with server as url:

@@ -10,7 +10,7 @@ import os
 import signal
 import subprocess
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import httpx
@@ -31,14 +31,22 @@ def user_env(**extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def graphwright_serve(venv: Venv, template: Path, env: dict[str, str],
-                      log: Path) -> Iterator[str]:
-    """``graphwright serve`` in the template's folder, as its user would start it."""
+def graphwright_serve(venv: Venv, template: Path, env: dict[str, str], log: Path, *,
+                      queue: bool = False) -> Iterator[str]:
+    """``graphwright serve`` in the template's folder, as its user would start it; with
+    ``queue``, ``serve --queue`` and one ``graphwright worker`` beside it."""
     port = free_port()
-    command = [str(venv.bin("graphwright")), "--config", str(template / "langgraph.json"),
-               "serve", "--host", "127.0.0.1", "--port", str(port)]
-    with _serving(command, template, env, log, port) as url:
-        yield url
+    base = [str(venv.bin("graphwright")), "--config", str(template / "langgraph.json")]
+    command = [*base, "serve", "--host", "127.0.0.1", "--port", str(port),
+               *(["--queue"] if queue else [])]
+    with ExitStack() as stack:
+        if queue:
+            worker_log = stack.enter_context(log.with_suffix(".worker.log").open("wb"))
+            worker = subprocess.Popen([*base, "worker"], cwd=template, env=env,
+                                      stdout=worker_log, stderr=subprocess.STDOUT,
+                                      start_new_session=True)
+            stack.callback(_stop, worker)
+        yield stack.enter_context(_serving(command, template, env, log, port))
 
 
 @contextmanager
