@@ -41,6 +41,8 @@ class Outcome:
     schemas: tuple[tuple[str, tuple[str, ...]], ...] = ()  # schema -> its properties
     stream: str = ""  # the same call streamed (values, updates, messages): its events
     drawing: str = ""  # the assistant's graph as Studio fetches it: its nodes and edges
+    steps: str = ""  # each checkpoint of the history, oldest first: source:step[next]
+    state: Any = None  # the thread's state values, masked
 
     def summary(self) -> str:
         if self.history is None:
@@ -94,7 +96,13 @@ def drive(url: str, call: Call, model: ScriptedOpenAI, threads: list[str]) -> Ou
                    model_calls=len(model.side_requests) - asked,
                    embedding_calls=len(model.embedding_requests) - embedded,
                    assistant=str(assistant["name"]) if assistant else None, schemas=schemas,
-                   stream=_runs_of(events), drawing=drawing)
+                   stream=_runs_of(events), drawing=drawing, state=mask(state["values"]),
+                   steps=" ".join(_step(h) for h in reversed(history)))
+
+
+def _step(snapshot: Any) -> str:
+    meta = snapshot.get("metadata") or {}
+    return f"{meta.get('source')}:{meta.get('step')}[{','.join(snapshot.get('next') or [])}]"
 
 
 def _drawing(got: Any) -> str:
