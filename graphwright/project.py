@@ -14,6 +14,7 @@ import importlib
 import importlib.util
 import inspect
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -35,6 +36,8 @@ from graphwright.tools.registry import ToolRegistry
 from graphwright_errors import ConfigurationError
 
 DECISION_TTL_S = 30 * 24 * 3600  # a recorded HITL verdict lives as long as a tool record
+
+log = logging.getLogger(__name__)
 
 
 class StoreConfig(BaseModel):
@@ -162,7 +165,15 @@ def load_project(path: str | os.PathLike[str]) -> Project:
 
 
 def read_env_file(path: Path) -> dict[str, str]:
-    """``KEY=value`` lines; blank lines, comments and ``export`` prefixes are allowed."""
+    """``KEY=value`` lines; blank lines, comments and ``export`` prefixes are allowed.
+
+    A file that is not there reads as no variables, with a warning, as ``langgraph dev``
+    reads it: LangGraph's templates name ``.env`` (git-ignored, made from ``.env.example``)
+    and a fresh clone has none, its keys coming from the environment instead."""
+    if not path.is_file():
+        log.warning("the project's env file %s does not exist; no variables are read from it",
+                    path)
+        return {}
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from langchain_openai import ChatOpenAI
+from langchain_openai import ChatOpenAI, OpenAIEmbeddings
+from pydantic import SecretStr
 
+from graphwright.testing.scripted_embeddings import embeddings_answer
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
 from graphwright.testing.until import scaled
 
@@ -111,3 +113,26 @@ def test_json_schema_replies_are_served_or_refused_for_the_fallback() -> None:
                 structured.invoke("a 1001")
             assert len(server.rejected) == 1
         server.close()
+
+
+def test_embeddings_are_deterministic_vectors_a_store_search_can_rank(
+        scripted: ScriptedOpenAI) -> None:
+    """LangGraph's memory template indexes its store with ``openai:text-embedding-3-small``;
+    the scripted server answers ``/v1/embeddings`` (floats or base64, strings or token
+    ids), so such a store runs offline and its search finds the related text first."""
+    embedder = OpenAIEmbeddings(model="text-embedding-3-small", base_url=scripted.base_url,
+                                api_key=SecretStr("test-key"), max_retries=0,
+                                check_embedding_ctx_length=False)
+    tea, owls, tea_again = embedder.embed_documents(["Li likes tea", "owls hunt at night",
+                                                     "Li likes tea"])
+    query = embedder.embed_query("what does Li like? tea?")
+    assert len(tea) == 1536 and tea == tea_again
+
+    def score(v: list[float]) -> float:
+        return sum(a * b for a, b in zip(query, v, strict=True))
+
+    assert score(tea) > score(owls)
+    assert len(scripted.embedding_requests) == 2 and not scripted.requests
+    tokens = embeddings_answer({"input": [[1, 2, 3]], "dimensions": 8})
+    assert tokens[0] == 200 and len(tokens[1]["data"][0]["embedding"]) == 8
+    assert embeddings_answer({"input": [{"no": 1}]})[1]["error"]["param"] == "input"

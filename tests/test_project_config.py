@@ -169,3 +169,58 @@ def test_an_env_file_is_read_like_langgraph_dev_reads_it(tmp_path: Path) -> None
                                                          "env": ".env.project"}))
     assert load_project(tmp_path / "langgraph.json").env() == {"A": "1", "B": "two words", "C": "3"}
     assert read_env_file(tmp_path / ".env.project")["B"] == "two words"
+
+
+def test_a_missing_env_file_reads_as_no_variables_like_langgraph_dev(tmp_path: Path) -> None:
+    """LangGraph's templates all name a git-ignored ``.env`` that a fresh clone lacks; the
+    reference serves them with the environment's variables, and so must graphwright."""
+    (tmp_path / "langgraph.json").write_text(json.dumps({"graphs": {"g": "./g.py:g"},
+                                                         "env": ".env"}))
+    assert load_project(tmp_path / "langgraph.json").env() == {}
+
+
+SCHEMAS = '''
+from typing_extensions import TypedDict
+from langgraph.graph import START, StateGraph
+
+
+class In(TypedDict):
+    topic: str
+
+
+class Out(TypedDict):
+    info: str
+
+
+class State(In, Out):
+    notes: list[str]
+
+
+def research(state: State) -> dict[str, list[str]]:
+    return {"notes": [f"read about {state['topic']}"]}
+
+
+def extract(state: State) -> dict[str, str]:
+    return {"info": state["notes"][-1]}
+
+
+graph = (StateGraph(State, input_schema=In, output_schema=Out)
+         .add_node(research).add_node(extract)
+         .add_edge(START, "research").add_edge("research", "extract").compile())
+'''
+
+
+def test_values_stream_only_the_output_schema_when_it_changes_like_the_reference(
+        tmp_path: Path, settings: Settings) -> None:
+    """LangGraph's data-enrichment template has an output schema: ``langgraph dev`` streams
+    ``values`` of the output channels after the steps that write them (no event for the
+    input or a step that writes only inner keys), never the inner state."""
+    (tmp_path / "graph.py").write_text(SCHEMAS)
+    (tmp_path / "langgraph.json").write_text(json.dumps({"graphs": {"g": "./graph.py:graph"}}))
+    orch = Orchestrator.from_config(tmp_path / "langgraph.json", settings=settings)
+    with running(orch) as svc:
+        sdk = get_sync_client(url=svc.url, api_key=None)
+        values = [part.data for part in sdk.runs.stream(None, "g", input={"topic": "owls"},
+                                                        stream_mode="values")
+                  if part.event == "values"]
+    assert values == [{"info": "read about owls"}]

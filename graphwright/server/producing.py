@@ -19,6 +19,9 @@ async def produce(graph: Graph, payload: Any, config: Any, body: RunCreate, fram
                   options: dict[str, Any], run_id: str) -> AsyncIterator[Frames]:
     modes = graph_modes(body.modes())
     if "events" not in body.modes():
+        # ``values`` carries the output schema's channels, after the steps that write them,
+        # as the reference streams it; LangGraph's astream default is every channel.
+        options = {"output_keys": graph.output_channels, **options}
         async for item in graph.astream(payload, config, stream_mode=modes, **options):
             ns, mode, chunk = item if body.stream_subgraphs else ((), *item)
             yield framer.frames(ns, mode, chunk)

@@ -13,6 +13,8 @@ pieces, tool-call arguments in pieces, and a last usage chunk when
 ``json_schema`` is served from the same script (the scripted content is the JSON),
 or refused with 400 when ``json_schema=False`` to exercise a client's fallback.
 ``latency_s`` holds every answer back that long, as a model's time to first token.
+``/v1/embeddings`` answers with deterministic vectors (``scripted_embeddings``), outside the
+script, each request kept in ``embedding_requests``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from graphwright.testing.openai_rules import violation
+from graphwright.testing.scripted_embeddings import embeddings_answer
 from graphwright.testing.until import scaled
 
 
@@ -136,6 +139,7 @@ class ScriptedOpenAI:
         self.unexpected: list[dict[str, Any]] = []
         self.rejected: list[tuple[str, dict[str, Any]]] = []  # (why, body) answered with 400
         self.served: list[Reply] = []  # every reply sent, in order (their usage adds up)
+        self.embedding_requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         server = self
 
@@ -208,6 +212,9 @@ class ScriptedOpenAI:
 
     def _answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any] | Reply]:
         with self._lock:
+            if path.endswith("/embeddings"):
+                self.embedding_requests.append(body)
+                return embeddings_answer(body)
             problem = violation(body)
             if problem is None and not self.json_schema and \
                     (body.get("response_format") or {}).get("type") == "json_schema":
