@@ -39,6 +39,7 @@ from tools.runloop import call, hand
 log = logging.getLogger(__name__)
 Outcome = Literal["done", "busy", "wait", "gone"]
 SIGNAL_POLL_S = 0.25  # how often a run inside a long node looks for a cancel
+FRESH = object()  # a recovered run with nothing saved: its payload is made as for a new one
 
 
 class Lost(Exception):
@@ -132,7 +133,9 @@ class Executor:
     def payload(self, spec: GraphSpec, graph: Graph, config: Any, body: RunCreate,
                 recovering: bool, thread_id: str, run_id: str) -> Any:
         if recovering:
-            return self.recovered_payload(spec, graph, config, body, thread_id, run_id)
+            recovered = self.recovered_payload(spec, graph, config, body, thread_id, run_id)
+            if recovered is not FRESH:
+                return recovered
         if body.command is not None:
             gate = pending_gate(graph, {"configurable": {"thread_id": thread_id}})
             if gate is not None:  # remember which gate the decision answers
@@ -160,13 +163,19 @@ class Executor:
 
     def recovered_payload(self, spec: GraphSpec, graph: Graph, config: Any, body: RunCreate,
                           thread_id: str, run_id: str) -> Any:
-        """Finish from the checkpoint; a decision is applied again only to its own gate."""
+        """Finish from the checkpoint; a decision is applied again only to its own gate;
+        ``FRESH`` when the run saved no checkpoint."""
         recorded = self.store.raw(thread_id, run_id).get("gate")
         if body.command is not None and recorded is not None:
             gate = pending_gate(graph, {"configurable": {"thread_id": thread_id}})
             current = sorted({c.interrupt_id or "" for c in gate.calls}) if gate else None
             if current == json.loads(recorded):
                 return command_of(spec, graph, config, body)  # the decision never got applied
+        elif not checkpointed(graph, thread_id, run_id):
+            # Taken over before its first checkpoint: nothing of the run is in the thread, and
+            # its input, durable in its record since its creation, is run as if new (the head
+            # would miss it: no input at all, or the previous turn's end).
+            return FRESH
         config["configurable"].pop("checkpoint_id", None)
         return None  # continue from the last checkpoint (or find that it had finished)
 
@@ -285,3 +294,10 @@ class Executor:
             return
         old = graph.get_state({"configurable": {"thread_id": thread_id, "checkpoint_id": before}})
         graph.update_state(old.config, None)
+
+
+def checkpointed(graph: Graph, thread_id: str, run_id: str) -> bool:
+    """Whether the run saved a checkpoint: the thread's head is then one of its own (it
+    holds the thread, first in line, so nothing else has written to it since)."""
+    head = graph.get_state({"configurable": {"thread_id": thread_id}})
+    return bool((head.metadata or {}).get("run_id") == run_id)
