@@ -5,12 +5,20 @@ runs cancelled, crons after an outage and waits through a failover (issue: every
 from __future__ import annotations
 
 import json
+import threading
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
+from graphs.context import Graph, GraphContext
 from graphwright import Orchestrator
+from graphwright.server.events import stream_key
 from graphwright.server.execution import Executor
-from graphwright.server.runs import RunStore
+from graphwright.server.runs import TERMINAL, RunStore
 from graphwright.server.schemas import RunCreate
+from graphwright.server.worker import Worker
+from graphwright.testing.until import scaled, until
 
 FIRST = "What is 2 + 3?"
 SECOND = "And what is 7 * 6?"
@@ -54,3 +62,58 @@ def test_a_follow_up_taken_over_before_its_first_checkpoint_answers_the_new_mess
     assert store.raw(tid, run_id)["status"] == "success"
     said = asked(orch, tid)
     assert any(SECOND in text for text in said), json.dumps(said)  # not ended without it
+
+
+@pytest.fixture
+def worker(orch: Orchestrator) -> Iterator[Worker]:
+    """A worker consuming the test's queue on a thread of its own."""
+    consumer = Worker(orch, name="w-ends", claim_idle_ms=60_000, block_ms=100, grace_s=2)
+    thread = threading.Thread(target=consumer.run_forever, daemon=True)
+    thread.start()
+    yield consumer
+    consumer.stop.set()
+    thread.join(timeout=scaled(10))
+
+
+def refuses(ctx: GraphContext) -> Graph:
+    raise RuntimeError("the factory cannot build this graph")
+
+
+def flavoured(ctx: GraphContext) -> Graph:
+    flavour = (ctx.configurable or {}).get("flavour")
+    if flavour != "plain":
+        raise ValueError(f"no flavour {flavour!r}; configurable.flavour must be 'plain'")
+    raise AssertionError("not run in this test")
+
+
+def ended(store: RunStore, tid: str, run_id: str) -> dict[str, str]:
+    """The run's record once it has ended (the test fails if it never does)."""
+    def done() -> dict[str, str]:
+        record = store.raw(tid, run_id)
+        return record if record["status"] in TERMINAL else {}
+
+    return until(done, f"run {run_id} to end", 10)
+
+
+@pytest.mark.parametrize(("graph", "config", "reason"), [
+    ("only-elsewhere", None, "no graph named 'only-elsewhere'"),
+    ("refuses", None, "the factory cannot build this graph"),
+    ("flavoured", {"configurable": {"flavour": "spicy"}}, "no flavour 'spicy'"),
+], ids=["unknown-graph", "factory-raises", "bad-config"])
+def test_a_run_that_fails_before_its_graph_starts_ends_in_error_and_frees_its_thread(
+        orch: Orchestrator, worker: Worker, graph: str, config: dict[str, Any] | None,
+        reason: str) -> None:
+    orch.graphs.register("refuses", refuses, per_config=True)
+    orch.graphs.register("flavoured", flavoured, per_config=True)
+    store = worker.store
+    tid = orch.create_thread(f"early-{graph}", {})
+    run = store.create(tid, RunCreate(assistant_id=graph, config=config), queue=True)
+    record = ended(store, tid, run.run_id)
+    assert record["status"] == "error" and reason in record["error"]
+    events: Any = orch.client.xrange(stream_key(orch.keys, tid, run.run_id))
+    assert [f[b"event"] for _, f in events].count(b"error") == 1  # ended once, said once
+    ends: Any = orch.client.xrange(orch.keys.run_end(tid, run.run_id))
+    assert len(ends) == 1
+    assert orch.client.get(orch.keys.lock(tid)) is None and not store.active(tid)
+    nxt = store.create(tid, RunCreate(assistant_id="agent", input={"goal": FIRST}), queue=True)
+    assert ended(store, tid, nxt.run_id)["status"] == "success"  # the thread takes new runs

@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from contextlib import AsyncExitStack
 from typing import Any, Literal
 
+import redis
+
 from checkpoints.errors import LockLostError
 from checkpoints.memory import effective
 from graphs.gates import pending_gate
@@ -34,6 +36,7 @@ from graphwright.server.pump import Pump
 from graphwright.server.runs import RunStore
 from graphwright.server.schemas import RunCreate, RunStatus
 from graphwright.server.values import final_values, values_of
+from graphwright_errors import InfrastructureError
 from tools.runloop import call, hand
 
 log = logging.getLogger(__name__)
@@ -110,12 +113,18 @@ class Executor:
                 ) -> tuple[GraphSpec, Graph, Any, RunCreate, Any] | None:
         """The run's graph, config and payload, its start recorded; None when it failed here."""
         body = self.store.body(thread_id, run_id)
-        spec = self.orch.graphs.get(body.assistant_id)
-        config = run_config(thread_id, run_id, body)
-        config["configurable"].pop("gw_fence", None)  # the fencing token is ours to set, never the caller's
-        if lock is not None:  # every checkpoint, record and trace write of the run carries it
-            config["configurable"]["gw_fence"] = lock.fence
-        graph = self.orch.compiled(spec.name, config)  # a factory graph: built for this config
+        try:
+            spec = self.orch.graphs.get(body.assistant_id)  # a graph this process may not know
+            config = run_config(thread_id, run_id, body)
+            config["configurable"].pop("gw_fence", None)  # ours to set, never the caller's
+            if lock is not None:  # every checkpoint, record and trace write of the run carries it
+                config["configurable"]["gw_fence"] = lock.fence
+            graph = self.orch.compiled(spec.name, config)  # a factory graph: built for this config
+        except (redis.RedisError, InfrastructureError):
+            raise  # Redis away or the run lost: retried, never the run's fault
+        except Exception as exc:  # the run's own: its graph, its factory or its config
+            self.fail_early(thread_id, run_id, exc, lock)
+            return None
         self.publish(thread_id, run_id, "metadata", {"run_id": run_id, "attempt": 2 if recovering else 1})
         try:
             payload = self.payload(spec, graph, config, body, recovering, thread_id, run_id)
@@ -129,6 +138,25 @@ class Executor:
                               input=body.input if isinstance(body.input, dict) else None,
                               resumed=body.input is None)
         return spec, graph, config, body, payload
+
+    def fail_early(self, thread_id: str, run_id: str, exc: Exception,
+                   lock: ThreadLock | None) -> None:
+        """End a run that failed before its graph existed: ``error`` with the reason, once
+        (FINISH is owner-checked), and its thread given back for the next run."""
+        log.warning("run %s on thread %s failed before it started: %s", run_id, thread_id, exc)
+        fence = lock.fence if lock is not None else None
+        self.publish(thread_id, run_id, "error", error_data(exc))
+        self.orch._set_meta(thread_id, fence, status="failed")
+        if self.store.raw(thread_id, run_id).get("stateless") == "delete":
+            drop_temporary_thread(self.orch, self.store, thread_id, run_id)
+        cap = self.orch.refresh_ttl(thread_id)
+        if lock is not None:
+            lock.renewal_stop.set()  # FINISH deletes the lock: no renewal may find it gone
+        if not self.store.finish(thread_id, run_id, self.owner, "error",
+                                 json.dumps(error_data(exc)),
+                                 lock.value if lock is not None else "", cap):
+            raise Lost(run_id)
+        after_run(self.orch, self.store, thread_id, run_id)
 
     def payload(self, spec: GraphSpec, graph: Graph, config: Any, body: RunCreate,
                 recovering: bool, thread_id: str, run_id: str) -> Any:
