@@ -4,7 +4,10 @@ runs cancelled, crons after an outage and waits through a failover (issue: every
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import random
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -117,3 +120,23 @@ def test_a_run_that_fails_before_its_graph_starts_ends_in_error_and_frees_its_th
     assert orch.client.get(orch.keys.lock(tid)) is None and not store.active(tid)
     nxt = store.create(tid, RunCreate(assistant_id="agent", input={"goal": FIRST}), queue=True)
     assert ended(store, tid, nxt.run_id)["status"] == "success"  # the thread takes new runs
+
+
+async def test_cancelled_and_timed_out_callers_leave_no_lock_behind(orch: Orchestrator) -> None:
+    rng = random.Random(35)
+    threads = [f"cancelled-{i}" for i in range(16)]
+    for tid in threads[:15]:  # each caller gives up at a drawn moment: taking the lock or later
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(orch.ainvoke("agent", FIRST, thread_id=tid),
+                                   timeout=rng.uniform(0, 0.05))
+    # One given up for sure while its lock is being taken: Redis holds writes back meanwhile.
+    orch.client.client_pause(300, all=False)  # writes only
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(orch.ainvoke("agent", FIRST, thread_id=threads[15]), timeout=0.1)
+    await asyncio.to_thread(orch.client.set, f"{orch.keys.prefix}:probe", 1)  # after the pause
+    locks = [orch.keys.lock(tid) for tid in threads]
+    await asyncio.to_thread(until, lambda: not any(orch.client.get(k) for k in locks),
+                            "the cancelled callers' locks to be given back", 5)
+    for tid in threads:  # each thread can be taken again, not ThreadBusyError
+        async with orch._alock(tid):
+            pass
