@@ -140,3 +140,34 @@ async def test_cancelled_and_timed_out_callers_leave_no_lock_behind(orch: Orches
     for tid in threads:  # each thread can be taken again, not ThreadBusyError
         async with orch._alock(tid):
             pass
+
+
+def oom_errors(orch: Orchestrator) -> int:
+    """How many commands Redis has refused for want of memory."""
+    stats: Any = orch.client.info("errorstats")
+    return int(stats.get("errorstat_OOM", {}).get("count", 0))
+
+
+def test_a_worker_survives_redis_out_of_memory_and_takes_runs_once_it_is_freed(
+        orch: Orchestrator) -> None:
+    consumer = Worker(orch, name="w-oom", claim_idle_ms=60_000, block_ms=100, grace_s=2)
+    consumer.store.claim_window_s = 0.5  # it sweeps (a write) every quarter second
+    serving = threading.Thread(target=consumer.run_forever, daemon=True)
+    serving.start()
+    try:
+        tid = orch.create_thread("after-oom", {})
+        before = oom_errors(orch)
+        # Due while Redis refuses every write: the worker's own writes, and this run's, are
+        # refused (its queueing, its lock, its entry's settling).
+        run = consumer.store.create(tid, RunCreate(assistant_id="agent", input={"goal": FIRST}),
+                                    queue=True, delay_s=0.3)
+        orch.client.config_set("maxmemory", "1")
+        try:
+            until(lambda: oom_errors(orch) > before + 3, "the worker to meet OutOfMemoryError", 10)
+        finally:
+            orch.client.config_set("maxmemory", "0")
+        assert serving.is_alive()
+        assert ended(consumer.store, tid, run.run_id)["status"] == "success"
+    finally:
+        consumer.stop.set()
+        serving.join(timeout=scaled(10))

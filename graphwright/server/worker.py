@@ -77,9 +77,11 @@ class Worker:
                         await asyncio.to_thread(self.ensure_group)
                         ready = True
                     await self.step(client, heartbeat)
-                except (redis.ConnectionError, redis.TimeoutError, InfrastructureError) as exc:
-                    log.warning("worker %s: Redis is not reachable (%s); waiting for it", self.name,
-                                type(exc).__name__)
+                except (redis.RedisError, InfrastructureError) as exc:
+                    # Any Redis error, not only a lost connection (out of memory, read-only
+                    # after a failover, still loading): waited out, and the loop goes on.
+                    log.warning("worker %s: Redis refused or is not reachable (%s: %s); "
+                                "waiting for it", self.name, type(exc).__name__, exc)
                     await asyncio.to_thread(self.stop.wait, 1.0)
             await self.drain()
         finally:
@@ -142,16 +144,29 @@ class Worker:
             self._executors.pop(entry_id.decode(), None)
         if run_id in self.handed_back:
             return
-        await asyncio.to_thread(self.settle, entry_id, thread, run_id, outcome)
-
-    def settle(self, entry_id: bytes, thread: str, run_id: str, outcome: Outcome | None) -> None:
-        """Acknowledge and delete the entry; a run to retry goes back on the delayed queue with
-        it (one step, but on a cluster, whose queue keys live on other slots)."""
         retry = outcome in ("busy", "wait", None)
-        tries = self._count(run_id, retry)
+        delay_s = backoff(self._count(run_id, retry)) if retry else None
+        failures = 0
+        while True:  # Redis refusing the settling (out of memory, say) is waited out
+            try:
+                await asyncio.to_thread(self.settle, entry_id, thread, run_id, outcome, delay_s)
+                return
+            except redis.RedisError as exc:
+                failures += 1
+                if self.stop.is_set():  # left pending: whoever claims it settles it
+                    return
+                log.warning("run %s: its queue entry could not be settled (%s); retrying",
+                            run_id, exc)
+                await asyncio.sleep(backoff(failures))
+
+    def settle(self, entry_id: bytes, thread: str, run_id: str, outcome: Outcome | None,
+               delay_s: float | None) -> None:
+        """Acknowledge and delete the entry; a run to retry (``delay_s``) goes back on the
+        delayed queue with it (one step, but on a cluster, whose queue keys live on other
+        slots)."""
         with self.orch.client.pipeline(transaction=not self.store.cluster) as pipe:
-            if retry:
-                pipe.zadd(self.store.delayed(), {member(thread, run_id): time.time() + backoff(tries)})
+            if delay_s is not None:
+                pipe.zadd(self.store.delayed(), {member(thread, run_id): time.time() + delay_s})
             pipe.xack(self.queue, GROUP, entry_id)
             pipe.xdel(self.queue, entry_id)  # done with: the queue holds only what is to do
             pipe.execute()
