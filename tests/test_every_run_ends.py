@@ -13,14 +13,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from langgraph_sdk import get_sync_client
 
 from graphs.context import Graph, GraphContext
 from graphwright import Orchestrator
 from graphwright.server.events import stream_key
 from graphwright.server.execution import Executor
-from graphwright.server.runs import TERMINAL, RunStore
+from graphwright.server.runs import TERMINAL, RunStore, member
 from graphwright.server.schemas import RunCreate
 from graphwright.server.worker import Worker
+from graphwright.testing.service import running
 from graphwright.testing.until import scaled, until
 
 FIRST = "What is 2 + 3?"
@@ -171,3 +173,29 @@ def test_a_worker_survives_redis_out_of_memory_and_takes_runs_once_it_is_freed(
     finally:
         consumer.stop.set()
         serving.join(timeout=scaled(10))
+
+
+def test_runs_cancelled_while_pending_expire_and_leave_with_their_thread(
+        orch: Orchestrator) -> None:
+    store = RunStore.of(orch)
+    with running(orch, worker=False) as svc:
+        sdk = get_sync_client(url=svc.url, api_key=None)
+        tid = sdk.threads.create()["thread_id"]
+
+        def later(strategy: Any = "enqueue") -> Any:  # pending, ten minutes off
+            return sdk.runs.create(tid, "agent", input={"goal": FIRST}, after_seconds=600,
+                                   multitask_strategy=strategy)
+
+        cancelled = later()
+        sdk.runs.cancel(tid, cancelled["run_id"])
+        replaced = later()
+        later("interrupt")  # cancels the pending one before it
+        left = later()
+        for run in (cancelled, replaced):
+            assert store.get(tid, run["run_id"]).status == "interrupted"
+            record = orch.keys.run_record(tid, run["run_id"])
+            assert 0 < orch.client.ttl(record) <= store.retention_s  # not kept for ever
+            assert orch.client.zscore(store.delayed(), member(tid, run["run_id"])) is None
+        sdk.threads.delete(tid)
+        delayed: Any = orch.client.zrange(store.delayed(), 0, -1)
+        assert not [m for m in delayed if tid in m.decode()], left["run_id"]  # none of its runs

@@ -127,7 +127,12 @@ class RunStore:
             key, self.keys.thread_runs(thread_id), self.inflight(thread_id),
             self.keys.registry(thread_id), *queues,
         ], [run_id, now, strategy, "none" if self.cluster else mode, due,
-            self.record_prefix(thread_id), thread_id, member(thread_id, run_id), *flat])
+            self.record_prefix(thread_id), thread_id, member(thread_id, run_id),
+            self.retention_s, *flat])
+        if isinstance(outcome, list):  # created: the pending runs it cancelled leave the queue
+            outcome, dropped = outcome[0], [r.decode() for r in outcome[1:]]
+            if dropped:
+                self.redis.zrem(self.delayed(), *(member(thread_id, r) for r in dropped))
         if outcome != b"ok" and self.cluster and mode != "none":
             self.release_lease(thread_id, run_id)
         if outcome == b"exists":
@@ -239,8 +244,11 @@ class RunStore:
         got = self.script("CANCEL", [self.keys.run_record(thread_id, run_id), self.inflight(thread_id),
                                      stream_key(self.keys, thread_id, run_id),
                                      self.keys.run_end(thread_id, run_id)],
-                          [run_id, action, time.time(), self.events_ttl(), END])
-        return got.decode()  # type: ignore[no-any-return]
+                          [run_id, action, time.time(), self.events_ttl(), END, self.retention_s])
+        outcome: str = got.decode()
+        if outcome == "cancelled":  # nothing is to run it now: its delay or lease goes too
+            self.release_lease(thread_id, run_id)
+        return outcome
 
     def events_ttl(self) -> int:
         return min(TTL_S, self.retention_s)
@@ -288,6 +296,17 @@ class RunStore:
 
     def requeue(self, thread_id: str, run_id: str, delay_s: float) -> None:
         self.redis.zadd(self.delayed(), {member(thread_id, run_id): time.time() + delay_s})
+
+    def run_ids(self, thread_id: str) -> builtins.list[str]:
+        """Every run the thread still lists, oldest first."""
+        ids: builtins.list[bytes] = self.redis.zrange(self.keys.thread_runs(thread_id), 0, -1)  # type: ignore[assignment]  # bytes client
+        return [i.decode() for i in ids]
+
+    def unschedule(self, thread_id: str, run_ids: builtins.list[str]) -> None:
+        """Take runs of a deleted thread off the delayed queue (their records went with its
+        keys): none is queued later for a thread that is gone."""
+        if run_ids:
+            self.redis.zrem(self.delayed(), *(member(thread_id, r) for r in run_ids))
 
     def delete(self, thread_id: str, run_id: str) -> None:
         with self.redis.pipeline(transaction=True) as pipe:
