@@ -13,10 +13,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import redis
 from langgraph_sdk import get_sync_client
 
+from checkpoints.keys import Keys
 from graphs.context import Graph, GraphContext
 from graphwright import Orchestrator
+from graphwright.server.cron_scheduler import CronScheduler, run_id_of
+from graphwright.server.cron_store import CronStore
 from graphwright.server.events import stream_key
 from graphwright.server.execution import Executor
 from graphwright.server.runs import TERMINAL, RunStore, member
@@ -199,3 +203,18 @@ def test_runs_cancelled_while_pending_expire_and_leave_with_their_thread(
         sdk.threads.delete(tid)
         delayed: Any = orch.client.zrange(store.delayed(), 0, -1)
         assert not [m for m in delayed if tid in m.decode()], left["run_id"]  # none of its runs
+
+
+def test_after_an_outage_a_cron_fires_once_not_once_per_missed_slot(
+        client: redis.Redis, prefix: str) -> None:
+    keys = Keys(prefix=prefix)
+    fired: list[str] = []
+    cron = CronStore(client, keys).create(payload={"input": {}}, schedule="* * * * * *",
+                                          assistant_id="agent", now=1000)
+    scheduler = CronScheduler(client, keys, lambda c, run_id, t: fired.append(run_id))
+    for _ in range(3):  # every scheduler was down from 1000 to 1012: twelve slots missed
+        scheduler.tick(1012)
+    assert fired == [run_id_of(cron["cron_id"], 1001)]  # once, as the reference
+    assert client.zscore(keys.cron_due(), cron["cron_id"]) == 1013  # on schedule again
+    scheduler.tick(1013)
+    assert fired[1:] == [run_id_of(cron["cron_id"], 1013)]
