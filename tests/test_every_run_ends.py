@@ -9,6 +9,7 @@ import contextlib
 import json
 import random
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -218,3 +219,32 @@ def test_after_an_outage_a_cron_fires_once_not_once_per_missed_slot(
     assert client.zscore(keys.cron_due(), cron["cron_id"]) == 1013  # on schedule again
     scheduler.tick(1013)
     assert fired[1:] == [run_id_of(cron["cron_id"], 1013)]
+
+
+def test_a_long_sweep_does_not_hold_back_the_runs_a_worker_takes(orch: Orchestrator) -> None:
+    store = RunStore.of(orch)
+    with orch.client.pipeline(transaction=False) as pipe:  # a sweep of many threads is long
+        for i in range(0, 10_000, 1_000):
+            pipe.zadd(orch.keys.threads(), {f"idle-{j}": 1 for j in range(i, i + 1_000)})
+        pipe.execute()
+    orphan_tid = orch.create_thread("orphan", {})  # a run nobody holds: the sweep's to requeue
+    orphan = store.create(orphan_tid, RunCreate(assistant_id="agent", input={"goal": FIRST}),
+                          queue=False)
+    orch.client.hset(orch.keys.run_record(orphan_tid, orphan.run_id), "updated_at",
+                     str(time.time() - 3_600))
+    tid = orch.create_thread("queued", {})
+    run = store.create(tid, RunCreate(assistant_id="agent", input={"goal": FIRST}), queue=True)
+    consumer = Worker(orch, name="w-sweep", claim_idle_ms=60_000, block_ms=100, grace_s=2)
+    serving = threading.Thread(target=consumer.run_forever, daemon=True)
+    serving.start()
+    try:
+        until(lambda: store.get(tid, run.run_id).status != "pending", "the queued run to start",
+              10)
+        # Taken while the sweep, which requeues the orphan only once it has read every
+        # thread, is still going: the orphan is not back on the queue yet.
+        assert orch.client.zscore(store.delayed(), member(orphan_tid, orphan.run_id)) is None
+        assert store.get(orphan_tid, orphan.run_id).status == "pending"
+        ended(store, orphan_tid, orphan.run_id)  # and the sweep does requeue it
+    finally:
+        consumer.stop.set()
+        serving.join(timeout=scaled(10))

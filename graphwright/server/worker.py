@@ -54,6 +54,7 @@ class Worker:
         self.tries: dict[str, int] = {}
         self._executors: dict[str, tuple[Executor, str, str]] = {}  # by queue entry
         self._swept = self._trimmed = 0.0
+        self._sweeping: asyncio.Task[None] | None = None
 
     def ensure_group(self) -> None:
         try:
@@ -85,12 +86,17 @@ class Worker:
                     await asyncio.to_thread(self.stop.wait, 1.0)
             await self.drain()
         finally:
+            if self._sweeping is not None:  # its thread finishes its pass; nothing waits on it
+                self._sweeping.cancel()
             await client.aclose()
 
     async def step(self, client: AsyncClient, heartbeat: Any) -> int:
-        """Housekeeping, then claim abandoned entries or read new ones, as many as there are
-        free jobs; each becomes a task. The number of runs started."""
+        """Housekeeping (a sweep due goes on beside, in a task of its own), then claim
+        abandoned entries or read new ones, as many as there are free jobs; each becomes a
+        task. The number of runs started."""
         await asyncio.to_thread(self.housekeeping)
+        if self._sweep_due():
+            self._sweeping = asyncio.create_task(self.sweep())
         free = self.jobs.free()
         if free <= 0:  # all jobs busy: wait for one to end (or a while, to look at ``stop``)
             await asyncio.wait(list(self.jobs.tasks.values()), timeout=self.block_ms / 1000,
@@ -113,15 +119,30 @@ class Worker:
 
     def housekeeping(self) -> None:
         """Due delayed runs onto the queue; now and then trim what acknowledged entries are
-        left (from before entries were deleted with their acknowledgement) and sweep."""
+        left (from before entries were deleted with their acknowledgement)."""
         self.store.release_due()
         now = time.monotonic()
         if now - self._trimmed >= TRIM_EVERY_S:
             self._trimmed = now
             self.store.trim_queue()
-        if now - self._swept >= self.store.claim_window_s / 2:
-            self._swept = now
-            sweep(self.store)
+
+    def _sweep_due(self) -> bool:
+        """Whether to start a sweep now: once per half claim window, one at a time."""
+        if self._sweeping is not None and not self._sweeping.done():
+            return False
+        now = time.monotonic()
+        if now - self._swept < self.store.claim_window_s / 2:
+            return False
+        self._swept = now
+        return True
+
+    async def sweep(self) -> None:
+        """Requeue the runs nobody holds (``sweeper.sweep``). It reads every thread, which
+        takes a while when there are many: it never holds up the worker's taking of runs."""
+        try:
+            await asyncio.to_thread(sweep, self.store)
+        except (redis.RedisError, InfrastructureError) as exc:  # the next sweep tries again
+            log.warning("worker %s: the sweep failed (%s: %s)", self.name, type(exc).__name__, exc)
 
     async def process(self, heartbeat: Any, entry_id: bytes, thread: str, run_id: str) -> None:
         executor = self.jobs.executor()
