@@ -248,3 +248,25 @@ def test_a_long_sweep_does_not_hold_back_the_runs_a_worker_takes(orch: Orchestra
     finally:
         consumer.stop.set()
         serving.join(timeout=scaled(10))
+
+
+def hgetalls(orch: Orchestrator) -> int:
+    """How many HGETALL commands the server has run (a run record is read with one)."""
+    stats: Any = orch.client.info("commandstats")
+    return int(stats.get("cmdstat_hgetall", {}).get("calls", 0))
+
+
+def test_listing_a_threads_runs_reads_only_the_page_asked_for(orch: Orchestrator) -> None:
+    store = RunStore.of(orch)
+    tid = orch.create_thread("many-runs", {})
+    body = RunCreate(assistant_id="agent", input={"goal": FIRST}, multitask_strategy="enqueue")
+    made = [store.create(tid, body, queue=False).run_id for _ in range(40)]
+    store.cancel(tid, made[-1])  # the newest is interrupted, the others pending
+    newest_first = made[::-1]
+    before = hgetalls(orch)
+    page = store.list(tid, limit=3, offset=2)
+    assert hgetalls(orch) - before <= 3  # not one read per run of the thread
+    assert [r.run_id for r in page] == newest_first[2:5]
+    pending = store.list(tid, limit=2, offset=1, status="pending")
+    assert [r.run_id for r in pending] == newest_first[2:4]
+    assert [r.run_id for r in store.list(tid, limit=5, status="interrupted")] == made[-1:]

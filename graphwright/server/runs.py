@@ -43,6 +43,7 @@ THREAD_STATUS: dict[str | None, ThreadStatus] = {
 }
 Pickup = Literal["start", "recover", "wait", "gone"]
 RETENTION_S = 7 * 24 * 3600  # an ended run's record, without a thread TTL or a setting
+LIST_PAGE = 100  # run records read per round trip while a listing filters by status
 
 
 class RunExistsError(ConflictError):
@@ -167,16 +168,30 @@ class RunStore:
 
     def list(self, thread_id: str, limit: int = 10, offset: int = 0,
              status: str | None = None) -> builtins.list[Run]:
-        ids: list[bytes] = self.redis.zrevrange(self.keys.thread_runs(thread_id), 0, -1)  # type: ignore[assignment]  # bytes client
-        runs = []
-        for i in ids:
-            try:
-                run = self.get(thread_id, i.decode())
-            except NotFoundError:
-                continue
-            if status is None or run.status == status:
-                runs.append(run)
-        return runs[offset: offset + limit]
+        """The thread's runs, newest first, paged in Redis: without a status only the page's
+        records are read; with one, pages of them until enough match."""
+        key = self.keys.thread_runs(thread_id)
+        start, skip = (offset, 0) if status is None else (0, offset)
+        size = limit + skip if status is None else max(LIST_PAGE, limit + skip)
+        found: builtins.list[Run] = []
+        while len(found) < skip + limit:
+            ids: builtins.list[bytes] = self.redis.zrevrange(key, start, start + size - 1)  # type: ignore[assignment]  # bytes client
+            if not ids:
+                break
+            start += len(ids)
+            found += [run for run in self._records(thread_id, [i.decode() for i in ids])
+                      if status is None or run.status == status]
+        return found[skip: skip + limit]
+
+    def _records(self, thread_id: str, run_ids: builtins.list[str]) -> builtins.list[Run]:
+        """The runs of ``run_ids`` read in one round trip, in order; those gone are left out."""
+        keys = [self.keys.run_record(thread_id, r) for r in run_ids]
+        with self.redis.pipeline(transaction=False) as pipe:  # one slot: the thread's tag
+            for key in keys:
+                pipe.hgetall(key)
+            got: builtins.list[dict[bytes, bytes]] = pipe.execute()
+        return [self.to_run(self.opened(key, data)) for key, data in zip(keys, got, strict=True)
+                if data]
 
     def active(self, thread_id: str) -> builtins.list[str]:
         ids: builtins.list[bytes] = self.redis.zrange(self.inflight(thread_id), 0, -1)  # type: ignore[assignment]  # bytes client
