@@ -1,6 +1,6 @@
-"""Every run ends: a run taken over before its first checkpoint, a run that fails before
-its graph starts, a caller cancelled around the lock, Redis errors under a worker, pending
-runs cancelled, crons after an outage and waits through a failover (issue: every run ends)."""
+"""Every run ends: a run taken over before its first checkpoint, a run that fails before its
+graph starts, callers cancelled around the lock, Redis refusing writes under a worker, pending
+runs cancelled, a cron after an outage, a long sweep and a thread's many runs listed."""
 
 from __future__ import annotations
 
@@ -168,11 +168,13 @@ def test_a_worker_survives_redis_out_of_memory_and_takes_runs_once_it_is_freed(
         # refused (its queueing, its lock, its entry's settling).
         run = consumer.store.create(tid, RunCreate(assistant_id="agent", input={"goal": FIRST}),
                                     queue=True, delay_s=0.3)
+        config: Any = orch.client.config_get("maxmemory*")
+        assert config["maxmemory-policy"] == "noeviction"  # refused, never evicted
         orch.client.config_set("maxmemory", "1")
         try:
             until(lambda: oom_errors(orch) > before + 3, "the worker to meet OutOfMemoryError", 10)
         finally:
-            orch.client.config_set("maxmemory", "0")
+            orch.client.config_set("maxmemory", config["maxmemory"])
         assert serving.is_alive()
         assert ended(consumer.store, tid, run.run_id)["status"] == "success"
     finally:
