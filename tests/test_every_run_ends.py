@@ -252,10 +252,21 @@ def test_a_long_sweep_does_not_hold_back_the_runs_a_worker_takes(orch: Orchestra
         serving.join(timeout=scaled(10))
 
 
-def hgetalls(orch: Orchestrator) -> int:
-    """How many HGETALL commands the server has run (a run record is read with one)."""
+def calls(orch: Orchestrator, command: str) -> int:
+    """How many times the server has run ``command``."""
     stats: Any = orch.client.info("commandstats")
-    return int(stats.get("cmdstat_hgetall", {}).get("calls", 0))
+    return int(stats.get(f"cmdstat_{command}", {}).get("calls", 0))
+
+
+def test_a_run_is_held_by_the_replicas_before_its_creation_is_answered(
+        orch: Orchestrator, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAPHWRIGHT_WAIT_REPLICAS", "1")
+    monkeypatch.setenv("GRAPHWRIGHT_WAIT_TIMEOUT_MS", "1")  # this server has none: do not wait
+    store = RunStore.of(orch)
+    tid = orch.create_thread("replicated", {})
+    before = calls(orch, "wait")
+    store.create(tid, RunCreate(assistant_id="agent", input={"goal": FIRST}), queue=True)
+    assert calls(orch, "wait") == before + 1  # its input is not lost to a failover after it
 
 
 def test_listing_a_threads_runs_reads_only_the_page_asked_for(orch: Orchestrator) -> None:
@@ -265,9 +276,9 @@ def test_listing_a_threads_runs_reads_only_the_page_asked_for(orch: Orchestrator
     made = [store.create(tid, body, queue=False).run_id for _ in range(40)]
     store.cancel(tid, made[-1])  # the newest is interrupted, the others pending
     newest_first = made[::-1]
-    before = hgetalls(orch)
+    before = calls(orch, "hgetall")
     page = store.list(tid, limit=3, offset=2)
-    assert hgetalls(orch) - before <= 3  # not one read per run of the thread
+    assert calls(orch, "hgetall") - before <= 3  # not one read per run of the thread
     assert [r.run_id for r in page] == newest_first[2:5]
     pending = store.list(tid, limit=2, offset=1, status="pending")
     assert [r.run_id for r in pending] == newest_first[2:4]

@@ -21,6 +21,7 @@ from redis.cluster import RedisCluster
 from checkpoints.errors import RedisUnavailableError
 from checkpoints.fenced import fenced_hset
 from checkpoints.keys import Keys
+from checkpoints.replicas import ReplicaWait
 from graphwright.locking import ThreadBusyError
 from graphwright.server import run_scripts
 from graphwright.server.events import END, TTL_S, encode, stream_key
@@ -77,6 +78,7 @@ class RunStore:
         self.retention_s = retention_s
         self.claim_window_s = claim_window_s  # how long a silent owner keeps a run
         self.cluster = isinstance(client, RedisCluster)  # queue keys live on other slots
+        self.replicas = ReplicaWait.from_env()  # GRAPHWRIGHT_WAIT_REPLICAS, as for checkpoints
         self._scripts = {name: client.register_script(getattr(run_scripts, name))
                          for name in ("CREATE", "PICKUP", "PUBLISH", "FINISH", "CANCEL", "RELEASE_DUE",
                                       "HEARTBEAT", "TRIM", "CLAIM_DUE", "DISOWN")}
@@ -144,6 +146,9 @@ class RunStore:
         if self.cluster and mode == "queue":  # queued: the safety lease can go
             self.redis.xadd(self.keys.queue(), {"thread_id": thread_id, "run_id": run_id})
             self.release_lease(thread_id, run_id)
+        if self.replicas is not None:  # the run and its input outlive a failover once created
+            self.replicas.acknowledge(self.redis, self.keys.replica_ack(thread_id),
+                                      f"run {run_id} of thread {thread_id!r}")
         return self.to_run(record)
 
     # --- reading ---------------------------------------------------------------
