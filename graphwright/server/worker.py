@@ -20,6 +20,7 @@ import time
 from typing import Any
 
 import redis
+from redis.exceptions import RedisClusterException
 
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.aio import AsyncClient, async_client
@@ -78,9 +79,10 @@ class Worker:
                         await asyncio.to_thread(self.ensure_group)
                         ready = True
                     await self.step(client, heartbeat)
-                except (redis.RedisError, InfrastructureError) as exc:
+                except (redis.RedisError, RedisClusterException, InfrastructureError) as exc:
                     # Any Redis error, not only a lost connection (out of memory, read-only
-                    # after a failover, still loading): waited out, and the loop goes on.
+                    # after a failover, still loading, a cluster between two slot maps):
+                    # waited out, and the loop goes on.
                     log.warning("worker %s: Redis refused or is not reachable (%s: %s); "
                                 "waiting for it", self.name, type(exc).__name__, exc)
                     await asyncio.to_thread(self.stop.wait, 1.0)
@@ -158,7 +160,8 @@ class Worker:
         except NotFoundError:
             log.warning("run %s on thread %s no longer exists; dropping it", run_id, thread)
             outcome = "gone"
-        except (GraphwrightError, redis.RedisError):  # Redis away mid-run: retried, never dropped
+        except (GraphwrightError, redis.RedisError, RedisClusterException):
+            # Redis away mid-run: retried, never dropped
             log.exception("run %s on thread %s failed; it will be retried", run_id, thread)
         finally:
             beating.cancel()
