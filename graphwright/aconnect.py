@@ -40,9 +40,10 @@ def async_twin(client: redis.Redis | RedisCluster, *, retry_budget_s: float = 15
     if isinstance(client, RedisCluster):
         # Every node the blocking client knows, not one: a twin started from a master that
         # has since died could not read the slot map again, and a failover would be an outage.
-        nodes = [ClusterNode(n.host, n.port) for n in client.get_nodes()]  # type: ignore[no-untyped-call]  # untyped in redis-py
-        kwargs = {k: v for k, v in _kept(client.get_connection_kwargs()).items()  # type: ignore[no-untyped-call]
-                  if k not in ("host", "port")}
+        known: list[Any] = client.get_nodes()  # type: ignore[no-untyped-call]  # untyped
+        options: dict[str, Any] = client.get_connection_kwargs()  # type: ignore[no-untyped-call]
+        nodes = [ClusterNode(n.host, n.port) for n in known]
+        kwargs = {k: v for k, v in _kept(options).items() if k not in ("host", "port")}
         return AsyncRedisCluster(startup_nodes=nodes, retry=retry, **kwargs)
     pool = client.connection_pool
     kwargs = _kept(pool.connection_kwargs)

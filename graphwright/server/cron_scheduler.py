@@ -8,8 +8,9 @@ before clearing it is taken over after ``lease_s`` and enqueued again under the 
 which the run store refuses as a duplicate (one atomic create of the record keyed by cron
 and slot): exactly once does not depend on the lease, which only bounds how soon a dead
 claimer's run starts. Missed slots (every scheduler down) are run once, together, when one
-comes back (as the reference), and the cron is due again at its next slot after that. A cron that cannot start its run is recorded on the cron and skipped; nothing but
-Redis being away stops a tick, and nothing stops the loop.
+comes back (as the reference), and the cron is due again at its next slot after that. A
+cron that cannot start its run is recorded on the cron and skipped; nothing but Redis
+being away stops a tick, and nothing stops the loop.
 """
 
 from __future__ import annotations

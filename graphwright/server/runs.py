@@ -180,7 +180,8 @@ class RunStore:
         size = limit + skip if status is None else max(LIST_PAGE, limit + skip)
         found: builtins.list[Run] = []
         while len(found) < skip + limit:
-            ids: builtins.list[bytes] = self.redis.zrevrange(key, start, start + size - 1)  # type: ignore[assignment]  # bytes client
+            got: Any = self.redis.zrevrange(key, start, start + size - 1)
+            ids: builtins.list[bytes] = got
             if not ids:
                 break
             start += len(ids)
@@ -319,7 +320,7 @@ class RunStore:
 
     def run_ids(self, thread_id: str) -> builtins.list[str]:
         """Every run the thread still lists, oldest first."""
-        ids: builtins.list[bytes] = self.redis.zrange(self.keys.thread_runs(thread_id), 0, -1)  # type: ignore[assignment]  # bytes client
+        ids: Any = self.redis.zrange(self.keys.thread_runs(thread_id), 0, -1)
         return [i.decode() for i in ids]
 
     def unschedule(self, thread_id: str, run_ids: builtins.list[str]) -> None:
