@@ -34,10 +34,12 @@ FIRST = "What is 2 + 3?"
 SECOND = "And what is 7 * 6?"
 
 
-def cut_before_first_checkpoint(orch: Orchestrator, store: RunStore, tid: str, goal: str) -> str:
+def cut_before_first_checkpoint(orch: Orchestrator, store: RunStore, tid: str, goal: str,
+                                durability: Any = None) -> str:
     """A run as a worker cut from Redis between ``run_start`` and its first checkpoint leaves
     it: recorded running, owned by the cut worker, the thread marked running, no checkpoint."""
-    run = store.create(tid, RunCreate(assistant_id="agent", input={"goal": goal}), queue=False)
+    body = RunCreate(assistant_id="agent", input={"goal": goal}, durability=durability)
+    run = store.create(tid, body, queue=False)
     store.update(tid, run.run_id, status="running", started="1", owner="cut-worker")
     orch.thread_meta.write(tid, None, graph="agent", status="running", thread_id=tid)
     orch.tracer.emit(tid, "run_start", run_id=run.run_id, graph="agent", input={"goal": goal})
@@ -72,6 +74,19 @@ def test_a_follow_up_taken_over_before_its_first_checkpoint_answers_the_new_mess
     assert store.raw(tid, run_id)["status"] == "success"
     said = asked(orch, tid)
     assert any(SECOND in text for text in said), json.dumps(said)  # not ended without it
+
+
+def test_a_run_saving_only_at_its_exit_is_not_run_again_from_its_input(
+        orch: Orchestrator) -> None:
+    store = RunStore.of(orch)
+    tid = orch.create_thread("cut-exit", {})
+    first = store.create(tid, RunCreate(assistant_id="agent", input={"goal": FIRST}), queue=False)
+    assert Executor(orch, store).run(tid, first.run_id) == "done"
+    # Nothing tells whether its nodes ran (and a tool took effect) before the cut: it may not
+    # run again, so it continues from the thread's head as before (at most once).
+    run_id = cut_before_first_checkpoint(orch, store, tid, SECOND, durability="exit")
+    assert Executor(orch, store).run(tid, run_id) == "done"
+    assert not any(SECOND in text for text in asked(orch, tid))
 
 
 @pytest.fixture

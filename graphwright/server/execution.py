@@ -199,13 +199,19 @@ class Executor:
             current = sorted({c.interrupt_id or "" for c in gate.calls}) if gate else None
             if current == json.loads(recorded):
                 return command_of(spec, graph, config, body)  # the decision never got applied
-        elif not checkpointed(graph, thread_id, run_id):
+        elif self.saves_first(body) and not checkpointed(graph, thread_id, run_id):
             # Taken over before its first checkpoint: nothing of the run is in the thread, and
             # its input, durable in its record since its creation, is run as if new (the head
             # would miss it: no input at all, or the previous turn's end).
             return FRESH
         config["configurable"].pop("checkpoint_id", None)
         return None  # continue from the last checkpoint (or find that it had finished)
+
+    def saves_first(self, body: RunCreate) -> bool:
+        """Whether the run saves its input before any node runs: with ``exit`` durability it
+        saves nothing until its end, so a run with no checkpoint may have had effects, and
+        running its input again could repeat them."""
+        return (body.durability or self.orch.settings.durability) != "exit"
 
     async def stream(self, graph: Graph, payload: Any, config: Any, body: RunCreate,
                      thread_id: str, run_id: str, lock: ThreadLock | None = None,
