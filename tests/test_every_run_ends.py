@@ -17,9 +17,9 @@ import pytest
 import redis
 from langgraph_sdk import get_sync_client
 
-from checkpoints.keys import Keys
-from graphs.context import Graph, GraphContext
 from graphwright import Orchestrator
+from graphwright.checkpoints.keys import Keys
+from graphwright.graphs.context import Graph, GraphContext
 from graphwright.server.cron_scheduler import CronScheduler, run_id_of
 from graphwright.server.cron_store import CronStore
 from graphwright.server.events import stream_key

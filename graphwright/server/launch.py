@@ -24,7 +24,7 @@ from redis.exceptions import (
     TryAgainError,
 )
 
-from graphs.gates import gate_command, pending_gate
+from graphwright.graphs.gates import gate_command, pending_gate
 from graphwright.locking import ThreadBusyError, held
 from graphwright.server import run_assistant
 from graphwright.server.deps import Service
