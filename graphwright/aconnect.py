@@ -10,6 +10,7 @@ from typing import Any
 
 import redis
 import redis.asyncio as aredis
+from redis.asyncio.cluster import ClusterNode
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.asyncio.retry import Retry
 from redis.asyncio.sentinel import Sentinel
@@ -37,9 +38,13 @@ def async_twin(client: redis.Redis | RedisCluster, *, retry_budget_s: float = 15
     """An asyncio client for the server (or cluster, or Sentinel master) ``client`` talks to."""
     retry = _retry(retry_budget_s)
     if isinstance(client, RedisCluster):
-        node = client.get_default_node()  # type: ignore[no-untyped-call,unused-ignore]  # untyped in redis-py
-        return AsyncRedisCluster(host=node.host, port=node.port, retry=retry,
-                                 **_kept(client.get_connection_kwargs()))  # type: ignore[no-untyped-call,unused-ignore]
+        # Every node the blocking client knows, not one: a twin started from a master that
+        # has since died could not read the slot map again, and a failover would be an outage.
+        known: list[Any] = client.get_nodes()  # type: ignore[no-untyped-call,unused-ignore]  # untyped
+        options: dict[str, Any] = client.get_connection_kwargs()  # type: ignore[no-untyped-call,unused-ignore]
+        nodes = [ClusterNode(n.host, n.port) for n in known]
+        kwargs = {k: v for k, v in _kept(options).items() if k not in ("host", "port")}
+        return AsyncRedisCluster(startup_nodes=nodes, retry=retry, **kwargs)
     pool = client.connection_pool
     kwargs = _kept(pool.connection_kwargs)
     if isinstance(pool, SentinelConnectionPool):

@@ -273,12 +273,30 @@ def thread_lock(
         _give_back(client, keys, lock, stop)
 
 
+async def _untake(client: redis.Redis, keys: Keys,
+                  taking: asyncio.Future[tuple[ThreadLock, threading.Event]]) -> None:
+    """Give back the lock an abandoned acquisition takes, once it has taken it (its thread
+    cannot be stopped midway: the lock would be renewed for ever with nobody to release it)."""
+    try:
+        lock, stop = await taking
+    except Exception:  # busy, or Redis away: nothing was taken
+        return
+    await asyncio.to_thread(_give_back, client, keys, lock, stop)
+
+
 @asynccontextmanager
 async def athread_lock(
     client: redis.Redis, keys: Keys, thread_id: str, *, ttl_s: float = LOCK_TTL_S
 ) -> AsyncIterator[ThreadLock]:
-    """``thread_lock`` for a coroutine: its round trips run off the event loop."""
-    lock, stop = await asyncio.to_thread(_take, client, keys, thread_id, ttl_s)
+    """``thread_lock`` for a coroutine: its round trips run off the event loop. A caller
+    cancelled while the lock is being taken leaves none behind: the taking runs on, and
+    what it took is given back."""
+    taking = asyncio.ensure_future(asyncio.to_thread(_take, client, keys, thread_id, ttl_s))
+    try:
+        lock, stop = await asyncio.shield(taking)
+    except asyncio.CancelledError:
+        await asyncio.shield(_untake(client, keys, taking))
+        raise
     try:
         yield lock
     except asyncio.CancelledError:

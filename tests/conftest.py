@@ -67,6 +67,8 @@ SLOW = {  # left out by ./scripts/test --quick; why each takes seconds, not mill
     "test_run_owners": "API processes killed around runs they created, workers sweeping them",
     "test_worker_jobs": "a worker with ten runs SIGKILLed, another SIGTERMed in its grace period",
     "test_redis_wait": "a worker and serve waiting out a Redis that is not there yet",
+    "test_join_outage": "Redis stopped, or a cluster master killed, under a waiting join",
+    "test_takeover_partition": "a worker partitioned from Redis, its lock and entry waited out",
     "test_browser_use_stream": "headless Chromium rendering a useStream page from another origin",
     "test_docs_examples": "every example of the docs as a reader runs it: CLI processes, a server",
 }

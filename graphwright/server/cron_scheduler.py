@@ -7,9 +7,10 @@ derived from the cron and the slot, then clears the note. A claim whose schedule
 before clearing it is taken over after ``lease_s`` and enqueued again under the same id,
 which the run store refuses as a duplicate (one atomic create of the record keyed by cron
 and slot): exactly once does not depend on the lease, which only bounds how soon a dead
-claimer's run starts. Missed slots (every scheduler down) are each run once when one comes
-back. A cron that cannot start its run is recorded on the cron and skipped; nothing but
-Redis being away stops a tick, and nothing stops the loop.
+claimer's run starts. Missed slots (every scheduler down) are run once, together, when one
+comes back (as the reference), and the cron is due again at its next slot after that. A
+cron that cannot start its run is recorded on the cron and skipped; nothing but Redis
+being away stops a tick, and nothing stops the loop.
 """
 
 from __future__ import annotations
@@ -114,7 +115,10 @@ class CronScheduler:
         if cron is None:  # deleted between the two reads
             self.redis.zrem(self.keys.cron_due(), cron_id)
             return 0
-        following: int | None = next_after(cron["schedule"], slot, cron.get("timezone"))
+        # The next slot after now, not after this one: slots missed while every scheduler
+        # was down are run once together (this run), as the reference does, not each once.
+        following: int | None = next_after(cron["schedule"], max(slot, int(now)),
+                                           cron.get("timezone"))
         end = parse_time(cron.get("end_time"))
         if end is not None and following is not None and following > end:
             following = None

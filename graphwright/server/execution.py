@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from contextlib import AsyncExitStack
 from typing import Any, Literal
 
+import redis
+
 from graphwright.checkpoints.errors import LockLostError
 from graphwright.checkpoints.memory import effective
 from graphwright.graphs.gates import pending_gate
@@ -35,10 +37,12 @@ from graphwright.server.runs import RunStore
 from graphwright.server.schemas import RunCreate, RunStatus
 from graphwright.server.values import final_values, values_of
 from graphwright.tools.runloop import call, hand
+from graphwright_errors import InfrastructureError
 
 log = logging.getLogger(__name__)
 Outcome = Literal["done", "busy", "wait", "gone"]
 SIGNAL_POLL_S = 0.25  # how often a run inside a long node looks for a cancel
+FRESH = object()  # a recovered run with nothing saved: its payload is made as for a new one
 
 
 class Lost(Exception):
@@ -109,12 +113,18 @@ class Executor:
                 ) -> tuple[GraphSpec, Graph, Any, RunCreate, Any] | None:
         """The run's graph, config and payload, its start recorded; None when it failed here."""
         body = self.store.body(thread_id, run_id)
-        spec = self.orch.graphs.get(body.assistant_id)
-        config = run_config(thread_id, run_id, body)
-        config["configurable"].pop("gw_fence", None)  # the fencing token is ours to set, never the caller's
-        if lock is not None:  # every checkpoint, record and trace write of the run carries it
-            config["configurable"]["gw_fence"] = lock.fence
-        graph = self.orch.compiled(spec.name, config)  # a factory graph: built for this config
+        try:
+            spec = self.orch.graphs.get(body.assistant_id)  # a graph this process may not know
+            config = run_config(thread_id, run_id, body)
+            config["configurable"].pop("gw_fence", None)  # ours to set, never the caller's
+            if lock is not None:  # every checkpoint, record and trace write of the run carries it
+                config["configurable"]["gw_fence"] = lock.fence
+            graph = self.orch.compiled(spec.name, config)  # a factory graph: built for this config
+        except (redis.RedisError, InfrastructureError):
+            raise  # Redis away or the run lost: retried, never the run's fault
+        except Exception as exc:  # the run's own: its graph, its factory or its config
+            self.fail_early(thread_id, run_id, exc, lock)
+            return None
         self.publish(thread_id, run_id, "metadata", {"run_id": run_id, "attempt": 2 if recovering else 1})
         try:
             payload = self.payload(spec, graph, config, body, recovering, thread_id, run_id)
@@ -129,10 +139,31 @@ class Executor:
                               resumed=body.input is None)
         return spec, graph, config, body, payload
 
+    def fail_early(self, thread_id: str, run_id: str, exc: Exception,
+                   lock: ThreadLock | None) -> None:
+        """End a run that failed before its graph existed: ``error`` with the reason, once
+        (FINISH is owner-checked), and its thread given back for the next run."""
+        log.warning("run %s on thread %s failed before it started: %s", run_id, thread_id, exc)
+        fence = lock.fence if lock is not None else None
+        self.publish(thread_id, run_id, "error", error_data(exc))
+        self.orch._set_meta(thread_id, fence, status="failed")
+        if self.store.raw(thread_id, run_id).get("stateless") == "delete":
+            drop_temporary_thread(self.orch, self.store, thread_id, run_id)
+        cap = self.orch.refresh_ttl(thread_id)
+        if lock is not None:
+            lock.renewal_stop.set()  # FINISH deletes the lock: no renewal may find it gone
+        if not self.store.finish(thread_id, run_id, self.owner, "error",
+                                 json.dumps(error_data(exc)),
+                                 lock.value if lock is not None else "", cap):
+            raise Lost(run_id)
+        after_run(self.orch, self.store, thread_id, run_id)
+
     def payload(self, spec: GraphSpec, graph: Graph, config: Any, body: RunCreate,
                 recovering: bool, thread_id: str, run_id: str) -> Any:
         if recovering:
-            return self.recovered_payload(spec, graph, config, body, thread_id, run_id)
+            recovered = self.recovered_payload(spec, graph, config, body, thread_id, run_id)
+            if recovered is not FRESH:
+                return recovered
         if body.command is not None:
             gate = pending_gate(graph, {"configurable": {"thread_id": thread_id}})
             if gate is not None:  # remember which gate the decision answers
@@ -160,15 +191,27 @@ class Executor:
 
     def recovered_payload(self, spec: GraphSpec, graph: Graph, config: Any, body: RunCreate,
                           thread_id: str, run_id: str) -> Any:
-        """Finish from the checkpoint; a decision is applied again only to its own gate."""
+        """Finish from the checkpoint; a decision is applied again only to its own gate;
+        ``FRESH`` when the run saved no checkpoint."""
         recorded = self.store.raw(thread_id, run_id).get("gate")
         if body.command is not None and recorded is not None:
             gate = pending_gate(graph, {"configurable": {"thread_id": thread_id}})
             current = sorted({c.interrupt_id or "" for c in gate.calls}) if gate else None
             if current == json.loads(recorded):
                 return command_of(spec, graph, config, body)  # the decision never got applied
+        elif self.saves_first(body) and not checkpointed(graph, thread_id, run_id):
+            # Taken over before its first checkpoint: nothing of the run is in the thread, and
+            # its input, durable in its record since its creation, is run as if new (the head
+            # would miss it: no input at all, or the previous turn's end).
+            return FRESH
         config["configurable"].pop("checkpoint_id", None)
         return None  # continue from the last checkpoint (or find that it had finished)
+
+    def saves_first(self, body: RunCreate) -> bool:
+        """Whether the run saves its input before any node runs: with ``exit`` durability it
+        saves nothing until its end, so a run with no checkpoint may have had effects, and
+        running its input again could repeat them."""
+        return (body.durability or self.orch.settings.durability) != "exit"
 
     async def stream(self, graph: Graph, payload: Any, config: Any, body: RunCreate,
                      thread_id: str, run_id: str, lock: ThreadLock | None = None,
@@ -285,3 +328,10 @@ class Executor:
             return
         old = graph.get_state({"configurable": {"thread_id": thread_id, "checkpoint_id": before}})
         graph.update_state(old.config, None)
+
+
+def checkpointed(graph: Graph, thread_id: str, run_id: str) -> bool:
+    """Whether the run saved a checkpoint: the thread's head is then one of its own (it
+    holds the thread, first in line, so nothing else has written to it since)."""
+    head = graph.get_state({"configurable": {"thread_id": thread_id}})
+    return bool((head.metadata or {}).get("run_id") == run_id)

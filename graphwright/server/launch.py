@@ -4,15 +4,25 @@ run's event stream, in async code: no thread and no polling per waiting client."
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import random
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
 
+import redis
 from fastapi import Request
+from redis.exceptions import (
+    ClusterDownError,
+    MasterDownError,
+    ReadOnlyError,
+    RedisClusterException,
+    TryAgainError,
+)
 
 from graphwright.graphs.gates import gate_command, pending_gate
 from graphwright.locking import ThreadBusyError, held
@@ -30,6 +40,11 @@ from graphwright_errors import NotFoundError, UserError
 WAIT_BLOCK_MS = 2000  # a quiet run's record is looked at this often (it may have been deleted)
 END_BYTES = END.encode()
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+# What a failover or restart answers for a while; a read that meets it is made again.
+PASSING: tuple[type[Exception], ...] = (
+    redis.ConnectionError, redis.TimeoutError, ClusterDownError, TryAgainError, ReadOnlyError,
+    MasterDownError, RedisClusterException)
 
 
 class Launcher:
@@ -89,6 +104,23 @@ class Launcher:
             self.svc.local.submit(run.thread_id, run.run_id)
         return run
 
+    async def ride(self, read: Callable[[], Awaitable[T]]) -> T:
+        """Make a read of a wait, again through a Redis outage or failover until the retry
+        budget is spent (the asyncio client alone gives up within seconds): a run that goes
+        on to succeed must not be answered 503 for a blip."""
+        deadline = time.monotonic() + self.orch.settings.redis_retry_s
+        failures = 0
+        while True:
+            try:
+                return await read()
+            except PASSING as exc:
+                failures += 1
+                pause = min(1.0, 0.05 * 2 ** failures) * random.uniform(0.5, 1.0)  # jitter
+                if time.monotonic() + pause > deadline:
+                    raise
+                log.info("a wait's Redis read failed (%s); trying again", type(exc).__name__)
+                await asyncio.sleep(pause)
+
     async def finished(self, run: Run, timeout_s: float = 3600) -> None:
         """Wait for the run to end: blocking reads on its end stream, which wakes once,
         looking at its record only when that read times out (the run may be gone)."""
@@ -96,19 +128,21 @@ class Launcher:
         key = self.orch.keys.run_end(run.thread_id, run.run_id)
         record = self.orch.keys.run_record(run.thread_id, run.run_id)
         deadline = time.monotonic() + timeout_s
-        if over(await client.hget(record, "status")):
+        if over(await self.ride(lambda: client.hget(record, "status"))):
             return  # ended, rolled back or deleted already
         while time.monotonic() < deadline:
-            if await client.xread({key: "0-0"}, count=1, block=WAIT_BLOCK_MS):
+            if await self.ride(lambda: client.xread({key: "0-0"}, count=1, block=WAIT_BLOCK_MS)):
                 return  # a stateless run's thread is gone by now
-            if over(await client.hget(record, "status")):
+            if over(await self.ride(lambda: client.hget(record, "status"))):
                 return
 
     async def output(self, run: Run) -> Any:
         """What ``runs.wait`` and ``runs.join`` return: the final values, or ``__error__``;
         read on the loop (the run's record holds them), the thread's state only if not."""
         key = self.orch.keys.run_record(run.thread_id, run.run_id)
-        data: dict[bytes, bytes] = await self.svc.aio().hgetall(key)  # type: ignore[assignment]  # bytes client
+        client = self.svc.aio()
+        got: Any = await self.ride(lambda: client.hgetall(key))  # bytes keys and values
+        data: dict[bytes, bytes] = got
         if not data:
             return {}
         raw = self.store.opened(key, data)
@@ -186,11 +220,13 @@ async def relay(launch: Launcher, run: Run, modes: list[str], request: Request,
     ended = False
 
     async def batch(after: str) -> tuple[list[tuple[str, str, str]], bool]:
-        got: Any = await client.xread({key: after}, count=500, block=WAIT_BLOCK_MS)
+        # Each read rides a Redis outage or failover within the retry budget, as a wait does.
+        got: Any = await launch.ride(lambda: client.xread({key: after}, count=500,
+                                                          block=WAIT_BLOCK_MS))
         if not got:  # quiet for a while: has the run ended (or gone) meanwhile?
-            if not over(await client.hget(record, "status")):
+            if not over(await launch.ride(lambda: client.hget(record, "status"))):
                 return [], False
-            got = await client.xread({key: after}, count=500)
+            got = await launch.ride(lambda: client.xread({key: after}, count=500))
             if not got:
                 return [], True
         items: list[tuple[str, str, str]] = []

@@ -13,14 +13,16 @@ CLEAR_ERRORS = frozenset({b"cancelled by a newer run", b"cancelled before it sta
 # KEYS: record, runs, inflight, registry, queue, delayed (on a cluster, queue and delayed are
 # the record again and mode is none: the caller queues apart, as they live on other slots)
 # ARGV: run_id, now, strategy, mode (queue|delay|none), due, record-prefix, thread_id,
-#       delayed member (as RunStore.member spells it), fields...
+#       delayed member (as RunStore.member spells it), retention, fields...
 # A run executing in the API process is created with mode delay too: its lease is the delayed
 # entry, due when the lease runs out, so no run is ever recorded without an owner.
+# Returns 'ok' and the pending runs it cancelled (the caller takes them off the delayed
+# queue), or 'exists' or 'busy'. A cancelled pending run's record expires like an ended one's.
 CREATE = """
 local run_id, now, strategy, mode = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
 if strategy == 'reject' and redis.call('ZCARD', KEYS[3]) > 0 then return 'busy' end
-local cancelled = {}
+local outcome = {'ok'}
 if strategy == 'interrupt' or strategy == 'rollback' then
   for _, other in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
     local rec = ARGV[6] .. other
@@ -28,17 +30,18 @@ if strategy == 'interrupt' or strategy == 'rollback' then
     if status == 'pending' then
       redis.call('HSET', rec, 'status', 'interrupted', 'error', 'cancelled by a newer run',
                  'updated_at', ARGV[2])
+      redis.call('EXPIRE', rec, tonumber(ARGV[9]))
       redis.call('ZREM', KEYS[3], other)
+      table.insert(outcome, other)
     elseif status == 'running' then
       redis.call('HSET', rec, 'cancel', strategy)
     else
       redis.call('ZREM', KEYS[3], other)
     end
-    table.insert(cancelled, other)
   end
 end
 local fields = {}
-for i = 9, #ARGV do table.insert(fields, ARGV[i]) end
+for i = 10, #ARGV do table.insert(fields, ARGV[i]) end
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('ZADD', KEYS[2], now, run_id)
 redis.call('ZADD', KEYS[3], now, run_id)
@@ -48,7 +51,7 @@ if mode == 'queue' then
 elseif mode == 'delay' then
   redis.call('ZADD', KEYS[6], tonumber(ARGV[5]), ARGV[8])
 end
-return 'ok'
+return outcome
 """
 
 # KEYS: record, inflight   ARGV: run_id, owner, now, record-prefix
@@ -125,12 +128,15 @@ end
 return 1
 """
 
-# KEYS: record, inflight, events, end   ARGV: run_id, action, now, ttl, end-event
+# A pending run cancelled expires like an ended one (its delayed entry, on another slot on a
+# cluster, is taken away by the caller).
+# KEYS: record, inflight, events, end   ARGV: run_id, action, now, ttl, end-event, retention
 CANCEL = """
 local status = redis.call('HGET', KEYS[1], 'status')
 if status == 'pending' then
   redis.call('HSET', KEYS[1], 'status', 'interrupted', 'error', 'cancelled before it started',
              'updated_at', ARGV[3])
+  redis.call('EXPIRE', KEYS[1], tonumber(ARGV[6]))
   redis.call('ZREM', KEYS[2], ARGV[1])
   redis.call('XADD', KEYS[3], '*', 'event', ARGV[5], 'data', 'interrupted')
   redis.call('EXPIRE', KEYS[3], tonumber(ARGV[4]))

@@ -21,6 +21,7 @@ from redis.cluster import RedisCluster
 from graphwright.checkpoints.errors import RedisUnavailableError
 from graphwright.checkpoints.fenced import fenced_hset
 from graphwright.checkpoints.keys import Keys
+from graphwright.checkpoints.replicas import ReplicaWait
 from graphwright.locking import ThreadBusyError
 from graphwright.server import run_scripts
 from graphwright.server.events import END, TTL_S, encode, stream_key
@@ -43,6 +44,7 @@ THREAD_STATUS: dict[str | None, ThreadStatus] = {
 }
 Pickup = Literal["start", "recover", "wait", "gone"]
 RETENTION_S = 7 * 24 * 3600  # an ended run's record, without a thread TTL or a setting
+LIST_PAGE = 100  # run records read per round trip while a listing filters by status
 
 
 class RunExistsError(ConflictError):
@@ -76,6 +78,7 @@ class RunStore:
         self.retention_s = retention_s
         self.claim_window_s = claim_window_s  # how long a silent owner keeps a run
         self.cluster = isinstance(client, RedisCluster)  # queue keys live on other slots
+        self.replicas = ReplicaWait.from_env()  # GRAPHWRIGHT_WAIT_REPLICAS, as for checkpoints
         self._scripts = {name: client.register_script(getattr(run_scripts, name))
                          for name in ("CREATE", "PICKUP", "PUBLISH", "FINISH", "CANCEL", "RELEASE_DUE",
                                       "HEARTBEAT", "TRIM", "CLAIM_DUE", "DISOWN")}
@@ -127,7 +130,12 @@ class RunStore:
             key, self.keys.thread_runs(thread_id), self.inflight(thread_id),
             self.keys.registry(thread_id), *queues,
         ], [run_id, now, strategy, "none" if self.cluster else mode, due,
-            self.record_prefix(thread_id), thread_id, member(thread_id, run_id), *flat])
+            self.record_prefix(thread_id), thread_id, member(thread_id, run_id),
+            self.retention_s, *flat])
+        if isinstance(outcome, list):  # created: the pending runs it cancelled leave the queue
+            outcome, dropped = outcome[0], [r.decode() for r in outcome[1:]]
+            if dropped:
+                self.redis.zrem(self.delayed(), *(member(thread_id, r) for r in dropped))
         if outcome != b"ok" and self.cluster and mode != "none":
             self.release_lease(thread_id, run_id)
         if outcome == b"exists":
@@ -138,6 +146,9 @@ class RunStore:
         if self.cluster and mode == "queue":  # queued: the safety lease can go
             self.redis.xadd(self.keys.queue(), {"thread_id": thread_id, "run_id": run_id})
             self.release_lease(thread_id, run_id)
+        if self.replicas is not None:  # the run and its input outlive a failover once created
+            self.replicas.acknowledge(self.redis, self.keys.replica_ack(thread_id),
+                                      f"run {run_id} of thread {thread_id!r}")
         return self.to_run(record)
 
     # --- reading ---------------------------------------------------------------
@@ -162,16 +173,31 @@ class RunStore:
 
     def list(self, thread_id: str, limit: int = 10, offset: int = 0,
              status: str | None = None) -> builtins.list[Run]:
-        ids: list[bytes] = self.redis.zrevrange(self.keys.thread_runs(thread_id), 0, -1)  # type: ignore[assignment]  # bytes client
-        runs = []
-        for i in ids:
-            try:
-                run = self.get(thread_id, i.decode())
-            except NotFoundError:
-                continue
-            if status is None or run.status == status:
-                runs.append(run)
-        return runs[offset: offset + limit]
+        """The thread's runs, newest first, paged in Redis: without a status only the page's
+        records are read; with one, pages of them until enough match."""
+        key = self.keys.thread_runs(thread_id)
+        start, skip = (offset, 0) if status is None else (0, offset)
+        size = limit + skip if status is None else max(LIST_PAGE, limit + skip)
+        found: builtins.list[Run] = []
+        while len(found) < skip + limit:
+            got: Any = self.redis.zrevrange(key, start, start + size - 1)
+            ids: builtins.list[bytes] = got
+            if not ids:
+                break
+            start += len(ids)
+            found += [run for run in self._records(thread_id, [i.decode() for i in ids])
+                      if status is None or run.status == status]
+        return found[skip: skip + limit]
+
+    def _records(self, thread_id: str, run_ids: builtins.list[str]) -> builtins.list[Run]:
+        """The runs of ``run_ids`` read in one round trip, in order; those gone are left out."""
+        keys = [self.keys.run_record(thread_id, r) for r in run_ids]
+        with self.redis.pipeline(transaction=False) as pipe:  # one slot: the thread's tag
+            for key in keys:
+                pipe.hgetall(key)
+            got: builtins.list[dict[bytes, bytes]] = pipe.execute()
+        return [self.to_run(self.opened(key, data)) for key, data in zip(keys, got, strict=True)
+                if data]
 
     def active(self, thread_id: str) -> builtins.list[str]:
         ids: builtins.list[bytes] = self.redis.zrange(self.inflight(thread_id), 0, -1)  # type: ignore[assignment]  # bytes client
@@ -239,8 +265,11 @@ class RunStore:
         got = self.script("CANCEL", [self.keys.run_record(thread_id, run_id), self.inflight(thread_id),
                                      stream_key(self.keys, thread_id, run_id),
                                      self.keys.run_end(thread_id, run_id)],
-                          [run_id, action, time.time(), self.events_ttl(), END])
-        return got.decode()  # type: ignore[no-any-return]
+                          [run_id, action, time.time(), self.events_ttl(), END, self.retention_s])
+        outcome: str = got.decode()
+        if outcome == "cancelled":  # nothing is to run it now: its delay or lease goes too
+            self.release_lease(thread_id, run_id)
+        return outcome
 
     def events_ttl(self) -> int:
         return min(TTL_S, self.retention_s)
@@ -288,6 +317,17 @@ class RunStore:
 
     def requeue(self, thread_id: str, run_id: str, delay_s: float) -> None:
         self.redis.zadd(self.delayed(), {member(thread_id, run_id): time.time() + delay_s})
+
+    def run_ids(self, thread_id: str) -> builtins.list[str]:
+        """Every run the thread still lists, oldest first."""
+        ids: Any = self.redis.zrange(self.keys.thread_runs(thread_id), 0, -1)
+        return [i.decode() for i in ids]
+
+    def unschedule(self, thread_id: str, run_ids: builtins.list[str]) -> None:
+        """Take runs of a deleted thread off the delayed queue (their records went with its
+        keys): none is queued later for a thread that is gone."""
+        if run_ids:
+            self.redis.zrem(self.delayed(), *(member(thread_id, r) for r in run_ids))
 
     def delete(self, thread_id: str, run_id: str) -> None:
         with self.redis.pipeline(transaction=True) as pipe:

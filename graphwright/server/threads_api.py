@@ -17,7 +17,7 @@ from typing import Any
 from graphwright.orchestrator import Orchestrator
 from graphwright.serialize import wire
 from graphwright.server import state_api
-from graphwright.server.runs import iso
+from graphwright.server.runs import RunStore, iso
 from graphwright.server.schemas_threads import (
     ThreadCountBody,
     ThreadCreateBody,
@@ -133,7 +133,15 @@ class Threads:
     def delete(self, thread_id: str) -> None:
         if not self.orch.meta(thread_id):
             raise NotFoundError(f"Thread with ID {thread_id} not found")
+        self.delete_known(thread_id)
+
+    def delete_known(self, thread_id: str) -> None:
+        """Delete the thread; its runs leave the delayed queue with it (read before, taken
+        off after: a delete refused keeps them)."""
+        runs = RunStore.of(self.orch)
+        ids = runs.run_ids(thread_id)
         self.orch.delete(thread_id)
+        runs.unschedule(thread_id, ids)
 
     def copy(self, thread_id: str) -> dict[str, Any]:
         meta = self.orch.meta(thread_id)
@@ -150,7 +158,7 @@ class Threads:
         known = [t for t in thread_ids if self.orch.meta(t)]
         if strategy == "delete":
             for thread_id in known:
-                self.orch.delete(thread_id)
+                self.delete_known(thread_id)
         else:
             self.orch.saver.prune(known, strategy="keep_latest")
         return len(known)

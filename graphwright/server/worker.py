@@ -20,6 +20,7 @@ import time
 from typing import Any
 
 import redis
+from redis.exceptions import RedisClusterException
 
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.aio import AsyncClient, async_client
@@ -54,6 +55,7 @@ class Worker:
         self.tries: dict[str, int] = {}
         self._executors: dict[str, tuple[Executor, str, str]] = {}  # by queue entry
         self._swept = self._trimmed = 0.0
+        self._sweeping: asyncio.Task[None] | None = None
 
     def ensure_group(self) -> None:
         try:
@@ -77,18 +79,26 @@ class Worker:
                         await asyncio.to_thread(self.ensure_group)
                         ready = True
                     await self.step(client, heartbeat)
-                except (redis.ConnectionError, redis.TimeoutError, InfrastructureError) as exc:
-                    log.warning("worker %s: Redis is not reachable (%s); waiting for it", self.name,
-                                type(exc).__name__)
+                except (redis.RedisError, RedisClusterException, InfrastructureError) as exc:
+                    # Any Redis error, not only a lost connection (out of memory, read-only
+                    # after a failover, still loading, a cluster between two slot maps):
+                    # waited out, and the loop goes on.
+                    log.warning("worker %s: Redis refused or is not reachable (%s: %s); "
+                                "waiting for it", self.name, type(exc).__name__, exc)
                     await asyncio.to_thread(self.stop.wait, 1.0)
             await self.drain()
         finally:
+            if self._sweeping is not None:  # its thread finishes its pass; nothing waits on it
+                self._sweeping.cancel()
             await client.aclose()
 
     async def step(self, client: AsyncClient, heartbeat: Any) -> int:
-        """Housekeeping, then claim abandoned entries or read new ones, as many as there are
-        free jobs; each becomes a task. The number of runs started."""
+        """Housekeeping (a sweep due goes on beside, in a task of its own), then claim
+        abandoned entries or read new ones, as many as there are free jobs; each becomes a
+        task. The number of runs started."""
         await asyncio.to_thread(self.housekeeping)
+        if self._sweep_due():
+            self._sweeping = asyncio.create_task(self.sweep())
         free = self.jobs.free()
         if free <= 0:  # all jobs busy: wait for one to end (or a while, to look at ``stop``)
             await asyncio.wait(list(self.jobs.tasks.values()), timeout=self.block_ms / 1000,
@@ -111,15 +121,30 @@ class Worker:
 
     def housekeeping(self) -> None:
         """Due delayed runs onto the queue; now and then trim what acknowledged entries are
-        left (from before entries were deleted with their acknowledgement) and sweep."""
+        left (from before entries were deleted with their acknowledgement)."""
         self.store.release_due()
         now = time.monotonic()
         if now - self._trimmed >= TRIM_EVERY_S:
             self._trimmed = now
             self.store.trim_queue()
-        if now - self._swept >= self.store.claim_window_s / 2:
-            self._swept = now
-            sweep(self.store)
+
+    def _sweep_due(self) -> bool:
+        """Whether to start a sweep now: once per half claim window, one at a time."""
+        if self._sweeping is not None and not self._sweeping.done():
+            return False
+        now = time.monotonic()
+        if now - self._swept < self.store.claim_window_s / 2:
+            return False
+        self._swept = now
+        return True
+
+    async def sweep(self) -> None:
+        """Requeue the runs nobody holds (``sweeper.sweep``). It reads every thread, which
+        takes a while when there are many: it never holds up the worker's taking of runs."""
+        try:
+            await asyncio.to_thread(sweep, self.store)
+        except (redis.RedisError, InfrastructureError) as exc:  # the next sweep tries again
+            log.warning("worker %s: the sweep failed (%s: %s)", self.name, type(exc).__name__, exc)
 
     async def process(self, heartbeat: Any, entry_id: bytes, thread: str, run_id: str) -> None:
         executor = self.jobs.executor()
@@ -135,23 +160,37 @@ class Worker:
         except NotFoundError:
             log.warning("run %s on thread %s no longer exists; dropping it", run_id, thread)
             outcome = "gone"
-        except (GraphwrightError, redis.RedisError):  # Redis away mid-run: retried, never dropped
+        except (GraphwrightError, redis.RedisError, RedisClusterException):
+            # Redis away mid-run: retried, never dropped
             log.exception("run %s on thread %s failed; it will be retried", run_id, thread)
         finally:
             beating.cancel()
             self._executors.pop(entry_id.decode(), None)
         if run_id in self.handed_back:
             return
-        await asyncio.to_thread(self.settle, entry_id, thread, run_id, outcome)
-
-    def settle(self, entry_id: bytes, thread: str, run_id: str, outcome: Outcome | None) -> None:
-        """Acknowledge and delete the entry; a run to retry goes back on the delayed queue with
-        it (one step, but on a cluster, whose queue keys live on other slots)."""
         retry = outcome in ("busy", "wait", None)
-        tries = self._count(run_id, retry)
+        delay_s = backoff(self._count(run_id, retry)) if retry else None
+        failures = 0
+        while True:  # Redis refusing the settling (out of memory, say) is waited out
+            try:
+                await asyncio.to_thread(self.settle, entry_id, thread, run_id, outcome, delay_s)
+                return
+            except redis.RedisError as exc:
+                failures += 1
+                if self.stop.is_set():  # left pending: whoever claims it settles it
+                    return
+                log.warning("run %s: its queue entry could not be settled (%s); retrying",
+                            run_id, exc)
+                await asyncio.sleep(backoff(failures))
+
+    def settle(self, entry_id: bytes, thread: str, run_id: str, outcome: Outcome | None,
+               delay_s: float | None) -> None:
+        """Acknowledge and delete the entry; a run to retry (``delay_s``) goes back on the
+        delayed queue with it (one step, but on a cluster, whose queue keys live on other
+        slots)."""
         with self.orch.client.pipeline(transaction=not self.store.cluster) as pipe:
-            if retry:
-                pipe.zadd(self.store.delayed(), {member(thread, run_id): time.time() + backoff(tries)})
+            if delay_s is not None:
+                pipe.zadd(self.store.delayed(), {member(thread, run_id): time.time() + delay_s})
             pipe.xack(self.queue, GROUP, entry_id)
             pipe.xdel(self.queue, entry_id)  # done with: the queue holds only what is to do
             pipe.execute()
