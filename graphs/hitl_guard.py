@@ -12,6 +12,7 @@ arguments it is about to run with is there; otherwise the model gets an error re
 from __future__ import annotations
 
 import copy
+import sys
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
@@ -33,13 +34,19 @@ AHandler = Callable[[ToolCallRequest], Awaitable[Result]]
 
 
 def batched_hitl(graph: AnyPregel) -> dict[str, set[str]]:
-    """The batched ``HumanInTheLoopMiddleware`` nodes of ``graph`` and the tools each gates."""
-    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    """The batched ``HumanInTheLoopMiddleware`` nodes of ``graph`` and the tools each gates.
 
+    ``langchain`` is not a dependency of graphwright: a graph built with its middleware has
+    imported it already, so when it is not loaded no graph can hold one and there is
+    nothing to guard (a plain LangGraph project runs without ``langchain`` installed)."""
+    middleware = sys.modules.get("langchain.agents.middleware")
+    if middleware is None:
+        return {}
+    kind = middleware.HumanInTheLoopMiddleware
     found: dict[str, set[str]] = {}
     for name, node in graph.nodes.items():
         owner = getattr(getattr(node.bound, "func", None), "__self__", None)
-        if isinstance(owner, HumanInTheLoopMiddleware) and name.endswith(".after_model") \
+        if isinstance(owner, kind) and name.endswith(".after_model") \
                 and getattr(owner, "interrupt_mode", "batched") == "batched":
             found[name] = set(owner.interrupt_on)
     return found
