@@ -201,7 +201,7 @@ def worker(
     """Take background runs from the Redis queue until stopped (SIGTERM or Ctrl-C)."""
     import signal
 
-    from graphwright.server.auth import Authority, load_auth
+    from graphwright.server.auth import Authority, configured_auth
     from graphwright.server.cron_runs import scheduler_for
     from graphwright.server.worker import Worker
     from graphwright.startup import when_reachable
@@ -209,7 +209,8 @@ def worker(
     orch = when_reachable(orchestrator, forever=True)
     consumer = Worker(orch, name=name, claim_idle_ms=orch.settings.claim_idle_ms, jobs=jobs,
                       grace_s=grace)
-    authority = Authority(auth=load_auth(orch.settings.auth)) if orch.settings.auth else None
+    auth = configured_auth(orch.settings.auth, orch.project.auth_path() if orch.project else None)
+    authority = Authority(auth=auth) if auth is not None else None
     # every worker schedules crons (each due run is claimed once), authorized as their creators
     scheduler_for(orch, authority).start()
     signal.signal(signal.SIGTERM, lambda *_: consumer.stop.set())

@@ -18,7 +18,7 @@ from graphwright.orchestrator import Orchestrator
 from graphwright.project import HttpConfig
 from graphwright.server import access
 from graphwright.server.assistants_store import AssistantStore
-from graphwright.server.auth import Authority, load_auth
+from graphwright.server.auth import Authority, configured_auth
 from graphwright.server.cors import allow_origins
 from graphwright.server.cron_store import InvalidScheduleError
 from graphwright.server.deps import Guarded, Service
@@ -69,7 +69,7 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
                auth: Auth | None = None, jobs: int = 10) -> FastAPI:
     """The service over one Orchestrator; every endpoint but ``/ok`` needs the caller let in.
 
-    ``auth`` (or the ``GRAPHWRIGHT_AUTH`` setting) is a ``langgraph_sdk.Auth`` that decides
+    ``auth`` (or the ``GRAPHWRIGHT_AUTH`` setting, or ``auth.path`` in ``langgraph.json``) is a ``langgraph_sdk.Auth`` that decides
     who the caller is and what they may do; without one, ``api_key`` is the one key.
     ``queue_waits`` sends waits and streams through the worker queue too (the API process
     then runs no graph, it relays each run's events from Redis); otherwise they execute in
@@ -79,8 +79,9 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
     app = FastAPI(title="graphwright", version="0.1.0", openapi_url=None, docs_url=None,
                   redoc_url=None,
                   description="LangGraph-compatible API on Redis: assistants, threads, runs, review.")
-    if auth is None and orch.settings.auth:
-        auth = load_auth(orch.settings.auth)
+    if auth is None:
+        auth = configured_auth(orch.settings.auth,
+                               orch.project.auth_path() if orch.project is not None else None)
     app.state.authority = Authority(auth=auth, api_key=api_key)
     run_store = RunStore.of(orch)
     app.state.service = Service(orch=orch, store=run_store,
