@@ -133,10 +133,15 @@ for command in (show, history, trace, threads, delete, draw):  # in graphwright.
 def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
     port: int = typer.Option(8123, help="Port to listen on."),
-    queue: bool = typer.Option(False, "--queue", help="Run waits and streams on the workers too (the API runs no graph)."),
-    jobs: int = typer.Option(10, "--jobs", min=1, help="Waits and streams executed here at once (without --queue)."),
+    queue: bool = typer.Option(False, "--queue", help="Hand every run (waits and streams too) and "
+                               "the crons to `graphwright worker` processes: the API runs no graph."),
+    jobs: int = typer.Option(10, "--jobs", min=1, help="Runs executed here at once (without "
+                             "--queue): waits, streams, background, delayed and cron runs."),
 ) -> None:
-    """Serve the LangGraph-compatible HTTP API and the /review pages."""
+    """Serve the LangGraph-compatible HTTP API and the /review pages.
+
+    Alone it is a whole server, as `langgraph dev` is: it runs background, delayed and cron
+    runs itself. With --queue it runs none and `graphwright worker` processes do."""
     import uvicorn
 
     from graphwright.server.app import create_app
@@ -149,7 +154,8 @@ def serve(
     def opened() -> Any:
         orch = orchestrator()
         key = orch.settings.api_key.get_secret_value() if orch.settings.api_key else None
-        return create_app(orch, api_key=key, queue_waits=queue, jobs=jobs)  # its start-up reads Redis
+        return create_app(orch, api_key=key, queue_waits=queue, jobs=jobs,  # its start-up reads Redis
+                          whole=True)
 
     uvicorn.run(when_reachable(opened), host=host, port=port, log_level="warning")
 
