@@ -31,12 +31,18 @@ class NoLangChain:
 
 sys.meta_path.insert(0, NoLangChain())
 '''
+# a compiled graph by file path and by module path; factories sync and async, with and
+# without the config
+FORMS = ["plain", "module_path", "factory", "async_factory", "async_configured"]
 INVOKE = '''
 import sys
 from graphwright import Orchestrator
-done = Orchestrator.from_config(sys.argv[1]).invoke("plain", {"items": ["a"]})
+orch = Orchestrator.from_config(sys.argv[1])
+for graph in sys.argv[2:]:
+    done = orch.invoke(graph, {"items": ["a"]})
+    assert orch.state(done.thread_id).values == {"items": ["a", "hello"]}, graph
+    print(done.status)
 assert "langchain" not in sys.modules
-print(done.status)
 '''
 
 
@@ -56,10 +62,10 @@ def test_the_blocker_makes_langchain_unimportable(env: dict[str, str]) -> None:
 
 
 def test_a_plain_project_is_invoked_without_langchain(env: dict[str, str]) -> None:
-    done = subprocess.run([sys.executable, "-c", INVOKE, str(PROJECT / "langgraph.json")],
+    done = subprocess.run([sys.executable, "-c", INVOKE, str(PROJECT / "langgraph.json"), *FORMS],
                           env=env, capture_output=True, text=True, timeout=scaled(60))
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "completed"
+    assert done.stdout.split() == ["completed"] * len(FORMS)
 
 
 @pytest.fixture
@@ -79,7 +85,7 @@ def served(env: dict[str, str]) -> Iterator[str]:
 
 def test_a_plain_project_is_served_without_langchain(served: str) -> None:
     sdk = get_sync_client(url=served)
-    for graph in ("plain", "factory", "async_factory"):
+    for graph in FORMS:
         thread = sdk.threads.create()["thread_id"]
         assert sdk.runs.wait(thread, graph, input={"items": ["a"]}) == {"items": ["a", "hello"]}
 

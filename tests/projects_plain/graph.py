@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Annotated, TypedDict
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
@@ -42,3 +43,8 @@ def make_graph() -> CompiledStateGraph[State]:
 async def amake_graph() -> StateGraph[State]:
     """An async factory returning the uncompiled builder."""
     return builder()
+
+
+async def amake_configured(config: RunnableConfig) -> CompiledStateGraph[State]:
+    """An async factory taking the run's config."""
+    return builder().compile()
