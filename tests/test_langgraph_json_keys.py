@@ -5,11 +5,14 @@ graphwright does not implement stops the load (and ``serve``) with one line nami
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +23,8 @@ from langgraph_sdk import get_sync_client
 from graphwright import Orchestrator
 from graphwright.project import load_project
 from graphwright.settings import Settings
-from graphwright.testing.service import Service, running
-from graphwright.testing.until import scaled
+from graphwright.testing.service import LOOPBACK, Service, running
+from graphwright.testing.until import scaled, until
 from graphwright_errors import ConfigurationError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,3 +135,37 @@ def test_auth_named_twice_is_refused_not_one_dropped(
     with pytest.raises(ConfigurationError, match="auth is named twice"), \
             running(Orchestrator.from_config(path, settings=settings), worker=False):
         pass
+
+
+def test_disable_webhooks_keeps_the_runs_webhook_uncalled(
+        tmp_path: Path, redis_url: str, prefix: str, caplog: pytest.LogCaptureFixture) -> None:
+    called = threading.Event()
+
+    class Hook(BaseHTTPRequestHandler):
+        def log_message(self, *_: Any) -> None:
+            return
+
+        def do_POST(self) -> None:
+            called.set()
+            self.send_response(200)
+            self.end_headers()
+
+    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
+                        GRAPHWRIGHT_WEBHOOK_ALLOW=LOOPBACK)
+    path = project(tmp_path, http={"disable_webhooks": True})
+    hook = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=hook.serve_forever, daemon=True).start()
+    caplog.set_level(logging.INFO, logger="graphwright.server.completion")
+    try:
+        with running(Orchestrator.from_config(path, settings=settings), worker=False) as svc:
+            sdk = get_sync_client(url=svc.url)
+            thread = sdk.threads.create()["thread_id"]
+            url = f"http://127.0.0.1:{hook.server_address[1]}/hook"
+            assert sdk.runs.wait(thread, "plain", input={"items": []}, webhook=url) == \
+                {"items": ["?"]}
+            until(lambda: "webhooks are off" in caplog.text or called.is_set(),
+                  "the webhook to be skipped or called")
+    finally:
+        hook.shutdown()
+        hook.server_close()
+    assert not called.is_set()
