@@ -169,3 +169,37 @@ def test_disable_webhooks_keeps_the_runs_webhook_uncalled(
         hook.shutdown()
         hook.server_close()
     assert not called.is_set()
+
+
+FACTORIES = '''
+from contextlib import asynccontextmanager
+
+from langgraph_sdk.runtime import ServerRuntime
+
+from graph import builder
+
+
+def with_runtime(runtime: ServerRuntime):
+    return builder().compile(name=runtime.access_context)  # a config dict has no such field
+
+
+@asynccontextmanager
+async def managed():
+    yield builder().compile()
+'''
+
+
+@pytest.mark.parametrize(("target", "message"), [
+    ("./factories.py:with_runtime", "a factory taking a ServerRuntime"),
+    ("./factories.py:managed", "returns a context manager"),
+])
+def test_a_graph_form_graphwright_does_not_call_is_refused_by_name(
+        tmp_path: Path, settings: Settings, target: str, message: str) -> None:
+    path = project(tmp_path)
+    (tmp_path / "factories.py").write_text(FACTORIES)
+    config = json.loads(path.read_text())
+    config["graphs"] = {"odd": target}
+    path.write_text(json.dumps(config))
+    with pytest.raises(ConfigurationError, match=message) as refused:
+        Orchestrator.from_config(path, settings=settings).invoke("odd", {"items": []})
+    assert "'odd'" in str(refused.value)
