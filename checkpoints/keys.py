@@ -200,6 +200,11 @@ class Keys:
         """Stream of background runs, read by the worker consumer group."""
         return f"{self.prefix}:queue"
 
+    def workers(self) -> str:
+        """Sorted set: worker name -> epoch seconds it was last seen taking work (no TTL: one
+        member per worker name, and members not seen for a while are pruned on each write)."""
+        return f"{self.prefix}:workers"
+
     def outbox(self) -> str:
         """List of messages the built-in ``send_email`` tool queued."""
         return f"{self.prefix}:outbox"

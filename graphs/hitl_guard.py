@@ -14,6 +14,7 @@ LangChain HITL request, shown on the review page and in the API like the middlew
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,13 +37,19 @@ EDITS = "hitl_edited_tool_calls"  # the middleware's state key for a reviewer's 
 
 
 def batched_hitl(graph: AnyPregel) -> dict[str, set[str]]:
-    """The batched ``HumanInTheLoopMiddleware`` nodes of ``graph`` and the tools each gates."""
-    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    """The batched ``HumanInTheLoopMiddleware`` nodes of ``graph`` and the tools each gates.
 
+    ``langchain`` is not a dependency of graphwright: a graph built with its middleware has
+    imported it already, so when it is not loaded no graph can hold one and there is
+    nothing to guard (a plain LangGraph project runs without ``langchain`` installed)."""
+    middleware = sys.modules.get("langchain.agents.middleware")
+    if middleware is None:
+        return {}
+    kind = middleware.HumanInTheLoopMiddleware
     found: dict[str, set[str]] = {}
     for name, node in graph.nodes.items():
         owner = getattr(getattr(node.bound, "func", None), "__self__", None)
-        if isinstance(owner, HumanInTheLoopMiddleware) and name.endswith(".after_model") \
+        if isinstance(owner, kind) and name.endswith(".after_model") \
                 and getattr(owner, "interrupt_mode", "batched") == "batched":
             found[name] = set(owner.interrupt_on)
     return found

@@ -133,10 +133,15 @@ for command in (show, history, trace, threads, delete, draw):  # in graphwright.
 def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
     port: int = typer.Option(8123, help="Port to listen on."),
-    queue: bool = typer.Option(False, "--queue", help="Run waits and streams on the workers too (the API runs no graph)."),
-    jobs: int = typer.Option(10, "--jobs", min=1, help="Waits and streams executed here at once (without --queue)."),
+    queue: bool = typer.Option(False, "--queue", help="Hand every run (waits and streams too) and "
+                               "the crons to `graphwright worker` processes: the API runs no graph."),
+    jobs: int = typer.Option(10, "--jobs", min=1, help="Runs executed here at once (without "
+                             "--queue): waits, streams, background, delayed and cron runs."),
 ) -> None:
-    """Serve the LangGraph-compatible HTTP API and the /review pages."""
+    """Serve the LangGraph-compatible HTTP API and the /review pages.
+
+    Alone it is a whole server, as `langgraph dev` is: it runs background, delayed and cron
+    runs itself. With --queue it runs none and `graphwright worker` processes do."""
     import uvicorn
 
     from graphwright.server.app import create_app
@@ -151,7 +156,8 @@ def serve(
     def opened() -> Any:
         orch = orchestrator()
         key = orch.settings.api_key.get_secret_value() if orch.settings.api_key else None
-        return create_app(orch, api_key=key, queue_waits=queue, jobs=jobs)  # its start-up reads Redis
+        return create_app(orch, api_key=key, queue_waits=queue, jobs=jobs,  # its start-up reads Redis
+                          whole=True)
 
     uvicorn.run(when_reachable(opened), host=host, port=port, log_level="warning")
 
@@ -203,7 +209,7 @@ def worker(
     """Take background runs from the Redis queue until stopped (SIGTERM or Ctrl-C)."""
     import signal
 
-    from graphwright.server.auth import Authority, load_auth
+    from graphwright.server.auth import Authority, configured_auth
     from graphwright.server.cron_runs import scheduler_for
     from graphwright.server.worker import Worker
     from graphwright.startup import when_reachable
@@ -211,7 +217,8 @@ def worker(
     orch = when_reachable(orchestrator, forever=True)
     consumer = Worker(orch, name=name, claim_idle_ms=orch.settings.claim_idle_ms, jobs=jobs,
                       grace_s=grace)
-    authority = Authority(auth=load_auth(orch.settings.auth)) if orch.settings.auth else None
+    auth = configured_auth(orch.settings.auth, orch.project.auth_path() if orch.project else None)
+    authority = Authority(auth=auth) if auth is not None else None
     # every worker schedules crons (each due run is claimed once), authorized as their creators
     scheduler_for(orch, authority).start()
     signal.signal(signal.SIGTERM, lambda *_: consumer.stop.set())

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from graphwright.graphs.context import Graph, GraphContext
 from graphwright.graphs.hitl_guard import guarded
 from graphwright.graphs.registry import GraphRegistry
+from graphwright.project_keys import refusal
 from graphwright.tools.approvals import Approvals
 from graphwright.tools.registry import ToolRegistry
 from graphwright_errors import ConfigurationError
@@ -70,11 +71,22 @@ class HttpConfig(BaseModel):
     disable_meta: bool = False
     disable_mcp: bool = False  # no /mcp
     disable_a2a: bool = False  # no /a2a nor agent cards
+    disable_webhooks: bool = False  # webhooks of runs are not called
     configurable_headers: dict[str, Any] | None = None
 
 
+class AuthConfig(BaseModel):
+    """The ``auth`` section: the ``langgraph_sdk.Auth`` object at ``path`` decides who calls."""
+
+    model_config = ConfigDict(extra="allow")
+
+    path: str | None = None  # ``./auth.py:auth`` (relative to the project) or ``module:auth``
+    disable_studio_auth: bool = False  # graphwright has no Studio bypass: always as if true
+
+
 class ProjectConfig(BaseModel):
-    """The parts of ``langgraph.json`` graphwright reads; other keys are allowed and ignored."""
+    """The parts of ``langgraph.json`` graphwright reads. Before it is read, ``project_keys``
+    refuses a key graphwright does not implement, so none is ignored."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -84,6 +96,8 @@ class ProjectConfig(BaseModel):
     store: StoreConfig | None = None
     checkpointer: CheckpointerConfig | None = None
     http: HttpConfig = Field(default_factory=HttpConfig)
+    auth: AuthConfig | None = None
+    disable_persistence: bool = False
 
 
 class Project:
@@ -133,7 +147,22 @@ class Project:
         embed = index.get("embed")
         if isinstance(embed, str) and ":" in embed and (embed.startswith(".") or ".py:" in embed):
             index["embed"] = load_attribute(embed, self.root)  # a function of the project
+        elif isinstance(embed, str) and not _importable("langchain"):
+            raise ConfigurationError(
+                f"store.index.embed {embed!r} is a provider string, which LangGraph builds with "
+                "the langchain package: install it (pip install langchain), or name a "
+                "function of the project as ./embed.py:embed")
         return cast(IndexConfig, index)
+
+    def auth_path(self) -> str | None:
+        """The ``auth.path`` entry, a file's part made absolute (relative to the project)."""
+        target = self.config.auth.path if self.config.auth else None
+        if not target:
+            return None
+        where, sep, name = target.rpartition(":")
+        if sep and where.endswith(".py"):
+            return f"{(self.root / where).resolve()}:{name}"
+        return target
 
     def user_app(self) -> Any:
         """The app ``http.app`` names, loaded from the project; None without one."""
@@ -143,6 +172,7 @@ class Project:
         """Register every graph under its id; each takes its own input."""
         for name, target in self.graphs.items():
             value = load_attribute(target, self.root)
+            refuse_runtime_factory(name, value)
             entry = self.config.graphs[name]
             described = entry.get("description") if isinstance(entry, dict) else None
             registry.register(
@@ -155,6 +185,8 @@ def load_project(path: str | os.PathLike[str]) -> Project:
     path = Path(path)
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(raw, dict) and (reason := refusal(raw)) is not None:
+            raise ConfigurationError(f"{path}: {reason}")
         return Project(path.resolve(), ProjectConfig.model_validate(raw))
     except (OSError, json.JSONDecodeError) as exc:
         raise ConfigurationError(f"cannot read {path}: {exc}") from exc
@@ -275,7 +307,34 @@ def _call_factory(name: str, factory: Callable[..., Any], ctx: GraphContext) -> 
     result = factory(config) if takes_config(factory) else factory()
     if inspect.isawaitable(result):
         result = asyncio.run(_await(result))
+    if not isinstance(result, Pregel | StateGraph) and (
+            hasattr(result, "__aenter__") or hasattr(result, "__enter__")):
+        raise ConfigurationError(f"graph {name!r}: its factory returns a context manager, which "
+                                 "graphwright does not enter; return the graph itself")
     return result
+
+
+def refuse_runtime_factory(name: str, value: Any) -> None:
+    """A factory the reference calls with a ``ServerRuntime`` (or with two arguments) is
+    refused by name: graphwright calls a factory with the run's config or with nothing."""
+    if isinstance(value, Pregel | StateGraph) or not callable(value):
+        return
+    try:
+        params = list(inspect.signature(value).parameters.values())
+    except (TypeError, ValueError):
+        return
+    wanted = [p for p in params if p.default is inspect.Parameter.empty]
+    if len(wanted) > 1 or any("ServerRuntime" in str(p.annotation) for p in params):
+        raise ConfigurationError(
+            f"graph {name!r}: a factory taking a ServerRuntime (or two arguments) is not "
+            "supported by graphwright; take the config (a RunnableConfig) or nothing")
+
+
+def _importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ImportError:
+        return False
 
 
 async def _await(value: Any) -> Any:

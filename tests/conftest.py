@@ -28,6 +28,9 @@ os.environ.setdefault("GRAPHWRIGHT_TOKENIZER", "approximate")
 
 
 SLOW = {  # left out by ./scripts/test --quick; why each takes seconds, not milliseconds
+    "test_without_langchain": "serve and invoke in processes that cannot import langchain",
+    "test_serve_whole": "serve processes running background, delayed and cron runs alone",
+    "test_project_auth_diff": "the reference Agent Server beside serve, both under auth.path",
     "test_packaging": "a fresh clone runs ./scripts/demo: a venv, an install, the README's path",
     "test_first_contact": "the wheel built and installed in a venv of its own; serve, workers and the reference started from it",
     "test_protocol_diff": "the reference Agent Server (langgraph dev) answers beside ours",

@@ -57,6 +57,7 @@ def test_key_templates_are_pinned() -> None:
     assert k.run_end("t1", "r1") == "gw:{t1}:runend:r1"
     assert k.thread_runs("t1") == "gw:{t1}:runs"
     assert k.queue() == "gw:queue"
+    assert k.workers() == "gw:workers"
     assert k.idempotency("t1", "call_1") == "gw:{t1}:idem:call_1"
     assert k.gate_decisions("t1") == "gw:{t1}:gate"
     assert k.taint("t1") == "gw:{t1}:taint"

@@ -19,7 +19,8 @@ from graphwright.orchestrator import Orchestrator
 from graphwright.project import HttpConfig
 from graphwright.server import access, browsers
 from graphwright.server.assistants_store import AssistantStore
-from graphwright.server.auth import Authority, load_auth
+from graphwright.server.auth import Authority, configured_auth
+from graphwright.server.background import lifespan
 from graphwright.server.browsers import BrowserGuard, Origins, own_names
 from graphwright.server.cors import allow_origins, cors_options
 from graphwright.server.cron_store import InvalidScheduleError
@@ -80,26 +81,30 @@ async def invalid_namespace(request: Request, exc: Exception) -> PlainTextRespon
 
 
 def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: bool = False,
-               auth: Auth | None = None, jobs: int = 10) -> FastAPI:
+               auth: Auth | None = None, jobs: int = 10, whole: bool = False) -> FastAPI:
     """The service over one Orchestrator; every endpoint but ``/ok`` needs the caller let in.
 
-    ``auth`` (or the ``GRAPHWRIGHT_AUTH`` setting) is a ``langgraph_sdk.Auth`` that decides
+    ``auth`` (or the ``GRAPHWRIGHT_AUTH`` setting, or ``auth.path`` in ``langgraph.json``) is a ``langgraph_sdk.Auth`` that decides
     who the caller is and what they may do; without one, ``api_key`` is the one key.
     ``queue_waits`` sends waits and streams through the worker queue too (the API process
     then runs no graph, it relays each run's events from Redis); otherwise they execute in
     the API process, up to ``jobs`` at once. Background runs, and runs with
-    ``after_seconds``, always go to the workers.
+    ``after_seconds``, go to the workers: with ``whole`` (``serve`` without ``--queue``)
+    to this process's own worker, which shares the ``jobs`` bound, and crons fire here too.
     """
-    app = FastAPI(title="graphwright", version="0.1.0", openapi_url=None, docs_url=None,
-                  redoc_url=None,
-                  description="LangGraph-compatible API on Redis: assistants, threads, runs, review.")
-    if auth is None and orch.settings.auth:
-        auth = load_auth(orch.settings.auth)
-    app.state.authority = Authority(auth=auth, api_key=api_key)
+    if auth is None:
+        auth = configured_auth(orch.settings.auth,
+                               orch.project.auth_path() if orch.project is not None else None)
     run_store = RunStore.of(orch)
-    app.state.service = Service(orch=orch, store=run_store,
-                                local=LocalRuns(orch, run_store, limit=jobs),
-                                api_key=api_key, queue_waits=queue_waits)
+    local = LocalRuns(orch, run_store, limit=jobs)
+    span = lifespan(orch, local, Authority(auth=auth) if auth is not None else None,
+                    queue=queue_waits, run_here=whole and not queue_waits)
+    app = FastAPI(title="graphwright", version="0.1.0", openapi_url=None, docs_url=None,
+                  redoc_url=None, lifespan=span,
+                  description="LangGraph-compatible API on Redis: assistants, threads, runs, review.")
+    app.state.authority = Authority(auth=auth, api_key=api_key)
+    app.state.service = Service(orch=orch, store=run_store, local=local, api_key=api_key,
+                                queue_waits=queue_waits)
     app.add_exception_handler(GraphwrightError, graphwright_error)
     app.add_exception_handler(redis.RedisError, redis_error)
     app.add_exception_handler(InvalidNamespaceError, invalid_namespace)

@@ -1,8 +1,8 @@
 """Who is calling: the static API key, or a ``langgraph_sdk.Auth`` object's ``authenticate``
 handler, run once per request; and which of its ``on`` handlers decides an action.
 
-``GRAPHWRIGHT_AUTH=path/to/auth.py:auth`` (or ``module:auth``) names the Auth object;
-``load_auth`` is what a ``langgraph.json`` loader calls with its ``auth.path``.
+``GRAPHWRIGHT_AUTH=path/to/auth.py:auth`` (or ``module:auth``) names the Auth object, or
+``auth.path`` in ``langgraph.json`` does (``configured_auth``).
 """
 
 from __future__ import annotations
@@ -94,6 +94,16 @@ def load_auth(target: str, *, base: Path | None = None) -> Auth:
     if not isinstance(found, Auth):
         raise ConfigurationError(f"{target!r} is {type(found).__name__}, not a langgraph_sdk.Auth")
     return found
+
+
+def configured_auth(setting: str | None, project_path: str | None) -> Auth | None:
+    """The ``Auth`` the service runs under: ``GRAPHWRIGHT_AUTH`` or ``auth.path`` in
+    ``langgraph.json``. Both set is refused rather than one of them dropped."""
+    if setting and project_path:
+        raise ConfigurationError(f"auth is named twice: GRAPHWRIGHT_AUTH={setting} and auth.path "
+                                 f"{project_path} in langgraph.json; keep one")
+    target = setting or project_path
+    return load_auth(target) if target else None
 
 
 def as_http(exc: auth_exceptions.HTTPException) -> HTTPException:

@@ -64,10 +64,18 @@ def expire_kept(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str
         orch.client.expire(key, min(RECORD_TTL_S, store.retention_s))
 
 
+def webhooks_disabled(orch: Orchestrator) -> bool:
+    """``http.disable_webhooks`` in ``langgraph.json``: runs keep their webhook, which is never
+    called (as the reference does)."""
+    return orch.project is not None and orch.project.config.http.disable_webhooks
+
+
 def after_run(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:
     raw = store.raw(thread_id, run_id)
     body = RunCreate.model_validate_json(raw["body"])
-    if body.webhook:
+    if body.webhook and webhooks_disabled(orch):
+        log.info("webhooks are off (http.disable_webhooks): run %s's is not called", run_id)
+    elif body.webhook:
         run = store.get(thread_id, run_id).model_dump(mode="json")
         call_webhook(body.webhook, {**run, "values": raw.get("output")},
                      orch.settings.webhook_allow)

@@ -40,7 +40,8 @@ async def kept(renew: Callable[[], Awaitable[bool]], every_s: float, what: str) 
 
 
 class Jobs:
-    """Runs executing in this process, each an asyncio task."""
+    """Runs executing in this process, each an asyncio task, never more than ``limit`` at once:
+    ``serve``'s waits and streams and its own worker's runs share the one bound."""
 
     def __init__(self, orch: Orchestrator, store: RunStore, *, limit: int = 10) -> None:
         self.orch = orch
@@ -48,9 +49,25 @@ class Jobs:
         self.limit = limit
         self.tasks: dict[str, asyncio.Task[None]] = {}
         self.times = Histogram()  # how long the attempts that ended a run took (/metrics)
+        self.reserved = 0  # slots a queue read in flight may fill
+        self._changed: asyncio.Event | None = None
 
     def free(self) -> int:
-        return self.limit - len(self.tasks)
+        return self.limit - len(self.tasks) - self.reserved
+
+    def changed(self) -> None:
+        """A slot may have come free: wake whoever waits in ``admitted``."""
+        if self._changed is not None:
+            self._changed.set()
+
+    async def admitted(self) -> None:
+        """Return once a slot is free; the caller spawns at once (no await in between), so
+        two waiters woken together cannot both take the last slot."""
+        while self.free() <= 0:
+            if self._changed is None:
+                self._changed = asyncio.Event()
+            self._changed.clear()
+            await self._changed.wait()
 
     def executor(self) -> Executor:
         """A fresh executor per attempt: its owner id tells this attempt's writes apart."""
@@ -59,7 +76,12 @@ class Jobs:
     def spawn(self, key: str, job: Awaitable[None]) -> None:
         task: asyncio.Task[None] = asyncio.ensure_future(job)
         self.tasks[key] = task
-        task.add_done_callback(lambda _: self.tasks.pop(key, None))
+
+        def ended(_: asyncio.Task[None]) -> None:
+            self.tasks.pop(key, None)
+            self.changed()
+
+        task.add_done_callback(ended)
 
     async def attempt(self, executor: Executor, thread_id: str, run_id: str) -> Outcome:
         began = time.monotonic()

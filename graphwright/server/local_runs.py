@@ -1,5 +1,6 @@
-"""The runs the API process executes itself (waits and streams without ``serve --queue``):
-on an event loop of their own, through the same run core as a worker.
+"""The runs the API process executes itself (without ``serve --queue``: its waits and
+streams, and through its own worker its background, delayed and cron runs): on an event
+loop of their own, through the same run core as a worker, at most ``limit`` at once.
 
 Each is created leased on the delayed queue (``RunStore.create`` with ``lease_s``), and
 the lease is renewed while it runs here: if this process dies, the lease runs out and a
@@ -16,6 +17,7 @@ import threading
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.jobs import Jobs, backoff, kept
 from graphwright.server.runs import RunStore
+from graphwright.server.worker import Worker
 
 log = logging.getLogger(__name__)
 
@@ -41,17 +43,29 @@ class LocalRuns:
                 self._loop = loop
             return self._loop
 
-    async def _spawn(self, thread_id: str, run_id: str) -> None:
-        self.jobs.spawn(run_id, self.execute(thread_id, run_id))
+    def run_in_background(self, worker: Worker) -> None:
+        """Run ``worker`` (background and delayed runs, the sweeper) on this loop, sharing
+        this process's ``limit``: ``serve`` without ``--queue`` is a whole server."""
+        worker.jobs = self.jobs
+        asyncio.run_coroutine_threadsafe(worker.serve(), self._started())
 
-    async def execute(self, thread_id: str, run_id: str) -> None:
+    async def _spawn(self, thread_id: str, run_id: str) -> None:
         lease_s = self.store.claim_window_s
 
         async def renew() -> bool:
             await asyncio.to_thread(self.store.lease, thread_id, run_id, lease_s, renew=True)
             return True
 
+        # leased while it waits for a slot too: a run not started here soon goes to a worker
         beating = asyncio.create_task(kept(renew, lease_s / 3, f"the lease of run {run_id}"))
+        try:
+            await self.jobs.admitted()
+        except BaseException:
+            beating.cancel()
+            raise
+        self.jobs.spawn(run_id, self.execute(thread_id, run_id, beating))
+
+    async def execute(self, thread_id: str, run_id: str, beating: asyncio.Task[None]) -> None:
         try:
             tries = 0
             while await self.jobs.attempt(self.jobs.executor(), thread_id, run_id) in ("busy", "wait"):

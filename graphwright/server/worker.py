@@ -34,6 +34,13 @@ from graphwright_errors import GraphwrightError, InfrastructureError, NotFoundEr
 log = logging.getLogger(__name__)
 TRIM_EVERY_S = 1.0
 MAX_TRIES_KEPT = 10_000  # retry counts remembered for backoff; forgotten past that
+LIVE_S = 10.0  # a worker seen this recently is taking work (it looks in every block_ms)
+FORGOTTEN_S = 3600.0
+
+
+def live_workers(orch: Orchestrator) -> int:
+    """How many workers (``graphwright worker``, or ``serve``'s own) took work lately."""
+    return int(orch.client.zcount(orch.keys.workers(), time.time() - LIVE_S, "+inf"))
 
 
 class Worker:
@@ -104,25 +111,45 @@ class Worker:
             await asyncio.wait(list(self.jobs.tasks.values()), timeout=self.block_ms / 1000,
                                return_when=asyncio.FIRST_COMPLETED)
             return 0
+        self.jobs.reserved += free  # the slots the entries read below may fill
+        try:
+            entries = await self._take(client, free)
+            for entry_id, fields in entries:
+                if not fields:  # trimmed away (never by us while pending): nothing left to run
+                    await client.xack(self.queue, GROUP, entry_id)
+                    continue
+                thread, run_id = fields[b"thread_id"].decode(), fields[b"run_id"].decode()
+                self.jobs.spawn(entry_id.decode(),
+                                self.process(heartbeat, entry_id, thread, run_id))
+        finally:
+            self.jobs.reserved -= free
+            self.jobs.changed()
+        return len(entries)
+
+    async def _take(self, client: AsyncClient, free: int) -> list[Any]:
+        """Abandoned entries, else new ones at once, else one new one waited for: a blocking
+        read holds one slot only, so runs of the API process sharing ``jobs`` are not kept
+        waiting by a read that finds nothing."""
         claimed: Any = await client.xautoclaim(self.queue, GROUP, self.name, self.claim_idle_ms,
                                                start_id="0-0", count=free)
         entries: list[Any] = list(claimed[1]) if claimed else []
-        if not entries:
-            read: Any = await client.xreadgroup(GROUP, self.name, {self.queue: ">"}, count=free,
-                                                block=self.block_ms)
-            entries = list(read[0][1]) if read else []
-        for entry_id, fields in entries:
-            if not fields:  # trimmed away (never by us while pending): nothing left to run
-                await client.xack(self.queue, GROUP, entry_id)
-                continue
-            thread, run_id = fields[b"thread_id"].decode(), fields[b"run_id"].decode()
-            self.jobs.spawn(entry_id.decode(), self.process(heartbeat, entry_id, thread, run_id))
-        return len(entries)
+        if entries:
+            return entries
+        read: Any = await client.xreadgroup(GROUP, self.name, {self.queue: ">"}, count=free)
+        if not read or not read[0][1]:
+            self.jobs.reserved -= free - 1
+            try:
+                read = await client.xreadgroup(GROUP, self.name, {self.queue: ">"}, count=1,
+                                               block=self.block_ms)
+            finally:
+                self.jobs.reserved += free - 1
+        return list(read[0][1]) if read else []
 
     def housekeeping(self) -> None:
         """Due delayed runs onto the queue; now and then trim what acknowledged entries are
         left (from before entries were deleted with their acknowledgement)."""
         self.store.release_due()
+        self.seen()
         now = time.monotonic()
         if now - self._trimmed >= TRIM_EVERY_S:
             self._trimmed = now
@@ -145,6 +172,14 @@ class Worker:
             await asyncio.to_thread(sweep, self.store)
         except (redis.RedisError, InfrastructureError) as exc:  # the next sweep tries again
             log.warning("worker %s: the sweep failed (%s: %s)", self.name, type(exc).__name__, exc)
+
+    def seen(self) -> None:
+        """Mark this worker live (``live_workers``), forgetting workers gone for an hour."""
+        now = time.time()
+        with self.orch.client.pipeline(transaction=False) as pipe:
+            pipe.zadd(self.orch.keys.workers(), {self.name: now})
+            pipe.zremrangebyscore(self.orch.keys.workers(), "-inf", now - FORGOTTEN_S)
+            pipe.execute()
 
     async def process(self, heartbeat: Any, entry_id: bytes, thread: str, run_id: str) -> None:
         executor = self.jobs.executor()

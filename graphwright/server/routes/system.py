@@ -7,8 +7,9 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from graphwright.server.deps import Guarded, Orch
+from graphwright.server.deps import Guarded, Orch, Svc
 from graphwright.server.schemas import Health
+from graphwright.server.worker import live_workers
 
 router = APIRouter(tags=["system"])
 
@@ -27,8 +28,11 @@ def health() -> Health:
 
 
 @router.get("/info", dependencies=Guarded)
-def info(orch: Orch) -> dict[str, Any]:
-    """The reference's ``/info`` (chat UIs call it on connect), plus graphwright's own part."""
+def info(orch: Orch, svc: Svc) -> dict[str, Any]:
+    """The reference's ``/info`` (chat UIs call it on connect), plus graphwright's own part:
+    ``workers`` live on the queue (``serve``'s own included); under ``serve --queue``, 0
+    means background runs, waits and streams wait for a ``graphwright worker``."""
+    workers = live_workers(orch)
     return {
         "version": _version("graphwright"),
         "langgraph_py_version": _version("langgraph"),
@@ -37,5 +41,8 @@ def info(orch: Orch) -> dict[str, Any]:
         "host": {"kind": "self-hosted", "project_id": None, "host_revision_id": None,
                  "revision_id": None, "tenant_id": None},
         "graphwright": {"graphs": orch.graphs.names(), "key_prefix": orch.keys.prefix,
-                        "queue": orch.keys.queue(), "cors": bool(orch.settings.cors_origins)},
+                        "queue": orch.keys.queue(), "cors": bool(orch.settings.cors_origins),
+                        "workers": workers, "runs_here": not svc.queue_waits,
+                        **({"warning": "no graphwright worker is running: runs wait for one"}
+                           if svc.queue_waits and not workers else {})},
     }
