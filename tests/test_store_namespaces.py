@@ -13,7 +13,9 @@ import pytest
 from langgraph_sdk import get_sync_client
 from typer.testing import CliRunner
 
+from checkpoints.keys import SERVICE_STORE, USER_STORE
 from checkpoints.memory import MemoryBook, Source, scope_of
+from checkpoints.store_ops import Layout
 from graphwright import Orchestrator
 from graphwright.cli import app
 from graphwright.offline import OfflineChatModel
@@ -89,3 +91,13 @@ def test_memory_migrate_moves_an_older_versions_memories_and_only_those(
         assert orch.adopt_memories() == 0  # once
     finally:
         orch.close()
+
+
+def test_the_two_stores_key_templates_are_pinned() -> None:
+    """The users' keys all start ``gw:store:``, graphwright's ``gw:service-store:``: no
+    namespace of the one can spell a key of the other."""
+    users, own = Layout(prefix=f"gw:{USER_STORE}"), Layout(prefix=f"gw:{SERVICE_STORE}")
+    assert users.item(("memories", "user:ana"), "k") == "gw:store:{memories.user%3Aana}:item:k"
+    assert own.item(("memories", "user:ana"), "k") == "gw:service-store:{memories.user%3Aana}:item:k"
+    assert users.namespaces == "gw:store:namespaces"
+    assert own.keys(("memories", "user:ana")) == "gw:service-store:{memories.user%3Aana}:keys"
