@@ -1,5 +1,6 @@
 """A plain LangGraph graph whose one node sleeps as long as its input says: a run longer than
-a client's read timeout, for the wait tests. ``GRAPHWRIGHT_GRAPHS=tests.sleepy_graphs:register``."""
+a client's read timeout, for the wait tests. ``GRAPHWRIGHT_GRAPHS=tests.sleepy_graphs:register``
+here, ``tests/sleepy_graphs.py:graph`` in the reference's ``langgraph.json``."""
 
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ def build(checkpointer: BaseCheckpointSaver[Any] | None = None) -> Graph:
     g.add_edge(START, "nap")
     g.add_edge("nap", END)
     return g.compile(checkpointer=checkpointer, name="nap")
+
+
+graph = build()  # what the reference server loads
 
 
 def register(graphs: GraphRegistry) -> None:

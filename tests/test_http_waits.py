@@ -10,6 +10,7 @@ import json
 import time
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -20,6 +21,7 @@ from graphwright.settings import Settings
 from graphwright.testing.kit import until
 from graphwright.testing.service import Service, running
 from graphwright.testing.until import scaled
+from tests.differential import ROOT, reference_server
 
 KEEPALIVE_S = 0.5  # the service's interval here (the reference's 5 s, scaled down)
 READ_TIMEOUT_S = 2.0  # the client's, well above the interval and well below the run
@@ -127,3 +129,43 @@ def test_a_join_with_cancel_on_disconnect_cancels_the_run(service: Service) -> N
         first_newline(answer)
     until(lambda: sdk.runs.get(thread_id, run_id)["status"] == "interrupted",
           "the joined run interrupted", timeout_s=15)
+
+
+def timed_wait(url: str, nap_s: float) -> tuple[httpx.Headers, list[tuple[float, bytes]]]:
+    """A stateless wait's headers and its body's chunks, each with when it came."""
+    chunks: list[tuple[float, bytes]] = []
+    started = time.monotonic()
+    with httpx.Client(base_url=url, timeout=scaled(30)) as http, \
+            http.stream("POST", "/runs/wait", json={"assistant_id": "nap",
+                                                    "input": {"seconds": nap_s}}) as answer:
+        assert answer.status_code == 200, answer.read()
+        chunks.extend((time.monotonic() - started, c) for c in answer.iter_raw())
+    return answer.headers, chunks
+
+
+def test_a_wait_answers_with_the_references_bytes_at_its_interval(
+        redis_url: str, prefix: str, tmp_path: Path) -> None:
+    """Default settings on both: a newline at 5 s while the 6 s run is pending, then the same
+    JSON, the same content type and a Location to join."""
+    nap_s = 6.0
+    settings = Settings(_env_file=None, REDIS_URL=redis_url,  # type: ignore[call-arg]
+                        GRAPHWRIGHT_KEY_PREFIX=prefix, GRAPHWRIGHT_RUN_RATE=0,
+                        GRAPHWRIGHT_GRAPHS="tests.sleepy_graphs:register")
+    orch = Orchestrator(settings=settings)
+    try:
+        with running(orch) as ours, reference_server(
+                {"nap": str(ROOT / "tests" / "sleepy_graphs.py") + ":graph"},
+                tmp_path / "reference") as reference:
+            answers = [timed_wait(url, nap_s) for url in (reference, ours.url)]
+    finally:
+        orch.close()
+    bodies = []
+    for headers, chunks in answers:
+        assert headers["content-type"] == "application/json"
+        assert headers["location"].endswith("/join") and headers["location"].startswith("/threads/")
+        newlines = [at for at, chunk in chunks if chunk == b"\n"]
+        assert newlines and 4.5 <= newlines[0] <= scaled(5.5) + 0.5  # the 5 s interval
+        body = b"".join(chunk for _, chunk in chunks)
+        assert body.startswith(b"\n")  # newlines, then the JSON
+        bodies.append(json.loads(body))
+    assert bodies[0] == bodies[1] == {"seconds": nap_s, "woke": True}
