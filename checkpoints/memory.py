@@ -126,7 +126,8 @@ def _adopt_scope(book: MemoryBook, users: BaseStore, namespace: tuple[str, ...])
         if record.scope != namespace[1]:
             continue
         current = book.store.get(namespace, item.key)
-        if current is None or MemoryRecord.model_validate(current.value).updated_at < record.updated_at:
+        kept = MemoryRecord.model_validate(current.value) if current is not None else None
+        if kept is None or kept.updated_at < record.updated_at:
             book.store.put(namespace, item.key, record.model_dump(mode="json"), index=False)
         users.delete(namespace, item.key)
         moved += 1

@@ -54,7 +54,7 @@ async def body(launch: Launcher, run: Run, *, cancel_on_disconnect: bool) -> Asy
             if done:
                 break
             yield KEEPALIVE
-        yield result.result()  # raises what the wait raised: the connection is cut, as the reference
+        yield result.result()  # raises what the wait raised: the body is cut, as the reference
     finally:
         if not result.done():
             result.cancel()
