@@ -10,7 +10,8 @@ import math
 from collections.abc import AsyncIterator
 
 import anyio
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi import Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from graphwright.server.launch import Launcher
 from graphwright.server.offload import offload
@@ -23,14 +24,26 @@ KEEPALIVE = b"\n"
 log = logging.getLogger(__name__)
 
 
-def waiting(launch: Launcher, run: Run, *, cancel_on_disconnect: bool) -> StreamingResponse:
-    """The run's final values, kept alive while it is pending. ``Location`` is where the SDK
-    reconnects (``runs.join``) if the body is cut off, as the reference sends it."""
+async def waiting(launch: Launcher, run: Run, request: Request, *,
+                  cancel_on_disconnect: bool) -> Response:
+    """The run's final values, kept alive while it is pending. A run that ends within the
+    first interval is answered as any route answers (an outage is a 503); a longer one gets
+    its status line with the first keep-alive, and an outage after that cuts the body, as the
+    reference's does: the SDK then reconnects to ``Location`` (``runs.join``), as it does for
+    the reference."""
     base = f"/threads/{run.thread_id}/runs/{run.run_id}"
-    return StreamingResponse(
-        body(launch, run, cancel_on_disconnect=cancel_on_disconnect),
-        media_type="application/json",
-        headers={"Location": f"{base}/join", "Content-Location": base})
+    headers = {"Location": f"{base}/join", "Content-Location": base}
+    result = asyncio.ensure_future(outcome(launch, run))
+    done, _ = await asyncio.wait({result}, timeout=launch.orch.settings.keepalive_s)
+    if done:
+        return Response(result.result(), media_type="application/json", headers=headers)
+    if await request.is_disconnected():  # gone already: the body below would never start
+        result.cancel()
+        if cancel_on_disconnect:
+            await _cancel(launch, run)
+        return Response(status_code=499)
+    return StreamingResponse(body(launch, run, result, cancel_on_disconnect=cancel_on_disconnect),
+                             media_type="application/json", headers=headers)
 
 
 async def outcome(launch: Launcher, run: Run) -> bytes:
@@ -40,20 +53,18 @@ async def outcome(launch: Launcher, run: Run) -> bytes:
     return bytes(JSONResponse(await launch.output(run)).body)  # encoded as every other answer
 
 
-async def body(launch: Launcher, run: Run, *, cancel_on_disconnect: bool) -> AsyncIterator[bytes]:
-    """A keep-alive every ``keepalive_s`` until the outcome is known, then the outcome.
+async def body(launch: Launcher, run: Run, result: asyncio.Future[bytes], *,
+               cancel_on_disconnect: bool) -> AsyncIterator[bytes]:
+    """A keep-alive now and every ``keepalive_s`` until the outcome is known, then the outcome.
 
     The client's disconnect cancels this generator (Starlette listens for it) at its wait;
     the outcome's task goes with it, and with ``cancel_on_disconnect`` the run is cancelled
     (``interrupt``, as the reference does), shielded from the cancellation in progress."""
     interval = launch.orch.settings.keepalive_s
-    result = asyncio.ensure_future(outcome(launch, run))
     try:
-        while True:
-            done, _ = await asyncio.wait({result}, timeout=interval)
-            if done:
-                break
+        while not result.done():
             yield KEEPALIVE
+            await asyncio.wait({result}, timeout=interval)
         yield result.result()  # raises what the wait raised: the body is cut, as the reference
     finally:
         if not result.done():
