@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import time
 import warnings
 from collections.abc import Iterator
@@ -117,6 +118,23 @@ def test_a_wait_cancels_its_run_on_disconnect_only_when_asked(
     values = sdk.threads.get_state(thread_id)["values"]
     assert isinstance(values, dict)
     assert values.get("woke") is (None if on_disconnect == "cancel" else True)
+
+
+def test_a_client_gone_before_the_first_keepalive_cancels_when_it_asked(
+        service: Service) -> None:
+    """The request is sent and the socket closed at once: the status line was never sent."""
+    sdk = get_sync_client(url=service.url, api_key=None)
+    thread_id = sdk.threads.create()["thread_id"]
+    body = json.dumps({"assistant_id": "nap", "input": {"seconds": scaled(30)},
+                       "on_disconnect": "cancel"}).encode()
+    host, port = service.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as raw:
+        raw.sendall(f"POST /threads/{thread_id}/runs/wait HTTP/1.1\r\nHost: {host}\r\n"
+                    f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+                    .encode() + body)
+        until(lambda: sdk.runs.list(thread_id), "the run created")
+    until(lambda: sdk.runs.list(thread_id)[0]["status"] == "interrupted", "the run interrupted",
+          timeout_s=15)
 
 
 def test_a_join_with_cancel_on_disconnect_cancels_the_run(service: Service) -> None:
