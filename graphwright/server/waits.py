@@ -10,7 +10,6 @@ import math
 from collections.abc import AsyncIterator
 
 import anyio
-from fastapi import Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from graphwright.server.launch import Launcher
@@ -24,8 +23,7 @@ KEEPALIVE = b"\n"
 log = logging.getLogger(__name__)
 
 
-async def waiting(launch: Launcher, run: Run, request: Request, *,
-                  cancel_on_disconnect: bool) -> Response:
+async def waiting(launch: Launcher, run: Run, *, cancel_on_disconnect: bool) -> Response:
     """The run's final values, kept alive while it is pending. A run that ends within the
     first interval is answered as any route answers (an outage is a 503); a longer one gets
     its status line with the first keep-alive, and an outage after that cuts the body, as the
@@ -37,11 +35,6 @@ async def waiting(launch: Launcher, run: Run, request: Request, *,
     done, _ = await asyncio.wait({result}, timeout=launch.orch.settings.keepalive_s)
     if done:
         return Response(result.result(), media_type="application/json", headers=headers)
-    if await request.is_disconnected():  # gone already: the body below would never start
-        result.cancel()
-        if cancel_on_disconnect:
-            await _cancel(launch, run)
-        return Response(status_code=499)
     return StreamingResponse(body(launch, run, result, cancel_on_disconnect=cancel_on_disconnect),
                              media_type="application/json", headers=headers)
 

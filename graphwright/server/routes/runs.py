@@ -57,19 +57,18 @@ async def stream_stateless(body: RunCreate, svc: Svc, request: Request,
 
 
 @router.post("/threads/{thread_id}/runs/wait", dependencies=RateLimited)
-async def wait_run(thread_id: str, body: RunCreate, svc: Svc, request: Request,
+async def wait_run(thread_id: str, body: RunCreate, svc: Svc,
                    grant: access.RunStart) -> Response:
     launch = Launcher(svc)
     run = await offload(admitted, launch, grant, thread_id, body)
-    return await waiting(launch, run, request, cancel_on_disconnect=body.on_disconnect == "cancel")
+    return await waiting(launch, run, cancel_on_disconnect=body.on_disconnect == "cancel")
 
 
 @router.post("/runs/wait", dependencies=RateLimited)
-async def wait_stateless(body: RunCreate, svc: Svc, request: Request,
-                         grant: access.RunStart) -> Response:
+async def wait_stateless(body: RunCreate, svc: Svc, grant: access.RunStart) -> Response:
     launch = Launcher(svc)
     run = await offload(admitted, launch, grant, None, body)
-    return await waiting(launch, run, request, cancel_on_disconnect=body.on_disconnect == "cancel")
+    return await waiting(launch, run, cancel_on_disconnect=body.on_disconnect == "cancel")
 
 
 @router.post("/threads/{thread_id}/runs", response_model=Run, dependencies=RateLimited)
@@ -117,12 +116,12 @@ def delete_run(thread_id: str, run_id: str, svc: Svc, grant: access.ThreadDelete
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/join")
-async def join_run(thread_id: str, run_id: str, svc: Svc, request: Request,
-                   grant: access.ThreadRead, cancel_on_disconnect: bool = False) -> Response:
+async def join_run(thread_id: str, run_id: str, svc: Svc, grant: access.ThreadRead,
+                   cancel_on_disconnect: bool = False) -> Response:
     launch = Launcher(svc)
     await offload(visible_thread, svc.orch, grant, thread_id)
     run = await offload(svc.store.get, thread_id, run_id)
-    return await waiting(launch, run, request, cancel_on_disconnect=cancel_on_disconnect)
+    return await waiting(launch, run, cancel_on_disconnect=cancel_on_disconnect)
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/stream")
@@ -150,15 +149,14 @@ async def join_thread_stream(thread_id: str, svc: Svc, request: Request, grant: 
 
 
 @router.post("/threads/{thread_id}/runs/{run_id}/cancel", status_code=202)
-async def cancel_run(thread_id: str, run_id: str, svc: Svc, request: Request,
-                     grant: access.ThreadUpdate,
+async def cancel_run(thread_id: str, run_id: str, svc: Svc, grant: access.ThreadUpdate,
                      wait: bool = False, action: str = "interrupt") -> Response:
     launch = Launcher(svc)
     await offload(visible_thread, svc.orch, grant, thread_id)
     await offload(launch.cancel, thread_id, run_id, action)
     if wait:  # the reference answers with the run's result, as a join does
         run = await offload(svc.store.get, thread_id, run_id)
-        return await waiting(launch, run, request, cancel_on_disconnect=False)
+        return await waiting(launch, run, cancel_on_disconnect=False)
     return Response(status_code=202)
 
 
