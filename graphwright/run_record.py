@@ -19,22 +19,22 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
-from checkpoints.errors import LockLostError
-from checkpoints.head import read_head
-from checkpoints.trace import TraceWriter
-from graphs.gates import gate_of
-from graphs.registry import Graph, GraphSpec, RunInput
 from graphwright import summary
+from graphwright.checkpoints.errors import LockLostError
+from graphwright.checkpoints.head import read_head
+from graphwright.checkpoints.trace import TraceWriter
+from graphwright.graphs.gates import gate_of
+from graphwright.graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.locking import ThreadLock
 from graphwright.memories import Memories
 from graphwright.native import answer_of
+from graphwright.nodes.gate_models import GateRequest
 from graphwright.results import RunResult, RunStatus, StepEvent, Usage
 from graphwright.serialize import jsonable
 from graphwright.streaming import StreamMode, step_events
 from graphwright.summary import Recorded
 from graphwright.thread_meta import ThreadMeta
 from graphwright_errors import GraphwrightError
-from nodes.gate_models import GateRequest
 
 log = logging.getLogger(__name__)
 

@@ -9,14 +9,14 @@ from typing import Any, cast
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 
-from nodes.canonical import canonical
-from nodes.deps import AgentDeps
-from nodes.finish import finish
-from nodes.jsonreply import text_of
-from nodes.prompt import plan_messages
-from nodes.state import AgentState, ProposedCall, turn_calls
-from nodes.stops import budget_stop
-from nodes.tracing import as_ai, total_tokens, trace_model_call
+from graphwright.nodes.canonical import canonical
+from graphwright.nodes.deps import AgentDeps
+from graphwright.nodes.finish import finish
+from graphwright.nodes.jsonreply import text_of
+from graphwright.nodes.prompt import plan_messages
+from graphwright.nodes.state import AgentState, ProposedCall, turn_calls
+from graphwright.nodes.stops import budget_stop
+from graphwright.nodes.tracing import as_ai, total_tokens, trace_model_call
 
 
 def propose(state: AgentState, deps: AgentDeps, reply: AIMessage) -> list[ProposedCall]:

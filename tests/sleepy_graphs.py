@@ -11,7 +11,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from graphs.registry import Graph, GraphRegistry
+from graphwright.graphs.registry import Graph, GraphRegistry
 
 
 class Nap(TypedDict, total=False):

@@ -13,10 +13,10 @@ import pytest
 from langgraph_sdk import get_sync_client
 from typer.testing import CliRunner
 
-from checkpoints.keys import SERVICE_STORE, USER_STORE
-from checkpoints.memory import MemoryBook, Source, scope_of
-from checkpoints.store_ops import Layout
 from graphwright import Orchestrator
+from graphwright.checkpoints.keys import SERVICE_STORE, USER_STORE
+from graphwright.checkpoints.memory import MemoryBook, Source, scope_of
+from graphwright.checkpoints.store_ops import Layout
 from graphwright.cli import app
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
