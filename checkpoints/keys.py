@@ -15,6 +15,11 @@ from urllib.parse import quote, unquote
 from graphwright.checkpoints.sealed import Sealer
 
 DEFAULT_PREFIX = "gw"
+# The two LangGraph stores under a prefix: the users' (what graphs and ``/store`` read and
+# write, any namespace LangGraph accepts) and graphwright's own records (its long-term
+# memories), apart so that no namespace of the one can name a key of the other.
+USER_STORE = "store"
+SERVICE_STORE = "service-store"
 
 
 @lru_cache(maxsize=4096)
@@ -295,7 +300,7 @@ class Keys:
             Place(f"{thread}:runev:*", frozenset({b"data"})),
             Place(f"{thread}:events", frozenset({b"e"})),
             Place(f"{thread}:idem:*", frozenset({b"result"})),
-            Place(f"{p}:store:*:item:*"),
+            Place(f"{p}:{USER_STORE}:*:item:*"), Place(f"{p}:{SERVICE_STORE}:*:item:*"),
             Place(self.crons()), Place(self.assistants()), Place(f"{p}:{{assistants}}:versions:*"),
             Place(self.calendar()), Place(self.outbox()), Place(self.outbox_ids()),
             Place(f"{thread}:cp", typed=True), Place(f"{thread}:blobs", typed=True),

@@ -2,7 +2,8 @@
 
 A record lives at namespace ``("memories", scope)`` under its key, so reading one
 scope can never return another's records. A new value for the same scope and key
-replaces the old one, which moves into a short history.
+replaces the old one, which moves into a short history. The book's store is graphwright's
+own (``keys.SERVICE_STORE``), never the users' store, whose namespaces are all theirs.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import time
 from typing import Literal
 
 from langgraph.store.base import BaseStore
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from graphwright_errors import UserError
 
@@ -97,3 +98,37 @@ def effective(records: list[MemoryRecord]) -> list[MemoryRecord]:
     for record in sorted(records, key=lambda r: r.updated_at):
         latest[record.key] = record
     return list(latest.values())
+
+
+def adopt_legacy(book: MemoryBook, users: BaseStore, *, page: int = 100) -> int:
+    """Move the records an older graphwright kept in the users' store (under ``("memories",
+    scope)``) into ``book``; returns how many moved. Only graphwright's own records move: a
+    valid scope label and a value that is a record of that scope. Anything else under
+    ``memories`` is a user's and stays. Where the book has the key already, the newer wins."""
+    moved, offset = 0, 0
+    while found := users.list_namespaces(prefix=(ROOT,), max_depth=2, limit=page, offset=offset):
+        offset += len(found)
+        for namespace in found:
+            if len(namespace) == 2 and SCOPE.match(namespace[1]):
+                moved += _adopt_scope(book, users, namespace)
+    return moved
+
+
+def _adopt_scope(book: MemoryBook, users: BaseStore, namespace: tuple[str, ...]) -> int:
+    moved = 0
+    for item in users.search(namespace, limit=10_000):
+        if item.namespace != namespace:
+            continue  # a longer namespace under this one: the user's
+        try:
+            record = MemoryRecord.model_validate(item.value)
+        except ValidationError:
+            continue
+        if record.scope != namespace[1]:
+            continue
+        current = book.store.get(namespace, item.key)
+        kept = MemoryRecord.model_validate(current.value) if current is not None else None
+        if kept is None or kept.updated_at < record.updated_at:
+            book.store.put(namespace, item.key, record.model_dump(mode="json"), index=False)
+        users.delete(namespace, item.key)
+        moved += 1
+    return moved

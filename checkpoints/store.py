@@ -1,6 +1,7 @@
 """``RedisStore`` and ``AsyncRedisStore``: LangGraph's ``BaseStore`` on plain Redis.
 
-Layout under ``{prefix}:store``: one JSON string per item (value, times, TTL, vectors),
+Layout under ``{prefix}:store`` (``{prefix}:service-store`` for graphwright's own records,
+see ``keys.SERVICE_STORE``): one JSON string per item (value, times, TTL, vectors),
 a sorted set of each namespace's keys in insertion order, and a sorted set of the
 namespaces. Search walks the namespaces under a prefix, filters like LangGraph's
 ``InMemoryStore`` and, with an index config, ranks by cosine similarity of embeddings;
@@ -23,7 +24,7 @@ from langgraph.store.base.embed import ensure_embeddings
 from graphwright.checkpoints import store_ops
 from graphwright.checkpoints.drive import adrive, drive
 from graphwright.checkpoints.errors import RedisUnavailableError
-from graphwright.checkpoints.keys import DEFAULT_PREFIX
+from graphwright.checkpoints.keys import DEFAULT_PREFIX, USER_STORE
 from graphwright.checkpoints.sealed import Sealer
 from graphwright.checkpoints.store_ops import Embed, Layout, Pipeline, StoreOp
 from graphwright_errors import ConfigurationError
@@ -35,12 +36,12 @@ class _StoreBase(BaseStore):
     supports_ttl = True
 
     def __init__(self, *, prefix: str, index: IndexConfig | None, ttl: TTLConfig | None,
-                 sealer: Sealer | None = None) -> None:
+                 sealer: Sealer | None = None, area: str = USER_STORE) -> None:
         self.ttl_config = ttl
         self.index_config = index
         self.embeddings: Embeddings | None = ensure_embeddings(index["embed"]) if index else None
         fields = tuple(index.get("fields") or ["$"]) if index else ()
-        self.layout = Layout(prefix=f"{prefix}:store", ttl_config=ttl, index_fields=fields,
+        self.layout = Layout(prefix=f"{prefix}:{area}", ttl_config=ttl, index_fields=fields,
                              sealer=sealer or Sealer())
 
     def _embeddings(self) -> Embeddings:
@@ -54,8 +55,8 @@ class RedisStore(_StoreBase):
 
     def __init__(self, client: redis.Redis, *, prefix: str = DEFAULT_PREFIX,
                  index: IndexConfig | None = None, ttl: TTLConfig | None = None,
-                 sealer: Sealer | None = None) -> None:
-        super().__init__(prefix=prefix, index=index, ttl=ttl, sealer=sealer)
+                 sealer: Sealer | None = None, area: str = USER_STORE) -> None:
+        super().__init__(prefix=prefix, index=index, ttl=ttl, sealer=sealer, area=area)
         self.redis = client
 
     def run(self, op: StoreOp[T]) -> T:

@@ -294,6 +294,14 @@ def memory_forget(user: str = typer.Argument(..., help="User id."),
     emit_json({"forgot": key, "user": user}) if as_json else console.print(f"forgot {key} for {user}")
 
 
+@memory_app.command("migrate")
+@friendly
+def memory_migrate(as_json: bool = JSON) -> None:
+    """Move memories kept by an older graphwright in the users' store into its own store."""
+    moved = orchestrator().adopt_memories()
+    emit_json({"moved": moved}) if as_json else console.print(f"moved {moved} memories")
+
+
 app.command("tools")(friendly(tools_command))
 
 

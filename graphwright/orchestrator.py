@@ -22,8 +22,8 @@ from langchain_core.runnables import RunnableConfig
 from graphwright import run_core
 from graphwright.aconnect import async_twin
 from graphwright.async_api import AsyncTwins
-from graphwright.checkpoints.keys import Keys
-from graphwright.checkpoints.memory import MemoryBook, MemoryRecord
+from graphwright.checkpoints.keys import SERVICE_STORE, Keys
+from graphwright.checkpoints.memory import MemoryBook, MemoryRecord, adopt_legacy
 from graphwright.checkpoints.redis import AsyncRedisSaver, RedisSaver
 from graphwright.checkpoints.sealed import sealer_from_env
 from graphwright.checkpoints.store import AsyncRedisStore, RedisStore
@@ -116,7 +116,8 @@ class Orchestrator(Inspection, AsyncTwins):
                                       sealer=self.sealer, index=self.store.index_config,
                                       ttl=self.store.ttl_config)
         self.astore.loop = self.asaver.loop
-        self.memory = MemoryBook(self.store)
+        self.memory = MemoryBook(RedisStore(client, prefix=self.settings.key_prefix,
+                                            sealer=self.sealer, area=SERVICE_STORE))
         self.index = ThreadIndex(client, self.keys)
         self.thread_meta = ThreadMeta(client, self.keys, self.sealer, self.index)
         self.user_memory = Memories(self.memory, self.model, self.tracer, self.thread_meta,
@@ -255,6 +256,11 @@ class Orchestrator(Inspection, AsyncTwins):
     def forget(self, user_id: str, key: str) -> bool:
         """Remove the user's record under ``key`` from every later recall."""
         return self.user_memory.forget(user_id, key)
+
+    def adopt_memories(self) -> int:
+        """Move memories an older graphwright kept in the users' store into its own; returns
+        how many moved (docs/store.md: the migration)."""
+        return adopt_legacy(self.memory, self.store)
 
     # Kept for graphwright.server.execution (the worker's executor), which records its runs
     # through these until it calls RunRecord and Memories directly.

@@ -148,6 +148,11 @@ class Settings(BaseSettings):
         default=None, gt=0, validation_alias="GRAPHWRIGHT_RUN_RETENTION_S",
         description="how long an ended HTTP run's record is kept; the thread TTL, else 7 days",
     )
+    keepalive_s: float = Field(
+        default=5.0, gt=0, validation_alias="GRAPHWRIGHT_KEEPALIVE_S",
+        description="how often a waiting runs.wait or runs.join writes a keep-alive newline "
+                    "(the Agent Server's 5 s), so clients and proxies never see it idle",
+    )
     cron_tick_s: float = Field(
         default=1.0, validation_alias="GRAPHWRIGHT_CRON_TICK_S",
         description="how often each worker's cron scheduler looks for due runs",

@@ -74,6 +74,7 @@ SLOW = {  # left out by ./scripts/test --quick; why each takes seconds, not mill
     "test_takeover_partition": "a worker partitioned from Redis, its lock and entry waited out",
     "test_browser_use_stream": "headless Chromium rendering a useStream page from another origin",
     "test_docs_examples": "every example of the docs as a reader runs it: CLI processes, a server",
+    "test_http_waits": "runs outliving a client's read timeout on purpose: seconds each",
 }
 
 

@@ -17,6 +17,7 @@ from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
 
 from graphwright import Orchestrator
+from graphwright.checkpoints.memory import Source
 from graphwright.checkpoints.store import RedisStore
 from graphwright.checkpoints.store_ops import Layout
 from graphwright.offline import OfflineChatModel
@@ -275,23 +276,27 @@ def test_the_rate_limit_counts_each_run_of_a_batch_and_each_cron(settings: Setti
 
 
 def test_a_user_named_memories_cannot_read_every_users_memories(settings: Settings) -> None:
+    """Under isolation a user's namespaces start with their identity: a user named
+    ``memories`` works in ``("memories", ...)`` of the users' store, where graphwright keeps
+    nothing (its memories have a store of their own)."""
     with serve(settings, auth_owner.only_authentication) as svc:
-        svc.orch.store.put(("memories", "user:alice"), "salary", {"value": "wants a raise"})
+        svc.orch.memory.remember("user:alice", "fact", "salary", "wants a raise",
+                                 Source(thread_id="t1"))
         auth_owner.TOKENS["token-memories"] = "memories"
         try:
             memories = get_sync_client(url=svc.url, api_key=None,
                                        headers={"Authorization": "Bearer token-memories"})
-            for call in (lambda: memories.store.search_items(["user:alice"]),
-                         lambda: memories.store.get_item(["user:alice"], "salary"),
-                         lambda: memories.store.list_namespaces(),
-                         lambda: memories.store.put_item(["user:alice"], "x", {"v": 1})):
-                assert status_of(call) == 403
+            assert memories.store.search_items(["user:alice"])["items"] == []
+            assert memories.store.get_item(["user:alice"], "salary") is None
+            assert memories.store.list_namespaces()["namespaces"] == []
+            memories.store.put_item(["user:alice"], "salary", {"v": 1})  # its own namespace
         finally:
             del auth_owner.TOKENS["token-memories"]
+        assert [(r.key, r.value) for r in svc.orch.memories("alice")] == [("salary", "wants a raise")]
     with running(Orchestrator(settings=settings, model=OfflineChatModel()), worker=False) as svc:
         anyone = get_sync_client(url=svc.url, api_key=None)
-        assert anyone.store.search_items([])["items"] == []
-        assert anyone.store.list_namespaces()["namespaces"] == []
+        assert [i["namespace"] for i in anyone.store.search_items([])["items"]] == [
+            ["memories", "user:alice"]]  # the item the user named memories put, nothing else
 
 
 def test_a_dotted_label_never_reads_the_namespace_of_two_labels(settings: Settings) -> None:

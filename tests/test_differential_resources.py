@@ -141,6 +141,18 @@ STEPS: list[Step] = [
     Step("store.list_namespaces(max_depth)", lambda c, x: c.store.list_namespaces(max_depth=1)),
     Step("store.delete_item", lambda c, x: c.store.delete_item(["users", "bo"], "prefs")),
     Step("store.get_item(deleted)", lambda c, x: c.store.get_item(["users", "bo"], "prefs")),
+    # LangGraph's memory-agent template's namespace, labels of odd characters, and the
+    # labels LangGraph refuses (a root "langgraph", a NUL byte): the same codes.
+    Step("store.put_item(memories)",
+         lambda c, x: c.store.put_item(["memories", "user-1"], "m1", {"content": "likes tea"})),
+    Step("store.get_item(memories)", lambda c, x: c.store.get_item(["memories", "user-1"], "m1")),
+    Step("store.search_items(memories)", lambda c, x: c.store.search_items(["memories"])),
+    Step("store.list_namespaces(memories)", lambda c, x: c.store.list_namespaces(prefix=["memories"])),
+    Step("store.put_item(odd labels)",
+         lambda c, x: c.store.put_item(["a b", "ü:{x}*|%2E"], "k", {"v": 1})),
+    Step("store.get_item(odd labels)", lambda c, x: c.store.get_item(["a b", "ü:{x}*|%2E"], "k")),
+    Step("store.put_item(langgraph root)", lambda c, x: c.store.put_item(["langgraph"], "k", {})),
+    Step("store.put_item(NUL label)", lambda c, x: c.store.put_item(["a\x00b"], "k", {})),
     # --- crons -------------------------------------------------------------------
     Step("crons.create", lambda c, x: c.crons.create("counter", schedule=YEARLY, input={"goal": "g"},
                                                      metadata={"kind": "yearly"})),

@@ -85,7 +85,10 @@ def test_redis_stopping_mid_run_gives_503_with_retry_after_on_every_route(
     server = start_server(tmp_path / "redis")
     settings = Settings(_env_file=None, REDIS_URL=server.url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
                         GRAPHWRIGHT_GRAPHS="tests.slow_graphs:register_all",
-                        GRAPHWRIGHT_REDIS_RETRY_S=0.1)  # past the retry budget: the outage shows
+                        GRAPHWRIGHT_REDIS_RETRY_S=0.1,  # past the retry budget: the outage shows
+                        # the wait answers with a status, not a keep-alive body (whose outage,
+                        # after its status line, cuts the body: the SDK rejoins)
+                        GRAPHWRIGHT_KEEPALIVE_S=3600)
     orch = Orchestrator(settings=settings, model=OfflineChatModel())
     watcher = redis.Redis.from_url(server.url)
     try:

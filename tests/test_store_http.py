@@ -39,11 +39,11 @@ def test_bad_namespaces_and_missing_keys_get_the_reference_codes(service: Servic
         assert http.get("/store/items", params={"namespace": "a"}).status_code == 400
         assert http.post("/store/namespaces", json={"prefix": [""]}).status_code == 422
         assert http.get("/store/items", params={"namespace": "a", "key": "none"}).json() is None
-        nul = {"namespace": ["a\x00b"], "key": "k"}  # the store's own refusal (the fuzzer's 500)
-        assert http.request("DELETE", "/store/items", json=nul).status_code == 422
-        assert http.put("/store/items", json={**nul, "value": {}}).status_code == 422
+        nul = {"namespace": ["a\x00b"], "key": "k"}  # the store's own refusal: the reference's 400
+        assert http.request("DELETE", "/store/items", json=nul).status_code == 400
+        assert http.put("/store/items", json={**nul, "value": {}}).status_code == 400
         assert http.put("/store/items", json={"namespace": ["langgraph"], "key": "k", "value": {}}
-                        ).status_code == 422  # a reserved label
+                        ).status_code == 400  # LangGraph's reserved root
         empty = http.put("/store/items", json={"namespace": [], "key": "", "value": {}})
         assert empty.status_code == 422 and "cannot be empty" in empty.text  # the fuzzer's 500
         forever = {"namespace": ["a"], "key": "k", "value": {}, "ttl": 5e16}

@@ -37,7 +37,6 @@ OWNER = "owner"  # the metadata key per-user isolation stamps and filters on
 MEMORY_USER = "user_id"  # the metadata key naming whose memories a run recalls and keeps
 STAMPED = frozenset({"create", "create_run"})  # actions whose value gets an owner
 WITH_METADATA = frozenset({"create", "create_run", "search"})
-RESERVED_ROOTS = frozenset({"memories"})  # store namespaces the service keeps for itself
 READS = frozenset({"read", "search"})
 SYSTEM = {"created_by": "system", OWNER: None}  # a graph's own assistant, which no user owns
 
@@ -109,9 +108,6 @@ async def authorize(auth: Authority, user: User, resource: str, action: str,
                   filters=dict(result) if isinstance(result, Mapping) else None)
     if auth.isolating and user.identity:
         _isolate(grant, decided=handler is not None, sent_owner=sent)
-    if resource == "store" and grant.namespace[:1] and grant.namespace[0] in RESERVED_ROOTS:
-        raise HTTPException(status_code=403, detail=f"the namespace label {grant.namespace[0]!r} "
-                            "is reserved by the service")
     return grant
 
 

@@ -75,9 +75,9 @@ async def redis_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def invalid_namespace(request: Request, exc: Exception) -> PlainTextResponse:
-    """A namespace the store refuses (a NUL byte, the reserved ``langgraph`` label): the
-    store routes' 422, as for the labels they check themselves."""
-    return PlainTextResponse(str(exc), status_code=422)
+    """A namespace LangGraph's store refuses (a NUL byte, the reserved ``langgraph`` root):
+    400, as the reference answers it (its routes' own label checks are 422s)."""
+    return PlainTextResponse(str(exc), status_code=400)
 
 
 def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: bool = False,

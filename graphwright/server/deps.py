@@ -15,6 +15,7 @@ from graphwright.server.access import current_user
 from graphwright.server.aio import AsyncClient, async_client
 from graphwright.server.local_runs import LocalRuns
 from graphwright.server.runs import RunStore
+from graphwright.server.typed_body import validated_body
 
 WAITING_CLIENTS = 5000
 
@@ -69,4 +70,6 @@ async def keys(request: Request) -> Keys:
 Orch = Annotated[Orchestrator, Depends(orchestrator)]
 Store = Annotated[RunStore, Depends(run_store)]
 Svc = Annotated[Service, Depends(service_dependency)]
-Guarded = [Depends(current_user)]  # authentication; each route adds its own ``access`` grant
+# Authentication, then the body against the route's model (before the grant reads it); each
+# route adds its own ``access`` grant.
+Guarded = [Depends(current_user), Depends(validated_body)]

@@ -7,10 +7,9 @@ it: a cron the filter hides is a 404, exactly like one that does not exist."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
-from pydantic import ConfigDict, Field
 
 from graphwright.orchestrator import Orchestrator
 from graphwright.server import access, webhooks
@@ -20,43 +19,15 @@ from graphwright.server.cron_store import CronStore
 from graphwright.server.deps import Orch
 from graphwright.server.errors import UnprocessableError
 from graphwright.server.limits import RateLimited
-from graphwright.server.schemas import _Request
+from graphwright.server.schemas_crons import (
+    CronCountBody,
+    CronCreateBody,
+    CronPatchBody,
+    CronSearchBody,
+)
 from graphwright_errors import NotFoundError
 
 router = APIRouter(tags=["crons"])
-
-
-class CronCreateBody(_Request):
-    model_config = ConfigDict(extra="allow")  # the run's own fields (input, config, context, ...)
-    assistant_id: str = Field(min_length=1)
-    schedule: str
-    end_time: str | None = None
-    enabled: bool = True
-    timezone: str | None = None
-    on_run_completed: Literal["delete", "keep"] | None = None
-    metadata: dict[str, Any] | None = None
-
-
-class CronPatchBody(_Request):
-    model_config = ConfigDict(extra="allow")
-
-
-class CronSearchBody(_Request):
-    assistant_id: str | None = None
-    thread_id: str | None = None
-    enabled: bool | None = None
-    metadata: dict[str, Any] | None = None
-    limit: int = Field(default=10, ge=1, le=1000)
-    offset: int = Field(default=0, ge=0)
-    sort_by: str | None = None
-    sort_order: Literal["asc", "desc", "ASC", "DESC"] | None = None
-    select: list[str] | None = None
-
-
-class CronCountBody(_Request):
-    assistant_id: str | None = None
-    thread_id: str | None = None
-    metadata: dict[str, Any] | None = None
 
 
 async def crons(orch: Orch) -> CronStore:
@@ -140,7 +111,7 @@ def get_cron(cron_id: str, store: Crons, grant: access.CronRead) -> dict[str, An
 def patch_cron(cron_id: str, body: CronPatchBody, orch: Orch, store: Crons,
                grant: access.CronUpdate) -> dict[str, Any]:
     doc = visible_cron(store, grant, cron_id)
-    changes = dict(body.model_extra or {})
+    changes = body.model_dump(exclude_unset=True)  # what the caller sent, and only that
     admit_webhook(orch, changes.get("webhook"))
     if changes.get("assistant_id"):
         changes["assistant_id"] = AssistantStore.of(orch).get(changes["assistant_id"])["assistant_id"]

@@ -8,7 +8,7 @@ import asyncio
 from typing import Annotated
 
 from fastapi import APIRouter, Header, Query, Request
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from sse_starlette import EventSourceResponse
 
 from graphwright.server import access
@@ -18,6 +18,7 @@ from graphwright.server.launch import Launcher, relay
 from graphwright.server.limits import RateLimited, take_runs
 from graphwright.server.offload import offload
 from graphwright.server.schemas import BatchItem, CancelMany, Run, RunCreate
+from graphwright.server.waits import waiting
 
 router = APIRouter(tags=["runs"])
 LastEventId = Annotated[str | None, Header(alias="Last-Event-ID")]
@@ -56,23 +57,18 @@ async def stream_stateless(body: RunCreate, svc: Svc, request: Request,
 
 
 @router.post("/threads/{thread_id}/runs/wait", dependencies=RateLimited)
-async def wait_run(thread_id: str, body: RunCreate, svc: Svc, grant: access.RunStart) -> JSONResponse:
+async def wait_run(thread_id: str, body: RunCreate, svc: Svc,
+                   grant: access.RunStart) -> Response:
     launch = Launcher(svc)
     run = await offload(admitted, launch, grant, thread_id, body)
-    return await waited(launch, run)
+    return await waiting(launch, run, cancel_on_disconnect=body.on_disconnect == "cancel")
 
 
 @router.post("/runs/wait", dependencies=RateLimited)
-async def wait_stateless(body: RunCreate, svc: Svc, grant: access.RunStart) -> JSONResponse:
+async def wait_stateless(body: RunCreate, svc: Svc, grant: access.RunStart) -> Response:
     launch = Launcher(svc)
     run = await offload(admitted, launch, grant, None, body)
-    return await waited(launch, run)
-
-
-async def waited(launch: Launcher, run: Run) -> JSONResponse:
-    await launch.finished(run)
-    output = await launch.output(run)
-    return JSONResponse(output, headers={"Content-Location": f"/threads/{run.thread_id}/runs/{run.run_id}"})
+    return await waiting(launch, run, cancel_on_disconnect=body.on_disconnect == "cancel")
 
 
 @router.post("/threads/{thread_id}/runs", response_model=Run, dependencies=RateLimited)
@@ -120,11 +116,12 @@ def delete_run(thread_id: str, run_id: str, svc: Svc, grant: access.ThreadDelete
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/join")
-async def join_run(thread_id: str, run_id: str, svc: Svc, grant: access.ThreadRead) -> JSONResponse:
+async def join_run(thread_id: str, run_id: str, svc: Svc, grant: access.ThreadRead,
+                   cancel_on_disconnect: bool = False) -> Response:
     launch = Launcher(svc)
     await offload(visible_thread, svc.orch, grant, thread_id)
     run = await offload(svc.store.get, thread_id, run_id)
-    return await waited(launch, run)
+    return await waiting(launch, run, cancel_on_disconnect=cancel_on_disconnect)
 
 
 @router.get("/threads/{thread_id}/runs/{run_id}/stream")
@@ -159,7 +156,7 @@ async def cancel_run(thread_id: str, run_id: str, svc: Svc, grant: access.Thread
     await offload(launch.cancel, thread_id, run_id, action)
     if wait:  # the reference answers with the run's result, as a join does
         run = await offload(svc.store.get, thread_id, run_id)
-        return await waited(launch, run)
+        return await waiting(launch, run, cancel_on_disconnect=False)
     return Response(status_code=202)
 
 

@@ -3,53 +3,22 @@ graphwright's ``RedisStore`` with the Agent Server's shapes and error codes.
 
 Each route runs the ``store`` auth handlers first and operates on the namespace they leave
 (per-user isolation prefixes it with the caller's identity), as the Agent Server does; a
-search filter a handler returns is ANDed with the caller's filter. Namespaces the service
-keeps for itself (``memories``) are neither reachable nor listed here."""
+search filter a handler returns is ANDed with the caller's filter. Every namespace is the
+users': graphwright keeps its own records (memories) in a store of its own."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from fastapi import APIRouter, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 from langgraph.store.base import Item
-from pydantic import Field
 
 from graphwright.server import access
 from graphwright.server.deps import Orch
-from graphwright.server.schemas import MAX_TTL_MINUTES, _Request
+from graphwright.server.schemas_store import DeleteBody, NamespacesBody, PutBody, SearchBody
 
 router = APIRouter(tags=["store"])
-
-
-class PutBody(_Request):
-    namespace: list[str]
-    key: str
-    value: dict[str, Any]
-    index: Literal[False] | list[str] | None = None
-    ttl: float | None = Field(default=None, ge=0, le=MAX_TTL_MINUTES)
-
-
-class DeleteBody(_Request):
-    namespace: list[str] = Field(default_factory=list)
-    key: str
-
-
-class SearchBody(_Request):
-    namespace_prefix: list[str] = Field(default_factory=list)
-    filter: dict[str, Any] | None = None
-    limit: int = Field(default=10, ge=1, le=1000)
-    offset: int = Field(default=0, ge=0)
-    query: str | None = None
-    refresh_ttl: bool | None = None
-
-
-class NamespacesBody(_Request):
-    prefix: list[str] | None = None
-    suffix: list[str] | None = None
-    max_depth: int | None = Field(default=None, ge=1)
-    limit: int = Field(default=100, ge=1, le=1000)
-    offset: int = Field(default=0, ge=0)
 
 
 def refused(namespace: list[str] | tuple[str, ...] | None) -> Response | None:
@@ -60,11 +29,6 @@ def refused(namespace: list[str] | tuple[str, ...] | None) -> Response | None:
                 f"Namespace label {label!r} must be a non-empty string without periods",
                 status_code=422)
     return None
-
-
-def users(namespace: tuple[str, ...]) -> bool:
-    """Whether a namespace is the users' (not one the service keeps, like memories)."""
-    return not namespace[:1] or namespace[0] not in access.RESERVED_ROOTS
 
 
 def item_doc(item: Item) -> dict[str, Any]:
@@ -125,7 +89,7 @@ def search_items(body: SearchBody, orch: Orch, grant: access.StoreSearch) -> Res
             offset=body.offset, refresh_ttl=body.refresh_ttl)
     except (ValueError, TypeError) as exc:  # an operator the store lacks, $gt on a string...
         return JSONResponse({"detail": f"invalid filter: {exc}"}, status_code=400)
-    return JSONResponse({"items": [item_doc(i) for i in found if users(i.namespace)]})
+    return JSONResponse({"items": [item_doc(i) for i in found]})
 
 
 @router.post("/store/namespaces")
@@ -136,4 +100,4 @@ def list_namespaces(body: NamespacesBody, orch: Orch, grant: access.StoreListNam
         prefix=grant.namespace or None,
         suffix=tuple(body.suffix) if body.suffix else None,
         max_depth=body.max_depth, limit=body.limit, offset=body.offset)
-    return JSONResponse({"namespaces": [list(ns) for ns in found if users(ns)]})
+    return JSONResponse({"namespaces": [list(ns) for ns in found]})
