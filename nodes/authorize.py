@@ -14,7 +14,7 @@ from nodes.deps import AgentDeps
 from nodes.gate_models import digest
 from nodes.state import ProposedCall
 from tools.approvals import GateDecision
-from tools.executor import Observation, ToolError
+from tools.executor import Observation, ToolError, argument_problem
 
 
 def authorize(call: ProposedCall, *, tainted: bool, deps: AgentDeps,
@@ -27,7 +27,7 @@ def authorize(call: ProposedCall, *, tainted: bool, deps: AgentDeps,
     runnable = as_recorded(call, recorded)
     spec = deps.registry.get(call["name"])
     args = parsed(call["args"])
-    if spec is None or args is None:
+    if spec is None or args is None or argument_problem(spec, args):
         return runnable  # the executor refuses it at validation: nothing runs
     verdict = deps.policy.decide(deps.registry, spec.name, args, tainted=tainted)
     if call["action"] == "refuse":

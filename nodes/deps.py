@@ -12,6 +12,7 @@ from langchain_core.runnables import Runnable
 
 from checkpoints.trace import TraceWriter
 from nodes.limits import Limits as Limits  # re-exported: its importers predate nodes.limits
+from nodes.model_call import ModelCall
 from nodes.prompt import RULES
 from nodes.tokens import Counter, approximate
 from tools.approvals import Approvals
@@ -36,3 +37,4 @@ class AgentDeps:
     clock: Callable[[], float] = field(default=time.monotonic)  # measures active time
     count: Counter = field(default=approximate)  # tokens of a request, the model's way
     rules: str = RULES  # the system prompt's rules for the bound tools (nodes.prompt.rules_for)
+    model_call: ModelCall = field(default_factory=ModelCall)  # retries and backoff of model calls
