@@ -47,19 +47,20 @@ class EmptyReply(Exception):
 
 
 def provider_error(exc: BaseException) -> BaseException | None:
-    """The OpenAI client's error behind ``exc`` (langchain-openai wraps it), if any.
+    """The OpenAI client's own error behind ``exc`` (langchain-openai wraps it), if any.
 
     The ``openai`` module is looked up, not imported: a process that never loaded it has
     made no OpenAI call to fail.
     """
     openai = sys.modules.get("openai")
+    found: BaseException | None = None
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, EmptyReply) or (
                 openai is not None and isinstance(seen, openai.APIError)):
-            return seen
+            found = seen  # the innermost one is the client's, not a wrapper's
         seen = seen.__cause__ or seen.__context__
-    return None
+    return found
 
 
 def empty_reply(exc: BaseException) -> bool:
