@@ -63,6 +63,7 @@ SLOW = {  # left out by ./scripts/test --quick; why each takes seconds, not mill
     "test_worker_jobs": "a worker with ten runs SIGKILLed, another SIGTERMed in its grace period",
     "test_redis_wait": "a worker and serve waiting out a Redis that is not there yet",
     "test_browser_use_stream": "headless Chromium rendering a useStream page from another origin",
+    "test_real_model": "a real model (SmolLM2-135M) on llama.cpp's server answering on the CPU",
 }
 
 
