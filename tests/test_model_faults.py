@@ -216,3 +216,17 @@ def test_counting_tokens_for_chat_openai_needs_no_network(monkeypatch: pytest.Mo
     monkeypatch.delenv("GRAPHWRIGHT_TOKENIZER", raising=False)
     model = ChatOpenAI(model="gpt-4o-mini", api_key=SecretStr("k"), base_url="http://127.0.0.1:9/v1")
     assert token_counter(model) is approximate  # tiktoken would fetch its encoding first
+
+
+@pytest.mark.parametrize(("host", "lookup", "allowed"), [
+    ("127.0.0.1", False, True), ("::1", False, True), ("localhost", False, True),
+    ("10.0.0.1", False, False), ("8.8.8.8", False, False), ("example.com", False, False),
+    ("10.0.0.1", True, True),  # resolving an address literal asks no server
+    ("example.com", True, False), (None, True, True), (b"localhost", True, True),
+])
+def test_the_socket_guard_lets_only_this_machine_through(
+    host: str | bytes | None, lookup: bool, allowed: bool,
+) -> None:
+    from tests.conftest import on_this_machine
+
+    assert on_this_machine(host, lookup=lookup) is allowed
