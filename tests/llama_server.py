@@ -57,7 +57,7 @@ def llama_server(log: Path) -> Iterator[LlamaServer]:
     with log.open("w") as out:
         proc = subprocess.Popen(
             [str(python), "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias",
-             "smollm2-135m", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192",
+             "smollm2-135m", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
              "--n_threads", "2", "--chat_format", "chatml-function-calling", "--verbose", "false"],
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )
