@@ -34,7 +34,8 @@ MIN_ATTEMPT_S = 1.0  # an attempt with less time than this left is not started
 
 @dataclass(frozen=True, kw_only=True)
 class ModelCall:
-    """How a node calls the model: the retries, the backoff, and the time it may take."""
+    """How a node calls the model: the retries and the backoff. Graph builders set
+    ``retries`` from ``Limits.model_retries`` (``OPENAI_MAX_RETRIES``)."""
 
     retries: int = 2  # attempts after the first, for transient failures only
     backoff_s: float = 0.5  # the first wait; doubled per attempt, jittered
@@ -64,13 +65,15 @@ def provider_error(exc: BaseException) -> BaseException | None:
 
 
 def empty_reply(exc: BaseException) -> bool:
-    """langchain's own words for a 200 with no choices (streamed or not)."""
+    """How langchain-openai fails on a 200 with no choices: "No generations found in
+    stream", or an IndexError reading ``choices[0]`` of a plain reply."""
     return (isinstance(exc, ValueError) and "No generations found" in str(exc)) or \
         isinstance(exc, IndexError)
 
 
 def transient(exc: BaseException) -> bool:
-    """Worth another attempt: a timeout, a lost connection, a 5xx or 429, an empty reply."""
+    """Worth another attempt: a timeout, a lost connection, a 5xx or 429, an empty reply.
+    Only the OpenAI client's errors are known here; another provider's pass through."""
     found = provider_error(exc)
     if found is None:
         return False
@@ -105,8 +108,9 @@ def attempt_timeout(model: BaseChatModel, remaining: float) -> float | None:
     openai_model = chat_openai(model)
     if openai_model is None or math.isinf(remaining):
         return None
+    left = max(remaining, MIN_ATTEMPT_S)  # the first attempt is made even on the wire
     own = openai_model.request_timeout
-    return min(float(own), remaining) if isinstance(own, int | float) else remaining
+    return min(float(own), left) if isinstance(own, int | float) else left
 
 
 def invoke_model(
