@@ -28,8 +28,7 @@ from tools.executor import argument_problem
 MODEL = "smollm2-135m"
 GRAPHS = "tests.real_model_graphs:register"
 WRITES = {"send_email", "create_event"}
-GOALS = [
-    "What is 128 * 6 + 320?",
+GOALS = [  # each takes 5-110 s on two cores: a 135M model, and llama-cpp-python's two-pass calls
     "Email the meeting notes to example.com with the subject Notes.",  # not an address
     "Send an email to li@example.com saying the notes are ready.",
     "Where is order A1001?",
@@ -46,7 +45,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
 def real(settings: Settings, server: LlamaServer) -> Iterator[Orchestrator]:
     orch = Orchestrator(settings=settings.model_copy(update={
         "openai_base_url": server.base_url, "openai_model": MODEL, "graphs": GRAPHS,
-        "openai_timeout_s": scaled(120), "deadline_s": scaled(240), "max_model_calls": 3}))
+        "openai_timeout_s": scaled(120), "deadline_s": scaled(240), "max_model_calls": 2}))
     yield orch
     orch.close()
 
