@@ -16,11 +16,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from graphs.agent import build_agent_graph
-from graphs.registry import Graph, GraphContext, GraphRegistry
-from tools.policy import Policy
-from tools.registry import ToolRegistry
-from tools.spec import ToolContext
+from graphwright.graphs.agent import build_agent_graph
+from graphwright.graphs.registry import Graph, GraphContext, GraphRegistry
+from graphwright.tools.policy import Policy
+from graphwright.tools.registry import ToolRegistry
+from graphwright.tools.spec import ToolContext
 
 EFFECTS_ENV = "CHAOS_EFFECTS"
 DELAY_ENV = "CHAOS_DELAY_S"  # each slow step's duration, 0.2 s by default

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bench.chaos_graphs import effects_of
-from checkpoints.keys import Keys
 from graphwright import Orchestrator, Settings
+from graphwright.checkpoints.keys import Keys
 from graphwright.offline import OfflineChatModel
 
 if TYPE_CHECKING:

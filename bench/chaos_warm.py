@@ -9,12 +9,12 @@ from __future__ import annotations
 import redis
 
 from bench.chaos_graphs import register
-from checkpoints.keys import Keys
-from checkpoints.redis import RedisSaver
-from graphs.registry import GraphContext, default_registry
+from graphwright.checkpoints.keys import Keys
+from graphwright.checkpoints.redis import RedisSaver
+from graphwright.graphs.registry import GraphContext, default_registry
 from graphwright.models import make_model
+from graphwright.nodes.deps import Limits
 from graphwright.settings import Settings
-from nodes.deps import Limits
 
 
 def warm() -> None:

@@ -54,7 +54,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 
-from checkpoints.redis import AsyncRedisSaver, RedisSaver
+from graphwright.checkpoints.redis import AsyncRedisSaver, RedisSaver
 from graphwright.testing.redis_servers import start_server
 
 TOOL_RESULT = ("order A1001 shipped, tracking SF1001, status in transit. " * 18)[:1000]

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from graphwright import Orchestrator, Settings
 from graphwright.offline import OfflineChatModel
 from graphwright.testing.redis_servers import start_server
-from tools.policy import Policy
+from graphwright.tools.policy import Policy
 
 GOALS = ['Schedule "Design review" on 2026-12-{day:02d} from 10:00 to 11:00.', "订单 A1001 到哪了？"]
 

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import redis
 
-from checkpoints.embedded import EmbeddedRedis
-from tools.builtin import build_registry
-from tools.executor import ToolCall, ToolExecutor
-from tools.mcp import tool_specs
-from tools.mcp_client import close_all
-from tools.mcp_config import parse_mcp_servers
+from graphwright.checkpoints.embedded import EmbeddedRedis
+from graphwright.tools.builtin import build_registry
+from graphwright.tools.executor import ToolCall, ToolExecutor
+from graphwright.tools.mcp import tool_specs
+from graphwright.tools.mcp_client import close_all
+from graphwright.tools.mcp_config import parse_mcp_servers
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -31,14 +31,14 @@ from langchain_core.outputs import LLMResult
 from langchain_core.tools import StructuredTool
 from langgraph.prebuilt import create_react_agent
 
-from graphs.agent import build_agent_graph
-from graphs.context import Graph, GraphContext
 from graphwright import Orchestrator, Settings
+from graphwright.graphs.agent import build_agent_graph
+from graphwright.graphs.context import Graph, GraphContext
 from graphwright.models import make_model
 from graphwright.testing.redis_servers import start_server
-from tools.builtin import build_registry
-from tools.executor import ToolCall, ToolExecutor
-from tools.registry import ToolRegistry
+from graphwright.tools.builtin import build_registry
+from graphwright.tools.executor import ToolCall, ToolExecutor
+from graphwright.tools.registry import ToolRegistry
 
 CASES = [  # (case, input, text the answer must contain)
     ("A1001 shipped", "订单 A1001 到哪了？", "派送中"),

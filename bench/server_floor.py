@@ -67,7 +67,7 @@ async def measure(args: argparse.Namespace) -> dict[str, float]:
     built = load_attribute(target, config.parent)
     saver = None
     if args.floor == "saver":
-        from checkpoints.redis_async import AsyncRedisSaver
+        from graphwright.checkpoints.redis_async import AsyncRedisSaver
 
         saver = AsyncRedisSaver.from_url(args.redis)
     graph = built.builder.compile(checkpointer=saver)

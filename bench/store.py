@@ -22,7 +22,7 @@ import redis
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
-from checkpoints.store import RedisStore
+from graphwright.checkpoints.store import RedisStore
 from graphwright.testing.redis_servers import start_server
 
 USERS = 100

@@ -1,7 +1,7 @@
 """Persistence on plain Redis: the checkpoint savers, key layout and embedded server.
 
-The names below load on first use (module ``__getattr__``): importing ``checkpoints.errors``
-or ``checkpoints.keys`` must not pay for LangGraph, which the savers import.
+The names below load on first use (module ``__getattr__``): importing ``graphwright.checkpoints.errors``
+or ``graphwright.checkpoints.keys`` must not pay for LangGraph, which the savers import.
 """
 
 from __future__ import annotations
@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, Any
 from graphwright_errors import ConfigurationError, GraphwrightError, InfrastructureError, UserError
 
 if TYPE_CHECKING:
-    from checkpoints.errors import CorruptCheckpointError, RedisUnavailableError
-    from checkpoints.keys import Keys
-    from checkpoints.redis import AsyncRedisSaver, RedisSaver
+    from graphwright.checkpoints.errors import CorruptCheckpointError, RedisUnavailableError
+    from graphwright.checkpoints.keys import Keys
+    from graphwright.checkpoints.redis import AsyncRedisSaver, RedisSaver
 
 _LAZY = {
-    "AsyncRedisSaver": "checkpoints.redis",
-    "CorruptCheckpointError": "checkpoints.errors",
-    "Keys": "checkpoints.keys",
-    "RedisSaver": "checkpoints.redis",
-    "RedisUnavailableError": "checkpoints.errors",
+    "AsyncRedisSaver": "graphwright.checkpoints.redis",
+    "CorruptCheckpointError": "graphwright.checkpoints.errors",
+    "Keys": "graphwright.checkpoints.keys",
+    "RedisSaver": "graphwright.checkpoints.redis",
+    "RedisUnavailableError": "graphwright.checkpoints.errors",
 }
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from checkpoints.ops import SCRIPT, Batch, Command, script
-from checkpoints.scripts import SCRIPTS, SHAS
+from graphwright.checkpoints.ops import SCRIPT, Batch, Command, script
+from graphwright.checkpoints.scripts import SCRIPTS, SHAS
 
 MAX_SCRIPT_ARGS = 7000  # Lua's unpack() stack limit is near 8000 values
 

@@ -14,8 +14,8 @@ from langgraph.checkpoint.base import Checkpoint, CheckpointMetadata
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.types import _DeltaSnapshot
 
-from checkpoints.errors import CorruptCheckpointError
-from checkpoints.keys import escape, unescape
+from graphwright.checkpoints.errors import CorruptCheckpointError
+from graphwright.checkpoints.keys import escape, unescape
 
 EMPTY = "empty"
 SEP = "\x00"

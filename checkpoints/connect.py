@@ -18,7 +18,7 @@ from redis.exceptions import RedisClusterException
 from redis.retry import Retry
 from redis.sentinel import Sentinel
 
-from checkpoints.errors import RedisUnavailableError
+from graphwright.checkpoints.errors import RedisUnavailableError
 from graphwright_errors import ConfigurationError
 
 SENTINEL_SCHEMES = ("redis+sentinel", "rediss+sentinel")

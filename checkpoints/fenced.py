@@ -10,8 +10,8 @@ from collections.abc import Mapping
 
 import redis
 
-from checkpoints.errors import LockLostError
-from checkpoints.keys import Keys
+from graphwright.checkpoints.errors import LockLostError
+from graphwright.checkpoints.keys import Keys
 
 # KEYS: hash, fence, [registry]. ARGV: fence ('' = unfenced), field, value, ...
 _HSET = """

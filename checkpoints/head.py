@@ -1,5 +1,5 @@
 """A thread's head: its newest root checkpoint and how many pending writes that checkpoint
-has, read in two round trips without LangGraph (the member grammar is ``checkpoints.codec``'s).
+has, read in two round trips without LangGraph (the member grammar is ``graphwright.checkpoints.codec``'s).
 
 A summary recorded for a head describes the thread for as long as the head is the same:
 every step, update or resume adds a checkpoint or a write.
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import redis
 
-from checkpoints.keys import Keys, escape
+from graphwright.checkpoints.keys import Keys, escape
 
 _SEP = b"\x00"
 

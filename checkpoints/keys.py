@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from urllib.parse import quote, unquote
 
-from checkpoints.sealed import Sealer
+from graphwright.checkpoints.sealed import Sealer
 
 DEFAULT_PREFIX = "gw"
 

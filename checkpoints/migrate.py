@@ -11,11 +11,11 @@ from typing import Any
 
 import ormsgpack
 
-from checkpoints import codec
-from checkpoints.codec import Doc
-from checkpoints.errors import CorruptCheckpointError
-from checkpoints.keys import escape
-from checkpoints.ops import Batch, Command, Ctx, Op, text
+from graphwright.checkpoints import codec
+from graphwright.checkpoints.codec import Doc
+from graphwright.checkpoints.errors import CorruptCheckpointError
+from graphwright.checkpoints.keys import escape
+from graphwright.checkpoints.ops import Batch, Command, Ctx, Op, text
 
 CHUNK = 1000
 

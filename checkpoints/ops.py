@@ -4,9 +4,9 @@ Each operation yields :class:`Batch` es of Redis commands and receives their rep
 so the sync and async savers share one implementation and differ only in the driver
 that sends a batch. One batch is one round trip. ``put``, ``put_writes`` and the
 latest ``get_tuple`` cost one, one and two round trips, and the server work of each
-does not grow with the thread (see :mod:`checkpoints.scripts`). Listing lives in
-:mod:`checkpoints.ops_list`, DeltaChannel history in :mod:`checkpoints.ops_delta`, the
-rarer operations (delete, copy, prune) in :mod:`checkpoints.ops_admin`.
+does not grow with the thread (see :mod:`graphwright.checkpoints.scripts`). Listing lives in
+:mod:`graphwright.checkpoints.ops_list`, DeltaChannel history in :mod:`graphwright.checkpoints.ops_delta`, the
+rarer operations (delete, copy, prune) in :mod:`graphwright.checkpoints.ops_admin`.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from checkpoints import codec
-from checkpoints.codec import Doc
-from checkpoints.keys import Keys, escape
+from graphwright.checkpoints import codec
+from graphwright.checkpoints.codec import Doc
+from graphwright.checkpoints.keys import Keys, escape
 
 Command = tuple[Any, ...]
 T = TypeVar("T")

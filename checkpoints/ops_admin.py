@@ -12,10 +12,10 @@ from dataclasses import dataclass, replace
 
 from langgraph.constants import TASKS
 
-from checkpoints import codec
-from checkpoints.codec import Doc
-from checkpoints.keys import escape, unescape
-from checkpoints.ops import (
+from graphwright.checkpoints import codec
+from graphwright.checkpoints.codec import Doc
+from graphwright.checkpoints.keys import escape, unescape
+from graphwright.checkpoints.ops import (
     Batch,
     Command,
     Ctx,
@@ -154,7 +154,7 @@ def copy_thread(ctx: Ctx, source: str, target: str, now_ms: int) -> Op[None]:
     As the Agent Server's copy, the copy's checkpoint metadata names ``target``
     (:func:`_retarget`). Nothing else carries the thread id, so blobs and writes are copied
     byte for byte: sealed, they are bound to the checkpoint place, not to a thread's keys
-    (``checkpoints.sealed_serde``), and open under ``target`` as they are."""
+    (``graphwright.checkpoints.sealed_serde``), and open under ``target`` as they are."""
     k = ctx.keys
     cp, blobs, writes, index, rids = (
         yield Batch(

@@ -14,9 +14,18 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import DeltaChannelHistory
 
-from checkpoints import codec
-from checkpoints.codec import Doc
-from checkpoints.ops import Batch, Ctx, Op, cfg, decode, load_checkpoint, read_writes, upper
+from graphwright.checkpoints import codec
+from graphwright.checkpoints.codec import Doc
+from graphwright.checkpoints.ops import (
+    Batch,
+    Ctx,
+    Op,
+    cfg,
+    decode,
+    load_checkpoint,
+    read_writes,
+    upper,
+)
 
 PAGE = 64
 

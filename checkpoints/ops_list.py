@@ -13,9 +13,9 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointMetadata, CheckpointTuple
 
-from checkpoints import codec
-from checkpoints.keys import escape, unescape
-from checkpoints.ops import (
+from graphwright.checkpoints import codec
+from graphwright.checkpoints.keys import escape, unescape
+from graphwright.checkpoints.ops import (
     Batch,
     Ctx,
     LegacyThread,

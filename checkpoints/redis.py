@@ -1,7 +1,7 @@
 """LangGraph checkpoint savers on plain Redis (>= 6, Valkey, Redis Cluster).
 
-Thin I/O shells over :mod:`checkpoints.ops`: ``RedisSaver`` drives the operations
-with a blocking client, ``AsyncRedisSaver`` (in :mod:`checkpoints.redis_async`) with
+Thin I/O shells over :mod:`graphwright.checkpoints.ops`: ``RedisSaver`` drives the operations
+with a blocking client, ``AsyncRedisSaver`` (in :mod:`graphwright.checkpoints.redis_async`) with
 an asyncio client.
 """
 
@@ -24,13 +24,13 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis.cluster import RedisCluster
 
-from checkpoints import atomic, direct, ops, ops_admin, ops_delta, ops_list
-from checkpoints.drive import drive, stream
-from checkpoints.keys import DEFAULT_PREFIX
-from checkpoints.migrate import migrate_thread
-from checkpoints.redis_async import AsyncRedisSaver
-from checkpoints.replicas import ReplicaWait
-from checkpoints.saver_base import (
+from graphwright.checkpoints import atomic, direct, ops, ops_admin, ops_delta, ops_list
+from graphwright.checkpoints.drive import drive, stream
+from graphwright.checkpoints.keys import DEFAULT_PREFIX
+from graphwright.checkpoints.migrate import migrate_thread
+from graphwright.checkpoints.redis_async import AsyncRedisSaver
+from graphwright.checkpoints.replicas import ReplicaWait
+from graphwright.checkpoints.saver_base import (
     SaverBase,
     SyncClient,
     before_id,

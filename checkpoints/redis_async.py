@@ -27,12 +27,12 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 
-from checkpoints import atomic, direct, ops, ops_admin, ops_delta, ops_list
-from checkpoints.drive import adrive, astream
-from checkpoints.keys import DEFAULT_PREFIX
-from checkpoints.migrate import migrate_thread
-from checkpoints.replicas import ReplicaWait
-from checkpoints.saver_base import (
+from graphwright.checkpoints import atomic, direct, ops, ops_admin, ops_delta, ops_list
+from graphwright.checkpoints.drive import adrive, astream
+from graphwright.checkpoints.keys import DEFAULT_PREFIX
+from graphwright.checkpoints.migrate import migrate_thread
+from graphwright.checkpoints.replicas import ReplicaWait
+from graphwright.checkpoints.saver_base import (
     AsyncClient,
     SaverBase,
     SyncCallOnLoopError,

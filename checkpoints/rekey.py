@@ -21,8 +21,8 @@ from typing import Any
 import ormsgpack
 import redis
 
-from checkpoints.keys import Place
-from checkpoints.sealed import (
+from graphwright.checkpoints.keys import Place
+from graphwright.checkpoints.sealed import (
     CHECKPOINT_PLACE,
     CIPHER_NAME,
     Sealer,

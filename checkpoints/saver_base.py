@@ -17,13 +17,15 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 
-from checkpoints import ops, ops_admin
-from checkpoints.connect import redact_url as redact_url  # re-exported: the savers' importers
-from checkpoints.errors import LockLostError, RedisUnavailableError
-from checkpoints.keys import DEFAULT_PREFIX, Keys
-from checkpoints.scripts import LOCK_LOST
-from checkpoints.sealed import LEGACY_KEY_ENV, sealer_from_env
-from checkpoints.sealed_serde import SealedSerializer
+from graphwright.checkpoints import ops, ops_admin
+from graphwright.checkpoints.connect import (
+    redact_url as redact_url,  # re-exported: the savers' importers
+)
+from graphwright.checkpoints.errors import LockLostError, RedisUnavailableError
+from graphwright.checkpoints.keys import DEFAULT_PREFIX, Keys
+from graphwright.checkpoints.scripts import LOCK_LOST
+from graphwright.checkpoints.sealed import LEGACY_KEY_ENV, sealer_from_env
+from graphwright.checkpoints.sealed_serde import SealedSerializer
 from graphwright_errors import ConfigurationError, InfrastructureError
 
 ENCRYPTION_KEY_ENV = LEGACY_KEY_ENV

@@ -30,7 +30,7 @@ from Crypto.Hash import SHA256
 from Crypto.Protocol.KDF import HKDF
 from Crypto.Random import get_random_bytes
 
-from checkpoints.errors import CorruptCheckpointError
+from graphwright.checkpoints.errors import CorruptCheckpointError
 from graphwright_errors import ConfigurationError
 
 MAGIC = b"GWS2"  # derived key, bound to its key and field

@@ -1,6 +1,6 @@
 """Sealing through LangGraph's serializer: checkpoints and writes sealed like every other value.
 
-Apart from ``checkpoints.sealed`` so that what seals thread records, the trace and the
+Apart from ``graphwright.checkpoints.sealed`` so that what seals thread records, the trace and the
 store (and the CLI's light reads) does not import LangGraph.
 """
 
@@ -11,8 +11,8 @@ from typing import Any
 from langgraph.checkpoint.serde.base import CipherProtocol
 from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 
-from checkpoints.errors import CorruptCheckpointError
-from checkpoints.sealed import (
+from graphwright.checkpoints.errors import CorruptCheckpointError
+from graphwright.checkpoints.sealed import (
     CHECKPOINT_PLACE,
     CIPHER_NAME,
     Sealer,

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from checkpoints.errors import EvictingServerError
+from graphwright.checkpoints.errors import EvictingServerError
 from graphwright_errors import ConfigurationError
 
 log = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ a sorted set of each namespace's keys in insertion order, and a sorted set of th
 namespaces. Search walks the namespaces under a prefix, filters like LangGraph's
 ``InMemoryStore`` and, with an index config, ranks by cosine similarity of embeddings;
 without one, a query ranks by the share of its words found in the value. Both stores
-run the same operations (``checkpoints.store_ops``) through their own driver.
+run the same operations (``graphwright.checkpoints.store_ops``) through their own driver.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
 from langgraph.store.base.embed import ensure_embeddings
 
-from checkpoints import store_ops
-from checkpoints.drive import adrive, drive
-from checkpoints.errors import RedisUnavailableError
-from checkpoints.keys import DEFAULT_PREFIX
-from checkpoints.sealed import Sealer
-from checkpoints.store_ops import Embed, Layout, Pipeline, StoreOp
+from graphwright.checkpoints import store_ops
+from graphwright.checkpoints.drive import adrive, drive
+from graphwright.checkpoints.errors import RedisUnavailableError
+from graphwright.checkpoints.keys import DEFAULT_PREFIX
+from graphwright.checkpoints.sealed import Sealer
+from graphwright.checkpoints.store_ops import Embed, Layout, Pipeline, StoreOp
 from graphwright_errors import ConfigurationError
 
 T = TypeVar("T")

@@ -26,8 +26,8 @@ from langgraph.store.base import (
 )
 from langgraph.store.base.embed import get_text_at_path
 
-from checkpoints.keys import escape, unescape
-from checkpoints.sealed import Sealer
+from graphwright.checkpoints.keys import escape, unescape
+from graphwright.checkpoints.sealed import Sealer
 
 T = TypeVar("T")
 Command = tuple[Any, ...]

@@ -12,10 +12,10 @@ from typing import Any
 
 import redis
 
-from checkpoints.errors import LockLostError, RedisUnavailableError
-from checkpoints.keys import Keys
-from checkpoints.redact import redact
-from checkpoints.sealed import Sealer
+from graphwright.checkpoints.errors import LockLostError, RedisUnavailableError
+from graphwright.checkpoints.keys import Keys
+from graphwright.checkpoints.redact import redact
+from graphwright.checkpoints.sealed import Sealer
 
 log = logging.getLogger(__name__)
 

@@ -16,25 +16,25 @@ from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 
-from checkpoints.keys import Keys
-from checkpoints.trace import TraceWriter
-from nodes.act import act
-from nodes.clock import timed
-from nodes.compact import compact
-from nodes.deps import AgentDeps, Limits
-from nodes.human_gate import human_gate
-from nodes.model_call import ModelCall
-from nodes.observe import observe
-from nodes.plan import plan
-from nodes.prompt import rules_for
-from nodes.purpose import with_purpose
-from nodes.routing import after_act, after_gate, after_observe, after_plan
-from nodes.state import AgentState
-from nodes.tokens import token_counter
-from tools.approvals import Approvals
-from tools.executor import ToolExecutor
-from tools.policy import Policy
-from tools.registry import ToolRegistry
+from graphwright.checkpoints.keys import Keys
+from graphwright.checkpoints.trace import TraceWriter
+from graphwright.nodes.act import act
+from graphwright.nodes.clock import timed
+from graphwright.nodes.compact import compact
+from graphwright.nodes.deps import AgentDeps, Limits
+from graphwright.nodes.human_gate import human_gate
+from graphwright.nodes.model_call import ModelCall
+from graphwright.nodes.observe import observe
+from graphwright.nodes.plan import plan
+from graphwright.nodes.prompt import rules_for
+from graphwright.nodes.purpose import with_purpose
+from graphwright.nodes.routing import after_act, after_gate, after_observe, after_plan
+from graphwright.nodes.state import AgentState
+from graphwright.nodes.tokens import token_counter
+from graphwright.tools.approvals import Approvals
+from graphwright.tools.executor import ToolExecutor
+from graphwright.tools.policy import Policy
+from graphwright.tools.registry import ToolRegistry
 
 AgentGraph = CompiledStateGraph[Any, Any, Any, Any]
 

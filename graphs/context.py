@@ -12,10 +12,10 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.store.base import BaseStore
 from pydantic import BaseModel, ConfigDict, Field
 
-from checkpoints.keys import Keys
-from nodes.deps import Limits
-from tools.policy import Policy
-from tools.spec import ToolSpec
+from graphwright.checkpoints.keys import Keys
+from graphwright.nodes.deps import Limits
+from graphwright.tools.policy import Policy
+from graphwright.tools.spec import ToolSpec
 
 Graph = CompiledStateGraph[Any, Any, Any, Any]
 

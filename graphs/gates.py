@@ -8,16 +8,16 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 from pydantic import BaseModel
 
-from graphs.context import Graph
-from graphs.hitl import hitl_calls, hitl_resume, is_hitl_request
-from nodes.gate_models import (
+from graphwright.graphs.context import Graph
+from graphwright.graphs.hitl import hitl_calls, hitl_resume, is_hitl_request
+from graphwright.nodes.gate_models import (
     GateDecisionError,
     GateRequest,
     PendingCall,
     from_langchain,
     parse_decisions,
 )
-from tools.registry import ToolRegistry
+from graphwright.tools.registry import ToolRegistry
 
 
 def pending_gate(graph: Graph, config: RunnableConfig) -> GateRequest | None:

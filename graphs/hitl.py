@@ -12,7 +12,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from pydantic import TypeAdapter, ValidationError
 
-from nodes.gate_models import (
+from graphwright.nodes.gate_models import (
     Decision,
     Edit,
     GateDecisionError,

@@ -22,9 +22,9 @@ from langgraph.prebuilt.tool_node import ToolCallRequest, ToolNode
 from langgraph.pregel import Pregel
 from langgraph.types import Command
 
-from nodes.gate_models import digest
-from nodes.tracing import fence_of, thread_of
-from tools.approvals import Approvals, GateDecision
+from graphwright.nodes.gate_models import digest
+from graphwright.nodes.tracing import fence_of, thread_of
+from graphwright.tools.approvals import Approvals, GateDecision
 
 AnyPregel = Pregel[Any, Any, Any, Any]
 Result = ToolMessage | Command[Any]

@@ -24,15 +24,15 @@ from langgraph.types import Send
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict  # pydantic builds JSON schemas from it on 3.11
 
-from checkpoints.trace import TraceWriter
-from graphs.agent import AgentGraph, build_agent_graph, start_input
-from graphs.context import Graph, GraphContext, RunInput
-from nodes.jsonreply import StructuredReplyError, structured_reply, text_of
-from nodes.model_call import ModelCall, invoke_model
-from nodes.purpose import with_purpose
-from nodes.tracing import fence_of, run_of, thread_of, total_tokens, trace_model_call
-from tools.builtin import build_registry
-from tools.registry import ToolRegistry
+from graphwright.checkpoints.trace import TraceWriter
+from graphwright.graphs.agent import AgentGraph, build_agent_graph, start_input
+from graphwright.graphs.context import Graph, GraphContext, RunInput
+from graphwright.nodes.jsonreply import StructuredReplyError, structured_reply, text_of
+from graphwright.nodes.model_call import ModelCall, invoke_model
+from graphwright.nodes.purpose import with_purpose
+from graphwright.nodes.tracing import fence_of, run_of, thread_of, total_tokens, trace_model_call
+from graphwright.tools.builtin import build_registry
+from graphwright.tools.registry import ToolRegistry
 
 MAX_SUBTASKS = 3
 EARLIER_TURNS = 3  # earlier turns the split sees

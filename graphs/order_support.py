@@ -8,11 +8,11 @@ from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
-from checkpoints.trace import TraceWriter
-from graphs.context import Graph, GraphContext, RunInput
-from nodes.model_call import ModelCall
-from nodes.order_routing import after_extract, after_lookup
-from nodes.order_steps import (
+from graphwright.checkpoints.trace import TraceWriter
+from graphwright.graphs.context import Graph, GraphContext, RunInput
+from graphwright.nodes.model_call import ModelCall
+from graphwright.nodes.order_routing import after_extract, after_lookup
+from graphwright.nodes.order_steps import (
     OrderDeps,
     OrderState,
     ask,
@@ -23,8 +23,8 @@ from nodes.order_steps import (
     phrase,
     track,
 )
-from tools.builtin import build_registry
-from tools.executor import ToolExecutor
+from graphwright.tools.builtin import build_registry
+from graphwright.tools.executor import ToolExecutor
 
 
 def order_input(run: RunInput) -> dict[str, Any]:

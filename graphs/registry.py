@@ -6,14 +6,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from graphs.agent import build_agent_graph, start_input
-from graphs.context import Graph, GraphContext, RunInput
-from graphs.orchestrator import build_orchestrator_graph, orchestrator_input
-from graphs.order_support import build_order_support_graph, order_input
+from graphwright.graphs.agent import build_agent_graph, start_input
+from graphwright.graphs.context import Graph, GraphContext, RunInput
+from graphwright.graphs.orchestrator import build_orchestrator_graph, orchestrator_input
+from graphwright.graphs.order_support import build_order_support_graph, order_input
+from graphwright.tools.builtin import build_registry
+from graphwright.tools.registry import ToolRegistry
+from graphwright.tools.spec import ToolSpec
 from graphwright_errors import NotFoundError
-from tools.builtin import build_registry
-from tools.registry import ToolRegistry
-from tools.spec import ToolSpec
 
 __all__ = ["Graph", "GraphContext", "GraphRegistry", "GraphSpec", "RunInput", "agent_tools",
            "default_registry"]

@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Any
 from graphwright_errors import ConfigurationError, GraphwrightError, InfrastructureError, UserError
 
 if TYPE_CHECKING:
-    from checkpoints.errors import CorruptCheckpointError, RedisUnavailableError
-    from checkpoints.redis import AsyncRedisSaver, RedisSaver
-    from graphs.registry import GraphContext, GraphRegistry, RunInput
+    from graphwright.checkpoints.errors import CorruptCheckpointError, RedisUnavailableError
+    from graphwright.checkpoints.redis import AsyncRedisSaver, RedisSaver
+    from graphwright.graphs.registry import GraphContext, GraphRegistry, RunInput
     from graphwright.locking import ThreadBusyError
+    from graphwright.nodes.deps import Limits
+    from graphwright.nodes.gate_models import Approve, Edit, GateDecisionError, GateRequest, Reject
     from graphwright.orchestrator import Orchestrator
     from graphwright.results import (
         CheckpointInfo,
@@ -27,17 +29,15 @@ if TYPE_CHECKING:
         Usage,
     )
     from graphwright.settings import Settings
-    from nodes.deps import Limits
-    from nodes.gate_models import Approve, Edit, GateDecisionError, GateRequest, Reject
 
 _LAZY = {
-    "AsyncRedisSaver": "checkpoints.redis",
-    "CorruptCheckpointError": "checkpoints.errors",
-    "RedisSaver": "checkpoints.redis",
-    "RedisUnavailableError": "checkpoints.errors",
-    "GraphContext": "graphs.registry",
-    "GraphRegistry": "graphs.registry",
-    "RunInput": "graphs.registry",
+    "AsyncRedisSaver": "graphwright.checkpoints.redis",
+    "CorruptCheckpointError": "graphwright.checkpoints.errors",
+    "RedisSaver": "graphwright.checkpoints.redis",
+    "RedisUnavailableError": "graphwright.checkpoints.errors",
+    "GraphContext": "graphwright.graphs.registry",
+    "GraphRegistry": "graphwright.graphs.registry",
+    "RunInput": "graphwright.graphs.registry",
     "ThreadBusyError": "graphwright.locking",
     "Orchestrator": "graphwright.orchestrator",
     "CheckpointInfo": "graphwright.results",
@@ -47,12 +47,12 @@ _LAZY = {
     "ThreadState": "graphwright.results",
     "Usage": "graphwright.results",
     "Settings": "graphwright.settings",
-    "Limits": "nodes.deps",
-    "Approve": "nodes.gate_models",
-    "Edit": "nodes.gate_models",
-    "GateDecisionError": "nodes.gate_models",
-    "GateRequest": "nodes.gate_models",
-    "Reject": "nodes.gate_models",
+    "Limits": "graphwright.nodes.deps",
+    "Approve": "graphwright.nodes.gate_models",
+    "Edit": "graphwright.nodes.gate_models",
+    "GateDecisionError": "graphwright.nodes.gate_models",
+    "GateRequest": "graphwright.nodes.gate_models",
+    "Reject": "graphwright.nodes.gate_models",
 }
 
 

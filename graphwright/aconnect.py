@@ -19,7 +19,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.sentinel import SentinelConnectionPool
 
-from checkpoints.saver_base import AsyncClient
+from graphwright.checkpoints.saver_base import AsyncClient
 
 KEPT = ("host", "port", "db", "username", "password", "path", "socket_timeout",
         "socket_connect_timeout", "client_name", "ssl_ca_certs", "ssl_certfile", "ssl_keyfile",

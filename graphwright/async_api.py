@@ -2,7 +2,7 @@
 inspections run in a worker thread.
 
 A mixin, so ``Orchestrator`` keeps one public surface. The run twins await the async run
-core on the process's run loop (``tools.runloop``), as the sync calls do from their
+core on the process's run loop (``graphwright.tools.runloop``), as the sync calls do from their
 thread; ``astate`` and ``ahistory`` read checkpoints with the async saver there; the other
 read-only views (thread meta, trace, listing) hand their blocking call to ``asyncio.to_thread``.
 """
@@ -13,12 +13,12 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, cast
 
-from graphs.registry import RunInput
 from graphwright import drawing, run_core
+from graphwright.graphs.registry import RunInput
+from graphwright.nodes.deps import Limits
 from graphwright.results import CheckpointInfo, RunResult, StepEvent, ThreadInfo, ThreadState
 from graphwright.streaming import StreamMode, alast_result
-from nodes.deps import Limits
-from tools.runloop import aiterate, hand
+from graphwright.tools.runloop import aiterate, hand
 
 if TYPE_CHECKING:
     from graphwright.orchestrator import Orchestrator

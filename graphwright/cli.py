@@ -23,7 +23,7 @@ from graphwright.cli_tools import tools_command
 from graphwright_errors import ConfigurationError, NotFoundError, UserError
 
 if TYPE_CHECKING:
-    from nodes.gate_models import GateRequest
+    from graphwright.nodes.gate_models import GateRequest
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="graphwright: run, resume, inspect and draw agent graphs.")
@@ -114,7 +114,7 @@ def resume(
         except json.JSONDecodeError as exc:
             raise UserError(f"--edit is not valid JSON: {exc.msg} at position {exc.pos}") from exc
 
-    from nodes.gate_models import decide_all
+    from graphwright.nodes.gate_models import decide_all
 
     def decide(pending: GateRequest) -> Any:  # called with the thread's lock held
         return decide_all(pending, chosen[0], args=args, reason=reject, end_run=end,
@@ -169,8 +169,8 @@ def seal_command(as_json: bool = JSON) -> None:
 
 
 def _reseal(*, seal_plain: bool, as_json: bool) -> None:
-    from checkpoints.rekey import rekey
-    from tools.builtin import fill_calendar_slots
+    from graphwright.checkpoints.rekey import rekey
+    from graphwright.tools.builtin import fill_calendar_slots
 
     orch = orchestrator()
     if not orch.sealer.on:
@@ -292,7 +292,7 @@ app.command("tools")(friendly(tools_command))
 @friendly
 def embedded_stop() -> None:
     """Shut the embedded Redis down cleanly (its data stays on disk)."""
-    from checkpoints.embedded import EmbeddedRedis
+    from graphwright.checkpoints.embedded import EmbeddedRedis
     from graphwright.settings import Settings
 
     EmbeddedRedis(Settings().home).stop()

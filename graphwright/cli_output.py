@@ -16,15 +16,15 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from checkpoints.errors import RedisUnavailableError
+from graphwright.checkpoints.errors import RedisUnavailableError
 from graphwright.live import LiveText
 from graphwright_errors import GraphwrightError, UserError
 
 if TYPE_CHECKING:
+    from graphwright.nodes.gate_models import GateRequest
     from graphwright.orchestrator import Orchestrator
     from graphwright.reader import ThreadReader
     from graphwright.results import RunResult, StepEvent
-    from nodes.gate_models import GateRequest
 
 console = Console()
 errors = Console(stderr=True, soft_wrap=True)  # one line, never wrapped

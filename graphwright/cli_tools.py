@@ -21,7 +21,7 @@ def tools_command(
     Starts the configured MCP servers (GRAPHWRIGHT_MCP_SERVERS) to list their tools.
     Once a run has read untrusted output, every write needs approval, whatever this says.
     """
-    from tools.catalog import catalog
+    from graphwright.tools.catalog import catalog
 
     orch = orchestrator()
     infos = catalog(orch.tools(graph), orch.policy)

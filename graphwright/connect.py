@@ -21,7 +21,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.retry import Retry
 
-from checkpoints.connect import connect as open_client
+from graphwright.checkpoints.connect import connect as open_client
 
 T = TypeVar("T")
 
@@ -66,7 +66,7 @@ def connect(url: str, *, cluster: bool = False, retry_budget_s: float = 15.0) ->
     """A client for ``url`` whose commands retry through outages up to ``retry_budget_s``.
 
     ``url`` may name a single server, a cluster node (``cluster=True``) or Sentinels
-    (``redis+sentinel://``); see :func:`checkpoints.connect.connect`.
+    (``redis+sentinel://``); see :func:`graphwright.checkpoints.connect.connect`.
     """
     if cluster:
         # A dead master is failed over by its replica within seconds. Transactions retry

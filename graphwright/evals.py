@@ -13,10 +13,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from graphwright.nodes.gate_models import decide_all
 from graphwright.orchestrator import Orchestrator
 from graphwright.results import RunResult
 from graphwright_errors import UserError
-from nodes.gate_models import decide_all
 
 
 class Checks(BaseModel):

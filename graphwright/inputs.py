@@ -8,7 +8,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from pydantic import ValidationError
 
-from graphs.registry import GraphRegistry, RunInput
+from graphwright.graphs.registry import GraphRegistry, RunInput
 from graphwright_errors import ConfigurationError, UserError
 
 

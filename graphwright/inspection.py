@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, cast
 
-from graphs.gates import gate_of
 from graphwright import drawing
+from graphwright.graphs.gates import gate_of
 from graphwright.results import CheckpointInfo, ThreadInfo, ThreadState, ThreadSummary
 from graphwright.serialize import jsonable
 from graphwright_errors import NotFoundError

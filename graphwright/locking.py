@@ -31,9 +31,9 @@ from typing import Any
 
 import redis
 
-from checkpoints.errors import LockLostError, RedisUnavailableError
-from checkpoints.keys import Keys
-from checkpoints.replicas import ReplicaWait
+from graphwright.checkpoints.errors import LockLostError, RedisUnavailableError
+from graphwright.checkpoints.keys import Keys
+from graphwright.checkpoints.replicas import ReplicaWait
 from graphwright_errors import UserError
 
 log = logging.getLogger(__name__)

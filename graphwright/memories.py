@@ -11,11 +11,11 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 
-from checkpoints.memory import MemoryBook, MemoryRecord, Source, effective, scope_of
-from checkpoints.trace import TraceWriter
+from graphwright.checkpoints.memory import MemoryBook, MemoryRecord, Source, effective, scope_of
+from graphwright.checkpoints.trace import TraceWriter
+from graphwright.nodes.tracing import trace_model_call
 from graphwright.remember import ExtractionError, extract
 from graphwright.thread_meta import ThreadMeta
-from nodes.tracing import trace_model_call
 
 
 class Memories:

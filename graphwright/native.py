@@ -6,7 +6,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from graphs.context import Graph, RunInput
+from graphwright.graphs.context import Graph, RunInput
 from graphwright_errors import UserError
 
 

@@ -1,7 +1,7 @@
 """The offline model: a deterministic, rule-based chat model with tool binding.
 
 It lets the demo and the tests run with no network and no key. Which kind of reply a
-call gets depends on the purpose the caller sends with it (``nodes.purpose``), never on
+call gets depends on the purpose the caller sends with it (``graphwright.nodes.purpose``), never on
 the wording of the prompt; an agent turn (purpose ``plan``, or none) reads the goal
 and constraints from the system prompt and the tool results from the conversation,
 and handles a few task shapes: order inquiries, notes search with a budget sum,
@@ -33,10 +33,10 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from graphwright import offline_rules as rules
-from nodes.handoff import ID_PATTERN, Handoff
-from nodes.prompt import CONSTRAINTS_HEADER, HANDOFF_HEADER, MEMORY_HEADER
-from nodes.purpose import purpose_of
-from nodes.tokens import approximate
+from graphwright.nodes.handoff import ID_PATTERN, Handoff
+from graphwright.nodes.prompt import CONSTRAINTS_HEADER, HANDOFF_HEADER, MEMORY_HEADER
+from graphwright.nodes.purpose import purpose_of
+from graphwright.nodes.tokens import approximate
 
 PURPOSE_KWARG = "graphwright_purpose"  # how the call's purpose reaches ``_reply``
 STREAM_CHUNKS = 4  # pieces a streamed reply comes in

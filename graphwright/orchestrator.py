@@ -19,13 +19,16 @@ import redis.asyncio as aredis
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 
-from checkpoints.keys import Keys
-from checkpoints.memory import MemoryBook, MemoryRecord
-from checkpoints.redis import AsyncRedisSaver, RedisSaver
-from checkpoints.sealed import sealer_from_env
-from checkpoints.store import AsyncRedisStore, RedisStore
-from checkpoints.trace import TraceWriter
-from graphs.registry import (
+from graphwright import run_core
+from graphwright.aconnect import async_twin
+from graphwright.async_api import AsyncTwins
+from graphwright.checkpoints.keys import Keys
+from graphwright.checkpoints.memory import MemoryBook, MemoryRecord
+from graphwright.checkpoints.redis import AsyncRedisSaver, RedisSaver
+from graphwright.checkpoints.sealed import sealer_from_env
+from graphwright.checkpoints.store import AsyncRedisStore, RedisStore
+from graphwright.checkpoints.trace import TraceWriter
+from graphwright.graphs.registry import (
     Graph,
     GraphContext,
     GraphRegistry,
@@ -33,14 +36,13 @@ from graphs.registry import (
     RunInput,
     default_registry,
 )
-from graphwright import run_core
-from graphwright.aconnect import async_twin
-from graphwright.async_api import AsyncTwins
 from graphwright.inputs import load_plugin, parse_input
 from graphwright.inspection import Inspection
 from graphwright.locking import ThreadLock, athread_lock, retire_fence, thread_lock
 from graphwright.memories import Memories
 from graphwright.models import make_model
+from graphwright.nodes.deps import Limits
+from graphwright.nodes.gate_models import GateRequest
 from graphwright.project import Project, load_project, run_configurable
 from graphwright.project_file import find_config
 from graphwright.reader import open_client
@@ -53,14 +55,12 @@ from graphwright.settings import Settings
 from graphwright.streaming import StreamMode, last_result
 from graphwright.thread_index import ThreadIndex
 from graphwright.thread_meta import ThreadMeta
+from graphwright.tools.mcp_config import ServerConfig, load_mcp_servers, parse_mcp_servers
+from graphwright.tools.policy import Policy
+from graphwright.tools.registry import ToolRegistry
+from graphwright.tools.runloop import call, hand, iterate, run_loop
+from graphwright.tools.spec import ToolSpec
 from graphwright_errors import NotFoundError, UserError
-from nodes.deps import Limits
-from nodes.gate_models import GateRequest
-from tools.mcp_config import ServerConfig, load_mcp_servers, parse_mcp_servers
-from tools.policy import Policy
-from tools.registry import ToolRegistry
-from tools.runloop import call, hand, iterate, run_loop
-from tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
 MAX_COMPILED = 256  # compiled graphs kept, by graph, limits and (for factories) configuration
@@ -297,7 +297,9 @@ class Orchestrator(Inspection, AsyncTwins):
         if self._extra_tools is None:
             self._extra_tools = ()
             if self.mcp_servers:
-                from tools.mcp import tool_specs  # the MCP SDK only when servers are configured
+                from graphwright.tools.mcp import (
+                    tool_specs,  # the MCP SDK only when servers are configured
+                )
 
                 self._extra_tools = tuple(tool_specs(self.mcp_servers))
         return self._extra_tools

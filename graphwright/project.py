@@ -27,12 +27,12 @@ from langgraph.pregel import Pregel
 from langgraph.store.base import IndexConfig, TTLConfig
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from graphs.context import Graph, GraphContext
-from graphs.hitl_guard import guarded
-from graphs.registry import GraphRegistry
+from graphwright.graphs.context import Graph, GraphContext
+from graphwright.graphs.hitl_guard import guarded
+from graphwright.graphs.registry import GraphRegistry
+from graphwright.tools.approvals import Approvals
+from graphwright.tools.registry import ToolRegistry
 from graphwright_errors import ConfigurationError
-from tools.approvals import Approvals
-from tools.registry import ToolRegistry
 
 DECISION_TTL_S = 30 * 24 * 3600  # a recorded HITL verdict lives as long as a tool record
 

@@ -13,13 +13,13 @@ from typing import Any
 
 import redis
 
-from checkpoints.errors import EvictingServerError
-from checkpoints.head import read_head
-from checkpoints.keys import Keys
-from checkpoints.sealed import sealer_from_env
-from checkpoints.server_check import check_server
-from checkpoints.trace import TraceWriter
 from graphwright import summary
+from graphwright.checkpoints.errors import EvictingServerError
+from graphwright.checkpoints.head import read_head
+from graphwright.checkpoints.keys import Keys
+from graphwright.checkpoints.sealed import sealer_from_env
+from graphwright.checkpoints.server_check import check_server
+from graphwright.checkpoints.trace import TraceWriter
 from graphwright.connect import connect
 from graphwright.project_file import find_config
 from graphwright.results import ThreadSummary

@@ -13,7 +13,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from nodes.jsonreply import StructuredReplyError, structured_reply
+from graphwright.nodes.jsonreply import StructuredReplyError, structured_reply
 
 REMEMBER_PROMPT = """Extract what the user explicitly asked to be remembered about them.
 Only explicit, lasting preferences ("from now on answer in Chinese") and facts about

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from nodes.gate_models import GateRequest
+from graphwright.nodes.gate_models import GateRequest
 
 RunStatus = Literal["completed", "interrupted", "stopped", "failed"]
 ThreadStatus = Literal["running", "completed", "interrupted", "stopped", "failed"]

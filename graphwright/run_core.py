@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.types import Command
 
-from graphs.gates import gate_command, pending_gate
-from graphs.registry import Graph, GraphSpec, RunInput
+from graphwright.graphs.gates import gate_command, pending_gate
+from graphwright.graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.inputs import parse_input, user_messages
 from graphwright.native import own_input
+from graphwright.nodes.deps import Limits
+from graphwright.nodes.gate_models import GateRequest
 from graphwright.results import StepEvent
 from graphwright.run_record import MODEL_FAILED, checkpoint_of
 from graphwright.streaming import StreamMode
 from graphwright_errors import NotFoundError, UserError
-from nodes.deps import Limits
-from nodes.gate_models import GateRequest
 
 if TYPE_CHECKING:
     from graphwright.orchestrator import Orchestrator

@@ -19,23 +19,23 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
-from checkpoints.errors import LockLostError
-from checkpoints.head import read_head
-from checkpoints.trace import TraceWriter
-from graphs.gates import gate_of
-from graphs.registry import Graph, GraphSpec, RunInput
 from graphwright import summary
+from graphwright.checkpoints.errors import LockLostError
+from graphwright.checkpoints.head import read_head
+from graphwright.checkpoints.trace import TraceWriter
+from graphwright.graphs.gates import gate_of
+from graphwright.graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.locking import ThreadLock
 from graphwright.memories import Memories
 from graphwright.native import answer_of
+from graphwright.nodes.gate_models import GateRequest
+from graphwright.nodes.model_call import describe, provider_error
 from graphwright.results import RunResult, RunStatus, StepEvent, Usage
 from graphwright.serialize import jsonable
 from graphwright.streaming import StreamMode, step_events
 from graphwright.summary import Recorded
 from graphwright.thread_meta import ThreadMeta
 from graphwright_errors import GraphwrightError, ModelError
-from nodes.gate_models import GateRequest
-from nodes.model_call import describe, provider_error
 
 log = logging.getLogger(__name__)
 MODEL_FAILED = "model_failed"  # meta: the checkpoint whose step the model failed, or ""

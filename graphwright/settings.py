@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from nodes.limits import Limits
+from graphwright.nodes.limits import Limits
 
 
 class Settings(BaseSettings):

@@ -14,8 +14,8 @@ from typing import TypeVar
 
 import redis
 
-from checkpoints.connect import redact_url
-from checkpoints.errors import RedisUnavailableError
+from graphwright.checkpoints.connect import redact_url
+from graphwright.checkpoints.errors import RedisUnavailableError
 from graphwright.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from checkpoints.connect import connect
-from checkpoints.embedded import EmbeddedRedis
+from graphwright.checkpoints.connect import connect
+from graphwright.checkpoints.embedded import EmbeddedRedis
 from graphwright.settings import Settings
 from graphwright_errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from checkpoints.redis import RedisSaver
+    from graphwright.checkpoints.redis import RedisSaver
 
 # What a user can do when Redis is unreachable: said here, where the settings are known.
 UNREACHABLE_HINT = ("Start Redis there, or set REDIS_URL to a running server; unset it to use "
@@ -28,7 +28,9 @@ def redis_url(settings: Settings) -> str:
 
 
 def open_saver(settings: Settings) -> RedisSaver:
-    from checkpoints.redis import RedisSaver  # LangGraph: not for redis_url's light callers
+    from graphwright.checkpoints.redis import (
+        RedisSaver,  # LangGraph: not for redis_url's light callers
+    )
 
     return RedisSaver(
         connect(redis_url(settings), cluster=settings.redis_cluster),

@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Durability
 
-from graphs.context import Graph
+from graphwright.graphs.context import Graph
 from graphwright.results import RunResult, StepEvent
 from graphwright.serialize import jsonable
 

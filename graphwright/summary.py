@@ -1,7 +1,7 @@
 """A thread's summary, recorded in its meta hash by the run that left it: ``show`` reads it
 without compiling the graph (LangGraph), for as long as the thread's head is the same.
 
-The record names the head it describes (``checkpoints.head``); a thread whose head moved
+The record names the head it describes (``graphwright.checkpoints.head``); a thread whose head moved
 since (a later step, update or resume) has no valid record, and is read through its graph.
 """
 
@@ -11,8 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from checkpoints.head import Head
-from nodes.gate_models import GateRequest
+from graphwright.checkpoints.head import Head
+from graphwright.nodes.gate_models import GateRequest
 
 FIELD = "summary"  # of the thread's meta hash (sealed: it holds the answer)
 

@@ -26,7 +26,7 @@ import redis
 from redis.client import Pipeline
 from redis.cluster import RedisCluster
 
-from checkpoints.keys import Keys
+from graphwright.checkpoints.keys import Keys
 from graphwright_errors import ConfigurationError
 
 ApiStatus = Literal["idle", "busy", "interrupted", "error"]

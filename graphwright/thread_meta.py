@@ -14,10 +14,10 @@ from typing import Any
 import redis
 from redis.cluster import RedisCluster
 
-from checkpoints.errors import RedisUnavailableError
-from checkpoints.fenced import fenced_hset
-from checkpoints.keys import Keys, escape
-from checkpoints.sealed import Sealer
+from graphwright.checkpoints.errors import RedisUnavailableError
+from graphwright.checkpoints.fenced import fenced_hset
+from graphwright.checkpoints.keys import Keys, escape
+from graphwright.checkpoints.sealed import Sealer
 from graphwright.locking import held
 from graphwright.thread_index import ThreadIndex
 from graphwright_errors import NotFoundError

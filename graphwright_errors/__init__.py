@@ -3,9 +3,9 @@
 The lowest layer: it imports nothing of graphwright, so every package (the API,
 graphs, nodes, tools, checkpoints) raises these without importing a layer above it.
 Each layer adds its own kinds and writes messages in its own terms: storage errors in
-``checkpoints.errors`` speak of Redis, the API adds what the user should do
+``graphwright.checkpoints.errors`` speak of Redis, the API adds what the user should do
 (``REDIS_URL``, the embedded server) where it knows the user's settings. A tool's
-failure (``tools.errors.ToolFailure``) is not in this tree: it is an observation for
+failure (``graphwright.tools.errors.ToolFailure``) is not in this tree: it is an observation for
 the model, and one that escapes the executor fails its run like any other bug.
 """
 

@@ -11,11 +11,11 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 
-from nodes.authorize import authorize
-from nodes.canonical import canonical
-from nodes.deps import AgentDeps
-from nodes.gate_models import digest
-from nodes.state import (
+from graphwright.nodes.authorize import authorize
+from graphwright.nodes.canonical import canonical
+from graphwright.nodes.deps import AgentDeps
+from graphwright.nodes.gate_models import digest
+from graphwright.nodes.state import (
     AgentState,
     CallRecord,
     Outcome,
@@ -23,9 +23,9 @@ from nodes.state import (
     call_record,
     turn_calls,
 )
-from nodes.stops import repeat_run
-from nodes.tracing import fence_of, run_of, thread_of
-from tools.executor import Observation, ToolCall, ToolError
+from graphwright.nodes.stops import repeat_run
+from graphwright.nodes.tracing import fence_of, run_of, thread_of
+from graphwright.tools.executor import Observation, ToolCall, ToolError
 
 
 def repeat_warning(call: ProposedCall) -> Observation:

@@ -1,7 +1,7 @@
 """May this call run now? ``act`` asks here just before each call runs.
 
 The answer comes from the policy, the run's taint and the gate's decision recorded in
-Redis (``tools.approvals``), never from the action the graph state claims: the state can
+Redis (``graphwright.tools.approvals``), never from the action the graph state claims: the state can
 be rewritten by any API caller, so it can only make a call stricter (``refuse``).
 """
 
@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from nodes.deps import AgentDeps
-from nodes.gate_models import digest
-from nodes.state import ProposedCall
-from tools.approvals import GateDecision
-from tools.executor import Observation, ToolError, argument_problem
+from graphwright.nodes.deps import AgentDeps
+from graphwright.nodes.gate_models import digest
+from graphwright.nodes.state import ProposedCall
+from graphwright.tools.approvals import GateDecision
+from graphwright.tools.executor import Observation, ToolError, argument_problem
 
 
 def authorize(call: ProposedCall, *, tainted: bool, deps: AgentDeps,

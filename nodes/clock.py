@@ -11,8 +11,8 @@ from typing import Any, Protocol
 
 from langchain_core.runnables import RunnableConfig
 
-from nodes.deps import AgentDeps
-from nodes.state import AgentState
+from graphwright.nodes.deps import AgentDeps
+from graphwright.nodes.state import AgentState
 
 
 class AgentNode(Protocol):

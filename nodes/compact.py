@@ -15,12 +15,20 @@ from langchain_core.messages import (
 )
 from langchain_core.runnables import RunnableConfig
 
-from nodes.deps import AgentDeps
-from nodes.handoff import MAX_CHARS, Handoff, Notes, cut_index, merged, problems, sources
-from nodes.jsonreply import StructuredReplyError, structured_reply
-from nodes.prompt import system_prompt
-from nodes.state import AgentState
-from nodes.tracing import fence_of, run_of, thread_of, total_tokens, trace_model_call
+from graphwright.nodes.deps import AgentDeps
+from graphwright.nodes.handoff import (
+    MAX_CHARS,
+    Handoff,
+    Notes,
+    cut_index,
+    merged,
+    problems,
+    sources,
+)
+from graphwright.nodes.jsonreply import StructuredReplyError, structured_reply
+from graphwright.nodes.prompt import system_prompt
+from graphwright.nodes.state import AgentState
+from graphwright.nodes.tracing import fence_of, run_of, thread_of, total_tokens, trace_model_call
 
 HANDOFF_PROMPT = """Write the handoff record for the folded part of an agent's conversation.
 Reply with JSON only: {"facts": [{"fact": "<one sentence>", "source": "<id of the call or message>"}],

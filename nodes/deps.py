@@ -1,4 +1,4 @@
-"""What the agent's nodes are given: limits (``nodes.limits``, re-exported) and injected services."""
+"""What the agent's nodes are given: limits (``graphwright.nodes.limits``, re-exported) and injected services."""
 
 from __future__ import annotations
 
@@ -10,15 +10,17 @@ from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 
-from checkpoints.trace import TraceWriter
-from nodes.limits import Limits as Limits  # re-exported: its importers predate nodes.limits
-from nodes.model_call import ModelCall
-from nodes.prompt import RULES
-from nodes.tokens import Counter, approximate
-from tools.approvals import Approvals
-from tools.executor import ToolExecutor
-from tools.policy import Policy
-from tools.registry import ToolRegistry
+from graphwright.checkpoints.trace import TraceWriter
+from graphwright.nodes.limits import (
+    Limits as Limits,  # re-exported: its importers predate nodes.limits
+)
+from graphwright.nodes.model_call import ModelCall
+from graphwright.nodes.prompt import RULES
+from graphwright.nodes.tokens import Counter, approximate
+from graphwright.tools.approvals import Approvals
+from graphwright.tools.executor import ToolExecutor
+from graphwright.tools.policy import Policy
+from graphwright.tools.registry import ToolRegistry
 
 
 @dataclass(frozen=True, kw_only=True)

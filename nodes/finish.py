@@ -7,10 +7,10 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 
-from nodes.deps import AgentDeps
-from nodes.state import AgentState, StopReason
-from nodes.stops import partial_answer
-from nodes.tracing import fence_of, run_of, thread_of
+from graphwright.nodes.deps import AgentDeps
+from graphwright.nodes.state import AgentState, StopReason
+from graphwright.nodes.stops import partial_answer
+from graphwright.nodes.tracing import fence_of, run_of, thread_of
 
 
 def finish(

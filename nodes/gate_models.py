@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
+from graphwright.nodes.canonical import canonical
 from graphwright_errors import UserError
-from nodes.canonical import canonical
 
 if TYPE_CHECKING:  # the CLI shows gates without LangGraph, which these modules import
-    from nodes.state import ProposedCall
-    from tools.registry import ToolRegistry
+    from graphwright.nodes.state import ProposedCall
+    from graphwright.tools.registry import ToolRegistry
 
 
 class GateDecisionError(UserError):

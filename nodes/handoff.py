@@ -15,7 +15,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 from pydantic import BaseModel, Field
 
-from nodes.tokens import Counter, approximate
+from graphwright.nodes.tokens import Counter, approximate
 
 # Ids worth keeping: order numbers, tracking numbers, ticket keys and the like.
 ID_PATTERN = re.compile(r"\b[A-Z]{1,4}-?\d{3,}\b")

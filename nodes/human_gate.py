@@ -13,9 +13,9 @@ from langchain_core.messages import AIMessage, AnyMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import interrupt
 
-from nodes.act import to_message
-from nodes.deps import AgentDeps
-from nodes.gate_models import (
+from graphwright.nodes.act import to_message
+from graphwright.nodes.deps import AgentDeps
+from graphwright.nodes.gate_models import (
     AnyDecision,
     Edit,
     GateDecisionError,
@@ -26,10 +26,10 @@ from nodes.gate_models import (
     gate_request,
     parse_decisions,
 )
-from nodes.state import AgentState, CallRecord, ProposedCall, call_record
-from nodes.tracing import fence_of, run_of, thread_of
-from tools.approvals import GateDecision
-from tools.executor import Observation, ToolError
+from graphwright.nodes.state import AgentState, CallRecord, ProposedCall, call_record
+from graphwright.nodes.tracing import fence_of, run_of, thread_of
+from graphwright.tools.approvals import GateDecision
+from graphwright.tools.executor import Observation, ToolError
 
 
 def rejection(call: ProposedCall, reason: str) -> Observation:

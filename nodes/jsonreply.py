@@ -19,9 +19,9 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ValidationError
 
-from nodes.purpose import Purpose, purpose_config
-from nodes.tokens import chat_openai
-from nodes.tracing import as_ai
+from graphwright.nodes.purpose import Purpose, purpose_config
+from graphwright.nodes.tokens import chat_openai
+from graphwright.nodes.tracing import as_ai
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
@@ -57,7 +57,7 @@ def structured_reply(
     config: RunnableConfig | None = None, *, purpose: Purpose | None = None,
 ) -> tuple[T, AIMessage]:
     """One model call whose reply is validated as ``schema``; returns it with the raw reply.
-    ``purpose`` is sent with the call (see ``nodes.purpose``).
+    ``purpose`` is sent with the call (see ``graphwright.nodes.purpose``).
 
     Raises:
         StructuredReplyError: the reply is not valid JSON for ``schema``.

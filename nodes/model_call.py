@@ -22,9 +22,9 @@ from tenacity import (
     wait_random,
 )
 
+from graphwright.nodes.tokens import chat_openai
+from graphwright.nodes.tracing import as_ai
 from graphwright_errors import ModelError
-from nodes.tokens import chat_openai
-from nodes.tracing import as_ai
 
 # Statuses a server answers for a moment: overloaded, rate limited, failing. A 4xx other
 # than these says the request itself is wrong: sending it again gets the same answer.

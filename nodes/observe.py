@@ -8,11 +8,11 @@ from typing import Any, cast
 from langchain_core.messages import AnyMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 
-from nodes.deps import AgentDeps
-from nodes.finish import finish
-from nodes.prompt import plan_messages
-from nodes.state import AgentState
-from nodes.stops import budget_stop, outcome_stop
+from graphwright.nodes.deps import AgentDeps
+from graphwright.nodes.finish import finish
+from graphwright.nodes.prompt import plan_messages
+from graphwright.nodes.state import AgentState
+from graphwright.nodes.stops import budget_stop, outcome_stop
 
 
 def latest_observations(messages: Sequence[AnyMessage]) -> list[ToolMessage]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from nodes.order_steps import OrderState
+from graphwright.nodes.order_steps import OrderState
 
 
 def after_extract(state: OrderState) -> Literal["lookup", "ask"]:

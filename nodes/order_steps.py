@@ -1,7 +1,7 @@
 """The order-support workflow's steps: code looks things up, the model only extracts and phrases.
 
 Each step is a small function of state plus injected services; routing lives in
-``nodes.order_routing``.
+``graphwright.nodes.order_routing``.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict  # pydantic builds JSON schemas from it on 3.11
 
-from checkpoints.trace import TraceWriter
-from nodes.jsonreply import StructuredReplyError, structured_reply, text_of
-from nodes.model_call import ModelCall, invoke_model
-from nodes.purpose import Purpose, with_purpose
-from nodes.tracing import fence_of, run_of, thread_of, total_tokens, trace_model_call
-from tools.executor import ToolCall, ToolExecutor
+from graphwright.checkpoints.trace import TraceWriter
+from graphwright.nodes.jsonreply import StructuredReplyError, structured_reply, text_of
+from graphwright.nodes.model_call import ModelCall, invoke_model
+from graphwright.nodes.purpose import Purpose, with_purpose
+from graphwright.nodes.tracing import fence_of, run_of, thread_of, total_tokens, trace_model_call
+from graphwright.tools.executor import ToolCall, ToolExecutor
 
 STRICT_ID = re.compile(r"(?<![A-Za-z0-9])[A-Z]\d{4,10}(?![A-Za-z0-9])")
 CJK = re.compile(r"[\u4e00-\u9fff]")

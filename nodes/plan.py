@@ -9,16 +9,16 @@ from typing import Any, cast
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 
-from nodes.canonical import canonical
-from nodes.deps import AgentDeps
-from nodes.finish import finish
-from nodes.jsonreply import text_of
-from nodes.model_call import invoke_model
-from nodes.prompt import plan_messages
-from nodes.state import Action, AgentState, ProposedCall, turn_calls
-from nodes.stops import budget_stop
-from nodes.tracing import estimate_usage, total_tokens, trace_model_call
-from tools.executor import argument_problem
+from graphwright.nodes.canonical import canonical
+from graphwright.nodes.deps import AgentDeps
+from graphwright.nodes.finish import finish
+from graphwright.nodes.jsonreply import text_of
+from graphwright.nodes.model_call import invoke_model
+from graphwright.nodes.prompt import plan_messages
+from graphwright.nodes.state import Action, AgentState, ProposedCall, turn_calls
+from graphwright.nodes.stops import budget_stop
+from graphwright.nodes.tracing import estimate_usage, total_tokens, trace_model_call
+from graphwright.tools.executor import argument_problem
 
 
 def propose(state: AgentState, deps: AgentDeps, reply: AIMessage) -> list[ProposedCall]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from nodes.state import AgentState
+from graphwright.nodes.state import AgentState
 
 
 def after_plan(state: AgentState) -> Literal["act", "human_gate", "__end__"]:

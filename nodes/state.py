@@ -9,7 +9,7 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict  # pydantic builds JSON schemas from it on 3.11
 
-from nodes.canonical import canonical
+from graphwright.nodes.canonical import canonical
 
 StopReason = Literal[
     "answered", "max_steps", "tool_errors", "repeated_call", "deadline", "token_budget", "rejected"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from nodes.deps import Limits
-from nodes.state import AgentState, CallRecord, StopReason, turn_calls
+from graphwright.nodes.deps import Limits
+from graphwright.nodes.state import AgentState, CallRecord, StopReason, turn_calls
 
 EXPLAIN: dict[StopReason, str] = {
     "answered": "the model answered",

@@ -9,7 +9,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import RunnableConfig
 
-from checkpoints.trace import TraceWriter
+from graphwright.checkpoints.trace import TraceWriter
 
 
 def thread_of(config: RunnableConfig) -> str:

@@ -16,18 +16,18 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 
-from checkpoints.keys import Keys
-from checkpoints.redis import RedisSaver
-from checkpoints.trace import TraceWriter
-from graphs.agent import AgentGraph, build_agent_graph, start_input
-from graphs.context import GraphContext
+from graphwright.checkpoints.keys import Keys
+from graphwright.checkpoints.redis import RedisSaver
+from graphwright.checkpoints.trace import TraceWriter
+from graphwright.graphs.agent import AgentGraph, build_agent_graph, start_input
+from graphwright.graphs.context import GraphContext
+from graphwright.nodes.deps import Limits
+from graphwright.nodes.model_call import ModelCall
 from graphwright.offline import OfflineChatModel
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI
-from nodes.deps import Limits
-from nodes.model_call import ModelCall
-from tools.builtin import build_registry
-from tools.policy import Policy
-from tools.registry import ToolRegistry
+from graphwright.tools.builtin import build_registry
+from graphwright.tools.policy import Policy
+from graphwright.tools.registry import ToolRegistry
 
 
 class RequestRecorder(BaseCallbackHandler):

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from graphs.registry import Graph, GraphContext, GraphRegistry
+from graphwright.graphs.registry import Graph, GraphContext, GraphRegistry
 
 DELAY_S = 2.0
 

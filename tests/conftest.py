@@ -14,8 +14,8 @@ import pytest
 import redis
 from redis.cluster import RedisCluster
 
-from checkpoints.keys import Keys
 from graphwright import Orchestrator
+from graphwright.checkpoints.keys import Keys
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
 from graphwright.testing.redis_servers import Server, start_cluster, start_server

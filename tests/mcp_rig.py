@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from graphwright import Orchestrator, Settings
+from graphwright.nodes.deps import Limits
 from graphwright.testing.scripted_openai import ScriptedOpenAI
 from graphwright.testing.until import scaled
-from nodes.deps import Limits
-from tools.mcp_client import close_all
-from tools.policy import Policy
+from graphwright.tools.mcp_client import close_all
+from graphwright.tools.policy import Policy
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -17,7 +17,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from graphs.registry import Graph, GraphRegistry, RunInput
+from graphwright.graphs.registry import Graph, GraphRegistry, RunInput
 
 
 class Counter(TypedDict, total=False):

@@ -15,12 +15,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from graphs.agent import build_agent_graph
-from graphs.context import Graph, GraphContext
-from graphs.registry import GraphRegistry
-from nodes.tokens import chat_openai
-from tools.builtin import build_registry
-from tools.registry import ToolRegistry
+from graphwright.graphs.agent import build_agent_graph
+from graphwright.graphs.context import Graph, GraphContext
+from graphwright.graphs.registry import GraphRegistry
+from graphwright.nodes.tokens import chat_openai
+from graphwright.tools.builtin import build_registry
+from graphwright.tools.registry import ToolRegistry
 
 MAX_CHARS = 100  # a string's longest form in the grammar: it bounds the reply as well
 

@@ -17,14 +17,14 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatResult
 
-from graphs.agent import build_agent_graph
-from graphs.registry import Graph, GraphContext, GraphRegistry
+from graphwright.graphs.agent import build_agent_graph
+from graphwright.graphs.registry import Graph, GraphContext, GraphRegistry
 from graphwright.offline import OfflineChatModel
 from graphwright.testing.until import scaled
-from tools.builtin import EventArgs, ScheduleArgs, build_registry
-from tools.policy import Policy
-from tools.registry import ToolRegistry
-from tools.spec import ToolContext
+from graphwright.tools.builtin import EventArgs, ScheduleArgs, build_registry
+from graphwright.tools.policy import Policy
+from graphwright.tools.registry import ToolRegistry
+from graphwright.tools.spec import ToolContext
 
 DELAY_S = 2.0
 

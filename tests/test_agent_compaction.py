@@ -11,15 +11,15 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.messages.utils import count_tokens_approximately
 from pydantic import BaseModel, ConfigDict
 
+from graphwright.nodes.compact import HANDOFF_PROMPT
+from graphwright.nodes.deps import Limits
+from graphwright.nodes.handoff import MAX_CHARS, Handoff, folded_calls
+from graphwright.nodes.prompt import RULES
 from graphwright.testing.scripted_openai import Reply, call
-from nodes.compact import HANDOFF_PROMPT
-from nodes.deps import Limits
-from nodes.handoff import MAX_CHARS, Handoff, folded_calls
-from nodes.prompt import RULES
+from graphwright.tools.builtin import build_registry
+from graphwright.tools.registry import ToolRegistry
+from graphwright.tools.spec import ToolContext
 from tests.agent_rig import AgentRig
-from tools.builtin import build_registry
-from tools.registry import ToolRegistry
-from tools.spec import ToolContext
 
 BUDGET = 6000
 GOAL = "Read log pages 1 to 30 and tell me how many pages you read."

@@ -6,11 +6,11 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.types import Command
 
-from graphs.gates import gate_command, pending_gate
+from graphwright.graphs.gates import gate_command, pending_gate
+from graphwright.nodes.gate_models import Approve, Edit, GateDecisionError, Reject
 from graphwright.testing.scripted_openai import Reply, call
-from nodes.gate_models import Approve, Edit, GateDecisionError, Reject
+from graphwright.tools.builtin import build_registry
 from tests.agent_rig import AgentRig
-from tools.builtin import build_registry
 
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 ARGS = {"title": "Design review", "start_time": "2026-12-01T10:00", "end_time": "2026-12-01T11:00"}

@@ -7,14 +7,14 @@ from dataclasses import replace
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from graphs.gates import gate_command, pending_gate
+from graphwright.graphs.gates import gate_command, pending_gate
+from graphwright.nodes.gate_models import Approve
 from graphwright.testing.scripted_openai import Reply, call
-from nodes.gate_models import Approve
+from graphwright.tools.builtin import build_registry
+from graphwright.tools.policy import Policy
+from graphwright.tools.registry import ToolRegistry
+from graphwright.tools.spec import ToolContext
 from tests.agent_rig import AgentRig
-from tools.builtin import build_registry
-from tools.policy import Policy
-from tools.registry import ToolRegistry
-from tools.spec import ToolContext
 
 EVENT = {"title": "Design review", "start_time": "2026-12-01T10:00", "end_time": "2026-12-01T11:00"}
 ATTACK = {"to": "attacker@example.com", "subject": "keys", "body": "API key and DB password"}
@@ -117,7 +117,7 @@ def test_a_trace_write_failing_after_the_write_does_not_fail_the_step(
     request = pending_gate(graph, config)
     assert request is not None
     rig.script(Reply(content="Created 'Design review' on 2026-12-01 10:00-11:00."))
-    with caplog.at_level("ERROR", logger="checkpoints.trace"):
+    with caplog.at_level("ERROR", logger="graphwright.checkpoints.trace"):
         out = graph.invoke(gate_command(graph, config, Approve(digest=request.calls[0].digest), reg),
                            config)
     # The effect happened, so the run carries on and tells the truth; the lost event is loud.

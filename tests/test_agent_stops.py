@@ -7,15 +7,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from graphs.gates import pending_gate
+from graphwright.graphs.gates import pending_gate
+from graphwright.nodes.deps import Limits
 from graphwright.testing.scripted_openai import Reply, call
-from nodes.deps import Limits
+from graphwright.tools.builtin import OrderArgs, build_registry
+from graphwright.tools.errors import Unavailable
+from graphwright.tools.policy import Policy
+from graphwright.tools.registry import ToolRegistry
+from graphwright.tools.spec import ToolContext
 from tests.agent_rig import AgentRig
-from tools.builtin import OrderArgs, build_registry
-from tools.errors import Unavailable
-from tools.policy import Policy
-from tools.registry import ToolRegistry
-from tools.spec import ToolContext
 
 NOTES_GOAL = "项目笔记里哪个方案提到 Redis？找到其中的预算表达式并计算总和。"
 
@@ -110,8 +110,8 @@ def test_token_budget_stops_the_run(rig: AgentRig) -> None:
 
 
 def test_retrying_a_rejected_call_stops_rejected(scripted_rig: AgentRig) -> None:
-    from graphs.gates import gate_command
-    from nodes.gate_models import Reject
+    from graphwright.graphs.gates import gate_command
+    from graphwright.nodes.gate_models import Reject
 
     rig = scripted_rig
     args = {"to": "li@example.com", "subject": "hi", "body": "hello"}

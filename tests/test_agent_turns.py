@@ -11,15 +11,15 @@ import pytest
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict
 
-from graphs.agent import AgentGraph, start_input
-from graphs.gates import gate_command, pending_gate
+from graphwright.graphs.agent import AgentGraph, start_input
+from graphwright.graphs.gates import gate_command, pending_gate
+from graphwright.nodes.deps import Limits
+from graphwright.nodes.gate_models import Approve, Reject
 from graphwright.testing.scripted_openai import Reply, call
-from nodes.deps import Limits
-from nodes.gate_models import Approve, Reject
+from graphwright.tools.builtin import build_registry
+from graphwright.tools.registry import ToolRegistry
+from graphwright.tools.spec import ToolContext
 from tests.agent_rig import AgentRig, FakeClock, assert_every_call_answered
-from tools.builtin import build_registry
-from tools.registry import ToolRegistry
-from tools.spec import ToolContext
 
 ORDER = "订单 A1001 到哪了？"
 EMAIL_ARGS = {"to": "li@example.com", "subject": "hi", "body": "hello"}

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from checkpoints.errors import RedisUnavailableError
 from graphwright import Orchestrator, RunResult
+from graphwright.checkpoints.errors import RedisUnavailableError
 from graphwright.locking import ThreadBusyError, thread_lock
+from graphwright.nodes.gate_models import Approve, Edit, GateDecisionError, Reject, decide_all
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
 from graphwright_errors import UserError
-from nodes.gate_models import Approve, Edit, GateDecisionError, Reject, decide_all
 
 EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'
 

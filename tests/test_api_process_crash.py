@@ -18,8 +18,8 @@ import httpx
 import pytest
 import redis
 
-from checkpoints.keys import Keys
 from graphwright import Orchestrator
+from graphwright.checkpoints.keys import Keys
 from graphwright.offline import OfflineChatModel
 from graphwright.server.runs import RunStore
 from graphwright.settings import Settings

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import redis
 
-from checkpoints.keys import Keys
+from graphwright.checkpoints.keys import Keys
 from graphwright.server.assistants_store import AssistantStore, system_id
 from graphwright_errors import ConflictError, NotFoundError, UserError
 

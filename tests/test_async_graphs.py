@@ -35,8 +35,8 @@ from graphwright.testing.kit import until
 from graphwright.testing.redis_servers import Server
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
 from graphwright.testing.service import running
+from graphwright.tools.runloop import submit
 from graphwright_errors import ConfigurationError
-from tools.runloop import submit
 
 PROJECT = Path(__file__).parent / "async_project"
 SUBGRAPHS = {  # the marks each run leaves: its own steps, then the subgraph's

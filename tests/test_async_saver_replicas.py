@@ -12,8 +12,8 @@ import redis
 from langgraph.checkpoint.base import empty_checkpoint
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 
-from checkpoints.redis_async import AsyncRedisSaver
-from checkpoints.replicas import ReplicaWait
+from graphwright.checkpoints.redis_async import AsyncRedisSaver
+from graphwright.checkpoints.replicas import ReplicaWait
 from tests.redis_servers import start_cluster
 
 

@@ -11,11 +11,11 @@ import pytest
 import redis
 from pydantic import BaseModel
 
-from checkpoints.keys import Keys
-from tools.executor import ToolCall, ToolExecutor
-from tools.registry import ToolRegistry
-from tools.runloop import run_loop, submit
-from tools.spec import ToolContext, ToolSpec
+from graphwright.checkpoints.keys import Keys
+from graphwright.tools.executor import ToolCall, ToolExecutor
+from graphwright.tools.registry import ToolRegistry
+from graphwright.tools.runloop import run_loop, submit
+from graphwright.tools.spec import ToolContext, ToolSpec
 
 
 class NoArgs(BaseModel):

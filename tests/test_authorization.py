@@ -16,9 +16,9 @@ from langgraph.store.base import InvalidNamespaceError
 from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
 
-from checkpoints.store import RedisStore
-from checkpoints.store_ops import Layout
 from graphwright import Orchestrator
+from graphwright.checkpoints.store import RedisStore
+from graphwright.checkpoints.store_ops import Layout
 from graphwright.offline import OfflineChatModel
 from graphwright.server import access, webhooks
 from graphwright.server.auth import Authority

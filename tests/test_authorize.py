@@ -8,17 +8,17 @@ from typing import Any
 import pytest
 import redis
 
-from checkpoints.keys import Keys
-from checkpoints.trace import TraceWriter
+from graphwright.checkpoints.keys import Keys
+from graphwright.checkpoints.trace import TraceWriter
+from graphwright.nodes.authorize import authorize
+from graphwright.nodes.deps import AgentDeps, Limits
+from graphwright.nodes.gate_models import digest
+from graphwright.nodes.state import ProposedCall
 from graphwright.offline import OfflineChatModel
-from nodes.authorize import authorize
-from nodes.deps import AgentDeps, Limits
-from nodes.gate_models import digest
-from nodes.state import ProposedCall
-from tools.approvals import Approvals, GateDecision
-from tools.builtin import build_registry
-from tools.executor import Observation, ToolExecutor
-from tools.policy import Policy
+from graphwright.tools.approvals import Approvals, GateDecision
+from graphwright.tools.builtin import build_registry
+from graphwright.tools.executor import Observation, ToolExecutor
+from graphwright.tools.policy import Policy
 
 EMAIL = {"to": "li@example.com", "subject": "Hi", "body": "Ready."}
 READ = {"order_id": "A1001"}
@@ -70,7 +70,7 @@ def test_act_runs_a_call_only_on_the_policy_and_the_recorded_decision(
 
 
 def test_a_gate_decision_of_a_stale_run_is_not_recorded(client: redis.Redis, prefix: str) -> None:
-    from checkpoints.errors import LockLostError
+    from graphwright.checkpoints.errors import LockLostError
 
     keys = Keys(prefix=prefix)
     approvals = Approvals(client, keys, ttl_s=60)

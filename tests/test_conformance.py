@@ -18,8 +18,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.report import ProgressCallbacks
 
-from checkpoints.embedded import EmbeddedRedis
-from checkpoints.redis import AsyncRedisSaver, RedisSaver
+from graphwright.checkpoints.embedded import EmbeddedRedis
+from graphwright.checkpoints.redis import AsyncRedisSaver, RedisSaver
 from graphwright.testing.redis_servers import Server
 
 EXPECTED_TESTS = 81  # 58 base + 23 extended at langgraph-checkpoint-conformance 0.0.2

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 import redis
 
-from checkpoints.keys import Keys
 from graphwright import Orchestrator, Settings
+from graphwright.checkpoints.keys import Keys
+from graphwright.nodes.gate_models import GateDecisionError, decide_all
 from graphwright.offline import OfflineChatModel
 from graphwright.results import RunResult
 from graphwright.testing.until import scaled
 from graphwright_errors import UserError
-from nodes.gate_models import GateDecisionError, decide_all
 
 ROOT = Path(__file__).resolve().parent.parent
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 import redis
 
-from checkpoints.keys import Keys
+from graphwright.checkpoints.keys import Keys
 from graphwright.server.cron_scheduler import CronScheduler, run_id_of
 from graphwright.server.cron_store import (
     CronStore,

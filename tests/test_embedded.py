@@ -10,12 +10,12 @@ from pathlib import Path
 
 import redis
 
-from checkpoints.embedded import EmbeddedRedis
+from graphwright.checkpoints.embedded import EmbeddedRedis
 from graphwright.testing.until import scaled
 
 SCRIPT = """
 import sys
-from checkpoints.embedded import EmbeddedRedis
+from graphwright.checkpoints.embedded import EmbeddedRedis
 import redis
 server = EmbeddedRedis(sys.argv[1])
 url = server.start()

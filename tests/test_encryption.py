@@ -12,9 +12,9 @@ import pytest
 import redis
 from langgraph_sdk import get_sync_client
 
-from checkpoints.errors import CorruptCheckpointError
-from checkpoints.sealed import KEYS_ENV, MAGIC, key_id
 from graphwright import Orchestrator
+from graphwright.checkpoints.errors import CorruptCheckpointError
+from graphwright.checkpoints.sealed import KEYS_ENV, MAGIC, key_id
 from graphwright.cli import app
 from graphwright.offline import OfflineChatModel
 from graphwright.server.assistants_store import AssistantStore

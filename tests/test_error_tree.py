@@ -8,12 +8,12 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-import checkpoints.errors as storage
 import graphwright
+import graphwright.checkpoints.errors as storage
 import graphwright_errors as root
 from graphwright import GraphContext, GraphRegistry, Orchestrator, RunInput, Settings
 from graphwright.offline import OfflineChatModel
-from tools.errors import ToolFailure, Unavailable
+from graphwright.tools.errors import ToolFailure, Unavailable
 
 
 class Lookup(TypedDict, total=False):

@@ -12,8 +12,8 @@ import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 
-from checkpoints.errors import LockLostError
 from graphwright import Orchestrator
+from graphwright.checkpoints.errors import LockLostError
 from graphwright.locking import ThreadLock, thread_lock
 from graphwright.offline import OfflineChatModel
 from graphwright.server.execution import Executor

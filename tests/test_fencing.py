@@ -12,8 +12,8 @@ from pathlib import Path
 
 import redis
 
-from checkpoints.keys import Keys
 from graphwright import Orchestrator, Settings
+from graphwright.checkpoints.keys import Keys
 from graphwright.offline import OfflineChatModel
 from graphwright.testing.until import scaled
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import redis
 
-from graphs.agent import build_agent_graph
+from graphwright.graphs.agent import build_agent_graph
 from graphwright.offline import OfflineChatModel
-from tools.builtin import build_registry
+from graphwright.tools.builtin import build_registry
 
 AGENT_EDGES = {
     ("__start__", "plan"), ("plan", "act"), ("plan", "human_gate"), ("plan", "__end__"),
@@ -29,10 +29,10 @@ def test_agent_graph_draws_its_five_nodes_and_every_edge(client: redis.Redis) ->
 
 
 def test_every_registered_graph_compiles_and_draws(client: redis.Redis) -> None:
-    from checkpoints.keys import Keys
-    from checkpoints.redis import RedisSaver
-    from graphs.registry import GraphContext, default_registry
-    from nodes.deps import Limits
+    from graphwright.checkpoints.keys import Keys
+    from graphwright.checkpoints.redis import RedisSaver
+    from graphwright.graphs.registry import GraphContext, default_registry
+    from graphwright.nodes.deps import Limits
 
     ctx = GraphContext(model=OfflineChatModel(), redis_client=client, keys=Keys(),
                        checkpointer=RedisSaver(client), limits=Limits())

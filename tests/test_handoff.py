@@ -8,9 +8,16 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
+from graphwright.nodes.handoff import (
+    MAX_CHARS,
+    ActionDone,
+    Handoff,
+    bounded,
+    cut_index,
+    folded_calls,
+)
+from graphwright.nodes.tokens import approximate, token_counter
 from graphwright.offline import OfflineChatModel
-from nodes.handoff import MAX_CHARS, ActionDone, Handoff, bounded, cut_index, folded_calls
-from nodes.tokens import approximate, token_counter
 
 
 def conversation(turns: int) -> list[BaseMessage]:

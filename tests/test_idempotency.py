@@ -10,14 +10,14 @@ import pytest
 import redis
 from pydantic import BaseModel
 
-from checkpoints.errors import LockLostError
-from checkpoints.keys import Keys
+from graphwright.checkpoints.errors import LockLostError
+from graphwright.checkpoints.keys import Keys
 from graphwright.testing.until import scaled
-from tools.builtin import build_registry
-from tools.executor import Observation, ToolCall, ToolExecutor
-from tools.records import args_digest
-from tools.registry import ToolRegistry
-from tools.spec import ToolContext, ToolSpec
+from graphwright.tools.builtin import build_registry
+from graphwright.tools.executor import Observation, ToolCall, ToolExecutor
+from graphwright.tools.records import args_digest
+from graphwright.tools.registry import ToolRegistry
+from graphwright.tools.spec import ToolContext, ToolSpec
 
 MAIL = {"to": "li@example.com", "subject": "Hi", "body": "once"}
 

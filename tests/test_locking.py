@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import redis
 
-from checkpoints.errors import LockLostError
-from checkpoints.keys import Keys
+from graphwright.checkpoints.errors import LockLostError
+from graphwright.checkpoints.keys import Keys
 from graphwright.locking import ThreadBusyError, _start_time, identity, thread_lock
 from graphwright.testing.until import scaled
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from checkpoints.redact import MASK
 from graphwright import Settings
+from graphwright.checkpoints.redact import MASK
 from graphwright.cli import app
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
 from graphwright.testing.until import scaled

@@ -10,15 +10,20 @@ import mcp_types
 import pytest
 from pydantic import ValidationError
 
+from graphwright.tools.executor import describe_validation
+from graphwright.tools.mcp import classify, tool_specs
+from graphwright.tools.mcp_client import ServerStartError
+from graphwright.tools.mcp_config import (
+    HttpServer,
+    StdioServer,
+    load_mcp_servers,
+    parse_mcp_servers,
+)
+from graphwright.tools.mcp_schema import args_model
+from graphwright.tools.registry import ToolRegistry
+from graphwright.tools.spec import ToolSpec
 from graphwright_errors import ConfigurationError
 from tests.mcp_rig import stop_mcp_servers  # noqa: F401  # autouse: servers stop after each test
-from tools.executor import describe_validation
-from tools.mcp import classify, tool_specs
-from tools.mcp_client import ServerStartError
-from tools.mcp_config import HttpServer, StdioServer, load_mcp_servers, parse_mcp_servers
-from tools.mcp_schema import args_model
-from tools.registry import ToolRegistry
-from tools.spec import ToolSpec
 
 
 def test_stdio_and_http_entries_in_the_common_shape() -> None:
@@ -127,8 +132,8 @@ def test_a_server_that_does_not_start_is_one_error_naming_it_and_its_command() -
 
 
 def test_configured_overrides_win_over_annotations() -> None:
-    from tools.mcp import to_spec
-    from tools.mcp_client import McpConnection
+    from graphwright.tools.mcp import to_spec
+    from graphwright.tools.mcp_client import McpConnection
 
     (config,) = parse_mcp_servers({"s": {
         "command": "unused", "tools": ["*"], "timeout_s": 5,

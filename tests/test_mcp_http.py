@@ -11,6 +11,11 @@ from graphwright import Settings
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
 from graphwright.testing.service import running
 from graphwright.testing.until import scaled
+from graphwright.tools.executor import ToolCall, ToolExecutor
+from graphwright.tools.mcp import tool_specs
+from graphwright.tools.mcp_config import parse_mcp_servers
+from graphwright.tools.policy import Policy
+from graphwright.tools.registry import ToolRegistry
 from tests.mcp_rig import (
     effects,
     free_port,
@@ -18,11 +23,6 @@ from tests.mcp_rig import (
     orchestrator,
     stop_mcp_servers,  # noqa: F401  # autouse: servers stop after each test
 )
-from tools.executor import ToolCall, ToolExecutor
-from tools.mcp import tool_specs
-from tools.mcp_config import parse_mcp_servers
-from tools.policy import Policy
-from tools.registry import ToolRegistry
 
 
 def test_injected_instruction_in_untrusted_output_makes_every_later_write_wait(

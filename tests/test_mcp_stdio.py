@@ -8,9 +8,15 @@ from typing import Any
 import pytest
 import redis
 
-from checkpoints.keys import Keys
 from graphwright import Orchestrator, Settings
+from graphwright.checkpoints.keys import Keys
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
+from graphwright.tools.executor import ToolCall, ToolExecutor
+from graphwright.tools.mcp import tool_specs
+from graphwright.tools.mcp_config import parse_mcp_servers
+from graphwright.tools.policy import Policy
+from graphwright.tools.records import args_digest
+from graphwright.tools.registry import ToolRegistry
 from graphwright_errors import ConfigurationError
 from tests.mcp_rig import (  # noqa: F401  # stop_mcp_servers: autouse
     commits,
@@ -22,12 +28,6 @@ from tests.mcp_rig import (  # noqa: F401  # stop_mcp_servers: autouse
     stop_mcp_servers,
     time_server,
 )
-from tools.executor import ToolCall, ToolExecutor
-from tools.mcp import tool_specs
-from tools.mcp_config import parse_mcp_servers
-from tools.policy import Policy
-from tools.records import args_digest
-from tools.registry import ToolRegistry
 
 
 def tool_events(orch: Orchestrator, thread: str) -> list[dict[str, Any]]:

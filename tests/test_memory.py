@@ -11,19 +11,19 @@ from langchain_core.messages import SystemMessage
 from pydantic import BaseModel, ConfigDict
 from typer.testing import CliRunner
 
-from graphs.agent import build_agent_graph
-from graphs.registry import GraphContext, default_registry
 from graphwright import Orchestrator
 from graphwright.cli import app
+from graphwright.graphs.agent import build_agent_graph
+from graphwright.graphs.registry import GraphContext, default_registry
+from graphwright.nodes.prompt import MEMORY_HEADER, RULES
 from graphwright.remember import REMEMBER_PROMPT
 from graphwright.settings import Settings
 from graphwright.testing.scripted_openai import Reply
+from graphwright.tools.builtin import build_registry
+from graphwright.tools.registry import ToolRegistry
+from graphwright.tools.spec import ToolContext
 from graphwright_errors import UserError
-from nodes.prompt import MEMORY_HEADER, RULES
 from tests.agent_rig import AgentRig
-from tools.builtin import build_registry
-from tools.registry import ToolRegistry
-from tools.spec import ToolContext
 
 MARKER = REMEMBER_PROMPT[:40]
 

@@ -14,15 +14,15 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
-from graphs.gates import pending_gate
 from graphwright import Orchestrator
 from graphwright.cli import app
+from graphwright.graphs.gates import pending_gate
+from graphwright.nodes.deps import Limits
+from graphwright.nodes.model_call import ModelCall
 from graphwright.settings import Settings
 from graphwright.testing.scripted_openai import Fault, Reply, ScriptedOpenAI, call
 from graphwright.testing.until import scaled
 from graphwright_errors import ModelError
-from nodes.deps import Limits
-from nodes.model_call import ModelCall
 from tests.agent_rig import AgentRig
 
 EMAIL = {"to": "li@example.com", "subject": "Notes", "body": "The notes are attached."}
@@ -211,7 +211,7 @@ def test_usage_the_server_reports_is_not_marked_estimated(
 
 
 def test_counting_tokens_for_chat_openai_needs_no_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    from nodes.tokens import approximate, token_counter
+    from graphwright.nodes.tokens import approximate, token_counter
 
     monkeypatch.delenv("GRAPHWRIGHT_TOKENIZER", raising=False)
     model = ChatOpenAI(model="gpt-4o-mini", api_key=SecretStr("k"), base_url="http://127.0.0.1:9/v1")

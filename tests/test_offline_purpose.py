@@ -9,14 +9,14 @@ import pytest
 import redis
 from langchain_core.messages import HumanMessage, SystemMessage
 
-import graphs.orchestrator as orchestrator_graph
+import graphwright.graphs.orchestrator as orchestrator_graph
+import graphwright.nodes.compact as compact
+import graphwright.nodes.order_steps as order_steps
 import graphwright.remember as remember
-import nodes.compact as compact
-import nodes.order_steps as order_steps
-from checkpoints.keys import Keys
 from graphwright import Orchestrator
+from graphwright.checkpoints.keys import Keys
+from graphwright.nodes.purpose import with_purpose
 from graphwright.offline import OfflineChatModel
-from nodes.purpose import with_purpose
 from tests.agent_rig import AgentRig
 from tests.test_agent_compaction import run_pages
 

@@ -8,21 +8,21 @@ from dataclasses import replace
 import pytest
 from langgraph.types import Command
 
-from graphs.gates import gate_command, pending_gate
-from graphs.orchestrator import (
+from graphwright.graphs.gates import gate_command, pending_gate
+from graphwright.graphs.orchestrator import (
     EXAMPLE_WORKERS,
     Worker,
     build_orchestrator_graph,
     orchestrator_input,
 )
-from graphs.registry import RunInput
+from graphwright.graphs.registry import RunInput
+from graphwright.nodes.gate_models import Approve, GateDecisionError, Reject
 from graphwright.testing.scripted_openai import Reply, call
 from graphwright.testing.until import scaled
-from nodes.gate_models import Approve, GateDecisionError, Reject
+from graphwright.tools.builtin import build_registry
+from graphwright.tools.registry import ToolRegistry
+from graphwright.tools.spec import ToolContext
 from tests.agent_rig import AgentRig
-from tools.builtin import build_registry
-from tools.registry import ToolRegistry
-from tools.spec import ToolContext
 
 GOAL = ("订单 A1001 到哪了？项目笔记里哪个方案提到 Redis？找到其中的预算表达式并计算总和。"
         "帮我安排“设计评审”，2026-12-01 10:00-11:00。")

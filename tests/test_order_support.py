@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from graphs.order_support import build_order_support_graph, order_input
-from graphs.registry import RunInput
+from graphwright.graphs.order_support import build_order_support_graph, order_input
+from graphwright.graphs.registry import RunInput
+from graphwright.nodes.order_routing import after_extract, after_lookup
 from graphwright.testing.scripted_openai import Reply
-from nodes.order_routing import after_extract, after_lookup
 from tests.agent_rig import AgentRig
 
 PHRASE, EXTRACT = "Phrase the answer", "Extract the order id"

@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from graphs.gates import pending_gate
 from graphwright import Orchestrator, RunResult
+from graphwright.graphs.gates import pending_gate
 from graphwright.settings import Settings
 from graphwright.testing.until import scaled
+from graphwright.tools.executor import argument_problem
 from tests.llama_server import ROOT, LlamaServer, llama_server
-from tools.executor import argument_problem
 
 MODEL = "smollm2-135m"
 GRAPHS = "tests.real_model_graphs:register"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checkpoints.redact import MASK, redact, redact_text
+from graphwright.checkpoints.redact import MASK, redact, redact_text
 from tests.redaction_corpus import CREDENTIALS, IDENTIFIERS
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from checkpoints.errors import RedisUnavailableError
-from checkpoints.keys import Keys
 from graphwright import Orchestrator, Settings
+from graphwright.checkpoints.errors import RedisUnavailableError
+from graphwright.checkpoints.keys import Keys
 from graphwright.offline import OfflineChatModel
 from graphwright.results import RunResult
 from graphwright.testing.redis_servers import Server, free_port, start_server

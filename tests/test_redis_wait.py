@@ -15,9 +15,9 @@ from pathlib import Path
 
 from langgraph_sdk import get_sync_client
 
-from checkpoints.connect import connect as open_client
-from checkpoints.saver_base import describe_client
 from graphwright import Orchestrator
+from graphwright.checkpoints.connect import connect as open_client
+from graphwright.checkpoints.saver_base import describe_client
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
 from graphwright.testing.redis_servers import Server, free_port, start_server

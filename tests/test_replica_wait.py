@@ -12,17 +12,17 @@ import pytest
 import redis
 from redis.cluster import RedisCluster
 
-from checkpoints.keys import Keys
-from checkpoints.replicas import ReplicaWait
 from graphwright import Orchestrator
+from graphwright.checkpoints.keys import Keys
+from graphwright.checkpoints.replicas import ReplicaWait
 from graphwright.locking import thread_lock
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
 from graphwright.testing.until import scaled
+from graphwright.tools.policy import Policy
+from graphwright.tools.records import Records
 from graphwright_errors import ConfigurationError
 from tests.redis_servers import Server, start_cluster, start_server
-from tools.policy import Policy
-from tools.records import Records
 
 EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'
 
@@ -59,7 +59,7 @@ def test_a_run_waits_for_the_replica_on_every_checkpoint_and_record(
     orch = Orchestrator(settings=settings, model=OfflineChatModel(),
                         policy=Policy(per_tool={"send_email": "never"}))
     before = waits(orch.client)
-    with caplog.at_level(logging.WARNING, logger="checkpoints.replicas"):
+    with caplog.at_level(logging.WARNING, logger="graphwright.checkpoints.replicas"):
         result = orch.invoke("agent", EMAIL, thread_id="acked")
     assert result.status == "completed", result
     assert waits(orch.client) - before >= 4  # each step's checkpoint, the email's claim and outcome
@@ -96,7 +96,7 @@ def test_fewer_replicas_than_asked_is_a_warning_naming_the_write(
     monkeypatch.setenv("GRAPHWRIGHT_WAIT_TIMEOUT_MS", "50")
     settings = Settings(_env_file=None, REDIS_URL=master.url, GRAPHWRIGHT_KEY_PREFIX=prefix)  # type: ignore[call-arg]
     orch = Orchestrator(settings=settings, model=OfflineChatModel())
-    with caplog.at_level(logging.WARNING, logger="checkpoints.replicas"):
+    with caplog.at_level(logging.WARNING, logger="graphwright.checkpoints.replicas"):
         assert orch.invoke("agent", "订单 A1001 到哪了？", thread_id="short").status == "completed"
     messages = [r.getMessage() for r in caplog.records]
     assert messages and all("only 1 of 2 replica(s) acknowledged it within 50 ms" in m for m in messages)

@@ -9,10 +9,10 @@ import json
 
 from langgraph.checkpoint.conformance.test_utils import generate_checkpoint, generate_metadata
 
-from checkpoints.keys import Keys, escape
-from checkpoints.redis import RedisSaver
-from checkpoints.scripts import SHAS
 from graphwright import Orchestrator
+from graphwright.checkpoints.keys import Keys, escape
+from graphwright.checkpoints.redis import RedisSaver
+from graphwright.checkpoints.scripts import SHAS
 from graphwright.connect import connect
 from graphwright.offline import OfflineChatModel
 from graphwright.server.events import EventLog

@@ -18,8 +18,8 @@ from langgraph.types import interrupt
 from pydantic import SecretStr
 from typing_extensions import TypedDict
 
-from graphs.context import Graph, GraphContext
 from graphwright import Orchestrator
+from graphwright.graphs.context import Graph, GraphContext
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from nodes.routing import after_gate, after_observe, after_plan
-from nodes.state import AgentState, ProposedCall
+from graphwright.nodes.routing import after_gate, after_observe, after_plan
+from graphwright.nodes.state import AgentState, ProposedCall
 
 
 def _call(action: str) -> ProposedCall:

@@ -19,7 +19,7 @@ import pytest
 import redis
 from langgraph_sdk import get_sync_client
 
-from checkpoints.keys import Keys
+from graphwright.checkpoints.keys import Keys
 from graphwright.server.runs import RunExistsError, RunStore
 from graphwright.server.schemas import RunCreate
 from graphwright.testing.kit import until

@@ -13,9 +13,9 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.conformance.test_utils import generate_checkpoint, generate_metadata
 from langgraph.graph import END, START, StateGraph
 
-from checkpoints.errors import CorruptCheckpointError, RedisUnavailableError
-from checkpoints.keys import Keys
-from checkpoints.redis import RedisSaver, redact_url
+from graphwright.checkpoints.errors import CorruptCheckpointError, RedisUnavailableError
+from graphwright.checkpoints.keys import Keys
+from graphwright.checkpoints.redis import RedisSaver, redact_url
 from graphwright.testing.redis_servers import Server, free_port
 from graphwright_errors import ConfigurationError
 

@@ -14,7 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from redis.cluster import RedisCluster
 
-from checkpoints.redis import RedisSaver
+from graphwright.checkpoints.redis import RedisSaver
 from graphwright.testing.redis_servers import Server, start_cluster
 
 

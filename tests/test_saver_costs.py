@@ -11,7 +11,7 @@ import pytest
 import redis
 from langgraph.checkpoint.conformance.test_utils import generate_checkpoint, generate_metadata
 
-from checkpoints.redis import RedisSaver
+from graphwright.checkpoints.redis import RedisSaver
 from graphwright.testing.redis_servers import Server
 from graphwright.testing.redis_servers import redis_server as private_server
 

@@ -13,8 +13,8 @@ import redis
 import redis.asyncio as aredis
 from langgraph.checkpoint.conformance.test_utils import generate_checkpoint, generate_metadata
 
-from checkpoints import direct
-from checkpoints.redis import AsyncRedisSaver, RedisSaver
+from graphwright.checkpoints import direct
+from graphwright.checkpoints.redis import AsyncRedisSaver, RedisSaver
 from graphwright.testing.redis_servers import Server
 
 BATCH: list[tuple[Any, ...]] = [

@@ -15,9 +15,9 @@ import redis.asyncio as aredis
 from langgraph.checkpoint.conformance.test_utils import generate_checkpoint, generate_metadata
 from langgraph.graph import START, StateGraph
 
-from checkpoints.errors import LockLostError
-from checkpoints.redis import AsyncRedisSaver, RedisSaver
-from checkpoints.saver_base import SyncCallOnLoopError
+from graphwright.checkpoints.errors import LockLostError
+from graphwright.checkpoints.redis import AsyncRedisSaver, RedisSaver
+from graphwright.checkpoints.saver_base import SyncCallOnLoopError
 from graphwright.testing.redis_servers import Server
 from graphwright_errors import ConfigurationError
 

@@ -19,10 +19,10 @@ from Crypto.Protocol.KDF import HKDF
 from langgraph_sdk import get_sync_client
 from typer.testing import CliRunner
 
-from checkpoints.errors import CorruptCheckpointError
-from checkpoints.keys import Keys
-from checkpoints.sealed import KEYS_ENV, Sealer
 from graphwright import Orchestrator
+from graphwright.checkpoints.errors import CorruptCheckpointError
+from graphwright.checkpoints.keys import Keys
+from graphwright.checkpoints.sealed import KEYS_ENV, Sealer
 from graphwright.cli import app
 from graphwright.offline import OfflineChatModel
 from graphwright.server.assistants_store import AssistantStore
@@ -31,9 +31,9 @@ from graphwright.server.runs import RunStore
 from graphwright.server.schemas import RunCreate
 from graphwright.settings import Settings
 from graphwright.testing.service import running
-from tools.builtin import build_registry
-from tools.executor import ToolCall, ToolExecutor
-from tools.records import Records
+from graphwright.tools.builtin import build_registry
+from graphwright.tools.executor import ToolCall, ToolExecutor
+from graphwright.tools.records import Records
 
 KEY = b"k" * 32
 GOAL = 'Email li@example.com with the subject "Plain Pangolin" saying hello.'

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from checkpoints.connect import SentinelTarget, connect, parse_sentinel_url
-from checkpoints.server_check import ServerInfo, check_server, problems, server_info
 from graphwright import Orchestrator
+from graphwright.checkpoints.connect import SentinelTarget, connect, parse_sentinel_url
+from graphwright.checkpoints.server_check import ServerInfo, check_server, problems, server_info
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
 from graphwright.testing.redis_servers import Server, start_sentinel, start_server
@@ -62,7 +62,7 @@ def settings_for(url: str, **extra: object) -> Settings:
 def test_an_evicting_server_is_warned_about_loudly_at_start(
     lru_server: Server, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.WARNING, logger="checkpoints.server_check"):
+    with caplog.at_level(logging.WARNING, logger="graphwright.checkpoints.server_check"):
         orch = Orchestrator(settings=settings_for(lru_server.url), model=OfflineChatModel())
     orch.client.close()
     warning = " ".join(r.getMessage() for r in caplog.records)
@@ -82,7 +82,7 @@ def test_a_safe_server_passes_without_a_warning(
     redis_server: Server, caplog: pytest.LogCaptureFixture
 ) -> None:
     client = redis.Redis(port=redis_server.port)
-    with caplog.at_level(logging.WARNING, logger="checkpoints.server_check"):
+    with caplog.at_level(logging.WARNING, logger="graphwright.checkpoints.server_check"):
         info = check_server(client, refuse_eviction=True)
     client.close()
     assert info.version >= (6, 2) and not caplog.records

@@ -8,11 +8,11 @@ import pytest
 from typer.testing import CliRunner
 
 from graphwright.cli import app
+from graphwright.nodes.gate_models import decide_all
 from graphwright.orchestrator import Orchestrator
 from graphwright.reader import ThreadReader
 from graphwright.settings import Settings
 from graphwright.summary import FIELD
-from nodes.gate_models import decide_all
 
 EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'
 WORKERS = "订单 A1001 到哪了？帮我安排“设计评审”，2026-12-01 10:00-11:00。"

@@ -14,8 +14,8 @@ from langgraph.store.memory import InMemoryStore
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 
-from checkpoints.errors import RedisUnavailableError
-from checkpoints.store import AsyncRedisStore, RedisStore
+from graphwright.checkpoints.errors import RedisUnavailableError
+from graphwright.checkpoints.store import AsyncRedisStore, RedisStore
 from graphwright.testing.until import scaled
 from graphwright_errors import ConfigurationError
 from tests.conftest import CLUSTER

@@ -18,12 +18,12 @@ from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from graphwright import Orchestrator
+from graphwright.nodes.compact import HANDOFF_PROMPT
+from graphwright.nodes.deps import Limits
 from graphwright.results import StepEvent
 from graphwright.settings import Settings
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
 from graphwright.testing.until import scaled
-from nodes.compact import HANDOFF_PROMPT
-from nodes.deps import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
 ANSWER = "订单 A1001 已发货，物流单号 SF1001，正在派送中。"

@@ -8,11 +8,11 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
+from graphwright.nodes.jsonreply import StructuredReplyError, structured_reply
+from graphwright.nodes.order_steps import EXTRACT_PROMPT, Extracted
 from graphwright.offline import OfflineChatModel
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI
 from graphwright.testing.until import scaled
-from nodes.jsonreply import StructuredReplyError, structured_reply
-from nodes.order_steps import EXTRACT_PROMPT, Extracted
 
 ASK = [SystemMessage(EXTRACT_PROMPT), HumanMessage("我的耳机，单号 a 1001")]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import redis
 from redis.cluster import RedisCluster
 
-from checkpoints.keys import Keys
 from graphwright import Orchestrator
+from graphwright.checkpoints.keys import Keys
 from graphwright.thread_index import Query, ThreadIndex, contains, scalar_pairs
 
 

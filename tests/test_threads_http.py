@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from langgraph_sdk import get_sync_client
 
-from checkpoints.codec import decode_doc
-from checkpoints.sealed import KEYS_ENV
 from graphwright import Orchestrator
+from graphwright.checkpoints.codec import decode_doc
+from graphwright.checkpoints.sealed import KEYS_ENV
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
 from graphwright.testing.service import Service, running, service_for

@@ -11,14 +11,14 @@ import pytest
 import redis
 from pydantic import BaseModel
 
-from checkpoints.errors import RedisUnavailableError
-from checkpoints.keys import Keys
+from graphwright.checkpoints.errors import RedisUnavailableError
+from graphwright.checkpoints.keys import Keys
 from graphwright.testing.redis_servers import free_port
-from tools.builtin import build_registry
-from tools.executor import Observation, ToolCall, ToolExecutor
-from tools.policy import Decision, Policy
-from tools.registry import ToolRegistry
-from tools.spec import ToolContext, ToolSpec
+from graphwright.tools.builtin import build_registry
+from graphwright.tools.executor import Observation, ToolCall, ToolExecutor
+from graphwright.tools.policy import Decision, Policy
+from graphwright.tools.registry import ToolRegistry
+from graphwright.tools.spec import ToolContext, ToolSpec
 
 
 @pytest.fixture
@@ -175,7 +175,7 @@ def test_a_long_result_is_cut_with_a_visible_marker(client: redis.Redis, keys: K
 
 
 def test_reads_retry_a_bounded_number_of_times(client: redis.Redis, keys: Keys) -> None:
-    from tools.errors import Unavailable
+    from graphwright.tools.errors import Unavailable
 
     calls = []
 

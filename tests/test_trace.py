@@ -7,14 +7,14 @@ import redis
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, ConfigDict
 
-from checkpoints.redact import MASK, redact
+from graphwright.checkpoints.redact import MASK, redact
 from graphwright.models import make_model
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
 from graphwright.testing.scripted_openai import Reply, call
+from graphwright.tools.builtin import build_registry
+from graphwright.tools.spec import ToolContext
 from tests.agent_rig import AgentRig
-from tools.builtin import build_registry
-from tools.spec import ToolContext
 
 SECRET = "sk-live-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
 
@@ -70,8 +70,8 @@ def test_trace_records_each_step_with_secrets_redacted(rig: AgentRig) -> None:
     assert events[-1]["stop_reason"] == "answered" and events[-1]["answer"] == out["answer"]
 
     # A tool whose arguments and result carry secrets: the stream never holds them.
-    from checkpoints.trace import TraceWriter
-    from tools.executor import ToolCall, ToolExecutor
+    from graphwright.checkpoints.trace import TraceWriter
+    from graphwright.tools.executor import ToolCall, ToolExecutor
 
     executor = ToolExecutor(reg, rig.client, keys=rig.keys)
     obs = executor.execute(ToolCall(name="check_login", args={"user": "li", "api_token": SECRET}, id="x"),
@@ -99,12 +99,12 @@ def test_model_factory_picks_openai_only_when_configured(monkeypatch: pytest.Mon
 def test_a_trace_write_with_redis_gone_waits_in_memory_and_is_written_later(
     client: redis.Redis, prefix: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from checkpoints.keys import Keys
-    from checkpoints.trace import TraceWriter
+    from graphwright.checkpoints.keys import Keys
+    from graphwright.checkpoints.trace import TraceWriter
 
     keys = Keys(prefix=prefix)
     writer = TraceWriter(redis.Redis(port=1, socket_connect_timeout=0.2), keys)
-    with caplog.at_level("ERROR", logger="checkpoints.trace"):
+    with caplog.at_level("ERROR", logger="graphwright.checkpoints.trace"):
         assert writer.emit("t1", "tool_call", tool="send_email") == ""  # no exception: the step goes on
     assert "not written yet" in caplog.text
     writer.redis = client  # Redis is back
@@ -113,9 +113,9 @@ def test_a_trace_write_with_redis_gone_waits_in_memory_and_is_written_later(
 
 
 def test_a_trace_write_of_a_run_that_lost_its_lock_is_refused(client: redis.Redis, prefix: str) -> None:
-    from checkpoints.errors import LockLostError
-    from checkpoints.keys import Keys
-    from checkpoints.trace import TraceWriter
+    from graphwright.checkpoints.errors import LockLostError
+    from graphwright.checkpoints.keys import Keys
+    from graphwright.checkpoints.trace import TraceWriter
 
     keys = Keys(prefix=prefix)
     client.set(keys.fence("t1"), 3)

@@ -15,9 +15,9 @@ import pytest
 import redis
 from langgraph_sdk import get_sync_client
 
+from graphwright.nodes.gate_models import decide_all
 from graphwright.testing.service import Service, service_for
 from graphwright.testing.until import scaled
-from nodes.gate_models import decide_all
 
 ROOT = Path(__file__).resolve().parent.parent
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'

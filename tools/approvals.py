@@ -16,10 +16,10 @@ from typing import Literal
 
 import redis
 
-from checkpoints.errors import LockLostError, RedisUnavailableError
-from checkpoints.keys import Keys, escape
-from checkpoints.replicas import ReplicaWait
-from tools.records import Spend
+from graphwright.checkpoints.errors import LockLostError, RedisUnavailableError
+from graphwright.checkpoints.keys import Keys, escape
+from graphwright.checkpoints.replicas import ReplicaWait
+from graphwright.tools.records import Spend
 
 Granted = Literal["approve", "edit", "retry", "mark_done"]
 

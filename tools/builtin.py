@@ -14,11 +14,11 @@ from typing import Any
 import redis
 from pydantic import BaseModel, ConfigDict, Field
 
-from checkpoints.keys import Keys
-from tools.calculator import CalculatorError, calculate
-from tools.errors import Conflict, InvalidInput, NotFound
-from tools.registry import ToolRegistry
-from tools.spec import ToolContext
+from graphwright.checkpoints.keys import Keys
+from graphwright.tools.calculator import CalculatorError, calculate
+from graphwright.tools.errors import Conflict, InvalidInput, NotFound
+from graphwright.tools.registry import ToolRegistry
+from graphwright.tools.spec import ToolContext
 
 NOTES: dict[str, str] = {
     "缓存改造": "使用 Redis 缓存热点查询，预算表达式为 128 * 6 + 320。",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from tools.policy import Policy
-from tools.registry import ToolRegistry
+from graphwright.tools.policy import Policy
+from graphwright.tools.registry import ToolRegistry
 
 
 class ToolInfo(BaseModel):

@@ -20,13 +20,13 @@ from typing import Any, Literal
 import redis
 from pydantic import BaseModel, ValidationError
 
-from checkpoints.keys import Keys
+from graphwright.checkpoints.keys import Keys
+from graphwright.tools.errors import ToolFailure
+from graphwright.tools.records import Claim, Records, Spend, args_digest
+from graphwright.tools.registry import ToolRegistry
+from graphwright.tools.runloop import on_run_loop, submit
+from graphwright.tools.spec import ToolContext, ToolSpec
 from graphwright_errors import ConfigurationError
-from tools.errors import ToolFailure
-from tools.records import Claim, Records, Spend, args_digest
-from tools.registry import ToolRegistry
-from tools.runloop import on_run_loop, submit
-from tools.spec import ToolContext, ToolSpec
 
 log = logging.getLogger(__name__)
 

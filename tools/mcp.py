@@ -15,11 +15,11 @@ from typing import Any
 import mcp_types
 from mcp.shared.exceptions import MCPError
 
-from tools.errors import InvalidInput, ToolFailure, Unavailable
-from tools.mcp_client import ConnectionLost, McpConnection, ServerStartError, connection
-from tools.mcp_config import ServerConfig, parse_mcp_servers
-from tools.mcp_schema import McpArguments, args_model
-from tools.spec import Risk, ToolContext, ToolSpec, Trust
+from graphwright.tools.errors import InvalidInput, ToolFailure, Unavailable
+from graphwright.tools.mcp_client import ConnectionLost, McpConnection, ServerStartError, connection
+from graphwright.tools.mcp_config import ServerConfig, parse_mcp_servers
+from graphwright.tools.mcp_schema import McpArguments, args_model
+from graphwright.tools.spec import Risk, ToolContext, ToolSpec, Trust
 
 META_KEY = "idempotency_key"  # the _meta entry a server may dedupe writes on
 

@@ -1,7 +1,7 @@
 """Connections to MCP servers: one per configured server per process, restarted when it dies.
 
 The MCP SDK is asyncio; graphwright's executor is threaded. Every connection lives on
-the process's run loop (``tools.runloop``), and callers block on its futures. A stdio server is
+the process's run loop (``graphwright.tools.runloop``), and callers block on its futures. A stdio server is
 started on first use and again on the next call after it died; a streamable-HTTP
 connection is re-established the same way.
 """
@@ -26,9 +26,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
+from graphwright.tools.mcp_config import HttpServer, ServerConfig, StdioServer
+from graphwright.tools.runloop import hand, run_loop
 from graphwright_errors import ConfigurationError
-from tools.mcp_config import HttpServer, ServerConfig, StdioServer
-from tools.runloop import hand, run_loop
 
 T = TypeVar("T")
 # A connection that broke under a call, whichever layer noticed.

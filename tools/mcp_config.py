@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
+from graphwright.tools.spec import Risk, Trust
 from graphwright_errors import ConfigurationError
-from tools.spec import Risk, Trust
 
 SERVER_NAME = r"^[A-Za-z][A-Za-z0-9_-]{0,31}$"
 

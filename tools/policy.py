@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tools.registry import ToolRegistry
+from graphwright.tools.registry import ToolRegistry
 
 Action = Literal["run", "needs_approval", "refuse"]
 Approval = Literal["always", "never"]

@@ -21,9 +21,9 @@ from typing import Literal
 
 import redis
 
-from checkpoints.errors import LockLostError, RedisUnavailableError
-from checkpoints.keys import Keys
-from checkpoints.replicas import ReplicaWait
+from graphwright.checkpoints.errors import LockLostError, RedisUnavailableError
+from graphwright.checkpoints.keys import Keys
+from graphwright.checkpoints.replicas import ReplicaWait
 
 Status = Literal["claimed", "done", "unknown"]
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from pydantic import BaseModel
 
-from tools.spec import Risk, ToolFunc, ToolSpec, Trust
+from graphwright.tools.spec import Risk, ToolFunc, ToolSpec, Trust
 
 
 class ToolRegistry:

@@ -10,7 +10,7 @@ import redis
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
 
-from checkpoints.keys import Keys
+from graphwright.checkpoints.keys import Keys
 
 Risk = Literal["read", "write"]
 Trust = Literal["trusted", "untrusted"]

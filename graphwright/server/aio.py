@@ -12,8 +12,8 @@ from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from checkpoints.connect import SENTINEL_SCHEMES, parse_sentinel_url, sentinel_kwargs
 from graphwright.aconnect import async_sentinel_kwargs
+from graphwright.checkpoints.connect import SENTINEL_SCHEMES, parse_sentinel_url, sentinel_kwargs
 from graphwright.settings import Settings
 from graphwright.store import redis_url
 

@@ -14,6 +14,7 @@ from langgraph.store.base import InvalidNamespaceError
 from langgraph_sdk import Auth
 
 from graphwright.locking import ThreadBusyError
+from graphwright.nodes.gate_models import GateDecisionError
 from graphwright.orchestrator import Orchestrator
 from graphwright.project import HttpConfig
 from graphwright.server import access
@@ -36,7 +37,6 @@ from graphwright_errors import (
     NotFoundError,
     UserError,
 )
-from nodes.gate_models import GateDecisionError
 
 STATUS_OF_ERROR = ((NotFoundError, 404), (ThreadBusyError, 409), (ConflictError, 409),
                    (GateDecisionError, 422), (UnprocessableError, 422), (InvalidScheduleError, 422),

@@ -16,7 +16,7 @@ from typing import Any
 
 import redis
 
-from checkpoints.keys import Keys
+from graphwright.checkpoints.keys import Keys
 from graphwright.orchestrator import Orchestrator
 from graphwright.thread_index import contains
 from graphwright_errors import ConflictError, GraphwrightError, NotFoundError, UserError

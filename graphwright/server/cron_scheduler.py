@@ -23,7 +23,7 @@ from typing import Any
 
 import redis
 
-from checkpoints.keys import Keys
+from graphwright.checkpoints.keys import Keys
 from graphwright.server.cron_store import CronStore, next_after, parse_time
 from graphwright_errors import InfrastructureError
 

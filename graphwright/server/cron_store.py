@@ -17,7 +17,7 @@ import redis
 from croniter import croniter
 from pydantic import ValidationError
 
-from checkpoints.keys import Keys
+from graphwright.checkpoints.keys import Keys
 from graphwright.server.errors import UnprocessableError
 from graphwright.server.schemas import RunCreate
 from graphwright.thread_index import contains

@@ -9,7 +9,7 @@ from typing import Annotated
 import redis
 from fastapi import Depends, Request
 
-from checkpoints.keys import Keys
+from graphwright.checkpoints.keys import Keys
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.access import current_user
 from graphwright.server.aio import AsyncClient, async_client

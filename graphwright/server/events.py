@@ -15,7 +15,7 @@ from typing import Any
 
 import redis
 
-from checkpoints.keys import Keys, escape
+from graphwright.checkpoints.keys import Keys, escape
 
 END = "__end__"
 TTL_S = 3600  # a finished run's events stay joinable this long

@@ -19,10 +19,10 @@ from collections.abc import Iterable
 from contextlib import AsyncExitStack
 from typing import Any, Literal
 
-from checkpoints.errors import LockLostError
-from checkpoints.memory import effective
-from graphs.gates import pending_gate
-from graphs.registry import Graph, GraphSpec, RunInput
+from graphwright.checkpoints.errors import LockLostError
+from graphwright.checkpoints.memory import effective
+from graphwright.graphs.gates import pending_gate
+from graphwright.graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.inputs import user_messages
 from graphwright.locking import ThreadBusyError, ThreadLock, athread_lock
 from graphwright.orchestrator import Orchestrator
@@ -34,7 +34,7 @@ from graphwright.server.pump import Pump
 from graphwright.server.runs import RunStore
 from graphwright.server.schemas import RunCreate, RunStatus
 from graphwright.server.values import final_values, values_of
-from tools.runloop import call, hand
+from graphwright.tools.runloop import call, hand
 
 log = logging.getLogger(__name__)
 Outcome = Literal["done", "busy", "wait", "gone"]

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic.errors import PydanticUserError
 
-from graphs.context import Graph
+from graphwright.graphs.context import Graph
 
 log = logging.getLogger(__name__)
 # Keys of ``configurable`` that the server fills in itself, not the assistant's config.

@@ -14,7 +14,7 @@ from typing import Any
 
 from fastapi import Request
 
-from graphs.gates import gate_command, pending_gate
+from graphwright.graphs.gates import gate_command, pending_gate
 from graphwright.locking import ThreadBusyError, held
 from graphwright.server import run_assistant
 from graphwright.server.deps import Service

@@ -12,7 +12,7 @@ import redis
 from fastapi import Depends, HTTPException, Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from checkpoints.errors import RedisUnavailableError
+from graphwright.checkpoints.errors import RedisUnavailableError
 from graphwright.server.access import current_user
 from graphwright.server.auth import User
 from graphwright.server.offload import offload

@@ -16,8 +16,8 @@ from langgraph.types import Command
 from langgraph.version import __version__ as langgraph_version
 from pydantic import ValidationError
 
-from graphs.gates import gate_command, pending_gate
-from graphs.registry import Graph, GraphSpec, RunInput
+from graphwright.graphs.gates import gate_command, pending_gate
+from graphwright.graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.server.errors import UnprocessableError
 from graphwright.server.graph_schemas import SchemaError, channel_adapter
 from graphwright.server.schemas import RunCreate

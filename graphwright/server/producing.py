@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from graphs.registry import Graph
+from graphwright.graphs.registry import Graph
 from graphwright.serialize import wire
 from graphwright.server.framing import Framer, graph_modes
 from graphwright.server.schemas import RunCreate

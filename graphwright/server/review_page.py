@@ -13,8 +13,8 @@ from urllib.parse import quote
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from graphwright.nodes.gate_models import PendingCall
 from graphwright.results import CheckpointInfo
-from nodes.gate_models import PendingCall
 
 SHOWN_CHARS = 400  # longer texts are cut here, the rest behind "more"
 

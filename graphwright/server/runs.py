@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import redis
 from redis.cluster import RedisCluster
 
-from checkpoints.errors import RedisUnavailableError
-from checkpoints.fenced import fenced_hset
-from checkpoints.keys import Keys
+from graphwright.checkpoints.errors import RedisUnavailableError
+from graphwright.checkpoints.fenced import fenced_hset
+from graphwright.checkpoints.keys import Keys
 from graphwright.locking import ThreadBusyError
 from graphwright.server import run_scripts
 from graphwright.server.events import END, TTL_S, encode, stream_key

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from checkpoints.keys import unescape
+from graphwright.checkpoints.keys import unescape
 from graphwright.server.runs import RunStore
 
 log = logging.getLogger(__name__)

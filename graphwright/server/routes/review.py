@@ -19,8 +19,8 @@ from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict
 
-from graphs.hitl import is_hitl_request
 from graphwright.drawing import mermaid_library
+from graphwright.graphs.hitl import is_hitl_request
 from graphwright.native import answer_of
 from graphwright.orchestrator import Orchestrator
 from graphwright.server import review_page as view
