@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import redis
@@ -22,6 +23,7 @@ from graphwright.nodes.clock import timed
 from graphwright.nodes.compact import compact
 from graphwright.nodes.deps import AgentDeps, Limits
 from graphwright.nodes.human_gate import human_gate
+from graphwright.nodes.model_call import ModelCall
 from graphwright.nodes.observe import observe
 from graphwright.nodes.plan import plan
 from graphwright.nodes.prompt import rules_for
@@ -50,23 +52,29 @@ def build_agent_graph(
     role: str = "",
     store: BaseStore | None = None,
     clock: Callable[[], float] = time.monotonic,
+    model_call: ModelCall | None = None,
 ) -> AgentGraph:
     """Compile the agent. ``redis_client`` holds tool idempotency records and the trace."""
     keys = keys or Keys()
+    limits = limits or Limits()
     executor = ToolExecutor(tools, redis_client, keys=keys)
+    bound = [spec.as_langchain_tool() for spec in tools]
+    # "auto" said out loud: a local server (llama.cpp) offers no tools when it is left unsaid.
+    planner = model.bind_tools(bound, tool_choice="auto") if bound else model
     deps = AgentDeps(
         model=model,
-        planner=with_purpose(model.bind_tools([spec.as_langchain_tool() for spec in tools]), "plan"),
+        planner=with_purpose(planner, "plan"),
         registry=tools,
         executor=executor,
         approvals=Approvals(redis_client, keys, ttl_s=executor.records.ttl_s),
         policy=policy or Policy(),
-        limits=limits or Limits(),
+        limits=limits,
         trace=TraceWriter(redis_client, keys),
         role=role,
         clock=clock,
         count=token_counter(model),
         rules=rules_for(tools),
+        model_call=replace(model_call or ModelCall(), retries=limits.model_retries),
     )
     builder = StateGraph(AgentState)
     builder.add_node("plan", timed(plan, deps))

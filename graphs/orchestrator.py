@@ -28,15 +28,9 @@ from graphwright.checkpoints.trace import TraceWriter
 from graphwright.graphs.agent import AgentGraph, build_agent_graph, start_input
 from graphwright.graphs.context import Graph, GraphContext, RunInput
 from graphwright.nodes.jsonreply import StructuredReplyError, structured_reply, text_of
+from graphwright.nodes.model_call import ModelCall, invoke_model
 from graphwright.nodes.purpose import with_purpose
-from graphwright.nodes.tracing import (
-    as_ai,
-    fence_of,
-    run_of,
-    thread_of,
-    total_tokens,
-    trace_model_call,
-)
+from graphwright.nodes.tracing import fence_of, run_of, thread_of, total_tokens, trace_model_call
 from graphwright.tools.builtin import build_registry
 from graphwright.tools.registry import ToolRegistry
 
@@ -220,14 +214,15 @@ def worker_node(graph: AgentGraph) -> WorkerNode:
 
 
 def synthesize(state: OrchestratorState, config: RunnableConfig, *, model: BaseChatModel,
-               trace: TraceWriter) -> dict[str, Any]:
+               trace: TraceWriter, how: ModelCall) -> dict[str, Any]:
     """The model writes the answer; code appends each worker's part, so attribution is certain."""
     results = sorted(state.get("results") or [], key=lambda r: r["index"])
     payload = json.dumps({"task": state.get("goal"), "constraints": state.get("constraints"),
                           "results": results}, ensure_ascii=False)
     started = time.time()
     ask = with_purpose(model, "synthesize")
-    reply = as_ai(ask.invoke([SystemMessage(SYNTH_PROMPT), HumanMessage(payload)], config))
+    reply = invoke_model(model, ask, [SystemMessage(SYNTH_PROMPT), HumanMessage(payload)], config,
+                         how=how)
     calls = (state.get("model_calls") or 0) + 1
     trace_model_call(trace, config, node="synthesize", step=calls, reply=reply, started=started)
     parts = "\n".join(f"- [{r['worker']}] {r['answer']}" for r in results)
@@ -252,7 +247,8 @@ def build_orchestrator_graph(ctx: GraphContext, workers: tuple[Worker, ...] = EX
                                 name=w.name, role=w.role)
         builder.add_node(w.name, worker_node(sub), input_schema=WorkerTask)
         builder.add_edge(w.name, "synthesize")
-    builder.add_node("synthesize", partial(synthesize, model=ctx.model, trace=trace))
+    builder.add_node("synthesize", partial(synthesize, model=ctx.model, trace=trace,
+                                           how=ModelCall(retries=ctx.limits.model_retries)))
     builder.add_edge(START, "split")
     builder.add_conditional_edges("split", fan_out, [*by_name, END])
     builder.add_edge("synthesize", END)

@@ -10,6 +10,7 @@ from langgraph.graph import END, START, StateGraph
 
 from graphwright.checkpoints.trace import TraceWriter
 from graphwright.graphs.context import Graph, GraphContext, RunInput
+from graphwright.nodes.model_call import ModelCall
 from graphwright.nodes.order_routing import after_extract, after_lookup
 from graphwright.nodes.order_steps import (
     OrderDeps,
@@ -36,7 +37,8 @@ def order_input(run: RunInput) -> dict[str, Any]:
 def build_order_support_graph(ctx: GraphContext) -> Graph:
     deps = OrderDeps(model=ctx.model,
                      executor=ToolExecutor(build_registry(), ctx.redis_client, keys=ctx.keys),
-                     trace=TraceWriter(ctx.redis_client, ctx.keys))
+                     trace=TraceWriter(ctx.redis_client, ctx.keys),
+                     model_call=ModelCall(retries=ctx.limits.model_retries))
     builder = StateGraph(OrderState)
     for name, step in (("extract", extract), ("lookup", lookup), ("track", track),
                        ("phrase", phrase), ("ask", ask), ("not_found", not_found), ("failed", failed)):

@@ -106,12 +106,18 @@ def describe_step(event: StepEvent) -> str | None:
     return None
 
 
+def is_model_error(result: RunResult) -> bool:
+    return (result.error or "").startswith("the model call failed")
+
+
 def show_result(result: RunResult, answer_shown: bool = False) -> None:
     if result.status == "interrupted" and result.pending:
         show_gate(result.thread_id, result.pending)
     elif result.status == "failed":
         console.print(f"[red]failed[/red]: {result.error}", highlight=False)
-        console.print(f"continue it from its last checkpoint: graphwright resume {result.thread_id}")
+        console.print(f"continue it from its last checkpoint: graphwright resume {result.thread_id}"
+                      + (" (or give the thread its next turn)" if is_model_error(result) else ""),
+                      highlight=False)
     else:
         colour = "green" if result.status == "completed" else "yellow"
         console.print(f"[{colour}]{result.status}[/{colour}] ({result.stop_reason}) "
@@ -119,8 +125,9 @@ def show_result(result: RunResult, answer_shown: bool = False) -> None:
         if not answer_shown:
             console.print(result.answer or "", highlight=False)
     u = result.usage
+    tokens = f"~{u.tokens} (estimated)" if u.tokens_estimated else str(u.tokens)
     console.print(f"[dim]model calls {u.model_calls} · tool calls {u.tool_calls} · "
-                  f"tokens {u.tokens} · steps {result.steps}[/dim]")
+                  f"tokens {tokens} · steps {result.steps}[/dim]")
 
 
 def show_gate(thread_id: str, pending: GateRequest) -> None:

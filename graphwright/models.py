@@ -10,19 +10,23 @@ from graphwright.settings import Settings
 
 
 def make_model(settings: Settings) -> BaseChatModel:
-    """``ChatOpenAI`` (timeouts and retries set) or the deterministic offline model."""
+    """``ChatOpenAI`` (timeout set, requests any compatible server takes) or the offline model."""
     if not (settings.openai_api_key or settings.openai_base_url):
         return OfflineChatModel()
-    from langchain_openai import ChatOpenAI  # the client only when a run is to use it
+    # The client only when a run is to use it.
+    from graphwright.openai_compat import CompatChatOpenAI
 
     # A local OpenAI-compatible server (vLLM, Ollama) often needs no key; the client wants one.
     key = settings.openai_api_key or SecretStr("not-needed")
-    return ChatOpenAI(
+    return CompatChatOpenAI(
         model=settings.openai_model,
         api_key=key,
         base_url=settings.openai_base_url,
         timeout=settings.openai_timeout_s,
-        max_retries=settings.openai_max_retries,
+        # graphwright retries (Limits.model_retries, from OPENAI_MAX_RETRIES) within the
+        # run's deadline; the client retrying too would multiply the attempts past it.
+        max_retries=0,
         temperature=0,
         stream_usage=True,  # token usage on streamed replies too (stream_options.include_usage)
+        null_content=settings.openai_null_content,
     )

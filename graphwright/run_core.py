@@ -21,6 +21,7 @@ from graphwright.native import own_input
 from graphwright.nodes.deps import Limits
 from graphwright.nodes.gate_models import GateRequest
 from graphwright.results import StepEvent
+from graphwright.run_record import MODEL_FAILED, checkpoint_of
 from graphwright.streaming import StreamMode
 from graphwright_errors import NotFoundError, UserError
 
@@ -59,7 +60,7 @@ def _prepare(orch: Orchestrator, spec: GraphSpec, thread_id: str,
         if snapshot.interrupts:
             raise UserError(f"thread {thread_id!r} is waiting at a gate; answer it with "
                             "resume, or start the new run on another thread")
-        if snapshot.next:
+        if snapshot.next and not model_failed_here(meta, snapshot):
             raise UserError(f"thread {thread_id!r} has an unfinished run (its process "
                             "stopped mid-step); resume it first")
     if run_input is None:  # a langgraph.json graph: its own input, as given
@@ -70,6 +71,13 @@ def _prepare(orch: Orchestrator, spec: GraphSpec, thread_id: str,
         if spec.uses_memory:
             payload["memories"] = orch.user_memory.lines(scopes)
     return compiled, payload
+
+
+def model_failed_here(meta: dict[str, str], snapshot: Any) -> bool:
+    """Whether the thread's unfinished step is one the model failed, and nothing ran since:
+    a new input may start over it, where a step a process left mid-way must be resumed."""
+    failed_at = meta.get(MODEL_FAILED)
+    return bool(failed_at) and failed_at == checkpoint_of(snapshot)
 
 
 async def resume(orch: Orchestrator, thread_id: str, decision: Any, limits: Limits | None,

@@ -29,14 +29,16 @@ from graphwright.locking import ThreadLock
 from graphwright.memories import Memories
 from graphwright.native import answer_of
 from graphwright.nodes.gate_models import GateRequest
+from graphwright.nodes.model_call import describe, provider_error
 from graphwright.results import RunResult, RunStatus, StepEvent, Usage
 from graphwright.serialize import jsonable
 from graphwright.streaming import StreamMode, step_events
 from graphwright.summary import Recorded
 from graphwright.thread_meta import ThreadMeta
-from graphwright_errors import GraphwrightError
+from graphwright_errors import GraphwrightError, ModelError
 
 log = logging.getLogger(__name__)
+MODEL_FAILED = "model_failed"  # meta: the checkpoint whose step the model failed, or ""
 
 
 def run_config(thread_id: str, run_id: str | None = None, fence: int | None = None) -> RunnableConfig:
@@ -70,7 +72,7 @@ class RunRecord:
         fence = lock.fence if lock else None
         config = run_config(thread_id, run_id, fence)
         await asyncio.to_thread(self.start, spec.name, thread_id, run_id, run_input, fence)
-        error = None
+        error, model_failed = None, False
         try:
             # "sync": a step's checkpoint (with the calls it proposed) is saved before the
             # next step starts, so no tool runs for calls a crash could make the model re-plan.
@@ -80,15 +82,20 @@ class RunRecord:
                 yield event
         except LockLostError:
             raise  # the thread belongs to a newer run now: nothing of it is ours to write
-        except GraphwrightError:
-            await asyncio.to_thread(self.meta.write, thread_id, fence, status="failed")
-            raise
-        except Exception as exc:  # a model API, tool or graph failure: the run fails, resumable
-            log.exception("run %s on thread %s failed", run_id, thread_id)
-            error = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:
+            error = model_failure(exc)
+            model_failed = error is not None
+            if error is not None:  # a documented outcome, one line: no traceback
+                log.warning("run %s on thread %s failed: %s", run_id, thread_id, error)
+            elif isinstance(exc, GraphwrightError):
+                await asyncio.to_thread(self.meta.write, thread_id, fence, status="failed")
+                raise
+            else:  # a tool or graph failure: the run fails, resumable
+                log.exception("run %s on thread %s failed", run_id, thread_id)
+                error = f"{type(exc).__name__}: {exc}"
         snapshot = await compiled.aget_state(run_config(thread_id))
         result = await asyncio.to_thread(self.finish, spec, snapshot, thread_id, run_id, error,
-                                         fence)
+                                         fence, model_failed)
         yield StepEvent(thread_id=thread_id, kind="result", result=result)
 
     def start(self, graph: str, thread_id: str, run_id: str,
@@ -104,8 +111,13 @@ class RunRecord:
             self.meta.write(thread_id, fence, trace_from=started)
 
     def finish(self, spec: GraphSpec, snapshot: StateSnapshot, thread_id: str, run_id: str,
-               error: str | None, fence: int | None = None) -> RunResult:
-        """The run's result from one read of the thread's state; its status written last."""
+               error: str | None, fence: int | None = None,
+               model_failed: bool = False) -> RunResult:
+        """The run's result from one read of the thread's state; its status written last.
+
+        A run the model failed names its checkpoint in ``MODEL_FAILED``: the thread's
+        next turn may start over that unfinished step (a model call has no effect to lose).
+        """
         status, error = status_of(snapshot, error)
         if status in ("completed", "stopped"):
             self.memories.remember(thread_id, run_id, fence)  # its model call counts in the usage
@@ -120,10 +132,28 @@ class RunRecord:
             usage=usage_of(since), error=error,
         )
         head = read_head(self.meta.client, self.meta.keys, thread_id)
-        self.meta.write(thread_id, fence, status=result.status,
+        failed_at = checkpoint_of(snapshot) if model_failed else ""
+        self.meta.write(thread_id, fence, status=result.status, **{MODEL_FAILED: failed_at},
                         **{summary.FIELD: summary.encode(summary_of(snapshot, gate), head)})
         self.meta.refresh_ttl(thread_id)  # keys the run added expire with the rest
         return result
+
+
+def checkpoint_of(snapshot: StateSnapshot) -> str:
+    return str((snapshot.config.get("configurable") or {}).get("checkpoint_id") or "")
+
+
+def model_failure(exc: BaseException) -> str | None:
+    """The one line a run that the model provider failed ends with; None for any other error.
+
+    A ``ModelError`` says it already; a provider error raised by a node that calls the
+    model itself (a langgraph.json graph, a structured reply) is described the same way.
+    """
+    if isinstance(exc, ModelError):
+        return str(exc)
+    if provider_error(exc) is not None:
+        return f"the model call failed: {describe(exc)}"
+    return None
 
 
 def summary_of(snapshot: StateSnapshot, gate: GateRequest | None) -> Recorded:
@@ -155,4 +185,5 @@ def usage_of(events: list[dict[str, Any]]) -> Usage:
         tokens=sum(int(e.get("total_tokens") or 0) for e in events if e["kind"] == "model_call"),
         model_calls=sum(e["kind"] == "model_call" for e in events),
         tool_calls=sum(e["kind"] == "tool_call" for e in events),
+        tokens_estimated=any(e.get("usage_estimated") for e in events if e["kind"] == "model_call"),
     )

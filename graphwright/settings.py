@@ -59,9 +59,13 @@ class Settings(BaseSettings):
         default=60.0, validation_alias="OPENAI_TIMEOUT", description="seconds per model request",
     )
     openai_max_retries: int = Field(
-        default=2, validation_alias="OPENAI_MAX_RETRIES",
-        description="retries of a failed model request",
-    )
+        default=2, ge=0, le=10, validation_alias="OPENAI_MAX_RETRIES",
+        description="retries of a model call that failed for a moment (5xx, 429, a timeout, an "
+                    "empty reply), with backoff, within the run's deadline")
+    openai_null_content: bool = Field(
+        default=False, validation_alias="GRAPHWRIGHT_OPENAI_NULL_CONTENT",
+        description="send content null on tool-call messages (OpenAI's form); off sends an "
+                    "empty string, which llama.cpp's server needs")
     graphs: str | None = Field(
         default=None, validation_alias="GRAPHWRIGHT_GRAPHS",
         description="comma-separated module:function entries that register user graphs",
@@ -166,5 +170,5 @@ class Settings(BaseSettings):
         return Limits(
             max_model_calls=self.max_model_calls, max_tool_errors=self.max_tool_errors,
             deadline_s=self.deadline_s, token_budget=self.token_budget,
-            input_budget_tokens=self.input_budget_tokens,
+            input_budget_tokens=self.input_budget_tokens, model_retries=self.openai_max_retries,
         )

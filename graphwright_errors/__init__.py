@@ -36,11 +36,18 @@ class InfrastructureError(GraphwrightError):
     """Something under graphwright failed: never swallowed, always raised."""
 
 
+class ModelError(InfrastructureError):
+    """The model provider failed a call (an HTTP error, a timeout, an empty reply), after the
+    retries that were safe: the run ends ``failed`` with this one line, and the thread's
+    next turn or a resume calls the model again."""
+
+
 __all__ = [
     "ConfigurationError",
     "ConflictError",
     "GraphwrightError",
     "InfrastructureError",
+    "ModelError",
     "NotFoundError",
     "UserError",
 ]

@@ -14,7 +14,7 @@ from graphwright.nodes.deps import AgentDeps
 from graphwright.nodes.gate_models import digest
 from graphwright.nodes.state import AgentState, ProposedCall
 from graphwright.tools.approvals import GateDecision
-from graphwright.tools.executor import Observation, ToolError
+from graphwright.tools.executor import Observation, ToolError, argument_problem
 
 
 def authorize(call: ProposedCall, *, tainted: bool, deps: AgentDeps,
@@ -28,7 +28,7 @@ def authorize(call: ProposedCall, *, tainted: bool, deps: AgentDeps,
     runnable = as_recorded(call, recorded)
     spec = deps.registry.get(call["name"])
     args = parsed(call["args"])
-    if spec is None or args is None:
+    if spec is None or args is None or argument_problem(spec, args):
         return runnable  # the executor refuses it at validation: nothing runs
     verdict = deps.policy.decide(deps.registry, spec.name, args, tainted=tainted)
     if call["action"] == "refuse":

@@ -14,6 +14,7 @@ from graphwright.checkpoints.trace import TraceWriter
 from graphwright.nodes.limits import (
     Limits as Limits,  # re-exported: its importers predate nodes.limits
 )
+from graphwright.nodes.model_call import ModelCall
 from graphwright.nodes.prompt import RULES
 from graphwright.nodes.tokens import Counter, approximate
 from graphwright.tools.approvals import Approvals
@@ -38,3 +39,4 @@ class AgentDeps:
     clock: Callable[[], float] = field(default=time.monotonic)  # measures active time
     count: Counter = field(default=approximate)  # tokens of a request, the model's way
     rules: str = RULES  # the system prompt's rules for the bound tools (nodes.prompt.rules_for)
+    model_call: ModelCall = field(default_factory=ModelCall)  # retries and backoff of model calls

@@ -18,3 +18,5 @@ class Limits(BaseModel):
     input_budget_tokens: int = Field(default=16_000, ge=256, description="context size limit")
     compact_trigger: float = Field(default=0.80, gt=0, le=1, description="share that triggers compaction")
     compact_target: float = Field(default=0.55, gt=0, le=1, description="share compaction aims for")
+    model_retries: int = Field(default=2, ge=0, le=10,
+                               description="retries of a model call that failed for a moment")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -20,15 +20,9 @@ from typing_extensions import TypedDict  # pydantic builds JSON schemas from it 
 
 from graphwright.checkpoints.trace import TraceWriter
 from graphwright.nodes.jsonreply import StructuredReplyError, structured_reply, text_of
+from graphwright.nodes.model_call import ModelCall, invoke_model
 from graphwright.nodes.purpose import Purpose, with_purpose
-from graphwright.nodes.tracing import (
-    as_ai,
-    fence_of,
-    run_of,
-    thread_of,
-    total_tokens,
-    trace_model_call,
-)
+from graphwright.nodes.tracing import fence_of, run_of, thread_of, total_tokens, trace_model_call
 from graphwright.tools.executor import ToolCall, ToolExecutor
 
 STRICT_ID = re.compile(r"(?<![A-Za-z0-9])[A-Z]\d{4,10}(?![A-Za-z0-9])")
@@ -62,6 +56,7 @@ class OrderDeps:
     model: BaseChatModel
     executor: ToolExecutor
     trace: TraceWriter
+    model_call: ModelCall = field(default_factory=ModelCall)  # retries of a failing model
 
 
 class Extracted(BaseModel):
@@ -74,7 +69,8 @@ def _model(state: OrderState, deps: OrderDeps, config: RunnableConfig, node: Pur
            system: str, human: str) -> tuple[str, dict[str, Any]]:
     started = time.time()
     model = with_purpose(deps.model, node)
-    reply = as_ai(model.invoke([SystemMessage(system), HumanMessage(human)], config))
+    reply = invoke_model(deps.model, model, [SystemMessage(system), HumanMessage(human)], config,
+                         how=deps.model_call)
     return text_of(reply), _counted(state, deps, config, node, reply, started)
 
 

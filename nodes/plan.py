@@ -14,28 +14,40 @@ from graphwright.nodes.canonical import canonical
 from graphwright.nodes.deps import AgentDeps
 from graphwright.nodes.finish import finish
 from graphwright.nodes.jsonreply import text_of
+from graphwright.nodes.model_call import invoke_model
 from graphwright.nodes.prompt import plan_messages
-from graphwright.nodes.state import AgentState, ProposedCall, turn_calls
+from graphwright.nodes.state import Action, AgentState, ProposedCall, turn_calls
 from graphwright.nodes.stops import budget_stop
-from graphwright.nodes.tracing import as_ai, thread_of, total_tokens, trace_model_call
+from graphwright.nodes.tracing import estimate_usage, thread_of, total_tokens, trace_model_call
+from graphwright.tools.executor import argument_problem
 
 
 def propose(state: AgentState, deps: AgentDeps, reply: AIMessage,
             thread_id: str) -> list[ProposedCall]:
-    """The policy's verdict on every call; broken calls go to act so the model hears why."""
+    """The policy's verdict on every call; broken calls go to act so the model hears why.
+
+    A call whose arguments fail its tool's schema never reaches the policy, so never a
+    reviewer: act's executor refuses it and the model reads why (a tool error, counted).
+    """
     tainted = is_tainted(state, deps, thread_id)
     proposed: list[ProposedCall] = []
     for call in reply.tool_calls:
         spec = deps.registry.get(call["name"])
         name = spec.name if spec else call["name"]  # the model's "git__status" is git.status
-        decision = deps.policy.decide(deps.registry, name, call["args"], tainted=tainted)
+        problem = argument_problem(spec, call["args"]) if spec else None
+        if problem:
+            action: Action = "run"  # the executor rejects it at validation; nothing runs
+            reason = f"invalid arguments: {problem}"
+        else:
+            decision = deps.policy.decide(deps.registry, name, call["args"], tainted=tainted)
+            action, reason = decision.action, decision.reason
         proposed.append(
             ProposedCall(
                 id=call["id"] or f"call_{uuid.uuid4().hex[:12]}",
                 name=name,
                 args=call["args"],
-                action=decision.action,
-                reason=decision.reason,
+                action=action,
+                reason=reason,
             )
         )
     for bad in reply.invalid_tool_calls:
@@ -68,8 +80,12 @@ def plan(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[
     step = (state.get("model_calls") or 0) + 1
     messages = plan_messages(state, deps.role, deps.rules)
     started = time.time()
-    reply = as_ai(deps.planner.invoke(messages, config))
-    used = total_tokens(reply) or deps.count([*messages, reply])
+    # The turn's deadline counts active time: what is left of it is this call's to use.
+    deadline = deps.clock() + deps.limits.deadline_s - (state.get("active_s") or 0.0)
+    reply = invoke_model(deps.model, deps.planner, messages, config, how=deps.model_call,
+                         clock=deps.clock, deadline=deadline)
+    estimate_usage(reply, messages, deps.count)
+    used = total_tokens(reply)
     trace_model_call(deps.trace, config, node="plan", step=step, reply=reply, started=started)
     update: dict[str, Any] = {"model_calls": step, "tokens": (state.get("tokens") or 0) + used}
     proposed = propose(state, deps, reply, thread_of(config))

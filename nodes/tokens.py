@@ -1,10 +1,12 @@
-"""Counting tokens: the model's own tokenizer where there is one, an approximation otherwise.
+"""Counting tokens: an approximation that needs nothing, or tiktoken when asked for.
 
-``ChatOpenAI`` counts with tiktoken (``get_num_tokens_from_messages``). Other models,
-and an OpenAI model whose tokenizer file cannot be loaded (no network on first use,
-or ``GRAPHWRIGHT_TOKENIZER=approximate``), use langchain-core's character counter
-with CJK characters counted as one token each (four characters per token
-undercounts Chinese several times over).
+The count drives budgets and compaction, not billing (a reply's own usage is used when
+the server reports it). By default it is langchain-core's character counter with CJK
+characters counted as one token each (four characters per token undercounts Chinese
+several times over): it never touches the network. ``ChatOpenAI`` can count with
+tiktoken (``GRAPHWRIGHT_TOKENIZER=tiktoken``), but tiktoken downloads its encoding on
+first use, and a local server's model has a tokenizer of its own anyway; so that is
+opt-in, for OpenAI's models with the encoding in tiktoken's cache (``TIKTOKEN_CACHE_DIR``).
 """
 
 from __future__ import annotations
@@ -55,8 +57,9 @@ def chat_openai(model: object) -> ChatOpenAI | None:
 
 @functools.cache
 def _tiktoken_ready(model_name: str) -> bool:
-    """Whether tiktoken can count for this model here (loads its encoding once per process)."""
-    if os.environ.get("GRAPHWRIGHT_TOKENIZER", "").lower() == "approximate":
+    """Whether tiktoken was asked for and can count for this model here (loads its encoding
+    once per process: the only moment it may try to download it)."""
+    if os.environ.get("GRAPHWRIGHT_TOKENIZER", "").lower() != "tiktoken":
         return False
     from langchain_openai import ChatOpenAI  # only asked for a ChatOpenAI, so loaded already
 

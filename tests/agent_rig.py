@@ -22,6 +22,7 @@ from graphwright.checkpoints.trace import TraceWriter
 from graphwright.graphs.agent import AgentGraph, build_agent_graph, start_input
 from graphwright.graphs.context import GraphContext
 from graphwright.nodes.deps import Limits
+from graphwright.nodes.model_call import ModelCall
 from graphwright.offline import OfflineChatModel
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI
 from graphwright.tools.builtin import build_registry
@@ -62,11 +63,13 @@ class AgentRig:
     def build(
         self, *, tools: ToolRegistry | None = None, limits: Limits | None = None,
         policy: Policy | None = None, clock: Callable[[], float] = time.monotonic,
+        model: BaseChatModel | None = None, model_call: ModelCall | None = None,
     ) -> AgentGraph:
         return build_agent_graph(
-            tools=tools or build_registry(), model=self.model(), redis_client=self.client,
+            tools=tools or build_registry(), model=model or self.model(), redis_client=self.client,
             policy=policy, limits=limits, keys=self.keys,
             checkpointer=RedisSaver(self.client, prefix=self.keys.prefix), clock=clock,
+            model_call=model_call,
         )
 
     def context(self, limits: Limits | None = None) -> GraphContext:

@@ -6,8 +6,9 @@ import ipaddress
 import os
 import socket
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -22,9 +23,6 @@ from graphwright.testing.scripted_openai import ScriptedOpenAI
 from tests.agent_rig import AgentRig
 
 pytest_plugins = ["graphwright.testing.pytest_plugin"]  # the public kit's fixtures, as users load them
-
-# tiktoken would download its encoding on first use; the tests have no network.
-os.environ.setdefault("GRAPHWRIGHT_TOKENIZER", "approximate")
 
 
 SLOW = {  # left out by ./scripts/test --quick; why each takes seconds, not milliseconds
@@ -75,6 +73,7 @@ SLOW = {  # left out by ./scripts/test --quick; why each takes seconds, not mill
     "test_browser_use_stream": "headless Chromium rendering a useStream page from another origin",
     "test_docs_examples": "every example of the docs as a reader runs it: CLI processes, a server",
     "test_http_waits": "runs outliving a client's read timeout on purpose: seconds each",
+    "test_real_model": "a real model (SmolLM2-135M) on llama.cpp's server answering on the CPU",
 }
 
 
@@ -162,19 +161,53 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+def on_this_machine(host: str | bytes | None, *, lookup: bool = False) -> bool:
+    """A loopback address or ``localhost``; for a name lookup, also any address literal
+    (resolving one asks no server) and no host at all (a server's wildcard)."""
+    name = host.decode() if isinstance(host, bytes) else host
+    if name is None or name in ("", "localhost") or name.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(name.split("%")[0])
+    except ValueError:
+        return False  # a host name: resolving it is already a query to a DNS server
+    return lookup or address.is_loopback
+
+
 @pytest.fixture(autouse=True)
-def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fail any test that opens a connection to a host that is not on this machine."""
-    original = socket.socket.connect
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Refuse any connection, datagram or name lookup that would leave this machine.
 
-    def guarded(self: socket.socket, address: object) -> object:
-        if isinstance(address, tuple) and self.family in (socket.AF_INET, socket.AF_INET6):
-            host = str(address[0])
-            if host != "localhost" and not ipaddress.ip_address(host).is_loopback:
-                raise AssertionError(f"test tried to reach non-loopback host {host}")
-        return original(self, address)  # type: ignore[arg-type]
+    Each refusal also fails the test when it ends: code that swallows the error (a
+    library probing the network inside a ``try``) cannot hide it.
+    """
+    reached: list[str] = []
 
-    monkeypatch.setattr(socket.socket, "connect", guarded)
+    def refuse(host: object) -> None:
+        reached.append(str(host))
+        raise AssertionError(f"test tried to reach non-loopback host {host}")
+
+    def guard(method: Callable[..., Any]) -> Callable[..., Any]:
+        def guarded(self: socket.socket, *args: Any) -> Any:
+            address = args[-1]
+            if isinstance(address, tuple) and self.family in (socket.AF_INET, socket.AF_INET6) \
+                    and not on_this_machine(address[0]):
+                refuse(address[0])
+            return method(self, *args)
+        return guarded
+
+    lookup = socket.getaddrinfo
+
+    def getaddrinfo(host: str | bytes | None, *args: Any, **kwargs: Any) -> Any:
+        if not on_this_machine(host, lookup=True):
+            refuse(host)
+        return lookup(host, *args, **kwargs)
+
+    for name in ("connect", "connect_ex", "sendto"):
+        monkeypatch.setattr(socket.socket, name, guard(getattr(socket.socket, name)))
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    yield
+    assert not reached, f"the test tried to reach hosts off this machine: {sorted(set(reached))}"
 
 
 CLUSTER = os.environ.get("GRAPHWRIGHT_TEST_TOPOLOGY") == "cluster"

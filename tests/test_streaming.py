@@ -125,7 +125,7 @@ def test_the_cli_prints_partial_text_while_the_model_is_still_streaming(
                   Reply(content=first + rest, parts=[first, rest], hold=release))
     env = {**os.environ, "REDIS_URL": redis_url, "GRAPHWRIGHT_KEY_PREFIX": prefix,
            "OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "test-key",
-           "GRAPHWRIGHT_TOKENIZER": "approximate", "COLUMNS": "120", "TERM": "xterm"}
+           "COLUMNS": "120", "TERM": "xterm"}
     main, child = pty.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "graphwright", "run", "agent", "订单 A1001 到哪了？"],
                             stdin=child, stdout=child, stderr=child, env=env, cwd=tmp_path)

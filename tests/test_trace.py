@@ -88,9 +88,12 @@ def test_model_factory_picks_openai_only_when_configured(monkeypatch: pytest.Mon
     assert isinstance(make_model(Settings(_env_file=None)), OfflineChatModel)  # type: ignore[call-arg]
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("OPENAI_MODEL", "local-model")
-    model = make_model(Settings(_env_file=None))  # type: ignore[call-arg]
+    settings = Settings(_env_file=None)  # type: ignore[call-arg]
+    model = make_model(settings)
     assert isinstance(model, ChatOpenAI)
-    assert model.model_name == "local-model" and model.max_retries == 2 and model.request_timeout == 60.0
+    assert model.model_name == "local-model" and model.request_timeout == 60.0
+    # graphwright retries, within the run's deadline; the client does not retry as well.
+    assert model.max_retries == 0 and settings.limits().model_retries == 2
 
 
 def test_a_trace_write_with_redis_gone_waits_in_memory_and_is_written_later(

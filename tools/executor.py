@@ -117,6 +117,21 @@ def parse_args(spec: ToolSpec, raw: dict[str, Any] | str) -> BaseModel:
     return spec.args_model.model_validate(raw)
 
 
+def argument_problem(spec: ToolSpec, raw: dict[str, Any] | str) -> str | None:
+    """Why ``raw`` fails the tool's schema, in the words ``execute`` would answer; None if valid.
+
+    ``plan`` asks this before the policy: a call that cannot run is the model's to fix, not
+    a reviewer's to approve.
+    """
+    try:
+        parse_args(spec, raw)
+    except ValidationError as exc:
+        return describe_validation(exc)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def cap(text: str, limit: int) -> tuple[str, bool]:
     """Cut ``text`` to ``limit`` characters with a visible marker."""
     if len(text) <= limit:

@@ -15,6 +15,11 @@ or refused with 400 when ``json_schema=False`` to exercise a client's fallback.
 ``latency_s`` holds every answer back that long, as a model's time to first token.
 ``/v1/embeddings`` answers with deterministic vectors (``scripted_embeddings``), outside the
 script, each request kept in ``embedding_requests``.
+
+A script may hold a ``Fault`` where a reply would be: an HTTP error, a stall longer than
+the client waits, or an empty stream, as real servers fail. ``usage=False`` serves
+no usage at all (servers that report none) and ``null_content=False`` answers 500 to an
+assistant message whose ``content`` is null, as llama.cpp's server does.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -108,12 +113,39 @@ class Reply:
             yield {**base, "choices": [], "usage": self.usage()}
 
 
+@dataclass
+class Fault:
+    """A failure served where the next reply would be: what real model servers do."""
+
+    status: int = 500  # the HTTP status of the error answer
+    message: str = "the server had an error while processing your request"
+    stall_s: float = 0.0  # hold the answer back this long first (a shorter client timeout fires)
+    empty: bool = False  # answer 200 with no choices: an empty stream, or an empty body
+
+    def error_json(self) -> dict[str, Any]:
+        return {"error": {"message": self.message, "type": "server_error", "code": None}}
+
+
 def pieces(text: str, n: int) -> list[str]:
     """``text`` cut into at most ``n`` non-empty pieces."""
     if not text:
         return []
     size = max(1, -(-len(text) // max(n, 1)))
     return [text[i:i + size] for i in range(0, len(text), size)]
+
+
+def empty_json(body: dict[str, Any]) -> dict[str, Any]:
+    """A completion with no choices at all: what a broken server sends as a 200."""
+    return {"id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion", "created": 0,
+            "model": body.get("model", "scripted"), "choices": []}
+
+
+def null_content(body: dict[str, Any]) -> tuple[str, str] | None:
+    """An assistant message whose content is null: refused by llama.cpp's server."""
+    for i, m in enumerate(body.get("messages") or []):
+        if m.get("role") == "assistant" and "content" in m and m["content"] is None:
+            return f"messages.[{i}].content", "Expected 'content' to be a string or an array"
+    return None
 
 
 def call(name: str, args: dict[str, Any] | str, id: str | None = None) -> dict[str, Any]:
@@ -123,17 +155,22 @@ def call(name: str, args: dict[str, Any] | str, id: str | None = None) -> dict[s
 class ScriptedOpenAI:
     """Serve ``script`` in order on a free loopback port."""
 
-    def __init__(self, *, json_schema: bool = True, latency_s: float = 0.0) -> None:
-        self.script: list[Reply] = []
+    def __init__(self, *, json_schema: bool = True, latency_s: float = 0.0, usage: bool = True,
+                 null_content: bool = True) -> None:
+        self.script: list[Reply | Fault] = []
         self.json_schema = json_schema  # False: refuse response_format json_schema with 400
         self.latency_s = latency_s  # before each answer, outside the lock (requests overlap)
+        self.usage = usage  # False: no usage in any answer, asked for or not
+        self.null_content = null_content  # False: 500 to an assistant message with null content
+        self.faults: list[Fault] = []  # every fault served, in order
+        self._closed = threading.Event()  # ends a stall when the server closes
         # (marker, responder): a request whose system message contains the marker is
         # answered by the responder instead of the script (e.g. compaction summaries).
         self.responders: list[tuple[str, Callable[[dict[str, Any]], Reply]]] = []
         self.side_requests: list[dict[str, Any]] = []
         # marker -> replies for requests whose system message contains the marker, so
         # parallel workers each get their own script whatever order they ask in.
-        self.lanes: dict[str, list[Reply]] = {}
+        self.lanes: dict[str, list[Reply | Fault]] = {}
         self.lane_requests: dict[str, list[dict[str, Any]]] = {}
         self.requests: list[dict[str, Any]] = []
         self.unexpected: list[dict[str, Any]] = []
@@ -149,8 +186,18 @@ class ScriptedOpenAI:
                 status, payload = server._answer(self.path, body)
                 if server.latency_s:
                     time.sleep(server.latency_s)
+                if isinstance(payload, Fault):
+                    if payload.stall_s and server._closed.wait(payload.stall_s):
+                        return
+                    if payload.empty and body.get("stream"):
+                        self._sse([])
+                        return
+                    status, payload = (200, empty_json(body)) if payload.empty \
+                        else (payload.status, payload.error_json())
                 if isinstance(payload, Reply):
-                    self._stream(payload, body)
+                    usage = server.usage and \
+                        bool((body.get("stream_options") or {}).get("include_usage"))
+                    self._sse(payload.stream_json(body.get("model", "scripted"), usage))
                     return
                 data = json.dumps(payload).encode()
                 self.send_response(status)
@@ -159,14 +206,13 @@ class ScriptedOpenAI:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _stream(self, reply: Reply, body: dict[str, Any]) -> None:
+            def _sse(self, chunks: Iterable[dict[str, Any]]) -> None:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Cache-Control", "no-cache")
                 self.send_header("Connection", "close")
                 self.end_headers()
-                usage = bool((body.get("stream_options") or {}).get("include_usage"))
-                for item in reply.stream_json(body.get("model", "scripted"), usage):
+                for item in chunks:
                     self.wfile.write(f"data: {json.dumps(item, ensure_ascii=False)}\n\n".encode())
                     self.wfile.flush()
                 self.wfile.write(b"data: [DONE]\n\n")
@@ -196,10 +242,10 @@ class ScriptedOpenAI:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def load(self, *replies: Reply) -> None:
+    def load(self, *replies: Reply | Fault) -> None:
         self.script.extend(replies)
 
-    def load_for(self, marker: str, *replies: Reply) -> None:
+    def load_for(self, marker: str, *replies: Reply | Fault) -> None:
         self.lanes.setdefault(marker, []).extend(replies)
         self.lane_requests.setdefault(marker, [])
 
@@ -210,12 +256,17 @@ class ScriptedOpenAI:
         """The sum of the ``usage.total_tokens`` of every reply served."""
         return sum(r.prompt_tokens + r.completion_tokens for r in self.served)
 
-    def _answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any] | Reply]:
+    def _answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any] | Reply | Fault]:
         with self._lock:
             if path.endswith("/embeddings"):
                 self.embedding_requests.append(body)
                 return embeddings_answer(body)
             problem = violation(body)
+            if problem is None and not self.null_content:
+                problem = null_content(body)
+                if problem is not None:  # llama.cpp's server answers this with a 500
+                    self.rejected.append((problem[1], body))
+                    return 500, {"error": {"message": problem[1], "type": "server_error"}}
             if problem is None and not self.json_schema and \
                     (body.get("response_format") or {}).get("type") == "json_schema":
                 problem = ("response_format", "response_format of type json_schema is not "
@@ -229,12 +280,18 @@ class ScriptedOpenAI:
                 self.unexpected.append(body)
                 return 500, {"error": {"message": "unexpected request: the script is used up",
                                        "type": "server_error"}}
+            if isinstance(reply, Fault):
+                self.faults.append(reply)
+                return reply.status, reply
             self.served.append(reply)
             if body.get("stream"):
                 return 200, reply
-            return 200, reply.to_json(body.get("model", "scripted"))
+            answer = reply.to_json(body.get("model", "scripted"))
+            if not self.usage:
+                del answer["usage"]
+            return 200, answer
 
-    def _pick(self, path: str, body: dict[str, Any]) -> Reply | None:
+    def _pick(self, path: str, body: dict[str, Any]) -> Reply | Fault | None:
         system = next((str(m.get("content")) for m in body.get("messages", [])
                        if m.get("role") in ("system", "developer")), "")
         for marker, lane in self.lanes.items():
@@ -260,5 +317,6 @@ class ScriptedOpenAI:
         assert not unused, f"scripted replies never requested, by lane: {unused}"
 
     def close(self) -> None:
+        self._closed.set()
         self._http.shutdown()
         self._http.server_close()
