@@ -39,6 +39,9 @@ class Inner:
 
     def __init__(self, request: Request) -> None:
         self.headers = {k: v for k, v in request.headers.items() if k.lower() not in NOT_FORWARDED}
+        # The caller's Host too: it passed the server's Host check (browsers.py) for the outer
+        # call, and the inner calls go through the same check.
+        self.headers["host"] = request.headers.get("host") or "localhost"
         self.prefix = str(getattr(request.app.state, "mount_prefix", ""))
         self.app = request.app
         self.svc = service(request)
