@@ -111,6 +111,8 @@ def test_assistants_are_isolated_per_user_like_threads_by_default(isolated: Serv
     mine = bob.threads.create()["thread_id"]
     assert status_of(lambda: bob.runs.create(mine, hers, input={"goal": "hi"})) == 404
     assert status_of(lambda: bob.crons.create(hers, schedule="0 0 1 1 *")) == 404
+    batch = [{"thread_id": mine, "assistant_id": hers, "input": {"goal": "hi"}}]
+    assert status_of(lambda: bob.runs.create_batch(batch)) == 404  # type: ignore[arg-type]
     assert bob.runs.list(mine) == []
     shared = [a for a in alice.assistants.search(graph_id="agent", limit=100)
               if (a["metadata"] or {}).get("created_by") == "system"]

@@ -84,8 +84,15 @@ def create_stateless(body: RunCreate, svc: Svc, grant: access.RunStart) -> Run:
 
 
 @router.post("/runs/batch", response_model=list[Run])
-def create_batch(body: list[BatchItem], svc: Svc, request: Request,
-                 grant: access.RunStart) -> list[Run]:
+async def create_batch(body: list[BatchItem], svc: Svc, request: Request,
+                       grant: access.RunStart) -> list[Run]:
+    for item in body:  # each item may name only an assistant the caller may read
+        await access.runnable_assistant(request, grant.user, item.assistant_id)
+    return await offload(start_batch, body, svc, request, grant)
+
+
+def start_batch(body: list[BatchItem], svc: Svc, request: Request,
+                grant: access.Grant) -> list[Run]:
     take_runs(request, grant.user, max(1, len(body)))  # each run counts, not the request
     launch = Launcher(svc)
     runs = [(item.thread_id, RunCreate.model_validate(item.model_dump(exclude={"thread_id"})))
