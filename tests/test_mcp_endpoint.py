@@ -32,10 +32,11 @@ GRAPHS = "tests.protocol_graphs:register"
 
 @pytest.fixture(params=[0.0])
 def served(redis_server: Server, request: pytest.FixtureRequest) -> Iterator[Service]:
-    """The service; a test's ``served`` parameter is how long a gated call waits for review."""
+    """The service; a test's ``served`` parameter is how long a gated call waits for review,
+    scaled here: a parameter must read the same in every xdist worker, the load does not."""
     settings = Settings(_env_file=None, REDIS_URL=redis_server.url,  # type: ignore[call-arg]
                         GRAPHWRIGHT_KEY_PREFIX=f"mcp{uuid.uuid4().hex[:8]}",
-                        GRAPHWRIGHT_GRAPHS=GRAPHS, GRAPHWRIGHT_MCP_REVIEW_WAIT_S=request.param)
+                        GRAPHWRIGHT_GRAPHS=GRAPHS, GRAPHWRIGHT_MCP_REVIEW_WAIT_S=scaled(request.param))
     with running(Orchestrator(settings=settings, model=OfflineChatModel()), api_key=KEY,
                  worker=False) as svc:
         yield svc
@@ -128,7 +129,7 @@ def test_a_gate_in_a_tool_call_surfaces_at_once_without_a_review_wait(served: Se
     assert state["values"]["steps"] == ["first", "answer:yes", "last"] and state["next"] == []
 
 
-@pytest.mark.parametrize("served", [scaled(60)], indirect=True)
+@pytest.mark.parametrize("served", [60.0], indirect=True)
 def test_a_tool_call_stopped_at_a_gate_returns_the_result_once_a_reviewer_answers(
         served: Service) -> None:
     client = get_sync_client(url=served.url, api_key=KEY)
@@ -154,7 +155,7 @@ async def agent_call(url: str) -> Any:
         return await client.call_tool("agent", {"goal": EMAIL})
 
 
-@pytest.mark.parametrize("served", [scaled(60)], indirect=True)
+@pytest.mark.parametrize("served", [60.0], indirect=True)
 def test_the_agents_human_gate_is_answered_on_review_and_the_mcp_caller_gets_the_answer(
         served: Service) -> None:
     """graphwright's own agent, its gate before sending an email: approved on the review
