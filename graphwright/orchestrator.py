@@ -144,15 +144,13 @@ class Orchestrator(Inspection, AsyncTwins):
         core (on the run loop, where they live) and the blocking client it connected."""
         call(self._aclose_twin(), "Orchestrator.close")
         if self._owns_client:
-            self.client.close()
-            self.client.connection_pool.disconnect()  # a pool it was given is not closed with it
+            _release(self.client)
 
     async def aclose(self) -> None:
         """``close`` for a coroutine."""
         await hand(self._aclose_twin())
         if self._owns_client:
-            self.client.close()
-            self.client.connection_pool.disconnect()
+            _release(self.client)
 
     async def _aclose_twin(self) -> None:
         if isinstance(self.aclient, aredis.Redis):  # its pool is its own: closed with it
@@ -365,3 +363,13 @@ class Orchestrator(Inspection, AsyncTwins):
 
 
 __all__ = ["GateRequest", "Orchestrator", "parse_input"]
+
+
+def _release(client: redis.Redis) -> None:
+    """Close a client this orchestrator connected. A single node's pool is disconnected too
+    (a pool it was given is not closed with it); a cluster client closes its nodes itself
+    and has no one pool."""
+    client.close()
+    pool = getattr(client, "connection_pool", None)
+    if pool is not None:
+        pool.disconnect()
