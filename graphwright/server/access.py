@@ -10,19 +10,17 @@ is the one decision: routes, the review pages and the cron scheduler all ask it,
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from langgraph_sdk.auth import exceptions as auth_exceptions
 from langgraph_sdk.auth import types as auth_types
 from langgraph_sdk.auth.types import AuthContext
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel
 
 from graphwright.orchestrator import Orchestrator
 from graphwright.server import webhooks
@@ -30,6 +28,7 @@ from graphwright.server.assistants_store import AssistantStore
 from graphwright.server.auth import Authority, User, as_http
 from graphwright.server.offload import offload
 from graphwright.server.schemas import RunCreate
+from graphwright.server.typed_body import parsed_body
 from graphwright.thread_index import matches
 from graphwright_errors import ConfigurationError, ConflictError, NotFoundError
 
@@ -203,31 +202,12 @@ async def request_value(request: Request, resource: str, action: str) -> dict[st
 
 
 async def _validated_body(request: Request) -> dict[str, Any]:
-    """The JSON body through the route's own body model (``{}`` without one or without a
-    body); a body the model refuses raises the 422 FastAPI would answer for it."""
-    if request.method not in ("POST", "PUT", "PATCH", "DELETE") or not await request.body():
-        return {}
-    try:
-        raw = await request.json()
-    except ValueError:
-        return {}  # FastAPI answers the malformed JSON with its own 422
-    route = request.scope.get("route")
-    field_ = getattr(route, "body_field", None)
-    if field_ is None:
-        return raw if isinstance(raw, dict) else {}
-    try:
-        model = _adapter(field_.field_info.annotation).validate_python(raw)
-    except ValidationError as exc:
-        raise RequestValidationError(
-            [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]) from exc
-    if isinstance(model, BaseModel):
-        return model.model_dump()
-    return model if isinstance(model, dict) else {}
-
-
-@functools.cache
-def _adapter(annotation: Any) -> TypeAdapter[Any]:
-    return TypeAdapter(annotation)
+    """The JSON body through the route's own body model (``{}`` without a body, or for a
+    body that is not an object); a body the model refuses is the route's 422."""
+    body = await parsed_body(request)
+    if isinstance(body, BaseModel):
+        return body.model_dump()
+    return body if isinstance(body, dict) else {}
 
 
 def access(resource: str, action: str) -> Callable[..., Awaitable[Grant]]:

@@ -24,22 +24,40 @@ def _adapter(annotation: Any) -> TypeAdapter[Any]:
     return TypeAdapter(annotation)
 
 
-async def validated_body(request: Request) -> None:
-    """422 for a body the route's model refuses; an absent or unparsable body is left to
-    FastAPI, whose own 422 for it comes when it reads the body for the route."""
-    field = getattr(request.scope.get("route"), "body_field", None)
-    if field is None or request.method not in WITH_BODY:
-        return
+async def parsed_body(request: Request) -> Any:
+    """The JSON body as the route's model validated it (the JSON as sent where the route has
+    no body model); None without a JSON body. A body the model refuses raises the 422 FastAPI
+    would answer. Parsed once per request: the authorization dependency reads it too."""
+    state = request.scope.setdefault("state", {})
+    if "graphwright_body" in state:
+        return state["graphwright_body"]
+    value = await _parse(request)
+    state["graphwright_body"] = value
+    return value
+
+
+async def _parse(request: Request) -> Any:
+    if request.method not in WITH_BODY:
+        return None
     raw = await request.body()
     if not raw:
-        return
+        return None
     try:
         data = json.loads(raw)
     except ValueError:
-        return
+        return None  # FastAPI answers the malformed JSON with its own 422
+    field = getattr(request.scope.get("route"), "body_field", None)
+    if field is None:
+        return data
     try:
-        _adapter(field.field_info.annotation).validate_python(data)
+        return _adapter(field.field_info.annotation).validate_python(data)
     except ValidationError as exc:
         raise RequestValidationError(
             [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)],
             body=data) from exc
+
+
+async def validated_body(request: Request) -> None:
+    """422 for a body the route's model refuses; an absent or unparsable body is left to
+    FastAPI, whose own 422 for it comes when it reads the body for the route."""
+    await parsed_body(request)
