@@ -12,9 +12,10 @@ test:  ## everything CI runs: lint, types, docs, the whole suite (about 8 minute
 quick:  ## lint, types, docs and the fast tests (not marked slow)
 	./scripts/test --quick
 
-lint:  ## ruff, mypy --strict and the import layers
+lint:  ## ruff check, ruff format --check, mypy --strict and the import layers
 	./scripts/bootstrap
 	$(VENV)/ruff check graphwright graphs nodes tools checkpoints graphwright_errors tests bench
+	$(VENV)/ruff format --check graphwright graphs nodes tools checkpoints graphwright_errors tests bench scripts/*.py
 	$(VENV)/mypy
 	$(VENV)/lint-imports
 

@@ -61,14 +61,22 @@ class Campaign:
     spans: dict[tuple[str, str], list[float]] = field(default_factory=dict)
 
     def env(self, prefix: str, effects: Path) -> dict[str, str]:
-        return {"REDIS_URL": self.server.url, "GRAPHWRIGHT_KEY_PREFIX": prefix,
-                "GRAPHWRIGHT_REDIS_CLUSTER": "1" if self.cluster else "0",
-                "GRAPHWRIGHT_CRON_TICK_S": "0.1", "GRAPHWRIGHT_CRON_LEASE_S": "2",
-                "GRAPHWRIGHT_GRAPHS": "bench.chaos_graphs:register",
-                "OPENAI_BASE_URL": self.model.base_url, "OPENAI_API_KEY": "chaos",
-                "OPENAI_MODEL": "scripted", "OPENAI_MAX_RETRIES": "0",
-                "CHAOS_EFFECTS": str(effects), "CHAOS_DELAY_S": str(self.delay_s),
-                "GRAPHWRIGHT_CLAIM_IDLE_MS": "400", "GRAPHWRIGHT_HOME": str(self.workdir / "home")}
+        return {
+            "REDIS_URL": self.server.url,
+            "GRAPHWRIGHT_KEY_PREFIX": prefix,
+            "GRAPHWRIGHT_REDIS_CLUSTER": "1" if self.cluster else "0",
+            "GRAPHWRIGHT_CRON_TICK_S": "0.1",
+            "GRAPHWRIGHT_CRON_LEASE_S": "2",
+            "GRAPHWRIGHT_GRAPHS": "bench.chaos_graphs:register",
+            "OPENAI_BASE_URL": self.model.base_url,
+            "OPENAI_API_KEY": "chaos",
+            "OPENAI_MODEL": "scripted",
+            "OPENAI_MAX_RETRIES": "0",
+            "CHAOS_EFFECTS": str(effects),
+            "CHAOS_DELAY_S": str(self.delay_s),
+            "GRAPHWRIGHT_CLAIM_IDLE_MS": "400",
+            "GRAPHWRIGHT_HOME": str(self.workdir / "home"),
+        }
 
     def spawn(self, argv: list[str], env: dict[str, str], out: Path) -> Any:
         proc = CTX.Process(target=cli_child, args=(argv, env, str(out)), daemon=False)
@@ -90,8 +98,11 @@ def run_point(c: Campaign, n: int, via: str, gated: bool, kill: bool, rng: rando
     if via in PATHS:
         killed = PATHS[via](reviewer, at)
     else:
-        proc = c.spawn(["run", graph, "book the Aurora room", "--thread", thread, "--json"], env,
-                       effects / "run.out")
+        proc = c.spawn(
+            ["run", graph, "book the Aurora room", "--thread", thread, "--json"],
+            env,
+            effects / "run.out",
+        )
         killed = wait_or_kill(proc, at)
     point.first_span = time.monotonic() - started
     if killed:
@@ -118,28 +129,53 @@ def calibrate(c: Campaign, vias: list[str]) -> None:
             c.spans[(via, graph)] = [p.first_span, p.approve_span]
 
 
-def campaign(points: int, vias: list[str], parallel: int = 4, delay_s: float = 0.2,
-             seed: int = 1, report: Callable[[str], None] = print, *,
-             cluster: bool = False) -> list[Point]:
-    CTX.set_forkserver_preload(["graphwright.cli", "bench.chaos_graphs", "bench.chaos_points",
-                               "langchain_openai", "graphwright.server.worker",
-                               "graphwright.server.app", "bench.chaos_warm"])
+def campaign(
+    points: int,
+    vias: list[str],
+    parallel: int = 4,
+    delay_s: float = 0.2,
+    seed: int = 1,
+    report: Callable[[str], None] = print,
+    *,
+    cluster: bool = False,
+) -> list[Point]:
+    CTX.set_forkserver_preload(
+        [
+            "graphwright.cli",
+            "bench.chaos_graphs",
+            "bench.chaos_points",
+            "langchain_openai",
+            "graphwright.server.worker",
+            "graphwright.server.app",
+            "bench.chaos_warm",
+        ]
+    )
     with tempfile.TemporaryDirectory(prefix="gw-chaos-") as tmp:
         workdir = Path(tmp)
-        servers = start_cluster(workdir / "cluster") if cluster else \
-            [start_server(workdir / "redis", "--appendonly", "yes")]
+        servers = (
+            start_cluster(workdir / "cluster")
+            if cluster
+            else [start_server(workdir / "redis", "--appendonly", "yes")]
+        )
         server = servers[0]
         model = ChaosModel()
         try:
-            c = Campaign(server=server, model=model, workdir=workdir, delay_s=delay_s,
-                         cluster=cluster)
+            c = Campaign(
+                server=server, model=model, workdir=workdir, delay_s=delay_s, cluster=cluster
+            )
             calibrate(c, vias)
-            report("calibrated spans (s): " + ", ".join(
-                f"{via} {graph}: {' + '.join(f'{x:.2f}' for x in span)}"
-                for (via, graph), span in c.spans.items()))
+            report(
+                "calibrated spans (s): "
+                + ", ".join(
+                    f"{via} {graph}: {' + '.join(f'{x:.2f}' for x in span)}"
+                    for (via, graph), span in c.spans.items()
+                )
+            )
             rng = random.Random(seed)
-            plan = [(i, vias[i % len(vias)], (i // len(vias)) % 2 == 1, random.Random(rng.random()))
-                    for i in range(points)]
+            plan = [
+                (i, vias[i % len(vias)], (i // len(vias)) % 2 == 1, random.Random(rng.random()))
+                for i in range(points)
+            ]
             done: list[Point] = []
             with ThreadPoolExecutor(max_workers=parallel) as pool:
                 for p in pool.map(lambda a: run_point(c, a[0], a[1], a[2], True, a[3]), plan):
@@ -154,9 +190,11 @@ def campaign(points: int, vias: list[str], parallel: int = 4, delay_s: float = 0
 
 
 def table(points: list[Point]) -> str:
-    rows = ["| path | points | recovered | duplicate effects | lost acknowledged writes | "
-            "outcome_unknown surfaced | settled mark_done / retry | kills in recovery |",
-            "|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "| path | points | recovered | duplicate effects | lost acknowledged writes | "
+        "outcome_unknown surfaced | settled mark_done / retry | kills in recovery |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     groups: dict[str, list[Point]] = {}
     for p in points:
         groups.setdefault(f"{p.via} {'gated' if p.gated else 'ungated'}", []).append(p)
@@ -167,21 +205,27 @@ def table(points: list[Point]) -> str:
             f"| {name} | {len(ps)} | {100 * sum(p.recovered for p in ps) / len(ps):.1f}% | "
             f"{sum(p.duplicates for p in ps)} | {sum(p.lost for p in ps)} | "
             f"{sum(p.unknowns for p in ps)} | {settled['mark_done']} / {settled['retry']} | "
-            f"{sum(p.recovery_killed for p in ps)} |")
+            f"{sum(p.recovery_killed for p in ps)} |"
+        )
     where = Counter(p.where for p in points)
     rows += ["", "| kill landed | points |", "|---|---|"]
     rows += [f"| {w} | {k} |" for w, k in where.most_common()]
     failures = [p for p in points if not p.ok]
     rows += ["", f"points not recovered exactly once: {len(failures)}"]
-    rows += [f"  point {p.n} ({p.via}, {'gated' if p.gated else 'ungated'}, {p.where}): "
-             f"{p.problem}; reviewer: {', '.join(p.commands) or '-'}" for p in failures[:20]]
+    rows += [
+        f"  point {p.n} ({p.via}, {'gated' if p.gated else 'ungated'}, {p.where}): "
+        f"{p.problem}; reviewer: {', '.join(p.commands) or '-'}"
+        for p in failures[:20]
+    ]
     return "\n".join(rows)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--points", type=int, default=100)
-    parser.add_argument("--via", choices=["cli", "worker", "api", "cron", "both", "all"], default="both")
+    parser.add_argument(
+        "--via", choices=["cli", "worker", "api", "cron", "both", "all"], default="both"
+    )
     parser.add_argument("--cluster", action="store_true", help="a 3-master Redis Cluster")
     parser.add_argument("--parallel", type=int, default=4)
     parser.add_argument("--delay", type=float, default=0.2, help="seconds per slow tool step")

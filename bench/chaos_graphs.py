@@ -65,7 +65,9 @@ def tools() -> ToolRegistry:
             effect.write(ctx.idempotency_key or "")
             effect.flush()
             os.fsync(effect.fileno())
-        draft.rename(folder / f"{ctx.thread_id}.{name}")  # the effect: one new file, whole or absent
+        draft.rename(
+            folder / f"{ctx.thread_id}.{name}"
+        )  # the effect: one new file, whole or absent
         time.sleep(delay())
         return {"booked": args.room, "slot": args.slot}
 
@@ -73,13 +75,27 @@ def tools() -> ToolRegistry:
 
 
 def build(ctx: GraphContext, policy: Policy | None) -> Graph:
-    return build_agent_graph(tools=tools(), model=ctx.model, redis_client=ctx.redis_client,
-                             policy=policy, limits=ctx.limits, keys=ctx.keys,
-                             checkpointer=ctx.checkpointer)
+    return build_agent_graph(
+        tools=tools(),
+        model=ctx.model,
+        redis_client=ctx.redis_client,
+        policy=policy,
+        limits=ctx.limits,
+        keys=ctx.keys,
+        checkpointer=ctx.checkpointer,
+    )
 
 
 def register(graphs: GraphRegistry) -> None:
-    graphs.register("chaos_ungated", partial(build, policy=Policy(per_tool={"book": "never"})),
-                    description="slow read, then an ungated slow write", tools=tools)
-    graphs.register("chaos_gated", partial(build, policy=None),
-                    description="slow read, then a gated slow write", tools=tools)
+    graphs.register(
+        "chaos_ungated",
+        partial(build, policy=Policy(per_tool={"book": "never"})),
+        description="slow read, then an ungated slow write",
+        tools=tools,
+    )
+    graphs.register(
+        "chaos_gated",
+        partial(build, policy=None),
+        description="slow read, then a gated slow write",
+        tools=tools,
+    )

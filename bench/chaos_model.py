@@ -13,25 +13,42 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-CALLS = [("lookup_room", {"room": "Aurora"}), ("book", {"room": "Aurora", "slot": "2026-12-01T10:00"})]
+CALLS = [
+    ("lookup_room", {"room": "Aurora"}),
+    ("book", {"room": "Aurora", "slot": "2026-12-01T10:00"}),
+]
 
 
 def reply(body: dict[str, Any]) -> dict[str, Any]:
     messages = body.get("messages") or []
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    results = sum(1 for m in messages[last_user + 1:] if m.get("role") == "tool")
+    results = sum(1 for m in messages[last_user + 1 :] if m.get("role") == "tool")
     message: dict[str, Any] = {"role": "assistant", "content": None}
     if results < len(CALLS):
         name, args = CALLS[results]
-        message["tool_calls"] = [{"id": f"call_{uuid.uuid4().hex[:12]}", "type": "function",
-                                  "function": {"name": name, "arguments": json.dumps(args)}}]
+        message["tool_calls"] = [
+            {
+                "id": f"call_{uuid.uuid4().hex[:12]}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)},
+            }
+        ]
     else:
         message["content"] = "Booked the Aurora room for 2026-12-01 10:00."
-    return {"id": f"chatcmpl-{uuid.uuid4().hex[:8]}", "object": "chat.completion", "created": 0,
-            "model": body.get("model", "scripted"),
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if "tool_calls" in message else "stop"}],
-            "usage": {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48}}
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:8]}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body.get("model", "scripted"),
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if "tool_calls" in message else "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 40, "completion_tokens": 8, "total_tokens": 48},
+    }
 
 
 def chunks(completion: dict[str, Any]) -> list[dict[str, Any]]:
@@ -40,10 +57,14 @@ def chunks(completion: dict[str, Any]) -> list[dict[str, Any]]:
     delta = dict(choice["message"])
     if "tool_calls" in delta:
         delta["tool_calls"] = [{**call, "index": i} for i, call in enumerate(delta["tool_calls"])]
-    base = {k: completion[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
-    return [base | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-            base | {"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
-            base | {"choices": [], "usage": completion["usage"]}]
+    base = {k: completion[k] for k in ("id", "created", "model")} | {
+        "object": "chat.completion.chunk"
+    }
+    return [
+        base | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        base | {"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
+        base | {"choices": [], "usage": completion["usage"]},
+    ]
 
 
 class ChaosModel:
@@ -55,7 +76,9 @@ class ChaosModel:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 completion = reply(body)
                 if body.get("stream"):  # token streaming asks for server-sent events
-                    data = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks(completion))
+                    data = b"".join(
+                        f"data: {json.dumps(c)}\n\n".encode() for c in chunks(completion)
+                    )
                     data += b"data: [DONE]\n\n"
                     kind = "text/event-stream"
                 else:

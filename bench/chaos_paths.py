@@ -36,7 +36,8 @@ EVERY_SECOND = "* * * * * *"
 def via_worker(r: Reviewer, at: float | None) -> bool:
     """A run on the queue, executed by worker A, killed at ``at``; True if killed."""
     run = RunStore(r.orch.client, r.keys).create(
-        r.point.thread, RunCreate(assistant_id=r.graph, input={"goal": GOAL}), queue=True)
+        r.point.thread, RunCreate(assistant_id=r.graph, input={"goal": GOAL}), queue=True
+    )
     return _first_worker(r, run.run_id, at)
 
 
@@ -47,8 +48,13 @@ def via_cron(r: Reviewer, at: float | None) -> bool:
     now = time.time()
     slot = next_after(EVERY_SECOND, now)
     cron = CronStore(r.orch.client, r.keys).create(
-        payload={"input": {"goal": GOAL}}, schedule=EVERY_SECOND, assistant_id=r.graph,
-        thread_id=r.point.thread, end_time=iso(slot), now=now)
+        payload={"input": {"goal": GOAL}},
+        schedule=EVERY_SECOND,
+        assistant_id=r.graph,
+        thread_id=r.point.thread,
+        end_time=iso(slot),
+        now=now,
+    )
     return _first_worker(r, run_id_of(cron["cron_id"], slot), at)
 
 
@@ -62,10 +68,13 @@ def via_api(r: Reviewer, at: float | None) -> bool:
     try:
         until(lambda: _answers(url), "the API to start listening", 60, interval_s=0.05)
         if time.monotonic() < deadline:
-            httpx.post(f"{url}/threads", json={"thread_id": r.point.thread}, timeout=30).raise_for_status()
+            httpx.post(
+                f"{url}/threads", json={"thread_id": r.point.thread}, timeout=30
+            ).raise_for_status()
             body = {"assistant_id": r.graph, "input": {"goal": GOAL}}
-            asking = threading.Thread(target=_post, daemon=True,
-                                      args=(f"{url}/threads/{r.point.thread}/runs/wait", body))
+            asking = threading.Thread(
+                target=_post, daemon=True, args=(f"{url}/threads/{r.point.thread}/runs/wait", body)
+            )
             asking.start()
             asking.join(max(0.0, deadline - time.monotonic()))
             if not asking.is_alive():
@@ -77,7 +86,11 @@ def via_api(r: Reviewer, at: float | None) -> bool:
             os.kill(api.pid, signal.SIGTERM)
             api.join()
     r.point.where = _where(r)
-    runs = RunStore(r.orch.client, r.keys).list(r.point.thread, 1) if r.orch.meta(r.point.thread) else []
+    runs = (
+        RunStore(r.orch.client, r.keys).list(r.point.thread, 1)
+        if r.orch.meta(r.point.thread)
+        else []
+    )
     if runs:
         _second_worker(r, runs[0].run_id)
     return True
@@ -114,7 +127,10 @@ def _second_worker(r: Reviewer, run_id: str) -> None:
 
 def _ended(r: Reviewer, run_id: str) -> bool:
     try:
-        return RunStore(r.orch.client, r.keys).get(r.point.thread, run_id).status not in ("pending", "running")
+        return RunStore(r.orch.client, r.keys).get(r.point.thread, run_id).status not in (
+            "pending",
+            "running",
+        )
     except NotFoundError:  # a cron's run not made yet
         return False
 

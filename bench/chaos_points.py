@@ -81,18 +81,22 @@ def wait_or_kill(proc: Any, at: float | None) -> bool:
 class Reviewer:
     """Drives one point's thread to its end the way a person at the CLI would."""
 
-    def __init__(self, c: Campaign, point: Point, env: dict[str, str], effects: Path,
-                 graph: str) -> None:
+    def __init__(
+        self, c: Campaign, point: Point, env: dict[str, str], effects: Path, graph: str
+    ) -> None:
         self.c, self.point, self.env, self.effects, self.graph = c, point, env, effects, graph
         self.keys = Keys(prefix=env["GRAPHWRIGHT_KEY_PREFIX"])
         self._runs = 0
 
     @cached_property
     def orch(self) -> Orchestrator:
-        settings = Settings(_env_file=None, REDIS_URL=self.env["REDIS_URL"],  # type: ignore[call-arg]
-                            GRAPHWRIGHT_KEY_PREFIX=self.env["GRAPHWRIGHT_KEY_PREFIX"],
-                            GRAPHWRIGHT_GRAPHS="bench.chaos_graphs:register",
-                            GRAPHWRIGHT_REDIS_CLUSTER=self.env.get("GRAPHWRIGHT_REDIS_CLUSTER") == "1")
+        settings = Settings(
+            _env_file=None,
+            REDIS_URL=self.env["REDIS_URL"],  # type: ignore[call-arg]
+            GRAPHWRIGHT_KEY_PREFIX=self.env["GRAPHWRIGHT_KEY_PREFIX"],
+            GRAPHWRIGHT_GRAPHS="bench.chaos_graphs:register",
+            GRAPHWRIGHT_REDIS_CLUSTER=self.env.get("GRAPHWRIGHT_REDIS_CLUSTER") == "1",
+        )
         return Orchestrator(settings=settings, model=OfflineChatModel())
 
     def cli(self, argv: list[str], kill_at: float | None = None) -> tuple[int, str, bool]:
@@ -143,7 +147,9 @@ class Reviewer:
                 kill_at, recovery_kill = rng.uniform(0, max(self.point.first_span, 0.5)), False
             started = time.monotonic()
             code, output, killed = self.cli(command, kill_at)
-            self.point.commands.append(" ".join(command[:1] + command[2:3]) + (" (killed)" if killed else ""))
+            self.point.commands.append(
+                " ".join(command[:1] + command[2:3]) + (" (killed)" if killed else "")
+            )
             if "--approve" in command and not killed and not self.point.approve_span:
                 self.point.approve_span = time.monotonic() - started
             self.point.recovery_killed += killed
@@ -154,13 +160,20 @@ class Reviewer:
     def judge(self) -> None:
         p = self.point
         state = self.orch.state(p.thread)
-        p.recovered = bool(state.values.get("stop_reason") == "answered" and not state.next
-                           and state.pending is None)
+        p.recovered = bool(
+            state.values.get("stop_reason") == "answered"
+            and not state.next
+            and state.pending is None
+        )
         found = effects_of(self.effects, p.thread)
         p.duplicates = max(0, len(found) - 1)
-        told_done = [m for m in state.values.get("messages") or []
-                     if m.get("type") == "tool" and m.get("name") == "book"
-                     and json.loads(m.get("content") or "{}").get("ok")]
+        told_done = [
+            m
+            for m in state.values.get("messages") or []
+            if m.get("type") == "tool"
+            and m.get("name") == "book"
+            and json.loads(m.get("content") or "{}").get("ok")
+        ]
         p.lost = int(bool(told_done) and not found)
         if not p.recovered:
             p.problem = f"not finished: next={state.next} pending={state.pending is not None}"
@@ -174,15 +187,20 @@ def classify(r: Reviewer) -> str:
     thread = r.point.thread
     if not r.orch.meta(thread).get("graph"):
         return "before the run was recorded"
-    records = [r.orch.client.hget(k, "status") for k in
-               r.orch.client.scan_iter(match=f"{r.keys.prefix}:{{{thread}}}:idem:*")]
+    records = [
+        r.orch.client.hget(k, "status")
+        for k in r.orch.client.scan_iter(match=f"{r.keys.prefix}:{{{thread}}}:idem:*")
+    ]
     effects = len(effects_of(r.effects, thread))
     state = r.orch.state(thread)
     if b"claimed" in records:
         return "inside the write, " + ("after its effect" if effects else "before its effect")
     if b"done" in records:
-        return "after the write was recorded" if state.next or not state.values.get("answer") \
+        return (
+            "after the write was recorded"
+            if state.next or not state.values.get("answer")
             else "after the end"
+        )
     if state.pending is not None:
         return "at the gate"
     if state.values.get("stop_reason"):

@@ -18,13 +18,21 @@ from graphwright.settings import Settings
 
 
 def warm() -> None:
-    settings = Settings(_env_file=None, OPENAI_BASE_URL="http://127.0.0.1:9/v1",  # type: ignore[call-arg]
-                        OPENAI_API_KEY="warm-up")
+    settings = Settings(
+        _env_file=None,
+        OPENAI_BASE_URL="http://127.0.0.1:9/v1",  # type: ignore[call-arg]
+        OPENAI_API_KEY="warm-up",
+    )
     graphs = default_registry()
     register(graphs)
     client = redis.Redis()  # never connected: compiling sends no command
-    context = GraphContext(model=make_model(settings), redis_client=client, keys=Keys(),
-                           checkpointer=RedisSaver(client), limits=Limits())
+    context = GraphContext(
+        model=make_model(settings),
+        redis_client=client,
+        keys=Keys(),
+        checkpointer=RedisSaver(client),
+        limits=Limits(),
+    )
     graphs.get("chaos_ungated").build(context)
 
 

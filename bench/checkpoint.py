@@ -248,8 +248,9 @@ class AsyncFloorSaver(InMemorySaver):
         await self.aclient.set("floor", b"x" * 2048)
         return out
 
-    async def aput_writes(self, config: Any, writes: Any, task_id: str,
-                          task_path: str = "") -> None:
+    async def aput_writes(
+        self, config: Any, writes: Any, task_id: str, task_path: str = ""
+    ) -> None:
         self.put_writes(config, writes, task_id, task_path)
         await self.aclient.set("floor-w", b"x" * 1024)
 
@@ -345,11 +346,15 @@ def report(result: dict[str, Any], steps: int, threads: int, repeat: int) -> dic
         cols = f"{s['usec']:>9.1f}{s['cpu_usec']:>9.1f}{s['commands']:>7.2f}" if s else ""
         print(f"{name:<24}{value:>9.3f}{ratio:>9.2f}{cols}")
     floor = ms[FLOOR_2]
-    print(f"\nRedisSaver / {FLOOR_2}: {ms['RedisSaver'] / floor:.2f}"
-          f" (the floor of one round trip per put and per put_writes: {floor / base:.2f}x InMemory)")
+    print(
+        f"\nRedisSaver / {FLOOR_2}: {ms['RedisSaver'] / floor:.2f}"
+        f" (the floor of one round trip per put and per put_writes: {floor / base:.2f}x InMemory)"
+    )
     afloor = ms[FLOOR_2_ASYNC]
-    print(f"AsyncRedisSaver / {FLOOR_2_ASYNC}: {ms['AsyncRedisSaver'] / afloor:.2f}"
-          f" (the same floor on the asyncio client: {afloor / abase:.2f}x async InMemory)")
+    print(
+        f"AsyncRedisSaver / {FLOOR_2_ASYNC}: {ms['AsyncRedisSaver'] / afloor:.2f}"
+        f" (the same floor on the asyncio client: {afloor / abase:.2f}x async InMemory)"
+    )
     print(
         f"server CPU per step, RedisSaver / {FLOOR_2}:"
         f" {server['RedisSaver']['cpu_usec'] / server[FLOOR_2]['cpu_usec']:.2f}"
@@ -370,7 +375,9 @@ def report(result: dict[str, Any], steps: int, threads: int, repeat: int) -> dic
             )
     print("\nwith a TTL, one put (mean of 40)       µs   cpu µs   commands")
     for at, s in result["ttl"].items():
-        print(f"  at step {at:<3}{'':<24}{s['usec']:>5.1f}{s['cpu_usec']:>9.1f}{s['commands']:>11.2f}")
+        print(
+            f"  at step {at:<3}{'':<24}{s['usec']:>5.1f}{s['cpu_usec']:>9.1f}{s['commands']:>11.2f}"
+        )
     redis_ms = ms["RedisSaver"]
     d20, d60, d200 = (total for total, _ in result["sizes"]["DeltaChannel"])
     t20, t200 = result["ttl"][20], result["ttl"][200]

@@ -30,11 +30,24 @@ PLUGIN = "tests.plain_graphs:register"
 
 def start_worker(name: str, redis_url: str, prefix: str, effects: Path) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    env.update(REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix, GRAPHWRIGHT_GRAPHS=PLUGIN,
-               GRAPHWRIGHT_CLAIM_IDLE_MS="1000", GRAPHWRIGHT_CRON_TICK_S="0.2",
-               GRAPHWRIGHT_CRON_LEASE_S="2", GW_TEST_EFFECTS=str(effects), PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
-    return subprocess.Popen([sys.executable, "-m", "graphwright", "worker", "--name", name],
-                            env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    env.update(
+        REDIS_URL=redis_url,
+        GRAPHWRIGHT_KEY_PREFIX=prefix,
+        GRAPHWRIGHT_GRAPHS=PLUGIN,
+        GRAPHWRIGHT_CLAIM_IDLE_MS="1000",
+        GRAPHWRIGHT_CRON_TICK_S="0.2",
+        GRAPHWRIGHT_CRON_LEASE_S="2",
+        GW_TEST_EFFECTS=str(effects),
+        PYTHONPATH=str(ROOT),
+        PYTHONUNBUFFERED="1",
+    )
+    return subprocess.Popen(
+        [sys.executable, "-m", "graphwright", "worker", "--name", name],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def ready(workers: list[subprocess.Popen[bytes]]) -> None:
@@ -45,15 +58,27 @@ def ready(workers: list[subprocess.Popen[bytes]]) -> None:
         assert b"reading" in line, proc.stderr.read() if proc.stderr else line
 
 
-def campaign(service: Service, redis_url: str, prefix: str, effects: Path, *, every_s: int,
-             for_s: int, kill: bool) -> tuple[list[str], Counter[str]]:
+def campaign(
+    service: Service,
+    redis_url: str,
+    prefix: str,
+    effects: Path,
+    *,
+    every_s: int,
+    for_s: int,
+    kill: bool,
+) -> tuple[list[str], Counter[str]]:
     """Three workers, one stateless cron; returns the expected run ids and the effects seen."""
     workers = [start_worker(f"w{i}", redis_url, prefix, effects) for i in range(3)]
     sdk = get_sync_client(url=service.url, api_key=None)
     try:
         ready(workers)
-        cron = sdk.crons.create("counter", schedule=f"* * * * * */{every_s}", input={"goal": "tick"})
-        end = (parse_time(cron["created_at"]) or 0) + for_s  # the window starts at the server's clock
+        cron = sdk.crons.create(
+            "counter", schedule=f"* * * * * */{every_s}", input={"goal": "tick"}
+        )
+        end = (
+            parse_time(cron["created_at"]) or 0
+        ) + for_s  # the window starts at the server's clock
         start = end - for_s
         sdk.crons.update(cron["cron_id"], end_time=datetime.fromtimestamp(end, UTC))
         slots, due = [], int(parse_time(cron["next_run_date"]) or 0)

@@ -30,22 +30,35 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         server = start_server(Path(tmp))
-        settings = Settings(_env_file=None, REDIS_URL=server.url,  # type: ignore[call-arg]
-                            GRAPHWRIGHT_KEY_PREFIX="benchcrons", GRAPHWRIGHT_GRAPHS=PLUGIN)
+        settings = Settings(
+            _env_file=None,
+            REDIS_URL=server.url,  # type: ignore[call-arg]
+            GRAPHWRIGHT_KEY_PREFIX="benchcrons",
+            GRAPHWRIGHT_GRAPHS=PLUGIN,
+        )
         try:
             with running(Orchestrator(settings=settings), worker=False) as svc:
                 started = time.perf_counter()
-                expected, seen = campaign(svc, server.url, "benchcrons", Path(tmp) / "effects.txt",
-                                          every_s=args.every, for_s=args.for_s, kill=not args.no_kill)
+                expected, seen = campaign(
+                    svc,
+                    server.url,
+                    "benchcrons",
+                    Path(tmp) / "effects.txt",
+                    every_s=args.every,
+                    for_s=args.for_s,
+                    kill=not args.no_kill,
+                )
         finally:
             server.stop()
     lost = [r for r in expected if r not in seen]
     extra = [r for r in seen if r not in expected]
     doubled = [r for r, n in seen.items() if n > 1]
-    print(f"cron every {args.every} s for {args.for_s} s, 3 workers"
-          f"{'' if args.no_kill else ', one SIGKILLed mid-way'}: {len(expected)} due runs, "
-          f"{sum(seen.values())} effects, lost {len(lost)}, extra {len(extra)}, doubled {len(doubled)} "
-          f"({time.perf_counter() - started:.0f} s)")
+    print(
+        f"cron every {args.every} s for {args.for_s} s, 3 workers"
+        f"{'' if args.no_kill else ', one SIGKILLed mid-way'}: {len(expected)} due runs, "
+        f"{sum(seen.values())} effects, lost {len(lost)}, extra {len(extra)}, doubled {len(doubled)} "
+        f"({time.perf_counter() - started:.0f} s)"
+    )
     if lost or extra or doubled:
         raise SystemExit(1)
 

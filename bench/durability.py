@@ -25,15 +25,25 @@ from graphwright.offline import OfflineChatModel
 from graphwright.testing.redis_servers import start_server
 from graphwright.tools.policy import Policy
 
-GOALS = ['Schedule "Design review" on 2026-12-{day:02d} from 10:00 to 11:00.', "订单 A1001 到哪了？"]
+GOALS = [
+    'Schedule "Design review" on 2026-12-{day:02d} from 10:00 to 11:00.',
+    "订单 A1001 到哪了？",
+]
 
 
 def measure(url: str, durability: str, threads: int) -> float:
     """Milliseconds per thread for ``threads`` runs in this durability mode."""
-    settings = Settings(_env_file=None, REDIS_URL=url, GRAPHWRIGHT_DURABILITY=durability,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_KEY_PREFIX=f"d{uuid.uuid4().hex[:8]}")
-    orch = Orchestrator(settings=settings, model=OfflineChatModel(),
-                        policy=Policy(per_tool={"create_event": "never"}))
+    settings = Settings(
+        _env_file=None,
+        REDIS_URL=url,
+        GRAPHWRIGHT_DURABILITY=durability,  # type: ignore[call-arg]
+        GRAPHWRIGHT_KEY_PREFIX=f"d{uuid.uuid4().hex[:8]}",
+    )
+    orch = Orchestrator(
+        settings=settings,
+        model=OfflineChatModel(),
+        policy=Policy(per_tool={"create_event": "never"}),
+    )
     orch.invoke("agent", "订单 A1001 到哪了？")  # compile and connect outside the timing
     started = time.perf_counter()
     for i in range(threads):
@@ -58,15 +68,19 @@ def main() -> None:
                 ms = {first: measure(server.url, first, args.threads)}
                 ms[second] = measure(server.url, second, args.threads)
                 rows.append(ms)
-                print(f"run {run + 1}: sync {ms['sync']:.1f} ms/thread, async {ms['async']:.1f} "
-                      f"ms/thread, ratio {ms['sync'] / ms['async']:.2f}")
+                print(
+                    f"run {run + 1}: sync {ms['sync']:.1f} ms/thread, async {ms['async']:.1f} "
+                    f"ms/thread, ratio {ms['sync'] / ms['async']:.2f}"
+                )
         finally:
             server.stop()
     sync = statistics.mean(r["sync"] for r in rows)
     async_ = statistics.mean(r["async"] for r in rows)
     ratios = [r["sync"] / r["async"] for r in rows]
-    print(f"mean: sync {sync:.1f} ms/thread, async {async_:.1f} ms/thread; ratio sync/async "
-          f"{sync / async_:.2f} (per run {', '.join(f'{x:.2f}' for x in ratios)})")
+    print(
+        f"mean: sync {sync:.1f} ms/thread, async {async_:.1f} ms/thread; ratio sync/async "
+        f"{sync / async_:.2f} (per run {', '.join(f'{x:.2f}' for x in ratios)})"
+    )
 
 
 if __name__ == "__main__":

@@ -54,29 +54,55 @@ class FuzzResult:
         head, sep, rest = self.output.partition("WARNINGS ===")
         if not sep:
             return self.output
-        return head + "(warnings left out)\n" + rest[rest.find("=== SUMMARY"):]
+        return head + "(warnings left out)\n" + rest[rest.find("=== SUMMARY") :]
 
     def number(self, pattern: str) -> int:
         found = re.search(pattern, self.output)
         return int(found.group(1)) if found else 0
 
 
-def fuzz(url: str, *, max_examples: int, phases: str, seed: int = 1,
-         header: str = f"x-api-key: {KEY}") -> FuzzResult:
+def fuzz(
+    url: str, *, max_examples: int, phases: str, seed: int = 1, header: str = f"x-api-key: {KEY}"
+) -> FuzzResult:
     """Run the schemathesis CLI against the service at ``url``; returns what it printed."""
     exe = Path(sys.executable).with_name("schemathesis")
-    command = [str(exe), "run", f"{url}/openapi.json", "-H", header,
-               "--checks", CHECKS, "--phases", phases, "--max-examples", str(max_examples),
-               "--seed", str(seed), "--workers", "1", "--request-timeout", "10",
-               "--suppress-health-check", "all", "--no-color", "--continue-on-failure",
-               "--generation-database", "none"]  # no examples carried over: a seed is a seed
+    command = [
+        str(exe),
+        "run",
+        f"{url}/openapi.json",
+        "-H",
+        header,
+        "--checks",
+        CHECKS,
+        "--phases",
+        phases,
+        "--max-examples",
+        str(max_examples),
+        "--seed",
+        str(seed),
+        "--workers",
+        "1",
+        "--request-timeout",
+        "10",
+        "--suppress-health-check",
+        "all",
+        "--no-color",
+        "--continue-on-failure",
+        "--generation-database",
+        "none",
+    ]  # no examples carried over: a seed is a seed
     # Run in a scratch folder: schemathesis may still write a cache in its cwd.
     with tempfile.TemporaryDirectory() as scratch:
         har = Path(scratch) / "requests.har"
         command += ["--report", "har", "--report-har-path", str(har)]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=1800, cwd=scratch,
-                              env={"PATH": "/usr/bin:/bin", "SCHEMATHESIS_TELEMETRY": "false",
-                                   "HOME": scratch})
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            cwd=scratch,
+            env={"PATH": "/usr/bin:/bin", "SCHEMATHESIS_TELEMETRY": "false", "HOME": scratch},
+        )
         sent = len(json.loads(har.read_text())["log"]["entries"]) if har.is_file() else 0
     return FuzzResult(done.returncode, done.stdout + done.stderr, sent)
 
@@ -85,20 +111,30 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-examples", type=int, default=60)
     parser.add_argument("--phases", default="examples,coverage,fuzzing,stateful")
-    parser.add_argument("--auth", action="store_true",
-                        help="serve under bench/fuzz_auth.py's Auth, not the API key")
+    parser.add_argument(
+        "--auth", action="store_true", help="serve under bench/fuzz_auth.py's Auth, not the API key"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         server = start_server(Path(tmp) / "redis")
         try:
-            settings = Settings(_env_file=None, REDIS_URL=server.url,  # type: ignore[call-arg]
-                                GRAPHWRIGHT_KEY_PREFIX="fuzz", GRAPHWRIGHT_RUN_RATE=0)
+            settings = Settings(
+                _env_file=None,
+                REDIS_URL=server.url,  # type: ignore[call-arg]
+                GRAPHWRIGHT_KEY_PREFIX="fuzz",
+                GRAPHWRIGHT_RUN_RATE=0,
+            )
             orch = Orchestrator(settings=settings, model=OfflineChatModel())
-            serving = running(orch, auth=fuzz_auth.auth) if args.auth else running(orch, api_key=KEY)
-            header = f"Authorization: Bearer {fuzz_auth.TOKEN}" if args.auth else f"x-api-key: {KEY}"
+            serving = (
+                running(orch, auth=fuzz_auth.auth) if args.auth else running(orch, api_key=KEY)
+            )
+            header = (
+                f"Authorization: Bearer {fuzz_auth.TOKEN}" if args.auth else f"x-api-key: {KEY}"
+            )
             with serving as svc:
-                result = fuzz(svc.url, max_examples=args.max_examples, phases=args.phases,
-                              header=header)
+                result = fuzz(
+                    svc.url, max_examples=args.max_examples, phases=args.phases, header=header
+                )
         finally:
             server.stop()
     print(result.report())

@@ -113,13 +113,22 @@ def stream_direct(orch: Orchestrator, n: int) -> tuple[list[float], list[float]]
     return firsts, rates
 
 
-def report_streams(http: tuple[list[float], list[float]], direct: tuple[list[float], list[float]]) -> None:
+def report_streams(
+    http: tuple[list[float], list[float]], direct: tuple[list[float], list[float]]
+) -> None:
     print(f"\n{len(http[0])} token streams of {CHUNKS} chunks each (messages-tuple), one at a time")
     print(f"{'path':<28}{'TTFT p50 ms':>14}{'events/s p50':>14}")
-    for name, (firsts, rates) in {"HTTP (worker, relayed)": http, "Python (graph.stream)": direct}.items():
-        print(f"{name:<28}{statistics.median(firsts) * 1000:>14.1f}{statistics.median(rates):>14.0f}")
-    print(f"HTTP / direct: time to first token {statistics.median(http[0]) / statistics.median(direct[0]):.2f}x, "
-          f"events per second {statistics.median(http[1]) / statistics.median(direct[1]):.2f}x")
+    for name, (firsts, rates) in {
+        "HTTP (worker, relayed)": http,
+        "Python (graph.stream)": direct,
+    }.items():
+        print(
+            f"{name:<28}{statistics.median(firsts) * 1000:>14.1f}{statistics.median(rates):>14.0f}"
+        )
+    print(
+        f"HTTP / direct: time to first token {statistics.median(http[0]) / statistics.median(direct[0]):.2f}x, "
+        f"events per second {statistics.median(http[1]) / statistics.median(direct[1]):.2f}x"
+    )
 
 
 def main() -> None:
@@ -132,13 +141,21 @@ def main() -> None:
         server = start_server(Path(tmp))
         os.environ[CHAT_URL_ENV] = chat_url
         env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-        env.update(REDIS_URL=server.url, GRAPHWRIGHT_KEY_PREFIX="benchhttp", GRAPHWRIGHT_GRAPHS=PLUGIN,
-                   PYTHONPATH=str(ROOT))
+        env.update(
+            REDIS_URL=server.url,
+            GRAPHWRIGHT_KEY_PREFIX="benchhttp",
+            GRAPHWRIGHT_GRAPHS=PLUGIN,
+            PYTHONPATH=str(ROOT),
+        )
         port = free_port()
         cli = [sys.executable, "-m", "graphwright"]
         procs = [subprocess.Popen([*cli, "serve", "--queue", "--port", str(port)], env=env)]
-        procs += [subprocess.Popen([*cli, "worker", "--name", f"w{i}"], env=env,
-                                   stdout=subprocess.DEVNULL) for i in range(2)]
+        procs += [
+            subprocess.Popen(
+                [*cli, "worker", "--name", f"w{i}"], env=env, stdout=subprocess.DEVNULL
+            )
+            for i in range(2)
+        ]
         try:
             url = f"http://127.0.0.1:{port}"
             deadline = time.monotonic() + 180
@@ -152,14 +169,22 @@ def main() -> None:
                     raise RuntimeError("the API did not start")
                 time.sleep(0.1)
             if args.search:
-                settings = Settings(_env_file=None, REDIS_URL=server.url,  # type: ignore[call-arg]
-                                    GRAPHWRIGHT_KEY_PREFIX="benchhttp")
-                thread_search.run(Orchestrator(settings=settings, model=OfflineChatModel()), url,
-                                  args.search)
+                settings = Settings(
+                    _env_file=None,
+                    REDIS_URL=server.url,  # type: ignore[call-arg]
+                    GRAPHWRIGHT_KEY_PREFIX="benchhttp",
+                )
+                thread_search.run(
+                    Orchestrator(settings=settings, model=OfflineChatModel()), url, args.search
+                )
                 return
             http_lat, http_wall = asyncio.run(through_http(url, args.runs))
-            settings = Settings(_env_file=None, REDIS_URL=server.url,  # type: ignore[call-arg]
-                                GRAPHWRIGHT_KEY_PREFIX="benchdirect", GRAPHWRIGHT_GRAPHS=PLUGIN)
+            settings = Settings(
+                _env_file=None,
+                REDIS_URL=server.url,  # type: ignore[call-arg]
+                GRAPHWRIGHT_KEY_PREFIX="benchdirect",
+                GRAPHWRIGHT_GRAPHS=PLUGIN,
+            )
             orch = Orchestrator(settings=settings, model=OfflineChatModel())
             direct_lat, direct_wall = asyncio.run(through_python(orch, args.runs))
             streams_http = stream_http(url, args.streams)
@@ -169,17 +194,24 @@ def main() -> None:
                 proc.terminate()
                 proc.wait(timeout=15)
             server.stop()
-    rows = {"HTTP (1 API + 2 workers)": (http_lat, http_wall), "Python API (ainvoke)": (direct_lat, direct_wall)}
+    rows = {
+        "HTTP (1 API + 2 workers)": (http_lat, http_wall),
+        "Python API (ainvoke)": (direct_lat, direct_wall),
+    }
     print(f"{args.runs} concurrent runs of the agent on the offline model; all completed")
     print(f"{'path':<28}{'p50 ms':>10}{'p99 ms':>10}{'runs/s':>10}")
     for name, (lat, wall) in rows.items():
-        print(f"{name:<28}{percentile(lat, 0.5) * 1000:>10.0f}{percentile(lat, 0.99) * 1000:>10.0f}"
-              f"{len(lat) / wall:>10.1f}")
-    print(f"HTTP / direct: p50 {percentile(http_lat, 0.5) / percentile(direct_lat, 0.5):.2f}x, "
-          f"p99 {percentile(http_lat, 0.99) / percentile(direct_lat, 0.99):.2f}x, throughput "
-          f"{(len(http_lat) / http_wall) / (len(direct_lat) / direct_wall):.2f}x "
-          f"(median of one run each: {statistics.median(http_lat) * 1000:.0f} vs "
-          f"{statistics.median(direct_lat) * 1000:.0f} ms)")
+        print(
+            f"{name:<28}{percentile(lat, 0.5) * 1000:>10.0f}{percentile(lat, 0.99) * 1000:>10.0f}"
+            f"{len(lat) / wall:>10.1f}"
+        )
+    print(
+        f"HTTP / direct: p50 {percentile(http_lat, 0.5) / percentile(direct_lat, 0.5):.2f}x, "
+        f"p99 {percentile(http_lat, 0.99) / percentile(direct_lat, 0.99):.2f}x, throughput "
+        f"{(len(http_lat) / http_wall) / (len(direct_lat) / direct_wall):.2f}x "
+        f"(median of one run each: {statistics.median(http_lat) * 1000:.0f} vs "
+        f"{statistics.median(direct_lat) * 1000:.0f} ms)"
+    )
     report_streams(streams_http, streams_direct)
 
 

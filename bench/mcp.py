@@ -25,7 +25,9 @@ from graphwright.tools.mcp_config import parse_mcp_servers
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def timed(executor: ToolExecutor, name: str, args: dict[str, object], n: int, tag: str) -> list[float]:
+def timed(
+    executor: ToolExecutor, name: str, args: dict[str, object], n: int, tag: str
+) -> list[float]:
     out = []
     for i in range(n + 1):
         start = time.perf_counter()
@@ -39,11 +41,21 @@ def timed(executor: ToolExecutor, name: str, args: dict[str, object], n: int, ta
 def main(n: int) -> None:
     with tempfile.TemporaryDirectory() as home:
         log = Path(home) / "effects.jsonl"
-        servers = parse_mcp_servers({
-            "time": {"command": sys.executable, "args": ["-m", "mcp_server_time"], "tools": ["*"]},
-            "t": {"command": sys.executable, "args": ["-m", "tests.mcp_test_server"],
-                  "env": {"MCP_TEST_LOG": str(log), "PYTHONPATH": str(ROOT)}, "tools": ["post_note"]},
-        })
+        servers = parse_mcp_servers(
+            {
+                "time": {
+                    "command": sys.executable,
+                    "args": ["-m", "mcp_server_time"],
+                    "tools": ["*"],
+                },
+                "t": {
+                    "command": sys.executable,
+                    "args": ["-m", "tests.mcp_test_server"],
+                    "env": {"MCP_TEST_LOG": str(log), "PYTHONPATH": str(ROOT)},
+                    "tools": ["post_note"],
+                },
+            }
+        )
         started = time.perf_counter()
         specs = tool_specs(servers)
         startup = (time.perf_counter() - started) * 1000
@@ -59,11 +71,16 @@ def main(n: int) -> None:
         embedded.stop()
     base = statistics.median(builtin)
     print(f"starting 2 stdio servers and listing their tools: {startup:.0f} ms")
-    for label, values in (("built-in read", builtin), ("MCP read (stdio)", mcp),
-                          ("MCP write (stdio, keyed record)", writes)):
+    for label, values in (
+        ("built-in read", builtin),
+        ("MCP read (stdio)", mcp),
+        ("MCP write (stdio, keyed record)", writes),
+    ):
         med = statistics.median(values)
-        print(f"{label:34} median {med:7.2f} ms  p95 {sorted(values)[int(0.95 * len(values))]:7.2f} ms"
-              f"  ×{med / base:.1f} the built-in")
+        print(
+            f"{label:34} median {med:7.2f} ms  p95 {sorted(values)[int(0.95 * len(values))]:7.2f} ms"
+            f"  ×{med / base:.1f} the built-in"
+        )
 
 
 if __name__ == "__main__":

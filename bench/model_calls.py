@@ -57,8 +57,14 @@ class Meter(BaseCallbackHandler):
         self.calls = 0
         self.tokens = 0
 
-    def on_chat_model_start(self, serialized: dict[str, Any], messages: list[list[BaseMessage]],
-                            *, run_id: UUID, **kwargs: Any) -> None:
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[BaseMessage]],
+        *,
+        run_id: UUID,
+        **kwargs: Any,
+    ) -> None:
         self.calls += 1
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
@@ -73,9 +79,16 @@ def order_tools() -> ToolRegistry:
 
 def order_agent(ctx: GraphContext) -> Graph:
     """The agent graph with the order tools only (what the ReAct agent is given)."""
-    return build_agent_graph(tools=order_tools(), model=ctx.model, redis_client=ctx.redis_client,
-                             policy=ctx.policy, limits=ctx.limits, keys=ctx.keys,
-                             checkpointer=ctx.checkpointer, store=ctx.store)
+    return build_agent_graph(
+        tools=order_tools(),
+        model=ctx.model,
+        redis_client=ctx.redis_client,
+        policy=ctx.policy,
+        limits=ctx.limits,
+        keys=ctx.keys,
+        checkpointer=ctx.checkpointer,
+        store=ctx.store,
+    )
 
 
 def react_tools(executor: ToolExecutor, thread: str) -> list[StructuredTool]:
@@ -89,9 +102,11 @@ def react_tools(executor: ToolExecutor, thread: str) -> list[StructuredTool]:
             call = ToolCall(name=_name, args=kwargs, id=uuid.uuid4().hex)
             return executor.execute(call, thread_id=thread).for_model()
 
-        out.append(StructuredTool.from_function(func=run, name=spec.name,
-                                                description=spec.description,
-                                                args_schema=spec.args_model))
+        out.append(
+            StructuredTool.from_function(
+                func=run, name=spec.name, description=spec.description, args_schema=spec.args_model
+            )
+        )
     return out
 
 
@@ -99,12 +114,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         server = start_server(Path(tmp))
         try:
-            settings = Settings(_env_file=None, REDIS_URL=server.url,  # type: ignore[call-arg]
-                                GRAPHWRIGHT_KEY_PREFIX="bench")
+            settings = Settings(
+                _env_file=None,
+                REDIS_URL=server.url,  # type: ignore[call-arg]
+                GRAPHWRIGHT_KEY_PREFIX="bench",
+            )
             orch = Orchestrator(settings=settings)
             orch.graphs.register("order_agent", order_agent)
             model = make_model(settings)
-            executor = ToolExecutor(build_registry(), redis.Redis.from_url(server.url), keys=orch.keys)
+            executor = ToolExecutor(
+                build_registry(), redis.Redis.from_url(server.url), keys=orch.keys
+            )
             rows = []
             for case, text, expected in CASES:
                 row: dict[str, Any] = {"case": case}
@@ -117,11 +137,17 @@ def main() -> None:
                 orch.model.callbacks = None
                 meter = Meter()
                 thread = uuid.uuid4().hex
-                with warnings.catch_warnings():  # moved to the `langchain` package, not a dependency here
+                with (
+                    warnings.catch_warnings()
+                ):  # moved to the `langchain` package, not a dependency here
                     warnings.simplefilter("ignore")
                     react = create_react_agent(model, react_tools(executor, thread))
                 out = react.invoke({"messages": [HumanMessage(text)]}, {"callbacks": [meter]})
-                row["react"] = (expected in str(out["messages"][-1].content), meter.calls, meter.tokens)
+                row["react"] = (
+                    expected in str(out["messages"][-1].content),
+                    meter.calls,
+                    meter.tokens,
+                )
                 rows.append(row)
             report(rows, type(model).__name__)
         finally:
@@ -133,16 +159,26 @@ def report(rows: list[dict[str, Any]], model_name: str) -> None:
     print(f"model: {model_name}; cells are success / model calls / tokens")
     print(f"{'case':<14}" + "".join(f"{g:>22}" for g in graphs))
     for row in rows:
-        cells = "".join(f"{('ok' if row[g][0] else 'FAIL') + f' / {row[g][1]} / {row[g][2]}':>22}" for g in graphs)
+        cells = "".join(
+            f"{('ok' if row[g][0] else 'FAIL') + f' / {row[g][1]} / {row[g][2]}':>22}"
+            for g in graphs
+        )
         print(f"{row['case']:<14}{cells}")
-    totals = {g: (sum(r[g][0] for r in rows), sum(r[g][1] for r in rows), sum(r[g][2] for r in rows))
-              for g in graphs}
-    print(f"{'total':<14}" + "".join(f"{f'{t[0]}/{len(rows)} / {t[1]} / {t[2]}':>22}" for t in totals.values()))
+    totals = {
+        g: (sum(r[g][0] for r in rows), sum(r[g][1] for r in rows), sum(r[g][2] for r in rows))
+        for g in graphs
+    }
+    print(
+        f"{'total':<14}"
+        + "".join(f"{f'{t[0]}/{len(rows)} / {t[1]} / {t[2]}':>22}" for t in totals.values())
+    )
     base_calls, base_tokens = totals["react"][1], totals["react"][2]
     for g in ("order_support", "agent"):
-        print(f"{g} / react: model calls {totals[g][1] / base_calls:.2f}x, "
-              f"tokens {totals[g][2] / base_tokens:.2f}x, success {totals[g][0]}/{len(rows)} "
-              f"vs {totals['react'][0]}/{len(rows)}")
+        print(
+            f"{g} / react: model calls {totals[g][1] / base_calls:.2f}x, "
+            f"tokens {totals[g][2] / base_tokens:.2f}x, success {totals[g][0]}/{len(rows)} "
+            f"vs {totals['react'][0]}/{len(rows)}"
+        )
 
 
 if __name__ == "__main__":

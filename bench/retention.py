@@ -26,8 +26,9 @@ def main() -> None:
     parser.add_argument("--retention", type=int, default=5, help="GRAPHWRIGHT_RUN_RETENTION_S")
     args = parser.parse_args()
     with redis_server() as server:
-        settings = settings_for(server.url, GRAPHWRIGHT_RUN_RETENTION_S=args.retention,
-                                GRAPHWRIGHT_RUN_RATE=0)
+        settings = settings_for(
+            server.url, GRAPHWRIGHT_RUN_RETENTION_S=args.retention, GRAPHWRIGHT_RUN_RATE=0
+        )
         with bound_orchestrator(server.url, settings=settings) as orch:
             svc = create_app(orch).state.service
             worker = Worker(orch, name="bench", jobs=10, block_ms=200, grace_s=5)
@@ -39,14 +40,25 @@ def main() -> None:
             while done < args.runs:
                 last = [launch.start(None, body, background=True) for _ in range(args.batch)][-1]
                 done += args.batch
-                until(lambda r=last: svc.store.raw(r.thread_id, r.run_id).get("status") == "success"
-                      and orch.client.xlen(orch.keys.queue()) == 0, "the batch to run", 600)
+                until(
+                    lambda r=last: (
+                        svc.store.raw(r.thread_id, r.run_id).get("status") == "success"
+                        and orch.client.xlen(orch.keys.queue()) == 0
+                    ),
+                    "the batch to run",
+                    600,
+                )
                 info = orch.client.info("memory")
-                print(f"{done:>7} {info['used_memory']:>12} {orch.client.xlen(orch.keys.queue()):>6} "
-                      f"{orch.client.dbsize():>6} {done / (time.monotonic() - began):>7.1f}", flush=True)
+                print(
+                    f"{done:>7} {info['used_memory']:>12} {orch.client.xlen(orch.keys.queue()):>6} "
+                    f"{orch.client.dbsize():>6} {done / (time.monotonic() - began):>7.1f}",
+                    flush=True,
+                )
             time.sleep(args.retention + 1)  # the last batch's records expire too
             info = orch.client.info("memory")
-            print(f"after retention: used_memory {info['used_memory']}, keys {orch.client.dbsize()}")
+            print(
+                f"after retention: used_memory {info['used_memory']}, keys {orch.client.dbsize()}"
+            )
             worker.stop.set()
             working.join(timeout=10)
 

@@ -59,16 +59,35 @@ def model_app(latency_s: float) -> FastAPI:
         await asyncio.sleep(latency_s)
         answered = any(m.get("role") == "tool" for m in body["messages"])
         message: dict[str, Any] = (
-            {"role": "assistant", "content": "订单 A1001 已发货，派送中。"} if answered else
-            {"role": "assistant", "content": None, "tool_calls": [{
-                "id": f"call_{uuid.uuid4().hex[:12]}", "type": "function",
-                "function": {"name": "get_order", "arguments": json.dumps({"order_id": "A1001"})}}]}
+            {"role": "assistant", "content": "订单 A1001 已发货，派送中。"}
+            if answered
+            else {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"call_{uuid.uuid4().hex[:12]}",
+                        "type": "function",
+                        "function": {
+                            "name": "get_order",
+                            "arguments": json.dumps({"order_id": "A1001"}),
+                        },
+                    }
+                ],
+            }
         )
         return {
-            "id": f"chatcmpl-{uuid.uuid4().hex[:8]}", "object": "chat.completion", "created": int(time.time()),
+            "id": f"chatcmpl-{uuid.uuid4().hex[:8]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
             "model": body.get("model", "bench"),
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": "stop" if answered else "tool_calls"}],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "stop" if answered else "tool_calls",
+                }
+            ],
             "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
         }
 
@@ -78,8 +97,9 @@ def model_app(latency_s: float) -> FastAPI:
 @contextmanager
 def model_server(latency_s: float) -> Iterator[str]:
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(model_app(latency_s), host="127.0.0.1", port=port,
-                                           log_level="error"))
+    server = uvicorn.Server(
+        uvicorn.Config(model_app(latency_s), host="127.0.0.1", port=port, log_level="error")
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     while not server.started:
@@ -94,8 +114,11 @@ def model_server(latency_s: float) -> Iterator[str]:
 @contextmanager
 def redis_topology(kind: str, workdir: Path) -> Iterator[list[Server]]:
     # Both persist as the README recommends (AOF, fsync every second), as cluster nodes do.
-    servers = (start_cluster(workdir, masters=3) if kind == "cluster"
-               else [start_server(workdir, "--appendonly", "yes")])
+    servers = (
+        start_cluster(workdir, masters=3)
+        if kind == "cluster"
+        else [start_server(workdir, "--appendonly", "yes")]
+    )
     try:
         yield servers
     finally:
@@ -175,21 +198,39 @@ async def drive(url: str, runs: int, concurrency: int) -> float:
 
 
 def measure(topology: str, workers: int, latency_ms: int, runs: int) -> Row:
-    with tempfile.TemporaryDirectory() as tmp, redis_topology(topology, Path(tmp)) as servers, \
-            model_server(latency_ms / 1000) as model_url:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        redis_topology(topology, Path(tmp)) as servers,
+        model_server(latency_ms / 1000) as model_url,
+    ):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "GRAPHWRIGHT_"))}
-        env.update(REDIS_URL=servers[0].url, GRAPHWRIGHT_KEY_PREFIX="bscale",
-                   GRAPHWRIGHT_REDIS_CLUSTER="true" if topology == "cluster" else "false",
-                   OPENAI_BASE_URL=model_url, OPENAI_API_KEY="bench", GRAPHWRIGHT_DEADLINE_S="600")
+        env.update(
+            REDIS_URL=servers[0].url,
+            GRAPHWRIGHT_KEY_PREFIX="bscale",
+            GRAPHWRIGHT_REDIS_CLUSTER="true" if topology == "cluster" else "false",
+            OPENAI_BASE_URL=model_url,
+            OPENAI_API_KEY="bench",
+            GRAPHWRIGHT_DEADLINE_S="600",
+        )
         if "GRAPHWRIGHT_TOKENIZER" in os.environ:  # e.g. "approximate" on a machine without network
             env["GRAPHWRIGHT_TOKENIZER"] = os.environ["GRAPHWRIGHT_TOKENIZER"]
         port = free_port()
         cli = [sys.executable, "-m", "graphwright"]
-        api = subprocess.Popen([*cli, "serve", "--queue", "--port", str(port)], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        pool = [subprocess.Popen([*cli, "worker", "--name", f"w{i}"], env=env,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                for i in range(workers)]
+        api = subprocess.Popen(
+            [*cli, "serve", "--queue", "--port", str(port)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        pool = [
+            subprocess.Popen(
+                [*cli, "worker", "--name", f"w{i}"],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for i in range(workers)
+        ]
         try:
             url = f"http://127.0.0.1:{port}"
             wait_ok(url)
@@ -206,33 +247,60 @@ def measure(topology: str, workers: int, latency_ms: int, runs: int) -> Row:
                 proc.terminate()
             for proc in (api, *pool):
                 proc.wait(timeout=15)
-    return Row(topology, workers, latency_ms, runs / wall, usec / runs, rcpu * 1000 / runs,
-               cpu * 1000 / runs, acpu * 1000 / runs, top)
+    return Row(
+        topology,
+        workers,
+        latency_ms,
+        runs / wall,
+        usec / runs,
+        rcpu * 1000 / runs,
+        cpu * 1000 / runs,
+        acpu * 1000 / runs,
+        top,
+    )
 
 
 def report(rows: list[Row]) -> None:
     """The measured table, then what one Redis core, a worker and an API core would carry."""
-    print("\nmeasured (this machine: 2 cores shared by the API, the workers, Redis and the model server)")
-    print(f"{'topology':<9}{'latency':>8}{'workers':>8}{'runs/s':>9}{'x 1 worker':>11}"
-          f"{'Redis µs/run':>13}{'Redis CPU ms':>13}{'worker ms':>10}{'API ms':>8}")
+    print(
+        "\nmeasured (this machine: 2 cores shared by the API, the workers, Redis and the model server)"
+    )
+    print(
+        f"{'topology':<9}{'latency':>8}{'workers':>8}{'runs/s':>9}{'x 1 worker':>11}"
+        f"{'Redis µs/run':>13}{'Redis CPU ms':>13}{'worker ms':>10}{'API ms':>8}"
+    )
     for r in rows:
-        base = next(b for b in rows if (b.topology, b.latency_ms, b.workers) ==
-                    (r.topology, r.latency_ms, min(x.workers for x in rows)))
-        print(f"{r.topology:<9}{r.latency_ms:>8}{r.workers:>8}{r.runs_per_s:>9.1f}"
-              f"{r.runs_per_s / base.runs_per_s:>11.2f}{r.redis_us_per_run:>13.0f}"
-              f"{r.redis_cpu_ms_per_run:>13.2f}{r.worker_ms_per_run:>10.1f}{r.api_ms_per_run:>8.1f}")
-    print("\nprojected from the per-run costs of the most workers measured (a core each; Redis by"
-          " its process CPU, by commandstats alone in brackets)")
-    print(f"{'topology':<9}{'latency':>8}{'runs/s per Redis core':>23}{'runs/s per worker':>19}"
-          f"{'workers per Redis core':>24}{'runs/s per API core':>21}")
+        base = next(
+            b
+            for b in rows
+            if (b.topology, b.latency_ms, b.workers)
+            == (r.topology, r.latency_ms, min(x.workers for x in rows))
+        )
+        print(
+            f"{r.topology:<9}{r.latency_ms:>8}{r.workers:>8}{r.runs_per_s:>9.1f}"
+            f"{r.runs_per_s / base.runs_per_s:>11.2f}{r.redis_us_per_run:>13.0f}"
+            f"{r.redis_cpu_ms_per_run:>13.2f}{r.worker_ms_per_run:>10.1f}{r.api_ms_per_run:>8.1f}"
+        )
+    print(
+        "\nprojected from the per-run costs of the most workers measured (a core each; Redis by"
+        " its process CPU, by commandstats alone in brackets)"
+    )
+    print(
+        f"{'topology':<9}{'latency':>8}{'runs/s per Redis core':>23}{'runs/s per worker':>19}"
+        f"{'workers per Redis core':>24}{'runs/s per API core':>21}"
+    )
     for r in (x for x in rows if x.workers == max(y.workers for y in rows)):
         per_core = 1000 / r.redis_cpu_ms_per_run
         ceiling = 1e6 / r.redis_us_per_run
         per_worker = 1 / (r.worker_ms_per_run / 1000 + 2 * r.latency_ms / 1000)
-        print(f"{r.topology:<9}{r.latency_ms:>8}{per_core:>13,.0f} [{ceiling:>7,.0f}]"
-              f"{per_worker:>19.1f}{per_core / per_worker:>24,.0f}{1000 / r.api_ms_per_run:>21,.0f}")
-    print("a cluster of N masters carries ~N x the per-core figure (threads spread over the slots;"
-          " the queue stream and the global indexes stay on one slot each)")
+        print(
+            f"{r.topology:<9}{r.latency_ms:>8}{per_core:>13,.0f} [{ceiling:>7,.0f}]"
+            f"{per_worker:>19.1f}{per_core / per_worker:>24,.0f}{1000 / r.api_ms_per_run:>21,.0f}"
+        )
+    print(
+        "a cluster of N masters carries ~N x the per-core figure (threads spread over the slots;"
+        " the queue stream and the global indexes stay on one slot each)"
+    )
 
 
 def main() -> None:
@@ -248,10 +316,13 @@ def main() -> None:
             for workers in (int(x) for x in args.workers.split(",")):
                 rows.append(measure(topology, workers, latency, args.runs))
                 r = rows[-1]
-                print(f"{r.topology:<8} workers {r.workers}  latency {r.latency_ms:>3} ms  "
-                      f"{r.runs_per_s:6.1f} runs/s  Redis {r.redis_us_per_run:6.0f} µs/run "
-                      f"({r.redis_cpu_ms_per_run:.2f} ms CPU)  workers {r.worker_ms_per_run:6.1f} ms "
-                      f"CPU/run  API {r.api_ms_per_run:5.1f} ms CPU/run  [{r.costliest}]", flush=True)
+                print(
+                    f"{r.topology:<8} workers {r.workers}  latency {r.latency_ms:>3} ms  "
+                    f"{r.runs_per_s:6.1f} runs/s  Redis {r.redis_us_per_run:6.0f} µs/run "
+                    f"({r.redis_cpu_ms_per_run:.2f} ms CPU)  workers {r.worker_ms_per_run:6.1f} ms "
+                    f"CPU/run  API {r.api_ms_per_run:5.1f} ms CPU/run  [{r.costliest}]",
+                    flush=True,
+                )
     report(rows)
 
 

@@ -47,8 +47,14 @@ Cells = dict[tuple[str, str, int], Row]
 def started(args: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
     """A server in a session of its own, stopped with everything it started."""
     with log.open("w") as out:
-        proc = subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                cwd=log.parent, start_new_session=True)
+        proc = subprocess.Popen(
+            args,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=log.parent,
+            start_new_session=True,
+        )
         try:
             yield proc
         finally:
@@ -72,8 +78,9 @@ def wait_ok(url: str) -> None:
     raise RuntimeError(f"{url} did not start")
 
 
-def measure(name: str, url: str, procs: dict[str, Callable[[], list[int]]],
-            args: argparse.Namespace) -> Cells:
+def measure(
+    name: str, url: str, procs: dict[str, Callable[[], list[int]]], args: argparse.Namespace
+) -> Cells:
     """Every chosen cell on one server, after a warm-up."""
     warm(url, args.graphs, args.kinds)
     results: Cells = {}
@@ -87,30 +94,62 @@ def measure(name: str, url: str, procs: dict[str, Callable[[], list[int]]],
     return results
 
 
-def reference(langgraph: str, config: Path, env: dict[str, str],
-              args: argparse.Namespace) -> Cells:
+def reference(langgraph: str, config: Path, env: dict[str, str], args: argparse.Namespace) -> Cells:
     port = free_port()
-    with started([langgraph, "dev", "--no-browser", "--no-reload", "--port", str(port),
-                  "--host", "127.0.0.1", "--n-jobs-per-worker", "10", "--config", str(config)],
-                 env, config.parent / "dev.log") as dev:
+    with started(
+        [
+            langgraph,
+            "dev",
+            "--no-browser",
+            "--no-reload",
+            "--port",
+            str(port),
+            "--host",
+            "127.0.0.1",
+            "--n-jobs-per-worker",
+            "10",
+            "--config",
+            str(config),
+        ],
+        env,
+        config.parent / "dev.log",
+    ) as dev:
         wait_ok(f"http://127.0.0.1:{port}")
-        return measure("langgraph dev", f"http://127.0.0.1:{port}",
-                       {"server": lambda: session_pids(dev.pid)}, args)
+        return measure(
+            "langgraph dev",
+            f"http://127.0.0.1:{port}",
+            {"server": lambda: session_pids(dev.pid)},
+            args,
+        )
 
 
 def graphwright(config: Path, env: dict[str, str], args: argparse.Namespace) -> Cells:
     port = free_port()
     with redis_server() as redis:
         env = env | {"REDIS_URL": redis.url}
-        with started([sys.executable, "-m", "graphwright", "serve", "--queue", "--port",
-                      str(port)], env, config.parent / "api.log") as api, \
-                started([sys.executable, "-m", "graphwright", "worker", "--jobs", "10"],
-                        env, config.parent / "worker.log") as worker:
+        with (
+            started(
+                [sys.executable, "-m", "graphwright", "serve", "--queue", "--port", str(port)],
+                env,
+                config.parent / "api.log",
+            ) as api,
+            started(
+                [sys.executable, "-m", "graphwright", "worker", "--jobs", "10"],
+                env,
+                config.parent / "worker.log",
+            ) as worker,
+        ):
             wait_ok(f"http://127.0.0.1:{port}")
-            cells = measure("graphwright", f"http://127.0.0.1:{port}",
-                            {"api": lambda: session_pids(api.pid),
-                             "worker": lambda: session_pids(worker.pid),
-                             "redis": lambda: [redis.process.pid]}, args)
+            cells = measure(
+                "graphwright",
+                f"http://127.0.0.1:{port}",
+                {
+                    "api": lambda: session_pids(api.pid),
+                    "worker": lambda: session_pids(worker.pid),
+                    "redis": lambda: [redis.process.pid],
+                },
+                args,
+            )
             bare = bare_request_ms(f"http://127.0.0.1:{port}", lambda: session_pids(api.pid))
             for row in cells.values():
                 row["bare api"] = 2 * bare  # a run is two requests (the thread, the run)
@@ -128,14 +167,37 @@ def floors(config: Path, env: dict[str, str], args: argparse.Namespace) -> dict[
             for floor in ("graph", "saver"):
                 before = cpu_ms(redis.process.pid)
                 done = subprocess.run(
-                    [sys.executable, "-m", "bench.server_floor", str(config), graph, "--floor",
-                     floor, "--redis", redis.url, "--runs", str(args.runs), "--jobs", "10"],
-                    env=env, cwd=ROOT, check=True, capture_output=True, text=True)
+                    [
+                        sys.executable,
+                        "-m",
+                        "bench.server_floor",
+                        str(config),
+                        graph,
+                        "--floor",
+                        floor,
+                        "--redis",
+                        redis.url,
+                        "--runs",
+                        str(args.runs),
+                        "--jobs",
+                        "10",
+                    ],
+                    env=env,
+                    cwd=ROOT,
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                )
                 got = json.loads(done.stdout.strip().splitlines()[-1])
-                row[f"{floor} cpu"] = got["cpu ms"] + (cpu_ms(redis.process.pid) - before) / args.runs
+                row[f"{floor} cpu"] = (
+                    got["cpu ms"] + (cpu_ms(redis.process.pid) - before) / args.runs
+                )
         out[graph] = row
-        print(f"floor         {graph:10} graph alone {row['graph cpu']:6.1f} ms/run  "
-              f"saved to Redis {row['saver cpu']:6.1f} ms/run (Redis included)", flush=True)
+        print(
+            f"floor         {graph:10} graph alone {row['graph cpu']:6.1f} ms/run  "
+            f"saved to Redis {row['saver cpu']:6.1f} ms/run (Redis included)",
+            flush=True,
+        )
     return out
 
 
@@ -144,15 +206,18 @@ def floor_ratios(cells: Cells, ref: Cells, floor: dict[str, Row]) -> None:
     for key, row in cells.items():
         base = floor[key[0]]["saver cpu"]
         gw = row["cpu api"] + row["cpu worker"] + row["cpu redis"]
-        print(f"floor ratio {key[0]:10} {key[1]:6} {key[2]:>3}  reference/floor "
-              f"{ref[key]['cpu server'] / base:.2f}  graphwright/floor {gw / base:.2f}  "
-              f"two bare requests/worker {100 * row['bare api'] / row['cpu worker']:.1f}%",
-              flush=True)
+        print(
+            f"floor ratio {key[0]:10} {key[1]:6} {key[2]:>3}  reference/floor "
+            f"{ref[key]['cpu server'] / base:.2f}  graphwright/floor {gw / base:.2f}  "
+            f"two bare requests/worker {100 * row['bare api'] / row['cpu worker']:.1f}%",
+            flush=True,
+        )
 
 
 def bare_request_ms(url: str, pids: Callable[[], list[int]], requests: int = 600) -> float:
     """The API's CPU per request that does nothing (``GET /ok``), 32 in flight: what
     FastAPI and uvicorn cost before any route's own work."""
+
     async def hammer() -> None:
         async with httpx.AsyncClient(base_url=url) as client:
             gate = asyncio.Semaphore(32)
@@ -160,6 +225,7 @@ def bare_request_ms(url: str, pids: Callable[[], list[int]], requests: int = 600
             async def one() -> None:
                 async with gate:
                     (await client.get("/ok")).raise_for_status()
+
             await asyncio.gather(*(one() for _ in range(requests)))
 
     asyncio.run(hammer())  # warm
@@ -174,7 +240,8 @@ def summary(every: list[dict[tuple[str, str, int], Row]]) -> None:
     for key in every[0]:
         names = every[0][key]
         figures = "  ".join(
-            f"{name} " + " ".join(f"{run[key][name]:.2f}" for run in every) for name in names)
+            f"{name} " + " ".join(f"{run[key][name]:.2f}" for run in every) for name in names
+        )
         print(f"{key[0]:10} {key[1]:6} {key[2]:>3}  {figures}", flush=True)
 
 
@@ -196,23 +263,33 @@ def options() -> argparse.Namespace:
 
 def main() -> None:
     args = options()
-    langgraph = subprocess.run([str(ROOT / "scripts" / "reference-server")], check=True,
-                               capture_output=True, text=True).stdout.strip()
+    langgraph = subprocess.run(
+        [str(ROOT / "scripts" / "reference-server")], check=True, capture_output=True, text=True
+    ).stdout.strip()
     every = []
-    with tempfile.TemporaryDirectory(prefix="gw-bench-server-") as tmp, \
-            server_project.models() as model_env:
+    with (
+        tempfile.TemporaryDirectory(prefix="gw-bench-server-") as tmp,
+        server_project.models() as model_env,
+    ):
         config = server_project.write(Path(tmp))
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LANGSMITH"))}
-        env |= model_env | {"LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGSMITH_TRACING": "false",
-                            "GRAPHWRIGHT_RUN_RATE": "0", "GRAPHWRIGHT_CONFIG": str(config)}
+        env |= model_env | {
+            "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+            "LANGSMITH_TRACING": "false",
+            "GRAPHWRIGHT_RUN_RATE": "0",
+            "GRAPHWRIGHT_CONFIG": str(config),
+        }
         for attempt in range(args.repeat):
             print(f"--- run {attempt + 1}", flush=True)
             ref = reference(langgraph, config, env, args)
             gw = graphwright(config, env, args)
             run = {key: ratios(gw[key], ref[key]) for key in gw}
             for key, row in run.items():
-                print(f"ratio {key[0]:10} {key[1]:6} {key[2]:>3}  "
-                      + "  ".join(f"{k} {v:.2f}" for k, v in row.items()), flush=True)
+                print(
+                    f"ratio {key[0]:10} {key[1]:6} {key[2]:>3}  "
+                    + "  ".join(f"{k} {v:.2f}" for k, v in row.items()),
+                    flush=True,
+                )
             floor_ratios(gw, ref, floors(config, env, args))
             every.append(run)
     if len(every) > 1:

@@ -42,8 +42,9 @@ async def load(graph: Any, name: str, runs: int, jobs: int) -> float:
         async with gate:
             config = {"configurable": {"thread_id": str(uuid.uuid4())}}
             values = None
-            async for mode, chunk in graph.astream(INPUTS[name], config,
-                                                   stream_mode=["updates", "values"]):
+            async for mode, chunk in graph.astream(
+                INPUTS[name], config, stream_mode=["updates", "values"]
+            ):
                 if mode == "values":
                     values = chunk
             if not finished(name, _plain(values)):

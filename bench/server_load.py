@@ -94,21 +94,32 @@ async def load(url: str, graph: str, kind: str, runs: int, inflight: int) -> tup
     began = time.perf_counter()
     await asyncio.gather(*(one() for _ in range(runs)))
     rate = runs / (time.perf_counter() - began)
-    row = {"p50 ms": statistics.median(took) * 1000,
-           "p95 ms": statistics.quantiles(took, n=20)[-1] * 1000}
+    row = {
+        "p50 ms": statistics.median(took) * 1000,
+        "p95 ms": statistics.quantiles(took, n=20)[-1] * 1000,
+    }
     if firsts:
         row["first p50 ms"] = statistics.median(firsts) * 1000
     return rate, row
 
 
-def cell(url: str, graph: str, kind: str, inflight: int, runs: int,
-         procs: dict[str, Callable[[], list[int]]]) -> Row:
+def cell(
+    url: str,
+    graph: str,
+    kind: str,
+    inflight: int,
+    runs: int,
+    procs: dict[str, Callable[[], list[int]]],
+) -> Row:
     """One cell's row: runs/s, latency and CPU ms per run of each process."""
     before = {label: sum(cpu_ms(p) for p in pids()) for label, pids in procs.items()}
     rate, latency = asyncio.run(load(url, graph, kind, runs, inflight))
     after = {label: sum(cpu_ms(p) for p in pids()) for label, pids in procs.items()}
-    return {"runs/s": rate} | latency | {
-        f"cpu {label}": (after[label] - before[label]) / runs for label in procs}
+    return (
+        {"runs/s": rate}
+        | latency
+        | {f"cpu {label}": (after[label] - before[label]) / runs for label in procs}
+    )
 
 
 def warm(url: str, graphs: list[str], kinds: list[str]) -> None:
@@ -125,9 +136,12 @@ def show(row: Row) -> str:
 def ratios(gw: Row, ref: Row) -> Row:
     """graphwright's figures over the reference's, and the API's CPU as a share of the worker's."""
     cpu = gw["cpu api"] + gw["cpu worker"] + gw["cpu redis"]
-    out = {"runs/s": gw["runs/s"] / ref["runs/s"], "p50": gw["p50 ms"] / ref["p50 ms"],
-           "cpu": cpu / ref["cpu server"] if ref["cpu server"] else float("inf"),
-           "api/worker %": 100 * gw["cpu api"] / gw["cpu worker"] if gw["cpu worker"] else 0.0}
+    out = {
+        "runs/s": gw["runs/s"] / ref["runs/s"],
+        "p50": gw["p50 ms"] / ref["p50 ms"],
+        "cpu": cpu / ref["cpu server"] if ref["cpu server"] else float("inf"),
+        "api/worker %": 100 * gw["cpu api"] / gw["cpu worker"] if gw["cpu worker"] else 0.0,
+    }
     if "first p50 ms" in gw and "first p50 ms" in ref:
         out["first p50"] = gw["first p50 ms"] / ref["first p50 ms"]
     return out

@@ -17,7 +17,7 @@ from typing import Any
 
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
 
-THREE = '''
+THREE = """
 from typing_extensions import TypedDict
 from langgraph.graph import StateGraph, START, END
 
@@ -35,7 +35,7 @@ builder.add_edge("a", "b")
 builder.add_edge("b", "c")
 builder.add_edge("c", END)
 graph = builder.compile()
-'''
+"""
 CHAT = '''
 import os
 

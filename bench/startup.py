@@ -50,8 +50,11 @@ def timed(argv: list[str], env: dict[str, str], cwd: str) -> float:
 
 def module_count() -> int:
     code = "import sys; n = len(sys.modules); import graphwright; print(len(sys.modules) - n)"
-    return int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              check=True).stdout)
+    return int(
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout
+    )
 
 
 def main() -> None:
@@ -63,11 +66,19 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         server = start_server(Path(tmp))
         try:
-            env = {k: v for k, v in os.environ.items()
-                   if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GRAPHWRIGHT_CONFIG")}
+            env = {
+                k: v
+                for k, v in os.environ.items()
+                if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GRAPHWRIGHT_CONFIG")
+            }
             env.update(REDIS_URL=server.url, GRAPHWRIGHT_KEY_PREFIX="bench", GRAPHWRIGHT_HOME=tmp)
-            orch = Orchestrator(settings=Settings(_env_file=None, REDIS_URL=server.url,  # type: ignore[call-arg]
-                                                  GRAPHWRIGHT_KEY_PREFIX="bench"))
+            orch = Orchestrator(
+                settings=Settings(
+                    _env_file=None,
+                    REDIS_URL=server.url,  # type: ignore[call-arg]
+                    GRAPHWRIGHT_KEY_PREFIX="bench",
+                )
+            )
             orch.invoke("agent", "What is 2 + 2?", thread_id=THREAD)
             orch.client.close()
             samples: dict[str, list[float]] = {name: [] for name in COMMANDS}
@@ -82,13 +93,17 @@ def main() -> None:
             server.stop()
     base = statistics.median(samples["python -c pass"])
     print(f"{runs} runs each; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'command':24} {'min s':>7} {'median s':>9} {'max s':>7} {'x pass':>7} {'target s':>9}"
-          + (f" {'baseline s':>11} {'x baseline':>11}" if baseline else ""))
+    print(
+        f"{'command':24} {'min s':>7} {'median s':>9} {'max s':>7} {'x pass':>7} {'target s':>9}"
+        + (f" {'baseline s':>11} {'x baseline':>11}" if baseline else "")
+    )
     for name, (_argv, target) in COMMANDS.items():
         s = samples[name]
         median = statistics.median(s)
-        line = (f"{name:24} {min(s):7.3f} {median:9.3f} {max(s):7.3f} {median / base:7.1f} "
-                f"{'' if target is None else f'{target:.1f}':>9}")
+        line = (
+            f"{name:24} {min(s):7.3f} {median:9.3f} {max(s):7.3f} {median / base:7.1f} "
+            f"{'' if target is None else f'{target:.1f}':>9}"
+        )
         if baseline is not None:
             old = statistics.median(before[name])
             line += f" {old:11.3f} {median / old:11.2f}"

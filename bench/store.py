@@ -42,13 +42,21 @@ def measure(store: BaseStore, records: int) -> dict[str, float]:
     def ns(i: int) -> tuple[str, str]:
         return ("users", f"u{i % USERS}")
 
-    put = timed(lambda i: store.put(ns(i), f"k{i}", {"kind": "preference", "n": i, "text": f"value {i}"}),
-                records)
+    put = timed(
+        lambda i: store.put(ns(i), f"k{i}", {"kind": "preference", "n": i, "text": f"value {i}"}),
+        records,
+    )
     get = timed(lambda i: store.get(ns(i * 7919 % records), f"k{i * 7919 % records}"), 500)
     one = timed(lambda i: store.search(ns(i), limit=10), 200)
-    filtered = timed(lambda i: store.search(("users",), filter={"n": i * 37 % records}, limit=1), 20)
-    return {"put": put, "get": get, "search one user (limit 10)": one,
-            "search all users with a filter": filtered}
+    filtered = timed(
+        lambda i: store.search(("users",), filter={"n": i * 37 % records}, limit=1), 20
+    )
+    return {
+        "put": put,
+        "get": get,
+        "search one user (limit 10)": one,
+        "search all users with a filter": filtered,
+    }
 
 
 def main() -> None:
@@ -56,13 +64,17 @@ def main() -> None:
         server = start_server(Path(tmp))
         try:
             client = redis.Redis(port=server.port)
-            print(f"{'records':>8} {'operation':<34}{'InMemory µs':>14}{'Redis µs':>12}{'ratio':>8}")
+            print(
+                f"{'records':>8} {'operation':<34}{'InMemory µs':>14}{'Redis µs':>12}{'ratio':>8}"
+            )
             for records in (1_000, 10_000):
                 memory = measure(InMemoryStore(), records)
                 on_redis = measure(RedisStore(client, prefix=f"bench{records}"), records)
                 for op, base in memory.items():
-                    print(f"{records:>8} {op:<34}{base:>14.1f}{on_redis[op]:>12.1f}"
-                          f"{on_redis[op] / base:>7.1f}x")
+                    print(
+                        f"{records:>8} {op:<34}{base:>14.1f}{on_redis[op]:>12.1f}"
+                        f"{on_redis[op] / base:>7.1f}x"
+                    )
         finally:
             server.stop()
 

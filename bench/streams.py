@@ -35,10 +35,12 @@ async def search_p50(url: str, queries: int) -> float:
     return statistics.median(took) * 1000
 
 
-async def with_streams(url: str, path: str, streams: int, queries: int,
-                       blocked: Callable[[], int]) -> float:
+async def with_streams(
+    url: str, path: str, streams: int, queries: int, blocked: Callable[[], int]
+) -> float:
     limits = httpx.Limits(max_connections=streams + 10)
     async with httpx.AsyncClient(base_url=url, timeout=None, limits=limits) as http:
+
         async def one() -> None:
             async with http.stream("GET", path) as response:
                 async for _ in response.aiter_lines():
@@ -61,9 +63,13 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--threads", type=int, default=1000, help="threads the search looks at")
     args = parser.parse_args()
-    with redis_server() as server, \
-            bound_orchestrator(server.url, settings=settings_for(server.url, GRAPHWRIGHT_RUN_RATE=0)) as orch, \
-            running(orch, worker=False) as svc:
+    with (
+        redis_server() as server,
+        bound_orchestrator(
+            server.url, settings=settings_for(server.url, GRAPHWRIGHT_RUN_RATE=0)
+        ) as orch,
+        running(orch, worker=False) as svc,
+    ):
         for i in range(args.threads):
             orch.create_thread(f"bench-{i:05d}", {"user": f"u{i % 100}"})
         sdk = get_sync_client(url=svc.url, api_key=None)
@@ -78,9 +84,11 @@ def main() -> None:
         busy = asyncio.run(with_streams(svc.url, path, args.streams, args.queries, blocked))
         idle_after = asyncio.run(search_p50(svc.url, args.queries))
         until(lambda: blocked() == 0, "the streams to close", 30)
-        print(f"/threads/search p50: idle {idle:.2f} ms, with {args.streams} open join_streams "
-              f"{busy:.2f} ms, idle again {idle_after:.2f} ms; ratio {busy / idle:.2f}x "
-              f"({busy / ((idle + idle_after) / 2):.2f}x the mean idle)")
+        print(
+            f"/threads/search p50: idle {idle:.2f} ms, with {args.streams} open join_streams "
+            f"{busy:.2f} ms, idle again {idle_after:.2f} ms; ratio {busy / idle:.2f}x "
+            f"({busy / ((idle + idle_after) / 2):.2f}x the mean idle)"
+        )
 
 
 if __name__ == "__main__":

@@ -46,25 +46,41 @@ class Row:
 
     def markdown(self) -> str:
         found = differences(self.ours, self.theirs)
-        cells = [self.template, self.graph, self.ours.summary(), self.theirs.summary(),
-                 "<br>".join(found) or "none"]
+        cells = [
+            self.template,
+            self.graph,
+            self.ours.summary(),
+            self.theirs.summary(),
+            "<br>".join(found) or "none",
+        ]
         return "| " + " | ".join(c.replace("|", "/") for c in cells) + " |"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.templates", description=__doc__)
     parser.add_argument("dirs", nargs="+", type=Path, help="clones of LangGraph templates")
-    parser.add_argument("--details", type=Path,
-                        help="also write every outcome, in full, to this JSON file")
-    parser.add_argument("--queue", action="store_true",
-                        help="graphwright serve --queue with a graphwright worker beside it")
-    parser.add_argument("--venvs", type=Path, default=ROOT / ".template-venvs",
-                        help="where the venvs are made and reused")
+    parser.add_argument(
+        "--details", type=Path, help="also write every outcome, in full, to this JSON file"
+    )
+    parser.add_argument(
+        "--queue",
+        action="store_true",
+        help="graphwright serve --queue with a graphwright worker beside it",
+    )
+    parser.add_argument(
+        "--venvs",
+        type=Path,
+        default=ROOT / ".template-venvs",
+        help="where the venvs are made and reused",
+    )
     args = parser.parse_args(argv)
     rows: list[Row] = []
     notes: list[str] = []
-    with redis_server() as redis, page_server() as page_url, \
-            tempfile.TemporaryDirectory(prefix="gw-templates-") as scratch:
+    with (
+        redis_server() as redis,
+        page_server() as page_url,
+        tempfile.TemporaryDirectory(prefix="gw-templates-") as scratch,
+    ):
         tokens = tiktoken_cache(args.venvs)
         base_env = {"REDIS_URL": redis.url, "TIKTOKEN_CACHE_DIR": str(tokens)}
         for folder in args.dirs:
@@ -76,24 +92,41 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             notes += plan.limits
             print(f"{template.name}: preparing venvs", file=sys.stderr, flush=True)
-            venvs = {kind: ensure(kind, template, args.venvs)
-                     for kind in ("graphwright", "reference")}
-            outcomes = {kind: run_all(venv, template, plan, base_env, Path(scratch), notes,
-                                      queue=args.queue)
-                        for kind, venv in venvs.items()}
+            venvs = {
+                kind: ensure(kind, template, args.venvs) for kind in ("graphwright", "reference")
+            }
+            outcomes = {
+                kind: run_all(
+                    venv, template, plan, base_env, Path(scratch), notes, queue=args.queue
+                )
+                for kind, venv in venvs.items()
+            }
             for i, call in enumerate(plan.calls):
                 graph = f"{call.graph} ({call.label})" if call.label else call.graph
-                rows.append(Row(template=template.name, graph=graph,
-                                ours=outcomes["graphwright"][i],
-                                theirs=outcomes["reference"][i]))
+                rows.append(
+                    Row(
+                        template=template.name,
+                        graph=graph,
+                        ours=outcomes["graphwright"][i],
+                        theirs=outcomes["reference"][i],
+                    )
+                )
     print(table(rows, notes))
     if args.details:
         args.details.write_text(json.dumps([asdict(r) for r in rows], indent=1, default=str))
     return 0
 
 
-def run_all(venv: Venv, template: Path, plan: Scenario, base_env: dict[str, str],
-            scratch: Path, notes: list[str], *, queue: bool = False) -> list[Outcome]:
+def run_all(
+    venv: Venv,
+    template: Path,
+    plan: Scenario,
+    base_env: dict[str, str],
+    scratch: Path,
+    notes: list[str],
+    *,
+    queue: bool = False,
+) -> list[Outcome]:
     """Every call of ``plan`` on one server; an outcome per call whatever failed."""
     who = "graphwright" if venv.kind == "graphwright" else "langgraph dev"
     if not venv.ok:
@@ -104,9 +137,12 @@ def run_all(venv: Venv, template: Path, plan: Scenario, base_env: dict[str, str]
     log = scratch / f"{template.name}-{venv.kind}.log"
     with ScriptedOpenAI() as model:
         model.respond("", plan.answer)  # every request: the answer is the request's function
-        env = user_env(**base_env, OPENAI_BASE_URL=model.base_url,
-                       OPENAI_API_KEY="sk-scripted",
-                       GRAPHWRIGHT_KEY_PREFIX=f"tpl{uuid.uuid4().hex[:8]}")
+        env = user_env(
+            **base_env,
+            OPENAI_BASE_URL=model.base_url,
+            OPENAI_API_KEY="sk-scripted",
+            GRAPHWRIGHT_KEY_PREFIX=f"tpl{uuid.uuid4().hex[:8]}",
+        )
         try:
             if venv.kind == "graphwright":
                 server = graphwright_serve(venv, template, env, log, queue=queue)
@@ -124,8 +160,11 @@ def copy_of(template: Path, under: Path) -> Path:
     target = under / template.name
     if target.exists():
         shutil.rmtree(target)
-    shutil.copytree(template, target, ignore=shutil.ignore_patterns(
-        ".git", ".langgraph_api", "__pycache__", ".venv"))
+    shutil.copytree(
+        template,
+        target,
+        ignore=shutil.ignore_patterns(".git", ".langgraph_api", "__pycache__", ".venv"),
+    )
     return target
 
 
@@ -155,8 +194,10 @@ def page_server() -> Iterator[str]:
 
 
 def table(rows: list[Row], notes: list[str]) -> str:
-    head = ["| template | graph | graphwright | reference (`langgraph dev`) | differences |",
-            "|---|---|---|---|---|"]
+    head = [
+        "| template | graph | graphwright | reference (`langgraph dev`) | differences |",
+        "|---|---|---|---|---|",
+    ]
     lines = head + [row.markdown() for row in rows]
     if notes:
         lines += ["", "Notes:", ""] + [f"- {note}" for note in notes]

@@ -48,9 +48,11 @@ class Outcome:
         if self.history is None:
             return self.status
         store = f"; store {self.store_items}" if self.store_items is not None else ""
-        return (f"{self.status}; state {','.join(self.state_keys) or '-'}; history "
-                f"{self.history}{store}; model {self.model_calls}"
-                + (f"; embed {self.embedding_calls}" if self.embedding_calls else ""))
+        return (
+            f"{self.status}; state {','.join(self.state_keys) or '-'}; history "
+            f"{self.history}{store}; model {self.model_calls}"
+            + (f"; embed {self.embedding_calls}" if self.embedding_calls else "")
+        )
 
 
 def drive(url: str, call: Call, model: ScriptedOpenAI, threads: list[str]) -> Outcome:
@@ -61,25 +63,38 @@ def drive(url: str, call: Call, model: ScriptedOpenAI, threads: list[str]) -> Ou
     try:
         found = sdk.assistants.search(graph_id=call.graph, limit=1)
         assistant = found[0] if found else None
-        schemas = _schemas(sdk.assistants.get_schemas(assistant["assistant_id"])) \
-            if assistant else ()
-        drawing = _drawing(sdk.assistants.get_graph(assistant["assistant_id"])) \
-            if assistant else ""
-        thread = threads[-1] if call.follow_up and threads else \
-            sdk.threads.create()["thread_id"]
+        schemas = (
+            _schemas(sdk.assistants.get_schemas(assistant["assistant_id"])) if assistant else ()
+        )
+        drawing = _drawing(sdk.assistants.get_graph(assistant["assistant_id"])) if assistant else ""
+        thread = threads[-1] if call.follow_up and threads else sdk.threads.create()["thread_id"]
         threads.append(thread)
-        output = sdk.runs.wait(thread, call.graph, input=call.input, context=call.context,
-                               config=cast(Config | None, call.config), raise_error=False)
+        output = sdk.runs.wait(
+            thread,
+            call.graph,
+            input=call.input,
+            context=call.context,
+            config=cast(Config | None, call.config),
+            raise_error=False,
+        )
         runs = sdk.runs.list(thread)
         state = sdk.threads.get_state(thread)
         history = sdk.threads.get_history(thread, limit=1000)
-        events = [_event(part.event, part.data) for part in sdk.runs.stream(
-            sdk.threads.create()["thread_id"], call.graph, input=call.input,
-            context=call.context, config=cast(Config | None, call.config),
-            stream_mode=["values", "updates", "messages-tuple"])]
+        events = [
+            _event(part.event, part.data)
+            for part in sdk.runs.stream(
+                sdk.threads.create()["thread_id"],
+                call.graph,
+                input=call.input,
+                context=call.context,
+                config=cast(Config | None, call.config),
+                stream_mode=["values", "updates", "messages-tuple"],
+            )
+        ]
     except (APIError, httpx.HTTPError) as exc:
-        return Outcome(status=f"SDK error: {_short(exc)}",
-                       model_calls=len(model.side_requests) - asked)
+        return Outcome(
+            status=f"SDK error: {_short(exc)}", model_calls=len(model.side_requests) - asked
+        )
     items: int | str | None = None
     if call.store:
         try:
@@ -89,15 +104,24 @@ def drive(url: str, call: Call, model: ScriptedOpenAI, threads: list[str]) -> Ou
     status = str(runs[0]["status"]) if runs else "no run"
     if isinstance(output, dict) and "__error__" in output:
         status = f"{status}: {_short(output['__error__'])}"
-    return Outcome(status=status, output=mask(output),
-                   state_keys=tuple(sorted(state["values"] or {})) if isinstance(
-                       state["values"], dict) else (),
-                   next=tuple(state["next"]), history=len(history), store_items=items,
-                   model_calls=len(model.side_requests) - asked,
-                   embedding_calls=len(model.embedding_requests) - embedded,
-                   assistant=str(assistant["name"]) if assistant else None, schemas=schemas,
-                   stream=_runs_of(events), drawing=drawing, state=mask(state["values"]),
-                   steps=" ".join(_step(h) for h in reversed(history)))
+    return Outcome(
+        status=status,
+        output=mask(output),
+        state_keys=tuple(sorted(state["values"] or {}))
+        if isinstance(state["values"], dict)
+        else (),
+        next=tuple(state["next"]),
+        history=len(history),
+        store_items=items,
+        model_calls=len(model.side_requests) - asked,
+        embedding_calls=len(model.embedding_requests) - embedded,
+        assistant=str(assistant["name"]) if assistant else None,
+        schemas=schemas,
+        stream=_runs_of(events),
+        drawing=drawing,
+        state=mask(state["values"]),
+        steps=" ".join(_step(h) for h in reversed(history)),
+    )
 
 
 def _step(snapshot: Any) -> str:
@@ -108,8 +132,10 @@ def _step(snapshot: Any) -> str:
 def _drawing(got: Any) -> str:
     """``nodes a b c; edges a>b b>c``, sorted: what Studio draws, without positions."""
     nodes = sorted(str(n.get("id")) for n in got.get("nodes", []))
-    edges = sorted(f"{e.get('source')}>{e.get('target')}" + ("?" if e.get("conditional") else "")
-                   for e in got.get("edges", []))
+    edges = sorted(
+        f"{e.get('source')}>{e.get('target')}" + ("?" if e.get("conditional") else "")
+        for e in got.get("edges", [])
+    )
     return f"nodes {' '.join(nodes)}; edges {' '.join(edges)}"
 
 
@@ -141,8 +167,9 @@ def _schemas(got: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
         props = schema.get("properties") or {}
         if not props and "$ref" in schema:
             target = str(schema["$ref"]).rsplit("/", 1)[-1]
-            props = ((schema.get("$defs") or schema.get("definitions") or {}).get(target)
-                     or {}).get("properties") or {}
+            props = (
+                (schema.get("$defs") or schema.get("definitions") or {}).get(target) or {}
+            ).get("properties") or {}
         out.append((name, tuple(sorted(props))))
     return tuple(out)
 
@@ -150,8 +177,10 @@ def _schemas(got: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
 def mask(value: Any) -> Any:
     """``value`` with what differs between any two runs (ids, UUIDs, times) masked."""
     if isinstance(value, dict):
-        return {k: "<id>" if k in VOLATILE and value[k] is not None else mask(v)
-                for k, v in value.items()}
+        return {
+            k: "<id>" if k in VOLATILE and value[k] is not None else mask(v)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [mask(v) for v in value]
     if isinstance(value, str):
@@ -162,8 +191,7 @@ def mask(value: Any) -> Any:
 def differences(ours: Outcome, theirs: Outcome) -> list[str]:
     """Each field (and each path inside the output) where the two outcomes differ."""
     if ours.history is None or theirs.history is None:  # one side has no run to compare
-        return [] if ours.status == theirs.status else [f"status: {ours.status} vs "
-                                                        f"{theirs.status}"]
+        return [] if ours.status == theirs.status else [f"status: {ours.status} vs {theirs.status}"]
     left, right = asdict(ours), asdict(theirs)
     found: list[str] = []
     for key in left:
@@ -185,11 +213,12 @@ def _paths(at: str, a: Any, b: Any) -> list[str]:
                 out += _paths(f"{at}.{key}", a[key], b[key])
         return out
     if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        return [d for i, (x, y) in enumerate(zip(a, b, strict=True))
-                for d in _paths(f"{at}[{i}]", x, y)]
+        return [
+            d for i, (x, y) in enumerate(zip(a, b, strict=True)) for d in _paths(f"{at}[{i}]", x, y)
+        ]
     return [] if a == b else [f"{at}: {_short(a)} vs {_short(b)}"]
 
 
 def _short(value: Any, width: int = 160) -> str:
     text = str(value).replace("\n", " ").replace("|", "/")
-    return text if len(text) <= width else text[:width - 3] + "..."
+    return text if len(text) <= width else text[: width - 3] + "..."

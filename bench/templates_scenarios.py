@@ -43,15 +43,27 @@ class Scenario:
 def scenario(name: str, page_url: str) -> Scenario | None:
     """The scenario of the template whose project is ``name``; ``page_url`` is a local web
     page a scraping tool may read. None for a template this tool does not know."""
-    made = {"agent": _starter, "react-agent": _react, "memory-agent": _memory,
-            "enrichment-agent": _enrichment, "retrieval-graph": _retrieval}.get(name)
+    made = {
+        "agent": _starter,
+        "react-agent": _react,
+        "memory-agent": _memory,
+        "enrichment-agent": _enrichment,
+        "retrieval-graph": _retrieval,
+    }.get(name)
     return made(page_url) if made else None
 
 
 def _starter(_: str) -> Scenario:
-    return Scenario(calls=[Call(graph="agent", input={"changeme": "hello"},
-                                context={"my_configurable_param": "tuned"})],
-                    answer=lambda body: Reply(content="unused"))
+    return Scenario(
+        calls=[
+            Call(
+                graph="agent",
+                input={"changeme": "hello"},
+                context={"my_configurable_param": "tuned"},
+            )
+        ],
+        answer=lambda body: Reply(content="unused"),
+    )
 
 
 def _react(_: str) -> Scenario:
@@ -63,12 +75,22 @@ def _react(_: str) -> Scenario:
         return {"messages": [{"role": "user", "content": text}]}
 
     return Scenario(
-        calls=[Call(graph="agent", input=question("What is 2 + 2?"), context={"model": MODEL}),
-               Call(graph="agent", label="next turn", input=question("And 3 + 3?"),
-                    context={"model": MODEL}, follow_up=True)],
+        calls=[
+            Call(graph="agent", input=question("What is 2 + 2?"), context={"model": MODEL}),
+            Call(
+                graph="agent",
+                label="next turn",
+                input=question("And 3 + 3?"),
+                context={"model": MODEL},
+                follow_up=True,
+            ),
+        ],
         answer=answer,
-        limits=["react-agent: its one tool (`search`) calls Tavily's web API (TAVILY_API_KEY, "
-                "internet); the model answers without calling it"])
+        limits=[
+            "react-agent: its one tool (`search`) calls Tavily's web API (TAVILY_API_KEY, "
+            "internet); the model answers without calling it"
+        ],
+    )
 
 
 def _memory(_: str) -> Scenario:
@@ -77,25 +99,53 @@ def _memory(_: str) -> Scenario:
         if messages[-1]["role"] == "tool":
             return Reply(content="Noted: you like green tea.")
         if "?" not in str(messages[-1].get("content")):
-            return Reply(tool_calls=[call("upsert_memory", {
-                "content": "Li likes green tea", "context": "said when introducing himself"},
-                id="call_memory_1")])
+            return Reply(
+                tool_calls=[
+                    call(
+                        "upsert_memory",
+                        {
+                            "content": "Li likes green tea",
+                            "context": "said when introducing himself",
+                        },
+                        id="call_memory_1",
+                    )
+                ]
+            )
         recalled = "green tea" in str(messages[0].get("content"))
         return Reply(content="You like green tea." if recalled else "I do not know yet.")
 
     context = {"model": MODEL, "user_id": "li"}
-    return Scenario(calls=[
-        Call(graph="agent", label="remember", context=context, store=("memories", "li"),
-             input={"messages": [{"role": "user", "content": "Hi, I am Li. I like green tea."}]}),
-        Call(graph="agent", label="recall", context=context, store=("memories", "li"),
-             input={"messages": [{"role": "user", "content": "What do I like to drink?"}]}),
-    ], answer=answer)
+    return Scenario(
+        calls=[
+            Call(
+                graph="agent",
+                label="remember",
+                context=context,
+                store=("memories", "li"),
+                input={"messages": [{"role": "user", "content": "Hi, I am Li. I like green tea."}]},
+            ),
+            Call(
+                graph="agent",
+                label="recall",
+                context=context,
+                store=("memories", "li"),
+                input={"messages": [{"role": "user", "content": "What do I like to drink?"}]},
+            ),
+        ],
+        answer=answer,
+    )
 
 
-SCHEMA = {"type": "object", "required": ["name", "habit"],
-          "properties": {"name": {"type": "string"}, "habit": {"type": "string"}}}
-VERDICT = {"reason": ["names the bird", "cites the page", "fills every field"],
-           "is_satisfactory": True, "improvement_instructions": None}
+SCHEMA = {
+    "type": "object",
+    "required": ["name", "habit"],
+    "properties": {"name": {"type": "string"}, "habit": {"type": "string"}},
+}
+VERDICT = {
+    "reason": ["names the bird", "cites the page", "fills every field"],
+    "is_satisfactory": True,
+    "improvement_instructions": None,
+}
 
 
 def _enrichment(page_url: str) -> Scenario:
@@ -109,28 +159,50 @@ def _enrichment(page_url: str) -> Scenario:
             return Reply(content="Notes: the barn owl hunts at night by sound.")
         if not any(m["role"] == "tool" for m in body["messages"]):
             return Reply(tool_calls=[call("scrape_website", {"url": page_url}, id="call_scrape")])
-        return Reply(tool_calls=[call("Info", {"name": "barn owl",
-                                               "habit": "hunts at night by sound"},
-                                      id="call_info")])
+        return Reply(
+            tool_calls=[
+                call(
+                    "Info", {"name": "barn owl", "habit": "hunts at night by sound"}, id="call_info"
+                )
+            ]
+        )
 
     return Scenario(
-        calls=[Call(graph="agent", input={"topic": "the barn owl", "extraction_schema": SCHEMA},
-                    config={"configurable": {"model": MODEL}})],
+        calls=[
+            Call(
+                graph="agent",
+                input={"topic": "the barn owl", "extraction_schema": SCHEMA},
+                config={"configurable": {"model": MODEL}},
+            )
+        ],
         answer=answer,
-        limits=["data-enrichment: its `search` tool calls Tavily's web API (TAVILY_API_KEY, "
-                "internet) and is not called; `scrape_website` reads a page served on "
-                "loopback"])
+        limits=[
+            "data-enrichment: its `search` tool calls Tavily's web API (TAVILY_API_KEY, "
+            "internet) and is not called; `scrape_website` reads a page served on "
+            "loopback"
+        ],
+    )
 
 
 def _retrieval(_: str) -> Scenario:
     user = {"user_id": "li", "embedding_model": "openai/text-embedding-3-small"}
-    return Scenario(calls=[
-        Call(graph="indexer", input={"docs": [{"page_content": "Barn owls hunt by sound."}]},
-             config={"configurable": user}),
-        Call(graph="retrieval_graph",
-             input={"messages": [{"role": "user", "content": "How do barn owls hunt?"}]},
-             config={"configurable": {**user, "response_model": MODEL, "query_model": MODEL}}),
-    ], answer=lambda body: Reply(content="By sound."), limits=[
-        "retrieval-agent-template: both graphs open a vector store (`retriever_provider`: "
-        "Elasticsearch, Pinecone or MongoDB Atlas, each a network service with its "
-        "credentials); none is reachable here, so no run can complete on either server"])
+    return Scenario(
+        calls=[
+            Call(
+                graph="indexer",
+                input={"docs": [{"page_content": "Barn owls hunt by sound."}]},
+                config={"configurable": user},
+            ),
+            Call(
+                graph="retrieval_graph",
+                input={"messages": [{"role": "user", "content": "How do barn owls hunt?"}]},
+                config={"configurable": {**user, "response_model": MODEL, "query_model": MODEL}},
+            ),
+        ],
+        answer=lambda body: Reply(content="By sound."),
+        limits=[
+            "retrieval-agent-template: both graphs open a vector store (`retriever_provider`: "
+            "Elasticsearch, Pinecone or MongoDB Atlas, each a network service with its "
+            "credentials); none is reachable here, so no run can complete on either server"
+        ],
+    )

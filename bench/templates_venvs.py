@@ -16,8 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = ["pyproject.toml", "graphwright", "graphs", "nodes", "tools", "checkpoints",
-           "graphwright_errors"]
+SOURCES = [
+    "pyproject.toml",
+    "graphwright",
+    "graphs",
+    "nodes",
+    "tools",
+    "checkpoints",
+    "graphwright_errors",
+]
 REFERENCE = "langgraph-cli[inmem]"
 INSTALL_TIMEOUT_S = 900
 
@@ -45,13 +52,13 @@ def ensure(kind: str, template: Path, base: Path) -> Venv:
     stamp_file = path / ".templates-stamp"
     if stamp_file.exists() and stamp_file.read_text() == stamp:
         failed = path / ".templates-failed"
-        return Venv(kind=kind, path=path,
-                    error=failed.read_text() if failed.exists() else None)
+        return Venv(kind=kind, path=path, error=failed.read_text() if failed.exists() else None)
     if path.exists():
         shutil.rmtree(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    first = [str(ROOT), "--reinstall-package", "graphwright"] if kind == "graphwright" \
-        else [REFERENCE]
+    first = (
+        [str(ROOT), "--reinstall-package", "graphwright"] if kind == "graphwright" else [REFERENCE]
+    )
     error = _install(path, [*first, "-e", str(template)])
     if error is not None:
         (path / ".templates-failed").write_text(error)
@@ -66,8 +73,9 @@ def _stamp(kind: str, template: Path) -> str:
     digest.update((template / "pyproject.toml").read_bytes())
     if kind == "graphwright":
         for args in (["ls-files", "-s", "--", *SOURCES], ["status", "--porcelain", "--", *SOURCES]):
-            digest.update(subprocess.run(["git", *args], cwd=ROOT, capture_output=True,
-                                         check=True).stdout)
+            digest.update(
+                subprocess.run(["git", *args], cwd=ROOT, capture_output=True, check=True).stdout
+            )
     return digest.hexdigest()
 
 
@@ -77,16 +85,21 @@ def _install(path: Path, requirements: list[str]) -> str | None:
     python = path / "bin" / "python"
     if uv.exists():
         env = {**os.environ, "UV_SYSTEM_CERTS": "1", "VIRTUAL_ENV": str(path)}
-        steps = [[str(uv), "venv", "-q", "--python", sys.executable, str(path)],
-                 [str(uv), "pip", "install", "-q", "--python", str(python), *requirements]]
+        steps = [
+            [str(uv), "venv", "-q", "--python", sys.executable, str(path)],
+            [str(uv), "pip", "install", "-q", "--python", str(python), *requirements],
+        ]
     else:
         env = dict(os.environ)
         plain = [r for r in requirements if r != "--reinstall-package" and r != "graphwright"]
-        steps = [[sys.executable, "-m", "venv", str(path)],
-                 [str(python), "-m", "pip", "install", "-q", *plain]]
+        steps = [
+            [sys.executable, "-m", "venv", str(path)],
+            [str(python), "-m", "pip", "install", "-q", *plain],
+        ]
     for step in steps:
-        done = subprocess.run(step, capture_output=True, text=True, env=env,
-                              timeout=INSTALL_TIMEOUT_S, check=False)
+        done = subprocess.run(
+            step, capture_output=True, text=True, env=env, timeout=INSTALL_TIMEOUT_S, check=False
+        )
         if done.returncode != 0:
             return _reason(done.stderr or done.stdout)
     return None
@@ -95,17 +108,27 @@ def _install(path: Path, requirements: list[str]) -> str | None:
 def _reason(output: str) -> str:
     """The installer's conclusion: its error line and the conflict it names."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
-    picked = [line for line in lines if line.startswith(("error", "ERROR"))
-              or "depends on" in line or "conflict" in line.lower()]
+    picked = [
+        line
+        for line in lines
+        if line.startswith(("error", "ERROR")) or "depends on" in line or "conflict" in line.lower()
+    ]
     return " ".join(picked or lines[-3:])[:1500]
 
 
 def versions(venv: Venv) -> str:
     """The LangGraph packages installed in ``venv``, as ``name version`` pairs."""
-    code = ("import importlib.metadata as m\n"
-            "for name in ('graphwright', 'langgraph', 'langgraph-api', 'langchain-core'):\n"
-            "    try: print(name, m.version(name))\n"
-            "    except m.PackageNotFoundError: pass\n")
-    done = subprocess.run([str(venv.bin("python")), "-c", code], capture_output=True,
-                          cwd=venv.path, text=True, check=False)  # not this tree's metadata
+    code = (
+        "import importlib.metadata as m\n"
+        "for name in ('graphwright', 'langgraph', 'langgraph-api', 'langchain-core'):\n"
+        "    try: print(name, m.version(name))\n"
+        "    except m.PackageNotFoundError: pass\n"
+    )
+    done = subprocess.run(
+        [str(venv.bin("python")), "-c", code],
+        capture_output=True,
+        cwd=venv.path,
+        text=True,
+        check=False,
+    )  # not this tree's metadata
     return ", ".join(done.stdout.split("\n")[:-1]) if done.returncode == 0 else "?"

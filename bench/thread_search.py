@@ -21,7 +21,9 @@ from graphwright.server.schemas_threads import ThreadSearchBody
 from graphwright.server.threads_api import Threads
 from graphwright.thread_index import API_STATUS
 
-STATUSES = ["completed"] * 7 + ["interrupted"] * 2 + ["failed"]  # idle 70%, interrupted 20%, error 10%
+STATUSES = (
+    ["completed"] * 7 + ["interrupted"] * 2 + ["failed"]
+)  # idle 70%, interrupted 20%, error 10%
 QUERIES: dict[str, dict[str, Any]] = {
     "status=interrupted": {"status": "interrupted"},
     "metadata user=u7": {"metadata": {"user": "u7"}},
@@ -65,7 +67,9 @@ def run(orch: Orchestrator, url: str, n: int) -> None:
     print(f"{n} threads written in {time.perf_counter() - started:.1f} s")
     sdk = get_sync_client(url=url, api_key=None)
     threads = Threads(orch)
-    print(f"{'query (limit 10)':<34}{'HTTP index ms':>15}{'index ms':>10}{'scan ms':>10}{'scan/index':>12}")
+    print(
+        f"{'query (limit 10)':<34}{'HTTP index ms':>15}{'index ms':>10}{'scan ms':>10}{'scan/index':>12}"
+    )
     for name, query in QUERIES.items():
         body = ThreadSearchBody(limit=10, select=["thread_id", "status", "metadata"], **query)
         found = {t["thread_id"] for t in threads.search(body)}
@@ -75,5 +79,7 @@ def run(orch: Orchestrator, url: str, n: int) -> None:
         index = timed(lambda b=body: threads.search(b), 30)  # type: ignore[misc]
         old = timed(lambda q=query: scan(orch, q), 3)  # type: ignore[misc]
         med = statistics.median
-        print(f"{name:<34}{med(http) * 1000:>15.1f}{med(index) * 1000:>10.1f}{med(old) * 1000:>10.0f}"
-              f"{med(old) / med(index):>11.0f}x")
+        print(
+            f"{name:<34}{med(http) * 1000:>15.1f}{med(index) * 1000:>10.1f}{med(old) * 1000:>10.0f}"
+            f"{med(old) / med(index):>11.0f}x"
+        )

@@ -51,7 +51,9 @@ def parse_sentinel_url(url: str) -> SentinelTarget:
     """Split a ``redis+sentinel://`` URL; a malformed one is a configuration error."""
     parts = urlsplit(url)
     if parts.scheme not in SENTINEL_SCHEMES:
-        raise ConfigurationError(f"not a sentinel URL (expected redis+sentinel://): {parts.scheme}://")
+        raise ConfigurationError(
+            f"not a sentinel URL (expected redis+sentinel://): {parts.scheme}://"
+        )
     netloc = parts.netloc.rpartition("@")
     credentials, hosts = netloc[0], netloc[2]
     password = unquote(credentials.partition(":")[2] or credentials) if credentials else None
@@ -71,8 +73,11 @@ def parse_sentinel_url(url: str) -> SentinelTarget:
     if not db.isdigit():
         raise ConfigurationError(f"sentinel URL database must be a number, not {db!r}")
     return SentinelTarget(
-        sentinels=tuple(sentinels), service=unquote(path[0]), db=int(db),
-        password=password or None, ssl=parts.scheme.startswith("rediss"),
+        sentinels=tuple(sentinels),
+        service=unquote(path[0]),
+        db=int(db),
+        password=password or None,
+        ssl=parts.scheme.startswith("rediss"),
     )
 
 
@@ -112,8 +117,9 @@ def sentinel_kwargs(target: SentinelTarget) -> dict[str, Any]:
     return kwargs
 
 
-def connect(url: str, *, cluster: bool = False, failover_budget_s: float = 15.0,
-            **client_options: Any) -> Any:
+def connect(
+    url: str, *, cluster: bool = False, failover_budget_s: float = 15.0, **client_options: Any
+) -> Any:
     """The client for ``url``; ``client_options`` (timeouts, ``retry``...) go to every connection.
 
     A cluster client rides through a failover for ``failover_budget_s``.
@@ -121,10 +127,15 @@ def connect(url: str, *, cluster: bool = False, failover_budget_s: float = 15.0,
     if url.split("://", 1)[0] in SENTINEL_SCHEMES:
         target = parse_sentinel_url(url)
         sentinel = Sentinel(  # type: ignore[no-untyped-call,unused-ignore]  # redis-py leaves it untyped
-            list(target.sentinels), sentinel_kwargs=sentinel_kwargs(target), **client_options,
+            list(target.sentinels),
+            sentinel_kwargs=sentinel_kwargs(target),
+            **client_options,
         )
         return sentinel.master_for(  # type: ignore[no-untyped-call,unused-ignore]  # as above
-            target.service, db=target.db, password=target.password, ssl=target.ssl,
+            target.service,
+            db=target.db,
+            password=target.password,
+            ssl=target.ssl,
         )
     if cluster:
         try:  # a cluster client reads the slot map as it is built, so it can fail here

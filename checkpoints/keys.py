@@ -134,8 +134,10 @@ class Keys:
     def event_ids(self, thread_id: str) -> tuple[str, str]:
         """Hashes: event id -> stream entry id of the latest events, and the generation before
         (rotated at ``MAX_EVENTS``): a write replayed after a lost reply is added once."""
-        return (f"{self.thread_tag(thread_id)}:events:ids",
-                f"{self.thread_tag(thread_id)}:events:ids:old")
+        return (
+            f"{self.thread_tag(thread_id)}:events:ids",
+            f"{self.thread_tag(thread_id)}:events:ids:old",
+        )
 
     def lock(self, thread_id: str) -> str:
         """Run lock of the thread (SET NX with expiry)."""
@@ -300,9 +302,15 @@ class Keys:
             Place(f"{thread}:runev:*", frozenset({b"data"})),
             Place(f"{thread}:events", frozenset({b"e"})),
             Place(f"{thread}:idem:*", frozenset({b"result"})),
-            Place(f"{p}:{USER_STORE}:*:item:*"), Place(f"{p}:{SERVICE_STORE}:*:item:*"),
-            Place(self.crons()), Place(self.assistants()), Place(f"{p}:{{assistants}}:versions:*"),
-            Place(self.calendar()), Place(self.outbox()), Place(self.outbox_ids()),
-            Place(f"{thread}:cp", typed=True), Place(f"{thread}:blobs", typed=True),
+            Place(f"{p}:{USER_STORE}:*:item:*"),
+            Place(f"{p}:{SERVICE_STORE}:*:item:*"),
+            Place(self.crons()),
+            Place(self.assistants()),
+            Place(f"{p}:{{assistants}}:versions:*"),
+            Place(self.calendar()),
+            Place(self.outbox()),
+            Place(self.outbox_ids()),
+            Place(f"{thread}:cp", typed=True),
+            Place(f"{thread}:blobs", typed=True),
             Place(f"{thread}:w", typed=True),
         )

@@ -43,14 +43,18 @@ class MemoryRecord(BaseModel):
     value: str = Field(min_length=1, max_length=2000)
     source: Source
     updated_at: float
-    history: list[PastValue] = Field(default_factory=list, description="replaced values, newest first")
+    history: list[PastValue] = Field(
+        default_factory=list, description="replaced values, newest first"
+    )
 
 
 def scope_of(kind: Literal["user", "project"], ident: str) -> str:
     """``user:<id>`` or ``project:<id>``, refusing ids that could reach another scope."""
     scope = f"{kind}:{ident}"
     if not SCOPE.match(scope):
-        raise UserError(f"{kind} id {ident!r} is not valid: 1 to 128 characters, no spaces or periods")
+        raise UserError(
+            f"{kind} id {ident!r} is not valid: 1 to 128 characters, no spaces or periods"
+        )
     return scope
 
 
@@ -60,7 +64,9 @@ class MemoryBook:
     def __init__(self, store: BaseStore) -> None:
         self.store = store
 
-    def remember(self, scope: str, kind: Kind, key: str, value: str, source: Source) -> MemoryRecord:
+    def remember(
+        self, scope: str, kind: Kind, key: str, value: str, source: Source
+    ) -> MemoryRecord:
         namespace = (ROOT, scope)
         old = self.store.get(namespace, key)
         history: list[PastValue] = []
@@ -68,10 +74,19 @@ class MemoryBook:
             prior = MemoryRecord.model_validate(old.value)
             if prior.value == value:
                 return prior
-            history = [PastValue(value=prior.value, source=prior.source, updated_at=prior.updated_at),
-                       *prior.history][:HISTORY]
-        record = MemoryRecord(scope=scope, kind=kind, key=key, value=value, source=source,
-                              updated_at=time.time(), history=history)
+            history = [
+                PastValue(value=prior.value, source=prior.source, updated_at=prior.updated_at),
+                *prior.history,
+            ][:HISTORY]
+        record = MemoryRecord(
+            scope=scope,
+            kind=kind,
+            key=key,
+            value=value,
+            source=source,
+            updated_at=time.time(),
+            history=history,
+        )
         self.store.put(namespace, key, record.model_dump(mode="json"), index=False)
         return record
 

@@ -60,7 +60,10 @@ def migrate_thread(ctx: Ctx, thread_id: str) -> Op[None]:
             docs.append(_doc_with_metadata(ctx, _old_doc(raw, ns, key)))
         blobs: dict[bytes, bytes] = replies[2 * i + 1]
         pairs = [x for f, v in blobs.items() for x in (f"{escape(ns)}\x00{text(f)}", v)]
-        cmds += [("HSET", k.blobs(thread_id), *pairs[j : j + 2 * CHUNK]) for j in range(0, len(pairs), 2 * CHUNK)]
+        cmds += [
+            ("HSET", k.blobs(thread_id), *pairs[j : j + 2 * CHUNK])
+            for j in range(0, len(pairs), 2 * CHUNK)
+        ]
         old_keys += [key, k.legacy_blobs(thread_id, ns)]
         old_keys += [f"{k.thread_tag(thread_id)}:{escape(ns)}:{s}" for s in ("head", "idx")]
     writes = yield Batch(
@@ -83,11 +86,17 @@ def migrate_thread(ctx: Ctx, thread_id: str) -> Op[None]:
         for j in range(0, len(items), CHUNK):
             cmds.append(("ZADD", key, *[x for m in items[j : j + CHUNK] for x in (0, m)]))
     pairs = [x for kv in new_writes for x in kv]
-    cmds += [("HSET", k.writes(thread_id), *pairs[j : j + 2 * CHUNK]) for j in range(0, len(pairs), 2 * CHUNK)]
+    cmds += [
+        ("HSET", k.writes(thread_id), *pairs[j : j + 2 * CHUNK])
+        for j in range(0, len(pairs), 2 * CHUNK)
+    ]
     if run_ids:
         cmds.append(("SADD", k.run_ids(thread_id), *run_ids))
     cmds += [("DEL", *old_keys[j : j + CHUNK]) for j in range(0, len(old_keys), CHUNK)]
-    cmds += [("SREM", k.registry(thread_id), *old_keys[j : j + CHUNK]) for j in range(0, len(old_keys), CHUNK)]
+    cmds += [
+        ("SREM", k.registry(thread_id), *old_keys[j : j + CHUNK])
+        for j in range(0, len(old_keys), CHUNK)
+    ]
     yield Batch(cmds, atomic=True)
     yield Batch([("ZADD", k.thread_ids(), 0, escape(thread_id))])
     return None

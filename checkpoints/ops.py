@@ -121,8 +121,10 @@ def put(
     if ctx.stamp_thread:  # the thread's id too, as the Agent Server's checkpoints carry it,
         # and the checkpoint the caller's config named (a fork's origin), which its saver keeps
         named = (config.get("metadata") or {}).get("checkpoint_id")
-        meta = cast(CheckpointMetadata, {"thread_id": thread_id, **meta,
-                                         **({"checkpoint_id": named} if named else {})})
+        meta = cast(
+            CheckpointMetadata,
+            {"thread_id": thread_id, **meta, **({"checkpoint_id": named} if named else {})},
+        )
     doc = codec.make_doc(ctx.serde, ns, checkpoint, meta, parent_id)
     fields: list[Any] = []
     for channel, version in new_versions.items():
@@ -136,8 +138,10 @@ def put(
     else:
         cp = k.checkpoints(thread_id)
         # What is indexed, not what this put added: a replayed first put still indexes.
-        cmds: list[Command] = [("HMGET", k.indexed(thread_id), "thread", f"run:{run_id}"),
-                               ("ZREMRANGEBYLEX", cp, b"[" + prefix, upper(prefix))]
+        cmds: list[Command] = [
+            ("HMGET", k.indexed(thread_id), "thread", f"run:{run_id}"),
+            ("ZREMRANGEBYLEX", cp, b"[" + prefix, upper(prefix)),
+        ]
         if fields:  # blobs before the checkpoint that reads them
             cmds.append(("HSET", k.blobs(thread_id), *fields))
         cmds.append(("ZADD", cp, 0, codec.encode_doc(doc)))
@@ -158,7 +162,9 @@ def _expire(ctx: Ctx, thread_id: str, keys: Sequence[str] | None = None) -> list
     return [("EXPIRE", key, ctx.ttl_s) for key in keys or ctx.keys.ttl_keys(thread_id)]
 
 
-def _index_commands(ctx: Ctx, thread_id: str, run_id: str, flags: int, now_ms: int) -> list[Command]:
+def _index_commands(
+    ctx: Ctx, thread_id: str, run_id: str, flags: int, now_ms: int
+) -> list[Command]:
     """Global index entries for a new thread (flag 1) or a new run in it (flag 2)."""
     k = ctx.keys
     tid = escape(thread_id)
@@ -186,8 +192,13 @@ def _fenced_put(
     ttl_keys = k.ttl_keys(thread_id) if ctx.ttl_s else ()
     run_id = doc.run_id or ""
     glob = () if ctx.cluster else (k.threads(), k.thread_ids(), k.run(run_id))
-    keys = (k.checkpoints(thread_id), k.blobs(thread_id), k.run_ids(thread_id), k.fence(thread_id),
-            k.indexed(thread_id))
+    keys = (
+        k.checkpoints(thread_id),
+        k.blobs(thread_id),
+        k.run_ids(thread_id),
+        k.fence(thread_id),
+        k.indexed(thread_id),
+    )
     args = (
         prefix,
         codec.encode_doc(doc),
@@ -222,7 +233,9 @@ def put_writes(
     encoded = []
     for idx, (channel, value) in enumerate(writes):
         widx = WRITES_IDX_MAP.get(channel, idx)
-        field, payload = codec.encode_write(ctx.serde, prefix, task_id, widx, channel, value, task_path)
+        field, payload = codec.encode_write(
+            ctx.serde, prefix, task_id, widx, channel, value, task_path
+        )
         encoded.append((widx < 0, field, payload))
     w, wi = k.writes(thread_id), k.write_index(thread_id)
     token = _fence(config)
@@ -345,5 +358,7 @@ def get_tuple(ctx: Ctx, config: RunnableConfig) -> Op[CheckpointTuple | None]:
             raise LegacyThread(thread_id)
         return None
     raw, fields, values = reply
-    tuples = yield from load_tuples(ctx, thread_id, [decode(ctx, raw, thread_id)], [(fields, values)])
+    tuples = yield from load_tuples(
+        ctx, thread_id, [decode(ctx, raw, thread_id)], [(fields, values)]
+    )
     return tuples[0]

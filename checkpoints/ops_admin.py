@@ -156,16 +156,14 @@ def copy_thread(ctx: Ctx, source: str, target: str, now_ms: int) -> Op[None]:
     byte for byte: sealed, they are bound to the checkpoint place, not to a thread's keys
     (``graphwright.checkpoints.sealed_serde``), and open under ``target`` as they are."""
     k = ctx.keys
-    cp, blobs, writes, index, rids = (
-        yield Batch(
-            [
-                ("ZRANGE", k.checkpoints(source), 0, -1),
-                ("HGETALL", k.blobs(source)),
-                ("HGETALL", k.writes(source)),
-                ("ZRANGE", k.write_index(source), 0, -1),
-                ("SMEMBERS", k.run_ids(source)),
-            ]
-        )
+    cp, blobs, writes, index, rids = yield Batch(
+        [
+            ("ZRANGE", k.checkpoints(source), 0, -1),
+            ("HGETALL", k.blobs(source)),
+            ("HGETALL", k.writes(source)),
+            ("ZRANGE", k.write_index(source), 0, -1),
+            ("SMEMBERS", k.run_ids(source)),
+        ]
     )
     if not cp:
         return None
@@ -182,7 +180,10 @@ def copy_thread(ctx: Ctx, source: str, target: str, now_ms: int) -> Op[None]:
     if ctx.ttl_s:
         cmds += [("EXPIRE", key, ctx.ttl_s) for key in k.ttl_keys(target)]
     tid = escape(target)
-    glob: list[Command] = [("ZADD", k.threads(), "NX", now_ms, tid), ("ZADD", k.thread_ids(), 0, tid)]
+    glob: list[Command] = [
+        ("ZADD", k.threads(), "NX", now_ms, tid),
+        ("ZADD", k.thread_ids(), 0, tid),
+    ]
     glob += [("SADD", k.run(text(r)), tid) for r in rids]
     if ctx.cluster:
         yield Batch(cmds, atomic=True)

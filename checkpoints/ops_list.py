@@ -86,9 +86,7 @@ def namespaces(ctx: Ctx, thread_id: str) -> Op[list[str]]:
     return [unescape(text(ns)) for ns in found]
 
 
-def thread_id_page(
-    ctx: Ctx, after: str | None, size: int
-) -> Op[tuple[list[str], str | None]]:
+def thread_id_page(ctx: Ctx, after: str | None, size: int) -> Op[tuple[list[str], str | None]]:
     """Thread ids with checkpoints in id order after ``after`` (stable under writes), and
     the cursor of the next page (None at the end)."""
     lo = "(" + escape(after) if after is not None else "-"

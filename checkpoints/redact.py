@@ -57,7 +57,9 @@ _ASSIGNED = re.compile(
 )
 
 
-_HEADER = re.compile(r"(?P<key>\bauthorization[\"']?\s*[:=]\s*[\"']?)(?P<value>[^\"'\r\n]+)", re.IGNORECASE)
+_HEADER = re.compile(
+    r"(?P<key>\bauthorization[\"']?\s*[:=]\s*[\"']?)(?P<value>[^\"'\r\n]+)", re.IGNORECASE
+)
 
 
 def secret_name(key: str) -> bool:
@@ -77,7 +79,9 @@ def redact(value: Any) -> Any:
     """A copy of ``value`` with secret-named fields and credential-shaped strings masked."""
     if isinstance(value, Mapping):
         return {
-            k: MASK if isinstance(k, str) and secret_name(k) and value[k] not in (None, "") else redact(v)
+            k: MASK
+            if isinstance(k, str) and secret_name(k) and value[k] not in (None, "")
+            else redact(v)
             for k, v in value.items()
         }
     if isinstance(value, list | tuple):

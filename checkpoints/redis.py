@@ -175,8 +175,9 @@ class RedisSaver(SaverBase):
     def _acknowledge(self, config: RunnableConfig, what: str) -> None:
         if self.wait is not None:
             thread_id = str(config["configurable"]["thread_id"])
-            self.wait.acknowledge(self.client, self.keys.replica_ack(thread_id),
-                                  f"{what} of thread {thread_id!r}")
+            self.wait.acknowledge(
+                self.client, self.keys.replica_ack(thread_id), f"{what} of thread {thread_id!r}"
+            )
 
     def delete_thread(self, thread_id: str) -> None:
         self.run(ops_admin.delete_thread(self.ctx, str(thread_id)))
@@ -186,7 +187,9 @@ class RedisSaver(SaverBase):
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         self._read(lambda: ops_list.namespaces(self.ctx, str(source_thread_id)))
-        self.run(ops_admin.copy_thread(self.ctx, str(source_thread_id), str(target_thread_id), now_ms()))
+        self.run(
+            ops_admin.copy_thread(self.ctx, str(source_thread_id), str(target_thread_id), now_ms())
+        )
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         self.run(checked_prune(self.ctx, thread_ids, strategy))

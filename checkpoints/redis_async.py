@@ -181,8 +181,12 @@ class AsyncRedisSaver(SaverBase):
             marker = self.keys.replica_ack(thread_id)
             node = self._node_of(marker)
             if node is None:
-                log.warning("%s of thread %r: no cluster node is known for it yet; its replicas "
-                            "were not waited for", what, thread_id)
+                log.warning(
+                    "%s of thread %r: no cluster node is known for it yet; its replicas "
+                    "were not waited for",
+                    what,
+                    thread_id,
+                )
                 return
             await self.wait.aacknowledge(node, marker, f"{what} of thread {thread_id!r}")
 
@@ -197,9 +201,12 @@ class AsyncRedisSaver(SaverBase):
         where = (node.host, int(node.port))
         if where not in self._nodes:
             kwargs = self.client.get_connection_kwargs()
-            self._nodes[where] = aredis.Redis(host=where[0], port=where[1],
-                                              username=kwargs.get("username"),
-                                              password=kwargs.get("password"))
+            self._nodes[where] = aredis.Redis(
+                host=where[0],
+                port=where[1],
+                username=kwargs.get("username"),
+                password=kwargs.get("password"),
+            )
         return self._nodes[where]
 
     async def adelete_thread(self, thread_id: str) -> None:
@@ -266,9 +273,7 @@ class AsyncRedisSaver(SaverBase):
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         async def collect() -> builtins.list[CheckpointTuple]:
-            return [
-                t async for t in self.alist(config, filter=filter, before=before, limit=limit)
-            ]
+            return [t async for t in self.alist(config, filter=filter, before=before, limit=limit)]
 
         yield from self._bridge("list", collect)
 

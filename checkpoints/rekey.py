@@ -124,8 +124,9 @@ def _place(key: bytes, places: Sequence[Place]) -> Place | None:
     return next((p for p in places if fnmatchcase(text, p.glob)), None)
 
 
-def rekey(client: redis.Redis, sealer: Sealer, prefix: str,
-          places: Sequence[Place] = ()) -> RekeyReport:
+def rekey(
+    client: redis.Redis, sealer: Sealer, prefix: str, places: Sequence[Place] = ()
+) -> RekeyReport:
     """Re-seal every stale value under ``prefix`` (and seal plain ones at ``places``);
     safe to run again or while serving."""
     report = RekeyReport()
@@ -139,8 +140,9 @@ def rekey(client: redis.Redis, sealer: Sealer, prefix: str,
     return report
 
 
-def _rekey_one(client: redis.Redis, sealer: Sealer, key: bytes, place: Place | None,
-               report: RekeyReport) -> None:
+def _rekey_one(
+    client: redis.Redis, sealer: Sealer, key: bytes, place: Place | None, report: RekeyReport
+) -> None:
     def spot(field: bytes = b"") -> _Spot:
         plain = place is not None and (place.fields is None or field in place.fields)
         return _Spot(sealer, key, field, plain=plain, typed=place is not None and place.typed)
@@ -192,8 +194,7 @@ def _zset(client: redis.Redis, spot: _Spot, key: bytes) -> int:
         if not (sep and sep2):
             continue
         if (new := reseal(spot, doc)) is not None:
-            done += int(client.eval(ZSWAP_IF_SAME, 1, key, member,
-                                    head + sep + cid + sep2 + new))
+            done += int(client.eval(ZSWAP_IF_SAME, 1, key, member, head + sep + cid + sep2 + new))
     return done
 
 

@@ -67,8 +67,9 @@ class ReplicaWait:
                 pipe.execute_command("WAIT", self.replicas, self.timeout_ms)
                 acked = int(pipe.execute()[1])
         except redis.RedisError as exc:
-            log.warning("%s: could not confirm that %d replica(s) hold it (%s)",
-                        what, self.replicas, exc)
+            log.warning(
+                "%s: could not confirm that %d replica(s) hold it (%s)", what, self.replicas, exc
+            )
             return 0
         return self._report(acked, what)
 
@@ -80,14 +81,21 @@ class ReplicaWait:
                 pipe.execute_command("WAIT", self.replicas, self.timeout_ms)
                 acked = int((await pipe.execute())[1])
         except redis.RedisError as exc:
-            log.warning("%s: could not confirm that %d replica(s) hold it (%s)",
-                        what, self.replicas, exc)
+            log.warning(
+                "%s: could not confirm that %d replica(s) hold it (%s)", what, self.replicas, exc
+            )
             return 0
         return self._report(acked, what)
 
     def _report(self, acked: int, what: str) -> int:
         if acked < self.replicas:
-            log.warning("%s: only %d of %d replica(s) acknowledged it within %d ms; "
-                        "a failover now could lose it (%s)", what, acked, self.replicas,
-                        self.timeout_ms, WAIT_REPLICAS_ENV)
+            log.warning(
+                "%s: only %d of %d replica(s) acknowledged it within %d ms; "
+                "a failover now could lose it (%s)",
+                what,
+                acked,
+                self.replicas,
+                self.timeout_ms,
+                WAIT_REPLICAS_ENV,
+            )
         return acked

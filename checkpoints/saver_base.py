@@ -41,9 +41,11 @@ def describe_client(client: SyncClient | AsyncClient) -> str:
         return "redis cluster " + ",".join(f"{n.host}:{n.port}" for n in nodes[:3])
     pool: Any = client.connection_pool
     if getattr(pool, "service_name", None) is not None:  # a Sentinel pool: no host of its own
-        sentinels = ",".join(f"{s.connection_pool.connection_kwargs.get('host')}:"
-                             f"{s.connection_pool.connection_kwargs.get('port')}"
-                             for s in pool.sentinel_manager.sentinels)
+        sentinels = ",".join(
+            f"{s.connection_pool.connection_kwargs.get('host')}:"
+            f"{s.connection_pool.connection_kwargs.get('port')}"
+            for s in pool.sentinel_manager.sentinels
+        )
         return f"redis+sentinel://{sentinels}/{pool.service_name}"
     kwargs = pool.connection_kwargs
     if "path" in kwargs:
@@ -76,13 +78,11 @@ def make_serde(*, encrypt: bool) -> SerializerProtocol | None:
 def translate(where: str, exc: redis.RedisError) -> Exception:
     """The graphwright error for a redis-py error."""
     if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
-        return RedisUnavailableError(
-            f"Redis at {where} is unreachable ({exc})"
-        )
+        return RedisUnavailableError(f"Redis at {where} is unreachable ({exc})")
     if LOCK_LOST in str(exc):
         return LockLostError(
             f"this process no longer holds the thread; Redis at {where} refused its write: "
-            f"{str(exc)[str(exc).index(LOCK_LOST):]}"
+            f"{str(exc)[str(exc).index(LOCK_LOST) :]}"
         )
     return InfrastructureError(f"Redis at {where} refused a command: {exc}")
 
@@ -120,10 +120,17 @@ class SaverBase(BaseCheckpointSaver[str]):
     def ctx(self) -> ops.Ctx:
         # Cached: a put builds no context; rebuilt if a caller swaps serde or TTL.
         ctx = self._ctx
-        if ctx is None or ctx.serde is not self.serde or ctx.ttl_s != self.ttl_s \
-                or ctx.stamp_thread != self.stamp_thread:
+        if (
+            ctx is None
+            or ctx.serde is not self.serde
+            or ctx.ttl_s != self.ttl_s
+            or ctx.stamp_thread != self.stamp_thread
+        ):
             ctx = self._ctx = ops.Ctx(
-                keys=self.keys, serde=self.serde, ttl_s=self.ttl_s, cluster=self.cluster,
+                keys=self.keys,
+                serde=self.serde,
+                ttl_s=self.ttl_s,
+                cluster=self.cluster,
                 stamp_thread=self.stamp_thread,
             )
         return ctx

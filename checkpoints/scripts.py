@@ -34,7 +34,9 @@ local function upper(p) return '(' .. string.sub(p, 1, -2) .. '\\1' end
 # Flags say which index entries are not written yet (1 thread, 2 run), read from the
 # ``indexed`` marker rather than from what this call added: a replay after a lost reply
 # still reports (and, with globals, writes) them.
-PUT = _FENCE + """
+PUT = (
+    _FENCE
+    + """
 local err = fenced(KEYS[4], ARGV[3])
 if err then return err end
 local flags = 0
@@ -64,11 +66,14 @@ if ARGV[5] ~= '' then
 end
 return flags
 """
+)
 
 # KEYS: writes, write index, fence.  ARGV: token, ttl, then (replace?, field, write)...
 # A regular write is kept once per (task, idx): the first one stays. Special channels
 # (error, interrupt, resume; negative idx) are replaced, as LangGraph expects.
-PUT_WRITES = _FENCE + """
+PUT_WRITES = (
+    _FENCE
+    + """
 local err = fenced(KEYS[3], ARGV[1])
 if err then return err end
 local index = {}
@@ -84,10 +89,13 @@ if ARGV[2] ~= '' then
 end
 return #index / 2
 """
+)
 
 # KEYS: cp, writes, write index, layout-1 namespaces.  ARGV: ns prefix, id ('' = latest)
 # Returns {member, write fields, writes} or {false, layout-1 data exists?}.
-READ = _FENCE + """
+READ = (
+    _FENCE
+    + """
 local p = ARGV[1]
 local m
 if ARGV[2] == '' then
@@ -103,6 +111,7 @@ local writes = {}
 if #fields > 0 then writes = redis.call('HMGET', KEYS[2], unpack(fields)) end
 return {m, fields, writes}
 """
+)
 
 # KEYS: cp.  The escaped namespaces of the thread, skipping from one to the next.
 NAMESPACES = """

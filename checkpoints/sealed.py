@@ -86,7 +86,8 @@ class Sealer:
         for key in self.keys:
             if len(key) not in (16, 24, 32):
                 raise ConfigurationError(
-                    f"an encryption key in {KEYS_ENV} is {len(key)} bytes; use 16, 24 or 32.")
+                    f"an encryption key in {KEYS_ENV} is {len(key)} bytes; use 16, 24 or 32."
+                )
             self._by_id[key_id(key)] = key
 
     @property
@@ -115,16 +116,18 @@ class Sealer:
             if self.keys:
                 raise UnsealedValueError(
                     f"the value at {_where(key, field)} is not sealed but encryption is on; "
-                    "run `graphwright seal` to seal data written before encryption was on.")
+                    "run `graphwright seal` to seal data written before encryption was on."
+                )
             return stored
-        kid = stored[len(MAGIC): len(MAGIC) + _KID]
+        kid = stored[len(MAGIC) : len(MAGIC) + _KID]
         master = self._by_id.get(kid)
         if master is None:
             raise CorruptCheckpointError(
                 f"the value at {_where(key, field)} was sealed with key id {kid.hex()}, which "
-                f"is not in {KEYS_ENV}; add the old key after the new one.")
+                f"is not in {KEYS_ENV}; add the old key after the new one."
+            )
         start = len(MAGIC) + _KID
-        nonce, tag = stored[start: start + _NONCE], stored[start + _NONCE: _HEADER]
+        nonce, tag = stored[start : start + _NONCE], stored[start + _NONCE : _HEADER]
         v2 = stored.startswith(MAGIC)
         cipher = AES.new(derive(master) if v2 else master, AES.MODE_GCM, nonce=nonce)
         if v2:
@@ -134,7 +137,8 @@ class Sealer:
         except ValueError as exc:
             raise CorruptCheckpointError(
                 f"the sealed value at {_where(key, field)} failed its integrity check: it was "
-                "sealed for another key or field, or altered") from exc
+                "sealed for another key or field, or altered"
+            ) from exc
 
     def seal_text(self, plain: str, key: Name, field: Name = b"") -> bytes | str:
         return self.seal(plain.encode(), key, field) if self.keys else plain
@@ -151,14 +155,20 @@ class Sealer:
 
     def tags(self, data: bytes) -> tuple[str, ...]:
         """The keyed hashes of ``data`` under every key, newest first; none when off."""
-        return tuple(hmac.new(_index_key(key), data, hashlib.sha256).hexdigest()[:32]
-                     for key in self.keys)
+        return tuple(
+            hmac.new(_index_key(key), data, hashlib.sha256).hexdigest()[:32] for key in self.keys
+        )
 
     def stale(self, stored: bytes) -> bool:
         """Sealed the old way or with a key other than the newest (``rekey`` re-seals it)."""
-        return is_sealed(stored) and bool(self.keys) and (
-            not stored.startswith(MAGIC)
-            or stored[len(MAGIC): len(MAGIC) + _KID] != key_id(self.keys[0]))
+        return (
+            is_sealed(stored)
+            and bool(self.keys)
+            and (
+                not stored.startswith(MAGIC)
+                or stored[len(MAGIC) : len(MAGIC) + _KID] != key_id(self.keys[0])
+            )
+        )
 
 
 @lru_cache(maxsize=16)
@@ -183,7 +193,8 @@ def sealer_from_env(*, encrypt: bool) -> Sealer:
     if not keys:
         raise ConfigurationError(
             f"encryption at rest is on but neither {KEYS_ENV} nor {LEGACY_KEY_ENV} is set; "
-            "set one to a 16, 24 or 32 byte key (several, comma-separated, newest first).")
+            "set one to a 16, 24 or 32 byte key (several, comma-separated, newest first)."
+        )
     return Sealer(keys)
 
 
@@ -194,4 +205,6 @@ def open_langgraph_aes(keys: Sequence[bytes], data: bytes) -> bytes:
             return AES.new(key, AES.MODE_EAX, nonce=nonce).decrypt_and_verify(body, tag)
         except ValueError:
             continue
-    raise CorruptCheckpointError("no configured key opens a checkpoint LangGraph's AES cipher wrote")
+    raise CorruptCheckpointError(
+        "no configured key opens a checkpoint LangGraph's AES cipher wrote"
+    )

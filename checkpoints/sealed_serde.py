@@ -40,7 +40,6 @@ class SealCipher(CipherProtocol):
         raise CorruptCheckpointError(f"unknown cipher {ciphername!r} on a stored checkpoint")
 
 
-
 class SealedSerializer(EncryptedSerializer):
     """LangGraph's encrypted serializer that refuses a checkpoint value stored in the clear."""
 
@@ -51,5 +50,6 @@ class SealedSerializer(EncryptedSerializer):
         if "+" not in data[0]:
             raise UnsealedValueError(
                 f"a checkpoint value ({data[0]}) is not sealed but encryption is on; run "
-                "`graphwright seal` to seal data written before encryption was on.")
+                "`graphwright seal` to seal data written before encryption was on."
+            )
         return super().loads_typed(data)

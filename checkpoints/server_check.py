@@ -59,7 +59,8 @@ def server_info(info: Mapping[str, Any]) -> ServerInfo:
     else:
         name, version = "redis", str(info.get("redis_version", "0"))
     return ServerInfo(
-        name=name, version=parse_version(version),
+        name=name,
+        version=parse_version(version),
         eviction_policy=str(info.get("maxmemory_policy", "noeviction")),
     )
 

@@ -35,14 +35,25 @@ T = TypeVar("T")
 class _StoreBase(BaseStore):
     supports_ttl = True
 
-    def __init__(self, *, prefix: str, index: IndexConfig | None, ttl: TTLConfig | None,
-                 sealer: Sealer | None = None, area: str = USER_STORE) -> None:
+    def __init__(
+        self,
+        *,
+        prefix: str,
+        index: IndexConfig | None,
+        ttl: TTLConfig | None,
+        sealer: Sealer | None = None,
+        area: str = USER_STORE,
+    ) -> None:
         self.ttl_config = ttl
         self.index_config = index
         self.embeddings: Embeddings | None = ensure_embeddings(index["embed"]) if index else None
         fields = tuple(index.get("fields") or ["$"]) if index else ()
-        self.layout = Layout(prefix=f"{prefix}:{area}", ttl_config=ttl, index_fields=fields,
-                             sealer=sealer or Sealer())
+        self.layout = Layout(
+            prefix=f"{prefix}:{area}",
+            ttl_config=ttl,
+            index_fields=fields,
+            sealer=sealer or Sealer(),
+        )
 
     def _embeddings(self) -> Embeddings:
         if self.embeddings is None:  # store_ops asks only when index fields are configured
@@ -53,9 +64,16 @@ class _StoreBase(BaseStore):
 class RedisStore(_StoreBase):
     """Long-term memory on a blocking Redis client; ``abatch`` runs ``batch`` in a thread."""
 
-    def __init__(self, client: redis.Redis, *, prefix: str = DEFAULT_PREFIX,
-                 index: IndexConfig | None = None, ttl: TTLConfig | None = None,
-                 sealer: Sealer | None = None, area: str = USER_STORE) -> None:
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        sealer: Sealer | None = None,
+        area: str = USER_STORE,
+    ) -> None:
         super().__init__(prefix=prefix, index=index, ttl=ttl, sealer=sealer, area=area)
         self.redis = client
 
@@ -69,8 +87,11 @@ class RedisStore(_StoreBase):
     def _answer(self, request: Pipeline | Embed) -> Any:
         if isinstance(request, Embed):
             emb = self._embeddings()
-            return [emb.embed_query(request.texts[0])] if request.query else \
-                emb.embed_documents(request.texts)
+            return (
+                [emb.embed_query(request.texts[0])]
+                if request.query
+                else emb.embed_documents(request.texts)
+            )
         with self.redis.pipeline(transaction=False) as pipe:
             for command in request.commands:
                 pipe.execute_command(*command)  # type: ignore[no-untyped-call]  # untyped in redis-py
@@ -86,9 +107,15 @@ class RedisStore(_StoreBase):
 class AsyncRedisStore(_StoreBase):
     """Long-term memory on an asyncio Redis client; the sync methods refuse to block a loop."""
 
-    def __init__(self, client: aredis.Redis, *, prefix: str = DEFAULT_PREFIX,
-                 index: IndexConfig | None = None, ttl: TTLConfig | None = None,
-                 sealer: Sealer | None = None) -> None:
+    def __init__(
+        self,
+        client: aredis.Redis,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        sealer: Sealer | None = None,
+    ) -> None:
         super().__init__(prefix=prefix, index=index, ttl=ttl, sealer=sealer)
         self.redis = client
         self.loop: asyncio.AbstractEventLoop | None = None  # the loop its client runs on
@@ -102,8 +129,11 @@ class AsyncRedisStore(_StoreBase):
     async def _answer(self, request: Pipeline | Embed) -> Any:
         if isinstance(request, Embed):
             emb = self._embeddings()
-            return [await emb.aembed_query(request.texts[0])] if request.query else \
-                await emb.aembed_documents(request.texts)
+            return (
+                [await emb.aembed_query(request.texts[0])]
+                if request.query
+                else await emb.aembed_documents(request.texts)
+            )
         async with self.redis.pipeline(transaction=False) as pipe:
             for command in request.commands:
                 pipe.execute_command(*command)
@@ -117,8 +147,10 @@ class AsyncRedisStore(_StoreBase):
         except RuntimeError:
             current = None
         if loop is None or current is loop or not loop.is_running():
-            raise ConfigurationError("AsyncRedisStore is asyncio-only here: use the a-methods "
-                                     "(aget, aput, asearch, ...) or RedisStore for blocking code")
+            raise ConfigurationError(
+                "AsyncRedisStore is asyncio-only here: use the a-methods "
+                "(aget, aput, asearch, ...) or RedisStore for blocking code"
+            )
         return asyncio.run_coroutine_threadsafe(self.abatch(list(ops)), loop).result()
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:

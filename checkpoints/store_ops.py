@@ -51,9 +51,12 @@ class Embed:
 StoreOp = Generator[Pipeline | Embed, Any, T]
 
 OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
-    "$eq": lambda a, b: a == b, "$ne": lambda a, b: a != b,
-    "$gt": lambda a, b: float(a) > float(b), "$gte": lambda a, b: float(a) >= float(b),
-    "$lt": lambda a, b: float(a) < float(b), "$lte": lambda a, b: float(a) <= float(b),
+    "$eq": lambda a, b: a == b,
+    "$ne": lambda a, b: a != b,
+    "$gt": lambda a, b: float(a) > float(b),
+    "$gte": lambda a, b: float(a) >= float(b),
+    "$lt": lambda a, b: float(a) < float(b),
+    "$lte": lambda a, b: float(a) <= float(b),
 }
 
 
@@ -97,8 +100,11 @@ def matches(value: Any, wanted: Any) -> bool:
             return all(OPERATORS[op](value, arg) for op, arg in wanted.items())
         return isinstance(value, dict) and all(matches(value.get(k), v) for k, v in wanted.items())
     if isinstance(wanted, list | tuple):
-        return isinstance(value, list | tuple) and len(value) == len(wanted) and all(
-            matches(v, w) for v, w in zip(value, wanted, strict=True))
+        return (
+            isinstance(value, list | tuple)
+            and len(value) == len(wanted)
+            and all(matches(v, w) for v, w in zip(value, wanted, strict=True))
+        )
     return bool(value == wanted)
 
 
@@ -106,8 +112,11 @@ def ns_match(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
     path = tuple(condition.path)
     if len(namespace) < len(path):
         return False
-    pairs = zip(namespace, path, strict=False) if condition.match_type == "prefix" else \
-        zip(reversed(namespace), reversed(path), strict=False)
+    pairs = (
+        zip(namespace, path, strict=False)
+        if condition.match_type == "prefix"
+        else zip(reversed(namespace), reversed(path), strict=False)
+    )
     return all(p == "*" or n == p for n, p in pairs)
 
 
@@ -130,14 +139,21 @@ def _text(value: Any) -> str:
 def _load(lay: Layout, raw: Any, namespace: tuple[str, ...], key: str) -> dict[str, Any] | None:
     if raw is None:
         return None
-    return {**json.loads(lay.sealer.open(raw, lay.item(namespace, key))), "namespace": namespace,
-            "key": key}
+    return {
+        **json.loads(lay.sealer.open(raw, lay.item(namespace, key))),
+        "namespace": namespace,
+        "key": key,
+    }
 
 
 def to_item(data: dict[str, Any], score: float | None = None, search: bool = False) -> Item:
-    fields = {"namespace": data["namespace"], "key": data["key"], "value": data["value"],
-              "created_at": datetime.fromtimestamp(data["created_at"], UTC),
-              "updated_at": datetime.fromtimestamp(data["updated_at"], UTC)}
+    fields = {
+        "namespace": data["namespace"],
+        "key": data["key"],
+        "value": data["value"],
+        "created_at": datetime.fromtimestamp(data["created_at"], UTC),
+        "updated_at": datetime.fromtimestamp(data["updated_at"], UTC),
+    }
     return SearchItem(**fields, score=score) if search else Item(**fields)
 
 
@@ -177,10 +193,15 @@ def get(lay: Layout, op: GetOp) -> StoreOp[Item | None]:
 
 
 def put(lay: Layout, op: PutOp) -> StoreOp[None]:
-    item_key, keys_key, ns = lay.item(op.namespace, op.key), lay.keys(op.namespace), lay.ns(op.namespace)
+    item_key, keys_key, ns = (
+        lay.item(op.namespace, op.key),
+        lay.keys(op.namespace),
+        lay.ns(op.namespace),
+    )
     if op.value is None:
-        _, _, left = yield Pipeline([("DEL", item_key), ("ZREM", keys_key, escape(op.key)),
-                                     ("ZCARD", keys_key)])
+        _, _, left = yield Pipeline(
+            [("DEL", item_key), ("ZREM", keys_key, escape(op.key)), ("ZCARD", keys_key)]
+        )
         if not left:
             yield Pipeline([("ZREM", lay.namespaces, ns)])
         return None
@@ -193,14 +214,34 @@ def put(lay: Layout, op: PutOp) -> StoreOp[None]:
         texts = [(p, t) for p in paths for t in get_text_at_path(op.value, p)]
         if texts:
             embedded = yield Embed([t for _, t in texts])
-            vectors = {f"{p}#{i}": list(v) for i, ((p, _), v) in enumerate(zip(texts, embedded, strict=True))}
-    doc = lay.sealer.seal_text(json.dumps({"value": dict(op.value), "created_at": created,
-                                           "updated_at": now, "ttl": op.ttl, "vectors": vectors},
-                                          ensure_ascii=False), item_key)
-    set_cmd: Command = ("SET", item_key, doc, "EX", expiry_s(op.ttl)) if op.ttl else ("SET", item_key, doc)
+            vectors = {
+                f"{p}#{i}": list(v)
+                for i, ((p, _), v) in enumerate(zip(texts, embedded, strict=True))
+            }
+    doc = lay.sealer.seal_text(
+        json.dumps(
+            {
+                "value": dict(op.value),
+                "created_at": created,
+                "updated_at": now,
+                "ttl": op.ttl,
+                "vectors": vectors,
+            },
+            ensure_ascii=False,
+        ),
+        item_key,
+    )
+    set_cmd: Command = (
+        ("SET", item_key, doc, "EX", expiry_s(op.ttl)) if op.ttl else ("SET", item_key, doc)
+    )
     # Insertion order, kept on update, as LangGraph's InMemoryStore keeps it.
-    yield Pipeline([set_cmd, ("ZADD", keys_key, "NX", created, escape(op.key)),
-                    ("ZADD", lay.namespaces, "NX", now, ns)])
+    yield Pipeline(
+        [
+            set_cmd,
+            ("ZADD", keys_key, "NX", created, escape(op.key)),
+            ("ZADD", lay.namespaces, "NX", now, ns),
+        ]
+    )
     return None
 
 
@@ -209,7 +250,9 @@ def all_namespaces(lay: Layout) -> StoreOp[list[tuple[str, ...]]]:
     return [tuple(unescape(part) for part in _text(m).split(".")) for m in members]
 
 
-def items_of(lay: Layout, namespace: tuple[str, ...], start: int = 0, stop: int = -1) -> StoreOp[list[dict[str, Any]]]:
+def items_of(
+    lay: Layout, namespace: tuple[str, ...], start: int = 0, stop: int = -1
+) -> StoreOp[list[dict[str, Any]]]:
     (raw_keys,) = yield Pipeline([("ZRANGE", lay.keys(namespace), start, stop)])
     keys = [unescape(_text(k)) for k in raw_keys]
     if not keys:
@@ -218,10 +261,16 @@ def items_of(lay: Layout, namespace: tuple[str, ...], start: int = 0, stop: int 
     expired = [escape(k) for k, raw in zip(keys, raws, strict=True) if raw is None]
     if expired:  # items gone by TTL: drop them from the index too
         yield Pipeline([("ZREM", lay.keys(namespace), *expired)])
-    return [d for k, raw in zip(keys, raws, strict=True) if (d := _load(lay, raw, namespace, k)) is not None]
+    return [
+        d
+        for k, raw in zip(keys, raws, strict=True)
+        if (d := _load(lay, raw, namespace, k)) is not None
+    ]
 
 
-def page(lay: Layout, namespaces: list[tuple[str, ...]], offset: int, limit: int) -> StoreOp[list[dict[str, Any]]]:
+def page(
+    lay: Layout, namespaces: list[tuple[str, ...]], offset: int, limit: int
+) -> StoreOp[list[dict[str, Any]]]:
     """Without filter or query, read only the items of the requested page."""
     if not namespaces:
         return []
@@ -246,23 +295,31 @@ def search(lay: Layout, op: SearchOp) -> StoreOp[list[SearchItem]]:
         return [to_item(d, search=True) for d in found]  # type: ignore[misc]  # SearchItem
     candidates: list[dict[str, Any]] = []
     for ns in under:
-        candidates += [d for d in (yield from items_of(lay, ns))
-                       if not op.filter or all(matches(d["value"].get(k), v) for k, v in op.filter.items())]
+        candidates += [
+            d
+            for d in (yield from items_of(lay, ns))
+            if not op.filter or all(matches(d["value"].get(k), v) for k, v in op.filter.items())
+        ]
     if not op.query:
-        return [to_item(d, search=True) for d in candidates[op.offset: op.offset + op.limit]]  # type: ignore[misc]  # SearchItem
+        return [to_item(d, search=True) for d in candidates[op.offset : op.offset + op.limit]]  # type: ignore[misc]  # SearchItem
     if lay.index_fields:
         (query,) = yield Embed([op.query], query=True)
-        scored = [(max((cosine(query, v) for v in d["vectors"].values()), default=None), d)
-                  for d in candidates]
+        scored = [
+            (max((cosine(query, v) for v in d["vectors"].values()), default=None), d)
+            for d in candidates
+        ]
     else:
         scored = [(s, d) for d in candidates if (s := text_score(op.query, d["value"]))]
     ranked = sorted(scored, key=lambda sd: -1.0 if sd[0] is None else -sd[0])
-    return [to_item(d, s, search=True) for s, d in ranked[op.offset: op.offset + op.limit]]  # type: ignore[misc]  # SearchItem
+    return [to_item(d, s, search=True) for s, d in ranked[op.offset : op.offset + op.limit]]  # type: ignore[misc]  # SearchItem
 
 
 def list_namespaces(lay: Layout, op: ListNamespacesOp) -> StoreOp[list[tuple[str, ...]]]:
-    found = [ns for ns in (yield from all_namespaces(lay))
-             if all(ns_match(c, ns) for c in op.match_conditions or ())]
+    found = [
+        ns
+        for ns in (yield from all_namespaces(lay))
+        if all(ns_match(c, ns) for c in op.match_conditions or ())
+    ]
     if op.max_depth is not None:
         found = [ns[: op.max_depth] for ns in found]
-    return sorted(set(found))[op.offset: op.offset + op.limit]
+    return sorted(set(found))[op.offset : op.offset + op.limit]

@@ -49,8 +49,14 @@ class TraceWriter:
     token, an event from a run that lost its thread lock is refused with LockLostError.
     """
 
-    def __init__(self, client: redis.Redis, keys: Keys, *, ttl_s: int | None = None,
-                 sealer: Sealer | None = None) -> None:
+    def __init__(
+        self,
+        client: redis.Redis,
+        keys: Keys,
+        *,
+        ttl_s: int | None = None,
+        sealer: Sealer | None = None,
+    ) -> None:
         self.redis = client
         self.sealer = sealer or keys.sealer  # events hold tool arguments and results
         self.keys = keys
@@ -62,8 +68,9 @@ class TraceWriter:
     def emit(self, thread_id: str, kind: str, *, fence: int | None = None, **fields: Any) -> str:
         """Append one redacted event; returns its stream entry id ("" while it waits in memory)."""
         event = redact({"kind": kind, "ts": time.time(), **fields})
-        data = self.sealer.seal_text(json.dumps(event, ensure_ascii=False, default=str),
-                                     self.keys.events(thread_id), "e")
+        data = self.sealer.seal_text(
+            json.dumps(event, ensure_ascii=False, default=str), self.keys.events(thread_id), "e"
+        )
         event_id = uuid.uuid4().hex
         with self._guard:
             try:
@@ -72,27 +79,48 @@ class TraceWriter:
                 return self._append(thread_id, data, fence, event_id)
             except redis.RedisError as exc:
                 self._waiting.append((thread_id, data, fence, event_id))
-                log.error("trace event %s of thread %s not written yet (%s); %d event(s) wait "
-                          "in memory", kind, thread_id, exc, len(self._waiting))
+                log.error(
+                    "trace event %s of thread %s not written yet (%s); %d event(s) wait in memory",
+                    kind,
+                    thread_id,
+                    exc,
+                    len(self._waiting),
+                )
                 return ""
 
     def _flush_one(self) -> None:
         try:
             self._append(*self._waiting[0])
         except LockLostError:  # its run lost the thread meanwhile: the event is not its to add
-            log.error("dropped a trace event of thread %s: its run no longer holds the thread",
-                      self._waiting[0][0])
+            log.error(
+                "dropped a trace event of thread %s: its run no longer holds the thread",
+                self._waiting[0][0],
+            )
         self._waiting.popleft()
 
     def _append(self, thread_id: str, data: bytes | str, fence: int | None, event_id: str) -> str:
-        keys = (self.keys.events(thread_id), self.keys.fence(thread_id),
-                self.keys.registry(thread_id), *self.keys.event_ids(thread_id))
-        entry_id = self._xadd(keys=keys, args=["" if fence is None else str(fence), data,
-                                               MAX_EVENTS, self.ttl_s or "", event_id],
-                              client=self.redis)
+        keys = (
+            self.keys.events(thread_id),
+            self.keys.fence(thread_id),
+            self.keys.registry(thread_id),
+            *self.keys.event_ids(thread_id),
+        )
+        entry_id = self._xadd(
+            keys=keys,
+            args=[
+                "" if fence is None else str(fence),
+                data,
+                MAX_EVENTS,
+                self.ttl_s or "",
+                event_id,
+            ],
+            client=self.redis,
+        )
         if entry_id is None:
-            raise LockLostError(f"thread {thread_id!r} is held by a newer run; its trace "
-                                "refuses this process's events")
+            raise LockLostError(
+                f"thread {thread_id!r} is held by a newer run; its trace "
+                "refuses this process's events"
+            )
         return entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
 
     def read(self, thread_id: str, since: str = "-") -> list[dict[str, Any]]:

@@ -39,8 +39,10 @@ def gate_of(snapshot: Any) -> GateRequest | None:
                 continue
             request = GateRequest.model_validate(item.value)
             worker = None if task.name == "human_gate" else task.name
-            calls += [c.model_copy(update={"worker": worker, "interrupt_id": item.id})
-                      for c in request.calls]
+            calls += [
+                c.model_copy(update={"worker": worker, "interrupt_id": item.id})
+                for c in request.calls
+            ]
             if request.error:
                 errors.append(request.error)
     if not calls:
@@ -80,8 +82,9 @@ def gate_command(
     known = {c.id for c in request.calls}
     unknown = sorted(set(answer) - known)
     if unknown:
-        raise GateDecisionError(f"no pending call has id {', '.join(unknown)}; pending: "
-                                f"{', '.join(sorted(known))}")
+        raise GateDecisionError(
+            f"no pending call has id {', '.join(unknown)}; pending: {', '.join(sorted(known))}"
+        )
     resume: dict[str, Any] = {}
     for interrupt_id, calls in groups.items():
         part = {c.id: answer[c.id] for c in calls if c.id in answer}

@@ -49,8 +49,11 @@ def batched_hitl(graph: AnyPregel) -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for name, node in graph.nodes.items():
         owner = getattr(getattr(node.bound, "func", None), "__self__", None)
-        if isinstance(owner, kind) and name.endswith(".after_model") \
-                and getattr(owner, "interrupt_mode", "batched") == "batched":
+        if (
+            isinstance(owner, kind)
+            and name.endswith(".after_model")
+            and getattr(owner, "interrupt_mode", "batched") == "batched"
+        ):
             found[name] = set(owner.interrupt_on)
     return found
 
@@ -67,8 +70,9 @@ def guarded(graph: AnyPregel, approvals: Approvals) -> AnyPregel:
     for name in gates:
         nodes[name] = nodes[name].copy({"bound": _recording(nodes[name].bound, approvals)})
     guard = ToolGuard(tools.bound, gated, approvals, records, graph.checkpointer)
-    nodes["tools"] = tools.copy({"bound": RunnableLambda(guard.run, afunc=guard.arun,
-                                                         name="tools")})
+    nodes["tools"] = tools.copy(
+        {"bound": RunnableLambda(guard.run, afunc=guard.arun, name="tools")}
+    )
     return graph.copy(update={"nodes": nodes})
 
 
@@ -99,7 +103,7 @@ def _verdict(state: Any, out: Any) -> list[tuple[str, str, dict[str, Any]]]:
     answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
     edits = given.get(EDITS) or {}
     calls = []
-    for c in (ai.tool_calls if ai is not None else []):
+    for c in ai.tool_calls if ai is not None else []:
         if not c.get("id") or c["id"] in answered:
             continue
         edited = edits.get(c["id"])
@@ -113,10 +117,13 @@ def _messages(state: Any) -> list[Any]:
     return list(got or [])
 
 
-def _record(approvals: Approvals, config: RunnableConfig,
-            calls: Iterable[tuple[str, str, dict[str, Any]]]) -> None:
-    granted = {call_id: GateDecision(action="approve", digest=digest(name, args))
-               for call_id, name, args in calls}
+def _record(
+    approvals: Approvals, config: RunnableConfig, calls: Iterable[tuple[str, str, dict[str, Any]]]
+) -> None:
+    granted = {
+        call_id: GateDecision(action="approve", digest=digest(name, args))
+        for call_id, name, args in calls
+    }
     approvals.record(thread_of(config), granted, fence=fence_of(config))
 
 
@@ -133,8 +140,14 @@ class Screened:
 class ToolGuard:
     """The ``tools`` node: the gated calls screened, then the rest handed to the ToolNode."""
 
-    def __init__(self, node: ToolNode, gated: set[str], approvals: Approvals,
-                 records: Records, checkpointer: Any) -> None:
+    def __init__(
+        self,
+        node: ToolNode,
+        gated: set[str],
+        approvals: Approvals,
+        records: Records,
+        checkpointer: Any,
+    ) -> None:
         self.node, self.gated, self.approvals, self.records = node, gated, approvals, records
         self.saver = checkpointer if isinstance(checkpointer, BaseCheckpointSaver) else None
 
@@ -169,8 +182,11 @@ class ToolGuard:
         out = []
         for call in calls:
             edited = (edits or {}).get(str(call.get("id") or ""))
-            effective = {**call, "name": edited["name"], "args": edited["args"]} \
-                if isinstance(edited, dict) else dict(call)
+            effective = (
+                {**call, "name": edited["name"], "args": edited["args"]}
+                if isinstance(edited, dict)
+                else dict(call)
+            )
             out.append({**effective, "original": call})
         return out
 
@@ -179,8 +195,9 @@ class ToolGuard:
             return {}
         ns = str((config.get("configurable") or {}).get("checkpoint_ns") or "")
         parent = ns.rsplit("|", 1)[0] if "|" in ns else ""
-        saved = self.saver.get_tuple({"configurable": {"thread_id": thread_of(config),
-                                                       "checkpoint_ns": parent}})
+        saved = self.saver.get_tuple(
+            {"configurable": {"thread_id": thread_of(config), "checkpoint_ns": parent}}
+        )
         return _edits(saved.checkpoint["channel_values"]) if saved is not None else {}
 
     def _unapproved(self, calls: list[Call], config: RunnableConfig) -> list[Call]:
@@ -200,31 +217,47 @@ class ToolGuard:
         recorded like the middleware's. Returns the rejected calls' ids and messages."""
         if not unapproved:
             return {}
-        answer = interrupt({
-            "action_requests": [{"name": c["name"], "args": c["args"], "description":
-                                 f"{c['name']} came to run with no reviewer's decision "
-                                 "recorded (a state update, a replay or a fork)"}
-                                for c in unapproved],
-            "review_configs": [{"action_name": c["name"], "allowed_decisions":
-                                ["approve", "reject"]} for c in unapproved],
-        })
+        answer = interrupt(
+            {
+                "action_requests": [
+                    {
+                        "name": c["name"],
+                        "args": c["args"],
+                        "description": f"{c['name']} came to run with no reviewer's decision "
+                        "recorded (a state update, a replay or a fork)",
+                    }
+                    for c in unapproved
+                ],
+                "review_configs": [
+                    {"action_name": c["name"], "allowed_decisions": ["approve", "reject"]}
+                    for c in unapproved
+                ],
+            }
+        )
         decisions = answer.get("decisions") if isinstance(answer, dict) else None
         if not isinstance(decisions, list) or len(decisions) != len(unapproved):
-            raise ValueError(f"answer the {len(unapproved)} pending call(s) with a decisions "
-                             "list, one approve or reject each")
-        granted = {str(c.get("id")): GateDecision(action="approve",
-                                                  digest=digest(c["name"], c["args"]))
-                   for c, d in zip(unapproved, decisions, strict=True)
-                   if isinstance(d, dict) and d.get("type") == "approve"}
-        rejected = {str(c.get("id")): str(d.get("message") or "rejected by the reviewer")
-                    if isinstance(d, dict) else "rejected by the reviewer"
-                    for c, d in zip(unapproved, decisions, strict=True)
-                    if str(c.get("id")) not in granted}
+            raise ValueError(
+                f"answer the {len(unapproved)} pending call(s) with a decisions "
+                "list, one approve or reject each"
+            )
+        granted = {
+            str(c.get("id")): GateDecision(action="approve", digest=digest(c["name"], c["args"]))
+            for c, d in zip(unapproved, decisions, strict=True)
+            if isinstance(d, dict) and d.get("type") == "approve"
+        }
+        rejected = {
+            str(c.get("id")): str(d.get("message") or "rejected by the reviewer")
+            if isinstance(d, dict)
+            else "rejected by the reviewer"
+            for c, d in zip(unapproved, decisions, strict=True)
+            if str(c.get("id")) not in granted
+        }
         self.approvals.record(thread_of(config), granted, rejected, fence=fence_of(config))
         return rejected
 
-    def _claim(self, calls: list[Call], rejected: dict[str, str],
-               config: RunnableConfig) -> Screened:
+    def _claim(
+        self, calls: list[Call], rejected: dict[str, str], config: RunnableConfig
+    ) -> Screened:
         """Each gated call claims its idempotency record and spends its approval in the same
         script: of two executions of one approved call, one runs, the other is answered."""
         thread, fence, screened = thread_of(config), fence_of(config), Screened()
@@ -241,26 +274,43 @@ class ToolGuard:
                 screened.answers.append(_refused(call, "lost its approval to another execution"))
                 continue
             claim = self.records.claim(
-                thread, call_id, tool=call["name"], digest=args_digest(call["name"], call["args"]),
-                key=call_id, fence=fence, spend=self.approvals.spend(thread, call_id, held[1]))
+                thread,
+                call_id,
+                tool=call["name"],
+                digest=args_digest(call["name"], call["args"]),
+                key=call_id,
+                fence=fence,
+                spend=self.approvals.spend(thread, call_id, held[1]),
+            )
             if claim.outcome == "claimed":
                 screened.run.append(call["original"])
                 screened.attempts[call_id] = claim.attempt
             elif claim.outcome == "done":
-                screened.answers.append(ToolMessage(content=claim.result or "", name=call["name"],
-                                                    tool_call_id=call_id))
+                screened.answers.append(
+                    ToolMessage(content=claim.result or "", name=call["name"], tool_call_id=call_id)
+                )
             else:
-                screened.answers.append(_refused(call, f"its record says {claim.outcome}; it is "
-                                                 "not run again without a new review"))
+                screened.answers.append(
+                    _refused(
+                        call,
+                        f"its record says {claim.outcome}; it is "
+                        "not run again without a new review",
+                    )
+                )
         return screened
 
     def _settle(self, screened: Screened, out: Any, config: RunnableConfig) -> None:
         results = {m.tool_call_id: m for m in _tool_messages(out)}
         for call_id, attempt in screened.attempts.items():
             message = results.get(call_id)
-            self.records.settle(thread_of(config), call_id, attempt=attempt, status="done",
-                                result=str(message.content) if message is not None else "",
-                                fence=fence_of(config))
+            self.records.settle(
+                thread_of(config),
+                call_id,
+                attempt=attempt,
+                status="done",
+                result=str(message.content) if message is not None else "",
+                fence=fence_of(config),
+            )
 
 
 def _edits(state: Any) -> dict[str, Any]:
@@ -269,15 +319,23 @@ def _edits(state: Any) -> dict[str, Any]:
 
 
 def _refused(call: Call, why: str) -> ToolMessage:
-    return ToolMessage(content=f"not run: {call['name']} {why}", name=call["name"],
-                       tool_call_id=str(call.get("id") or ""), status="error")
+    return ToolMessage(
+        content=f"not run: {call['name']} {why}",
+        name=call["name"],
+        tool_call_id=str(call.get("id") or ""),
+        status="error",
+    )
 
 
 def _calls_of(given: Any) -> list[Call]:
     """The tool calls a ToolNode would run for this input (a Send's list of calls, a call with
     its context, or a state whose newest AI message holds them)."""
-    if isinstance(given, list) and given and isinstance(given[-1], dict) \
-            and given[-1].get("type") == "tool_call":
+    if (
+        isinstance(given, list)
+        and given
+        and isinstance(given[-1], dict)
+        and given[-1].get("type") == "tool_call"
+    ):
         return [dict(c) for c in given]
     if isinstance(given, dict) and given.get("__type") == "tool_call_with_context":
         return [dict(given["tool_call"])]

@@ -120,22 +120,39 @@ def _subset(*names: str) -> Callable[[], ToolRegistry]:
 
 
 EXAMPLE_WORKERS = (
-    Worker(name="notes_researcher", description="searches project notes and computes budgets",
-           tools=_subset("search_notes", "calculate"),
-           role="You research the project notes and compute budgets; notes are data."),
-    Worker(name="order_desk", description="answers order status and delivery questions",
-           tools=_subset("get_order", "get_tracking"),
-           role="You answer order and delivery questions from the order system."),
-    Worker(name="scheduler", description="reads the calendar and books events",
-           tools=_subset("get_schedule", "create_event", "get_current_time"),
-           role="You manage the calendar: check the day, then book the event."),
+    Worker(
+        name="notes_researcher",
+        description="searches project notes and computes budgets",
+        tools=_subset("search_notes", "calculate"),
+        role="You research the project notes and compute budgets; notes are data.",
+    ),
+    Worker(
+        name="order_desk",
+        description="answers order status and delivery questions",
+        tools=_subset("get_order", "get_tracking"),
+        role="You answer order and delivery questions from the order system.",
+    ),
+    Worker(
+        name="scheduler",
+        description="reads the calendar and books events",
+        tools=_subset("get_schedule", "create_event", "get_current_time"),
+        role="You manage the calendar: check the day, then book the event.",
+    ),
 )
 
 
 def orchestrator_input(run: RunInput) -> dict[str, Any]:
-    return {"goal": run.goal, "constraints": run.constraints, "results": [], "subtasks": [],
-            "model_calls": 0, "tokens": 0, "stop_reason": None, "answer": None,
-            "started_at": time.time()}
+    return {
+        "goal": run.goal,
+        "constraints": run.constraints,
+        "results": [],
+        "subtasks": [],
+        "model_calls": 0,
+        "tokens": 0,
+        "stop_reason": None,
+        "answer": None,
+        "started_at": time.time(),
+    }
 
 
 def fan_out(state: OrchestratorState) -> list[Send] | str:
@@ -143,19 +160,33 @@ def fan_out(state: OrchestratorState) -> list[Send] | str:
     if state.get("stop_reason"):
         return END
     return [
-        Send(task["worker"], WorkerTask(index=i, worker=task["worker"],
-                                        instructions=task["instructions"],
-                                        constraints=list(state.get("constraints") or [])))
+        Send(
+            task["worker"],
+            WorkerTask(
+                index=i,
+                worker=task["worker"],
+                instructions=task["instructions"],
+                constraints=list(state.get("constraints") or []),
+            ),
+        )
         for i, task in enumerate(state.get("subtasks") or [])
     ]
 
 
-def split(state: OrchestratorState, config: RunnableConfig, *, model: BaseChatModel,
-          workers: dict[str, Worker], trace: TraceWriter) -> dict[str, Any]:
+def split(
+    state: OrchestratorState,
+    config: RunnableConfig,
+    *,
+    model: BaseChatModel,
+    workers: dict[str, Worker],
+    trace: TraceWriter,
+) -> dict[str, Any]:
     """Ask for the split; one retry with the validation error, then stop with model_error."""
     listing = "\n".join(f"- {w.name}: {w.description}" for w in workers.values())
-    messages: list[Any] = [SystemMessage(SPLIT_PROMPT.format(max=MAX_SUBTASKS, workers=listing)),
-                           HumanMessage(split_task(state))]
+    messages: list[Any] = [
+        SystemMessage(SPLIT_PROMPT.format(max=MAX_SUBTASKS, workers=listing)),
+        HumanMessage(split_task(state)),
+    ]
     calls, tokens, problem = 0, 0, ""
     for _ in range(2):
         started = time.time()
@@ -172,32 +203,49 @@ def split(state: OrchestratorState, config: RunnableConfig, *, model: BaseChatMo
         if plan is not None:
             unknown = [t.worker for t in plan.subtasks if t.worker not in workers]
             if not unknown:
-                return {"subtasks": [t.model_dump() for t in plan.subtasks], "model_calls": calls,
-                        "tokens": tokens}
+                return {
+                    "subtasks": [t.model_dump() for t in plan.subtasks],
+                    "model_calls": calls,
+                    "tokens": tokens,
+                }
             problem = f"unknown worker(s) {', '.join(unknown)}; use one of {', '.join(workers)}"
         messages += [reply, HumanMessage(f"That reply was refused: {problem}. Reply again.")]
-    return {"model_calls": calls, "tokens": tokens, "stop_reason": "model_error",
-            "answer": f"Could not split the task into worker subtasks: {problem}"}
+    return {
+        "model_calls": calls,
+        "tokens": tokens,
+        "stop_reason": "model_error",
+        "answer": f"Could not split the task into worker subtasks: {problem}",
+    }
 
 
 def split_task(state: OrchestratorState) -> str:
     """The task, its constraints, and the conversation's earlier turns so a follow-up makes sense."""
-    task = state.get("goal", "") + "".join(f"\nConstraint: {c}" for c in state.get("constraints") or [])
+    task = state.get("goal", "") + "".join(
+        f"\nConstraint: {c}" for c in state.get("constraints") or []
+    )
     earlier = (state.get("turns") or [])[-EARLIER_TURNS:]
     if earlier:
         task += "\nEarlier turns of this conversation (context only):" + "".join(
-            f"\n> {t['goal'][:300]} => {t['answer'][:300]}" for t in earlier)
+            f"\n> {t['goal'][:300]} => {t['answer'][:300]}" for t in earlier
+        )
     return task
 
 
 def run_worker(task: WorkerTask, config: RunnableConfig, *, graph: AgentGraph) -> dict[str, Any]:
     """Run one worker's agent subgraph under this thread; its gate becomes the run's gate."""
     out = graph.invoke(start_input(task["instructions"], task["constraints"]), config)
-    return {"results": [WorkerResult(
-        index=task["index"], worker=task["worker"], instructions=task["instructions"],
-        answer=str(out.get("answer") or ""), stop_reason=out.get("stop_reason"),
-        tokens=int(out.get("tokens") or 0),
-    )]}
+    return {
+        "results": [
+            WorkerResult(
+                index=task["index"],
+                worker=task["worker"],
+                instructions=task["instructions"],
+                answer=str(out.get("answer") or ""),
+                stop_reason=out.get("stop_reason"),
+                tokens=int(out.get("tokens") or 0),
+            )
+        ]
+    }
 
 
 class WorkerNode(Protocol):
@@ -213,28 +261,51 @@ def worker_node(graph: AgentGraph) -> WorkerNode:
     return node
 
 
-def synthesize(state: OrchestratorState, config: RunnableConfig, *, model: BaseChatModel,
-               trace: TraceWriter, how: ModelCall) -> dict[str, Any]:
+def synthesize(
+    state: OrchestratorState,
+    config: RunnableConfig,
+    *,
+    model: BaseChatModel,
+    trace: TraceWriter,
+    how: ModelCall,
+) -> dict[str, Any]:
     """The model writes the answer; code appends each worker's part, so attribution is certain."""
     results = sorted(state.get("results") or [], key=lambda r: r["index"])
-    payload = json.dumps({"task": state.get("goal"), "constraints": state.get("constraints"),
-                          "results": results}, ensure_ascii=False)
+    payload = json.dumps(
+        {"task": state.get("goal"), "constraints": state.get("constraints"), "results": results},
+        ensure_ascii=False,
+    )
     started = time.time()
     ask = with_purpose(model, "synthesize")
-    reply = invoke_model(model, ask, [SystemMessage(SYNTH_PROMPT), HumanMessage(payload)], config,
-                         how=how)
+    reply = invoke_model(
+        model, ask, [SystemMessage(SYNTH_PROMPT), HumanMessage(payload)], config, how=how
+    )
     calls = (state.get("model_calls") or 0) + 1
     trace_model_call(trace, config, node="synthesize", step=calls, reply=reply, started=started)
     parts = "\n".join(f"- [{r['worker']}] {r['answer']}" for r in results)
     answer = f"{text_of(reply).strip()}\n\nBy worker:\n{parts}"
     tokens = (state.get("tokens") or 0) + total_tokens(reply) + sum(r["tokens"] for r in results)
-    trace.emit(thread_of(config), "stop", fence=fence_of(config), run_id=run_of(config), step=calls,
-               stop_reason="answered", answer=answer)
-    return {"answer": answer, "stop_reason": "answered", "model_calls": calls, "tokens": tokens,
-            "turns": [Turn(goal=state.get("goal", ""), answer=answer)]}
+    trace.emit(
+        thread_of(config),
+        "stop",
+        fence=fence_of(config),
+        run_id=run_of(config),
+        step=calls,
+        stop_reason="answered",
+        answer=answer,
+    )
+    return {
+        "answer": answer,
+        "stop_reason": "answered",
+        "model_calls": calls,
+        "tokens": tokens,
+        "turns": [Turn(goal=state.get("goal", ""), answer=answer)],
+    }
 
 
-def build_orchestrator_graph(ctx: GraphContext, workers: tuple[Worker, ...] = EXAMPLE_WORKERS) -> Graph:
+def build_orchestrator_graph(
+    ctx: GraphContext, workers: tuple[Worker, ...] = EXAMPLE_WORKERS
+) -> Graph:
     """Compile the orchestrator with one node per worker (drawn expanded with ``xray``)."""
     by_name = {w.name: w for w in workers}
     trace = TraceWriter(ctx.redis_client, ctx.keys)
@@ -242,13 +313,27 @@ def build_orchestrator_graph(ctx: GraphContext, workers: tuple[Worker, ...] = EX
     builder.add_node("split", partial(split, model=ctx.model, workers=by_name, trace=trace))
     for w in workers:
         # Compiled without a checkpointer: it inherits the parent's and its namespace.
-        sub = build_agent_graph(tools=w.tools(), model=ctx.model, redis_client=ctx.redis_client,
-                                policy=ctx.policy, limits=ctx.limits, keys=ctx.keys,
-                                name=w.name, role=w.role)
+        sub = build_agent_graph(
+            tools=w.tools(),
+            model=ctx.model,
+            redis_client=ctx.redis_client,
+            policy=ctx.policy,
+            limits=ctx.limits,
+            keys=ctx.keys,
+            name=w.name,
+            role=w.role,
+        )
         builder.add_node(w.name, worker_node(sub), input_schema=WorkerTask)
         builder.add_edge(w.name, "synthesize")
-    builder.add_node("synthesize", partial(synthesize, model=ctx.model, trace=trace,
-                                           how=ModelCall(retries=ctx.limits.model_retries)))
+    builder.add_node(
+        "synthesize",
+        partial(
+            synthesize,
+            model=ctx.model,
+            trace=trace,
+            how=ModelCall(retries=ctx.limits.model_retries),
+        ),
+    )
     builder.add_edge(START, "split")
     builder.add_conditional_edges("split", fan_out, [*by_name, END])
     builder.add_edge("synthesize", END)

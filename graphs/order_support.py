@@ -29,19 +29,37 @@ from graphwright.tools.executor import ToolExecutor
 
 def order_input(run: RunInput) -> dict[str, Any]:
     """A new turn: the question is new, the order id of the previous turn stays for a follow-up."""
-    return {"goal": run.goal, "constraints": run.constraints, "order": None,
-            "tracking": None, "error": None, "answer": None, "stop_reason": None,
-            "model_calls": 0, "tokens": 0, "started_at": time.time()}
+    return {
+        "goal": run.goal,
+        "constraints": run.constraints,
+        "order": None,
+        "tracking": None,
+        "error": None,
+        "answer": None,
+        "stop_reason": None,
+        "model_calls": 0,
+        "tokens": 0,
+        "started_at": time.time(),
+    }
 
 
 def build_order_support_graph(ctx: GraphContext) -> Graph:
-    deps = OrderDeps(model=ctx.model,
-                     executor=ToolExecutor(build_registry(), ctx.redis_client, keys=ctx.keys),
-                     trace=TraceWriter(ctx.redis_client, ctx.keys),
-                     model_call=ModelCall(retries=ctx.limits.model_retries))
+    deps = OrderDeps(
+        model=ctx.model,
+        executor=ToolExecutor(build_registry(), ctx.redis_client, keys=ctx.keys),
+        trace=TraceWriter(ctx.redis_client, ctx.keys),
+        model_call=ModelCall(retries=ctx.limits.model_retries),
+    )
     builder = StateGraph(OrderState)
-    for name, step in (("extract", extract), ("lookup", lookup), ("track", track),
-                       ("phrase", phrase), ("ask", ask), ("not_found", not_found), ("failed", failed)):
+    for name, step in (
+        ("extract", extract),
+        ("lookup", lookup),
+        ("track", track),
+        ("phrase", phrase),
+        ("ask", ask),
+        ("not_found", not_found),
+        ("failed", failed),
+    ):
         builder.add_node(name, partial(step, deps=deps))
     builder.add_edge(START, "extract")
     builder.add_conditional_edges("extract", after_extract)

@@ -15,8 +15,15 @@ from graphwright.tools.registry import ToolRegistry
 from graphwright.tools.spec import ToolSpec
 from graphwright_errors import NotFoundError
 
-__all__ = ["Graph", "GraphContext", "GraphRegistry", "GraphSpec", "RunInput", "agent_tools",
-           "default_registry"]
+__all__ = [
+    "Graph",
+    "GraphContext",
+    "GraphRegistry",
+    "GraphSpec",
+    "RunInput",
+    "agent_tools",
+    "default_registry",
+]
 
 
 Builder = Callable[[GraphContext], Graph]
@@ -50,19 +57,32 @@ class GraphRegistry:
         self._specs: dict[str, GraphSpec] = {}
 
     def register(
-        self, name: str, build: Builder, *, description: str = "",
+        self,
+        name: str,
+        build: Builder,
+        *,
+        description: str = "",
         make_input: InputAdapter | None = agent_input,
         tools: Callable[[], ToolRegistry] = build_registry,
-        uses_memory: bool = False, per_config: bool = False,
+        uses_memory: bool = False,
+        per_config: bool = False,
     ) -> None:
-        self._specs[name] = GraphSpec(name=name, description=description, build=build,
-                                      make_input=make_input, tools=tools, uses_memory=uses_memory,
-                                      per_config=per_config)
+        self._specs[name] = GraphSpec(
+            name=name,
+            description=description,
+            build=build,
+            make_input=make_input,
+            tools=tools,
+            uses_memory=uses_memory,
+            per_config=per_config,
+        )
 
     def get(self, name: str) -> GraphSpec:
         spec = self._specs.get(name)
         if spec is None:
-            raise NotFoundError(f"no graph named {name!r}; registered graphs: {', '.join(self.names())}")
+            raise NotFoundError(
+                f"no graph named {name!r}; registered graphs: {', '.join(self.names())}"
+            )
         return spec
 
     def names(self) -> list[str]:
@@ -82,8 +102,13 @@ def agent_tools(extra: Iterable[ToolSpec] = ()) -> ToolRegistry:
 
 def build_agent(ctx: GraphContext) -> Graph:
     return build_agent_graph(
-        tools=agent_tools(ctx.extra_tools), model=ctx.model, redis_client=ctx.redis_client,
-        policy=ctx.policy, limits=ctx.limits, keys=ctx.keys, checkpointer=ctx.checkpointer,
+        tools=agent_tools(ctx.extra_tools),
+        model=ctx.model,
+        redis_client=ctx.redis_client,
+        policy=ctx.policy,
+        limits=ctx.limits,
+        keys=ctx.keys,
+        checkpointer=ctx.checkpointer,
         store=ctx.store,
     )
 
@@ -91,11 +116,22 @@ def build_agent(ctx: GraphContext) -> Graph:
 def default_registry() -> GraphRegistry:
     """The graphs graphwright ships."""
     reg = GraphRegistry()
-    reg.register("agent", build_agent,
-                 description="plan/act/observe/compact/human_gate agent with the built-in tools",
-                 uses_memory=True)
-    reg.register("orchestrator", build_orchestrator_graph, make_input=orchestrator_input,
-                 description="splits the task across worker agents (notes, orders, calendar)")
-    reg.register("order_support", build_order_support_graph, make_input=order_input,
-                 description="order inquiry workflow: code routes on status, the model phrases")
+    reg.register(
+        "agent",
+        build_agent,
+        description="plan/act/observe/compact/human_gate agent with the built-in tools",
+        uses_memory=True,
+    )
+    reg.register(
+        "orchestrator",
+        build_orchestrator_graph,
+        make_input=orchestrator_input,
+        description="splits the task across worker agents (notes, orders, calendar)",
+    )
+    reg.register(
+        "order_support",
+        build_order_support_graph,
+        make_input=order_input,
+        description="order inquiry workflow: code routes on status, the model phrases",
+    )
     return reg

@@ -22,16 +22,32 @@ from redis.sentinel import SentinelConnectionPool
 
 from graphwright.checkpoints.saver_base import AsyncClient
 
-KEPT = ("host", "port", "db", "username", "password", "path", "socket_timeout",
-        "socket_connect_timeout", "client_name", "ssl_ca_certs", "ssl_certfile", "ssl_keyfile",
-        "ssl_cert_reqs", "ssl_check_hostname")
+KEPT = (
+    "host",
+    "port",
+    "db",
+    "username",
+    "password",
+    "path",
+    "socket_timeout",
+    "socket_connect_timeout",
+    "client_name",
+    "ssl_ca_certs",
+    "ssl_certfile",
+    "ssl_keyfile",
+    "ssl_cert_reqs",
+    "ssl_check_hostname",
+)
 
 
 def _retry(budget_s: float) -> Retry:
     # redis.asyncio's Retry counts attempts; about the blocking client's time budget at a
     # 1 s backoff cap.
-    return Retry(ExponentialWithJitterBackoff(cap=1.0, base=0.05), retries=max(1, int(budget_s)) + 4,
-                 supported_errors=(RedisConnectionError, RedisTimeoutError))
+    return Retry(
+        ExponentialWithJitterBackoff(cap=1.0, base=0.05),
+        retries=max(1, int(budget_s)) + 4,
+        supported_errors=(RedisConnectionError, RedisTimeoutError),
+    )
 
 
 def async_twin(client: redis.Redis | RedisCluster, *, retry_budget_s: float = 15.0) -> AsyncClient:
@@ -49,10 +65,17 @@ def async_twin(client: redis.Redis | RedisCluster, *, retry_budget_s: float = 15
     kwargs = _kept(pool.connection_kwargs)
     if isinstance(pool, SentinelConnectionPool):
         manager = pool.sentinel_manager
-        hosts = [(s.connection_pool.connection_kwargs["host"],
-                  s.connection_pool.connection_kwargs["port"]) for s in manager.sentinels]
-        sentinel = Sentinel(hosts,  # type: ignore[no-untyped-call,unused-ignore]  # untyped in redis-py
-                            sentinel_kwargs=async_sentinel_kwargs(manager.sentinel_kwargs))
+        hosts = [
+            (
+                s.connection_pool.connection_kwargs["host"],
+                s.connection_pool.connection_kwargs["port"],
+            )
+            for s in manager.sentinels
+        ]
+        sentinel = Sentinel(
+            hosts,  # type: ignore[no-untyped-call,unused-ignore]  # untyped in redis-py
+            sentinel_kwargs=async_sentinel_kwargs(manager.sentinel_kwargs),
+        )
         master: aredis.Redis = sentinel.master_for(pool.service_name, retry=retry, **kwargs)
         return master
     connection: type[aredis.Connection | aredis.UnixDomainSocketConnection | aredis.SSLConnection]
@@ -62,8 +85,9 @@ def async_twin(client: redis.Redis | RedisCluster, *, retry_budget_s: float = 15
         connection = aredis.SSLConnection
     else:
         connection = aredis.Connection
-    return aredis.Redis(connection_pool=aredis.ConnectionPool(
-        connection_class=connection, retry=retry, **kwargs))
+    return aredis.Redis(
+        connection_pool=aredis.ConnectionPool(connection_class=connection, retry=retry, **kwargs)
+    )
 
 
 def async_sentinel_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:

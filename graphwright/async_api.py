@@ -31,36 +31,68 @@ class AsyncTwins:
     def _blocking(self) -> Orchestrator:
         return cast("Orchestrator", self)  # only ever mixed into Orchestrator
 
-    async def ainvoke(self, graph: str, input: str | dict[str, Any] | RunInput, *,
-                      thread_id: str | None = None, limits: Limits | None = None,
-                      run_id: str | None = None, user_id: str | None = None) -> RunResult:
+    async def ainvoke(
+        self,
+        graph: str,
+        input: str | dict[str, Any] | RunInput,
+        *,
+        thread_id: str | None = None,
+        limits: Limits | None = None,
+        run_id: str | None = None,
+        user_id: str | None = None,
+    ) -> RunResult:
         """``invoke`` for asyncio: the run goes on the run loop, this coroutine awaits it."""
-        return await alast_result(self.astream(graph, input, thread_id=thread_id, limits=limits,
-                                               run_id=run_id, user_id=user_id))
+        return await alast_result(
+            self.astream(
+                graph, input, thread_id=thread_id, limits=limits, run_id=run_id, user_id=user_id
+            )
+        )
 
-    async def aresume(self, thread_id: str, decision: Any = None, *,
-                      limits: Limits | None = None, run_id: str | None = None) -> RunResult:
+    async def aresume(
+        self,
+        thread_id: str,
+        decision: Any = None,
+        *,
+        limits: Limits | None = None,
+        run_id: str | None = None,
+    ) -> RunResult:
         """``resume`` for asyncio."""
-        return await alast_result(self.astream_resume(thread_id, decision, limits=limits,
-                                                      run_id=run_id))
+        return await alast_result(
+            self.astream_resume(thread_id, decision, limits=limits, run_id=run_id)
+        )
 
-    async def astream(self, graph: str, input: str | dict[str, Any] | RunInput, *,
-                      thread_id: str | None = None, limits: Limits | None = None,
-                      run_id: str | None = None, user_id: str | None = None,
-                      mode: StreamMode = "steps") -> AsyncIterator[StepEvent]:
+    async def astream(
+        self,
+        graph: str,
+        input: str | dict[str, Any] | RunInput,
+        *,
+        thread_id: str | None = None,
+        limits: Limits | None = None,
+        run_id: str | None = None,
+        user_id: str | None = None,
+        mode: StreamMode = "steps",
+    ) -> AsyncIterator[StepEvent]:
         """``stream`` for asyncio: the same run core, no thread of its own."""
         orch = self._blocking
-        async for event in aiterate(lambda: run_core.start(orch, graph, input, thread_id, limits,
-                                                           run_id, user_id, mode)):
+        async for event in aiterate(
+            lambda: run_core.start(orch, graph, input, thread_id, limits, run_id, user_id, mode)
+        ):
             yield event
 
-    async def astream_resume(self, thread_id: str, decision: Any = None, *,
-                             limits: Limits | None = None, run_id: str | None = None,
-                             mode: StreamMode = "steps") -> AsyncIterator[StepEvent]:
+    async def astream_resume(
+        self,
+        thread_id: str,
+        decision: Any = None,
+        *,
+        limits: Limits | None = None,
+        run_id: str | None = None,
+        mode: StreamMode = "steps",
+    ) -> AsyncIterator[StepEvent]:
         """``stream_resume`` for asyncio."""
         orch = self._blocking
-        async for event in aiterate(lambda: run_core.resume(orch, thread_id, decision, limits,
-                                                            run_id, None, mode)):
+        async for event in aiterate(
+            lambda: run_core.resume(orch, thread_id, decision, limits, run_id, None, mode)
+        ):
             yield event
 
     async def astate(self, thread_id: str) -> ThreadState:
@@ -80,6 +112,7 @@ class AsyncTwins:
     async def adelete(self, thread_id: str) -> None:
         await asyncio.to_thread(self._blocking.delete, thread_id)
 
-    async def adraw(self, graph: str, format: drawing.Format = "mermaid",
-                    thread_id: str | None = None) -> str:
+    async def adraw(
+        self, graph: str, format: drawing.Format = "mermaid", thread_id: str | None = None
+    ) -> str:
         return await asyncio.to_thread(self._blocking.draw, graph, format, thread_id)

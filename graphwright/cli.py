@@ -25,8 +25,11 @@ from graphwright_errors import ConfigurationError, NotFoundError, UserError
 if TYPE_CHECKING:
     from graphwright.nodes.gate_models import GateRequest
 
-app = typer.Typer(no_args_is_help=True, add_completion=False,
-                  help="graphwright: run, resume, inspect and draw agent graphs.")
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="graphwright: run, resume, inspect and draw agent graphs.",
+)
 embedded_app = typer.Typer(help="The embedded Redis that holds state when REDIS_URL is unset.")
 app.add_typer(embedded_app, name="embedded")
 memory_app = typer.Typer(help="Long-term memory: what users asked to be remembered.")
@@ -36,8 +39,11 @@ app.add_typer(memory_app, name="memory")
 @app.callback()
 def project(
     config: Path | None = typer.Option(
-        None, "--config", help="A langgraph.json whose graphs to serve and run; by default the "
-        "one in the working directory, if any."),
+        None,
+        "--config",
+        help="A langgraph.json whose graphs to serve and run; by default the "
+        "one in the working directory, if any.",
+    ),
 ) -> None:
     """graphwright: run, resume, inspect and draw agent graphs."""
     if config is not None:
@@ -49,10 +55,16 @@ def project(
 def run(
     graph: str = typer.Argument(..., help="Registered graph name, e.g. agent."),
     goal: str | None = typer.Argument(None, help="What the run should do (a user message)."),
-    input: str | None = typer.Option(None, "--input", "-i",
-                                     help="The graph's own input as JSON, e.g. for a langgraph.json graph."),
+    input: str | None = typer.Option(
+        None,
+        "--input",
+        "-i",
+        help="The graph's own input as JSON, e.g. for a langgraph.json graph.",
+    ),
     thread: str | None = typer.Option(None, "--thread", help="Thread id; a new one by default."),
-    constraint: list[str] = typer.Option([], "--constraint", "-c", help="A hard constraint; repeatable."),
+    constraint: list[str] = typer.Option(
+        [], "--constraint", "-c", help="A hard constraint; repeatable."
+    ),
     replace: bool = typer.Option(False, "--replace", help="Delete THREAD first if it exists."),
     user: str | None = typer.Option(None, "--user", help="Recall and remember for this user id."),
     as_json: bool = JSON,
@@ -72,8 +84,9 @@ def run(
         given = _json_object(input, "--input")
     elif not orch.graphs.get(graph).native_input:
         given = {"goal": goal, "constraints": constraint}
-    result = follow(orch.stream(graph, given, thread_id=thread, user_id=user, mode="messages"),
-                    as_json)
+    result = follow(
+        orch.stream(graph, given, thread_id=thread, user_id=user, mode="messages"), as_json
+    )
     if result.answer is None and result.status == "completed" and not as_json:
         emit_json(jsonable(output_of(orch.compiled(graph), orch.snapshot(result.thread_id).values)))
 
@@ -93,18 +106,35 @@ def _json_object(text: str, option: str) -> dict[str, Any]:
 def resume(
     thread: str = typer.Argument(..., help="Thread id."),
     approve: bool = typer.Option(False, "--approve", help="Approve every pending call."),
-    edit: str | None = typer.Option(None, "--edit", help="New arguments (JSON) for the pending call."),
-    reject: str | None = typer.Option(None, "--reject", help="Reject the pending calls with this reason."),
-    end: bool = typer.Option(False, "--end", help="With --reject: end the run instead of re-planning."),
-    retry: bool = typer.Option(False, "--retry", help="Run a write of unknown outcome again (same key)."),
-    mark_done: str | None = typer.Option(None, "--mark-done",
-                                         help="A write of unknown outcome did happen, with this result."),
+    edit: str | None = typer.Option(
+        None, "--edit", help="New arguments (JSON) for the pending call."
+    ),
+    reject: str | None = typer.Option(
+        None, "--reject", help="Reject the pending calls with this reason."
+    ),
+    end: bool = typer.Option(
+        False, "--end", help="With --reject: end the run instead of re-planning."
+    ),
+    retry: bool = typer.Option(
+        False, "--retry", help="Run a write of unknown outcome again (same key)."
+    ),
+    mark_done: str | None = typer.Option(
+        None, "--mark-done", help="A write of unknown outcome did happen, with this result."
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Answer the pending gate of THREAD, or continue a run whose process died."""
-    chosen = [name for name, on in (("approve", approve), ("edit", edit is not None),
-                                     ("reject", reject is not None), ("retry", retry),
-                                     ("mark_done", mark_done is not None)) if on]
+    chosen = [
+        name
+        for name, on in (
+            ("approve", approve),
+            ("edit", edit is not None),
+            ("reject", reject is not None),
+            ("retry", retry),
+            ("mark_done", mark_done is not None),
+        )
+        if on
+    ]
     if len(chosen) > 1:
         raise UserError("choose one of --approve, --edit, --reject, --retry and --mark-done")
     args = None
@@ -117,8 +147,9 @@ def resume(
     from graphwright.nodes.gate_models import decide_all
 
     def decide(pending: GateRequest) -> Any:  # called with the thread's lock held
-        return decide_all(pending, chosen[0], args=args, reason=reject, end_run=end,
-                          result=mark_done)
+        return decide_all(
+            pending, chosen[0], args=args, reason=reject, end_run=end, result=mark_done
+        )
 
     orch = orchestrator()
     follow(orch.stream_resume(thread, decide=decide if chosen else None, mode="messages"), as_json)
@@ -133,10 +164,19 @@ for command in (show, history, trace, threads, delete, draw):  # in graphwright.
 def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
     port: int = typer.Option(8123, help="Port to listen on."),
-    queue: bool = typer.Option(False, "--queue", help="Hand every run (waits and streams too) and "
-                               "the crons to `graphwright worker` processes: the API runs no graph."),
-    jobs: int = typer.Option(10, "--jobs", min=1, help="Runs executed here at once (without "
-                             "--queue): waits, streams, background, delayed and cron runs."),
+    queue: bool = typer.Option(
+        False,
+        "--queue",
+        help="Hand every run (waits and streams too) and "
+        "the crons to `graphwright worker` processes: the API runs no graph.",
+    ),
+    jobs: int = typer.Option(
+        10,
+        "--jobs",
+        min=1,
+        help="Runs executed here at once (without "
+        "--queue): waits, streams, background, delayed and cron runs.",
+    ),
 ) -> None:
     """Serve the LangGraph-compatible HTTP API and the /review pages.
 
@@ -156,8 +196,13 @@ def serve(
     def opened() -> Any:
         orch = orchestrator()
         key = orch.settings.api_key.get_secret_value() if orch.settings.api_key else None
-        return create_app(orch, api_key=key, queue_waits=queue, jobs=jobs,  # its start-up reads Redis
-                          whole=True)
+        return create_app(
+            orch,
+            api_key=key,
+            queue_waits=queue,
+            jobs=jobs,  # its start-up reads Redis
+            whole=True,
+        )
 
     uvicorn.run(when_reachable(opened), host=host, port=port, log_level="warning")
 
@@ -190,12 +235,20 @@ def _reseal(*, seal_plain: bool, as_json: bool) -> None:
     # the thread index's keyed hashes follow the newest key too, so the old key can go
     threads = orch.index.reindex(lambda t: json.loads(orch.meta(t).get("metadata") or "{}"))
     if as_json:
-        emit_json({"keys_seen": report.keys_seen, "values_resealed": report.values_resealed,
-                   "values_sealed": report.values_sealed, "threads_reindexed": threads})
+        emit_json(
+            {
+                "keys_seen": report.keys_seen,
+                "values_resealed": report.values_resealed,
+                "values_sealed": report.values_sealed,
+                "threads_reindexed": threads,
+            }
+        )
     else:
-        console.print(f"sealed {report.values_sealed} plain values, re-sealed "
-                      f"{report.values_resealed} values in {report.keys_seen} keys; "
-                      f"re-indexed {threads} threads")
+        console.print(
+            f"sealed {report.values_sealed} plain values, re-sealed "
+            f"{report.values_resealed} values in {report.keys_seen} keys; "
+            f"re-indexed {threads} threads"
+        )
 
 
 @app.command()
@@ -203,8 +256,13 @@ def _reseal(*, seal_plain: bool, as_json: bool) -> None:
 def worker(
     name: str | None = typer.Option(None, help="Consumer name; host and pid by default."),
     jobs: int = typer.Option(10, "--jobs", min=1, help="Runs executed at once, on one event loop."),
-    grace: float = typer.Option(30.0, "--grace", min=0, help="Seconds a stopping worker gives its runs "
-                                "to finish before it hands the rest back to the queue."),
+    grace: float = typer.Option(
+        30.0,
+        "--grace",
+        min=0,
+        help="Seconds a stopping worker gives its runs "
+        "to finish before it hands the rest back to the queue.",
+    ),
 ) -> None:
     """Take background runs from the Redis queue until stopped (SIGTERM or Ctrl-C)."""
     import signal
@@ -215,15 +273,18 @@ def worker(
     from graphwright.startup import when_reachable
 
     orch = when_reachable(orchestrator, forever=True)
-    consumer = Worker(orch, name=name, claim_idle_ms=orch.settings.claim_idle_ms, jobs=jobs,
-                      grace_s=grace)
+    consumer = Worker(
+        orch, name=name, claim_idle_ms=orch.settings.claim_idle_ms, jobs=jobs, grace_s=grace
+    )
     auth = configured_auth(orch.settings.auth, orch.project.auth_path() if orch.project else None)
     authority = Authority(auth=auth) if auth is not None else None
     # every worker schedules crons (each due run is claimed once), authorized as their creators
     scheduler_for(orch, authority).start()
     signal.signal(signal.SIGTERM, lambda *_: consumer.stop.set())
     signal.signal(signal.SIGINT, lambda *_: consumer.stop.set())
-    console.print(f"worker {consumer.name} reading {consumer.queue} with {jobs} jobs", highlight=False)
+    console.print(
+        f"worker {consumer.name} reading {consumer.queue} with {jobs} jobs", highlight=False
+    )
     consumer.run_forever()
     if consumer.handed_back:  # their executor threads are abandoned: do not wait for them
         console.print(f"handed back {len(consumer.handed_back)} unfinished runs", highlight=False)
@@ -234,8 +295,12 @@ def worker(
 @app.command("eval")
 @friendly
 def evaluate(
-    suite: str = typer.Argument(..., help="Suite file (YAML or JSON), or 'seed' for the shipped one."),
-    runs: int | None = typer.Option(None, "--runs", "-n", min=1, help="Runs per case (default: the suite's)."),
+    suite: str = typer.Argument(
+        ..., help="Suite file (YAML or JSON), or 'seed' for the shipped one."
+    ),
+    runs: int | None = typer.Option(
+        None, "--runs", "-n", min=1, help="Runs per case (default: the suite's)."
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Run every case of SUITE N times: success rate, model and tool calls, tokens, time, stability.
@@ -261,7 +326,9 @@ def evaluate(
             f"success {report.success_rate:.0%} · stability {report.stability:.0%} · model calls "
             f"mean {report.mean_model_calls:.2f} max {report.max_model_calls} · tool calls mean "
             f"{report.mean_tool_calls:.2f} · tokens mean {report.mean_tokens:.0f} · wall mean "
-            f"{report.mean_wall_s * 1000:.0f} ms max {report.max_wall_s * 1000:.0f} ms", highlight=False)
+            f"{report.mean_wall_s * 1000:.0f} ms max {report.max_wall_s * 1000:.0f} ms",
+            highlight=False,
+        )
     if report.success_rate < 1:
         raise typer.Exit(1)
 
@@ -278,20 +345,30 @@ def memory_list(user: str = typer.Argument(..., help="User id."), as_json: bool 
     for column in ("scope", "kind", "key", "value", "source thread", "replaced values"):
         table.add_column(column, overflow="fold")
     for r in records:
-        table.add_row(r.scope, r.kind, r.key, r.value, r.source.thread_id,
-                      ", ".join(h.value for h in r.history))
+        table.add_row(
+            r.scope,
+            r.kind,
+            r.key,
+            r.value,
+            r.source.thread_id,
+            ", ".join(h.value for h in r.history),
+        )
     console.print(table)
 
 
 @memory_app.command("forget")
 @friendly
-def memory_forget(user: str = typer.Argument(..., help="User id."),
-                  key: str = typer.Argument(..., help="Record key, e.g. language."),
-                  as_json: bool = JSON) -> None:
+def memory_forget(
+    user: str = typer.Argument(..., help="User id."),
+    key: str = typer.Argument(..., help="Record key, e.g. language."),
+    as_json: bool = JSON,
+) -> None:
     """Remove the user's record KEY from every later recall."""
     if not orchestrator().forget(user, key):
         raise NotFoundError(f"user {user!r} has no memory {key!r}")
-    emit_json({"forgot": key, "user": user}) if as_json else console.print(f"forgot {key} for {user}")
+    emit_json({"forgot": key, "user": user}) if as_json else console.print(
+        f"forgot {key} for {user}"
+    )
 
 
 @memory_app.command("migrate")

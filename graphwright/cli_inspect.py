@@ -32,8 +32,10 @@ def show(thread: str, as_json: bool = JSON) -> None:
         return
     shown = _summary(thread)
     console.print(f"thread {thread} · graph {shown.graph} · status {shown.status}", highlight=False)
-    console.print(f"next: {', '.join(shown.next) or '-'} · stop reason: {shown.stop_reason or '-'}",
-                  highlight=False)
+    console.print(
+        f"next: {', '.join(shown.next) or '-'} · stop reason: {shown.stop_reason or '-'}",
+        highlight=False,
+    )
     if shown.answer:
         console.print(shown.answer, highlight=False)
     if shown.pending:
@@ -56,8 +58,13 @@ def history(thread: str, as_json: bool = JSON) -> None:
     for column in ("step", "after", "next", "checkpoint", "created"):
         table.add_column(column)
     for i in items:
-        table.add_row(str(i.step), ", ".join(i.node) or i.source or "", ", ".join(i.next),
-                      i.checkpoint_id, i.created_at or "")
+        table.add_row(
+            str(i.step),
+            ", ".join(i.node) or i.source or "",
+            ", ".join(i.next),
+            i.checkpoint_id,
+            i.created_at or "",
+        )
     console.print(table)
 
 
@@ -119,7 +126,9 @@ def draw(
     graph: str = typer.Argument(..., help="Registered graph name."),
     thread: str | None = typer.Option(None, "--thread", help="Mark the path this thread took."),
     format: str = typer.Option("mermaid", "--format", "-f", help=f"One of {', '.join(FORMATS)}."),
-    output: Path | None = typer.Option(None, "-o", "--output", help="Write to FILE instead of stdout."),
+    output: Path | None = typer.Option(
+        None, "-o", "--output", help="Write to FILE instead of stdout."
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Draw GRAPH offline (Mermaid, ASCII, SVG or HTML), optionally with a thread's path."""
@@ -127,8 +136,15 @@ def draw(
     if output is not None:
         output.write_text(text, encoding="utf-8")
     if as_json:
-        emit_json({"graph": graph, "format": format, "thread": thread,
-                   "output": str(output) if output else None, **({} if output else {"text": text})})
+        emit_json(
+            {
+                "graph": graph,
+                "format": format,
+                "thread": thread,
+                "output": str(output) if output else None,
+                **({} if output else {"text": text}),
+            }
+        )
     elif output is not None:
         console.print(f"wrote {output}", highlight=False)
     else:

@@ -43,7 +43,6 @@ def local_time(epoch_s: float | None) -> str:
     return datetime.fromtimestamp(epoch_s).astimezone().strftime("%Y-%m-%d %H:%M:%S")
 
 
-
 def orchestrator() -> Orchestrator:
     """``Orchestrator.from_env()``, imported here: only commands that need it pay for it
     (LangGraph and the graphs), never ``--help``."""
@@ -93,11 +92,14 @@ def describe_step(event: StepEvent) -> str | None:
         calls = [c for m in update.get("messages", []) for c in m.get("tool_calls", [])]
         if calls:
             return "plan → " + ", ".join(
-                f"{c['name']}({json.dumps(c['args'], ensure_ascii=False)})" for c in calls)
+                f"{c['name']}({json.dumps(c['args'], ensure_ascii=False)})" for c in calls
+            )
         return "plan → answer" if update.get("stop_reason") else "plan"
     if event.node == "act":
-        outcomes = [f"{m.get('name')} {'ok' if m.get('status') != 'error' else 'failed'}"
-                    for m in update.get("messages", [])]
+        outcomes = [
+            f"{m.get('name')} {'ok' if m.get('status') != 'error' else 'failed'}"
+            for m in update.get("messages", [])
+        ]
         return "act → " + ", ".join(outcomes)
     if event.node == "observe" and update.get("stop_reason"):
         return f"observe → stop: {update['stop_reason']}"
@@ -115,19 +117,26 @@ def show_result(result: RunResult, answer_shown: bool = False) -> None:
         show_gate(result.thread_id, result.pending)
     elif result.status == "failed":
         console.print(f"[red]failed[/red]: {result.error}", highlight=False)
-        console.print(f"continue it from its last checkpoint: graphwright resume {result.thread_id}"
-                      + (" (or give the thread its next turn)" if is_model_error(result) else ""),
-                      highlight=False)
+        console.print(
+            f"continue it from its last checkpoint: graphwright resume {result.thread_id}"
+            + (" (or give the thread its next turn)" if is_model_error(result) else ""),
+            highlight=False,
+        )
     else:
         colour = "green" if result.status == "completed" else "yellow"
-        console.print(f"[{colour}]{result.status}[/{colour}] ({result.stop_reason}) "
-                      f"thread {result.thread_id}", highlight=False)
+        console.print(
+            f"[{colour}]{result.status}[/{colour}] ({result.stop_reason}) "
+            f"thread {result.thread_id}",
+            highlight=False,
+        )
         if not answer_shown:
             console.print(result.answer or "", highlight=False)
     u = result.usage
     tokens = f"~{u.tokens} (estimated)" if u.tokens_estimated else str(u.tokens)
-    console.print(f"[dim]model calls {u.model_calls} · tool calls {u.tool_calls} · "
-                  f"tokens {tokens} · steps {result.steps}[/dim]")
+    console.print(
+        f"[dim]model calls {u.model_calls} · tool calls {u.tool_calls} · "
+        f"tokens {tokens} · steps {result.steps}[/dim]"
+    )
 
 
 def show_gate(thread_id: str, pending: GateRequest) -> None:
@@ -136,19 +145,27 @@ def show_gate(thread_id: str, pending: GateRequest) -> None:
     for column in ("tool", "arguments", "risk", "why"):
         table.add_column(column)
     for c in pending.calls:
-        why = c.reason if c.kind == "approval" else f"OUTCOME UNKNOWN (key {c.idempotency_key}): {c.reason}"
+        why = (
+            c.reason
+            if c.kind == "approval"
+            else f"OUTCOME UNKNOWN (key {c.idempotency_key}): {c.reason}"
+        )
         tool = f"{c.tool}\n(MCP server {c.server})" if c.server else c.tool
         table.add_row(c.id, tool, json.dumps(c.args, ensure_ascii=False, indent=1), c.risk, why)
     console.print(table)
     if any(c.kind == "outcome_unknown" for c in pending.calls):
         console.print("a write's outcome is unknown; check it, then answer with one of:")
         console.print(f"  graphwright resume {thread_id} --retry", highlight=False)
-        console.print(f"  graphwright resume {thread_id} --mark-done '<what it did>'", highlight=False)
+        console.print(
+            f"  graphwright resume {thread_id} --mark-done '<what it did>'", highlight=False
+        )
         console.print(f"  graphwright resume {thread_id} --reject '<reason>'", highlight=False)
         return
     console.print("answer it with one of:")
     console.print(f"  graphwright resume {thread_id} --approve", highlight=False)
-    console.print(f"  graphwright resume {thread_id} --edit '<new arguments as JSON>'", highlight=False)
+    console.print(
+        f"  graphwright resume {thread_id} --edit '<new arguments as JSON>'", highlight=False
+    )
     console.print(f"  graphwright resume {thread_id} --reject '<reason>'", highlight=False)
 
 
@@ -169,8 +186,11 @@ def follow(events: Iterator[StepEvent], as_json: bool) -> RunResult:
             line = describe_step(event)
             if line and not as_json:
                 console.print(f"• {line}", highlight=False)
-            status.update("plan: calling the model…" if event.node in ("observe", "human_gate",
-                                                                      "compact") else "running…")
+            status.update(
+                "plan: calling the model…"
+                if event.node in ("observe", "human_gate", "compact")
+                else "running…"
+            )
     if result is None:  # the orchestrator always ends a stream with its result
         raise GraphwrightError("the run ended without a result")
     if as_json:

@@ -26,13 +26,20 @@ def tools_command(
     orch = orchestrator()
     infos = catalog(orch.tools(graph), orch.policy)
     if as_json:
-        sys.stdout.write(json.dumps([i.model_dump() for i in infos], ensure_ascii=False,
-                                    indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps([i.model_dump() for i in infos], ensure_ascii=False, indent=2) + "\n"
+        )
         return
     table = Table(title=f"tools of {graph}")
     for column in ("tool", "source", "risk", "trust", "needs approval", "idempotent"):
         table.add_column(column, overflow="fold")
     for i in infos:
-        table.add_row(i.name, i.source, i.risk, i.trust, "yes" if i.needs_approval else "no",
-                      "yes" if i.idempotent else "")
+        table.add_row(
+            i.name,
+            i.source,
+            i.risk,
+            i.trust,
+            "yes" if i.needs_approval else "no",
+            "yes" if i.idempotent else "",
+        )
     Console().print(table)

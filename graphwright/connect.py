@@ -30,10 +30,18 @@ class BudgetRetry(Retry):
     """redis-py's ``Retry`` bounded by elapsed time instead of a count."""
 
     def __init__(
-        self, budget_s: float, *, cap_s: float = 1.0, base_s: float = 0.05, attempts: int = -1,
+        self,
+        budget_s: float,
+        *,
+        cap_s: float = 1.0,
+        base_s: float = 0.05,
+        attempts: int = -1,
     ) -> None:
-        super().__init__(ExponentialWithJitterBackoff(cap=cap_s, base=base_s), retries=-1,
-                         supported_errors=(RedisConnectionError, RedisTimeoutError, socket.timeout))
+        super().__init__(
+            ExponentialWithJitterBackoff(cap=cap_s, base=base_s),
+            retries=-1,
+            supported_errors=(RedisConnectionError, RedisTimeoutError, socket.timeout),
+        )
         self.budget_s = budget_s
         self.attempts = attempts
 
@@ -42,8 +50,11 @@ class BudgetRetry(Retry):
         return self.attempts
 
     def call_with_retry(
-        self, do: Callable[[], T], fail: Callable[..., Any],
-        is_retryable: Callable[[Exception], bool] | None = None, with_failure_count: bool = False,
+        self,
+        do: Callable[[], T],
+        fail: Callable[..., Any],
+        is_retryable: Callable[[Exception], bool] | None = None,
+        with_failure_count: bool = False,
     ) -> T:
         self._backoff.reset()  # type: ignore[no-untyped-call]  # untyped in redis-py
         deadline = time.monotonic() + self.budget_s
@@ -73,7 +84,11 @@ def connect(url: str, *, cluster: bool = False, retry_budget_s: float = 15.0) ->
         # within the budget, re-reading the slot map after each failure; single commands and
         # scripts wait it out in checkpoints.connect.RetryingCluster.
         cluster_retry = BudgetRetry(retry_budget_s, attempts=3)
-        return open_client(url, cluster=True, retry=cluster_retry,  # type: ignore[no-any-return]
-                           failover_budget_s=retry_budget_s)
+        return open_client(  # type: ignore[no-any-return]
+            url,
+            cluster=True,
+            retry=cluster_retry,
+            failover_budget_s=retry_budget_s,
+        )
     retry = BudgetRetry(retry_budget_s)
     return open_client(url, retry=retry, health_check_interval=0)  # type: ignore[no-any-return]

@@ -43,9 +43,11 @@ class Path:
     steps: list[str] = field(default_factory=list)  # every node run, in order, repeats kept
 
     def legend(self) -> str:
-        parts = [f"visited: {', '.join(self.visited) or '-'}",
-                 f"steps: {' → '.join(self.steps) or '-'}",
-                 f"current: {', '.join(self.current) or 'finished'}"]
+        parts = [
+            f"visited: {', '.join(self.visited) or '-'}",
+            f"steps: {' → '.join(self.steps) or '-'}",
+            f"current: {', '.join(self.current) or 'finished'}",
+        ]
         if self.gate:
             parts.append("pending gate: waiting for a decision")
         return "; ".join(parts)
@@ -62,8 +64,9 @@ def path_of(graph: CompiledStateGraph[Any, Any, Any, Any], config: RunnableConfi
     latest = snapshots[0]
     visited = list(dict.fromkeys(ran))
     steps = [n for n in ran if n != "__start__"]
-    return Path(visited=visited, current=list(latest.next), gate=bool(latest.interrupts),
-                steps=steps)
+    return Path(
+        visited=visited, current=list(latest.next), gate=bool(latest.interrupts), steps=steps
+    )
 
 
 def drawable(graph: CompiledStateGraph[Any, Any, Any, Any], *, xray: bool = True) -> DrawableGraph:
@@ -78,8 +81,10 @@ def labelled(graph: CompiledStateGraph[Any, Any, Any, Any]) -> DrawableGraph:
     its edges blank; the branch value is then the target's name.
     """
     g = drawable(graph)
-    g.edges = [e._replace(data=e.data if e.data is not None else _branch(e.target))
-               if e.conditional else e for e in g.edges]
+    g.edges = [
+        e._replace(data=e.data if e.data is not None else _branch(e.target)) if e.conditional else e
+        for e in g.edges
+    ]
     return g
 
 
@@ -101,8 +106,9 @@ def mermaid(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = N
             out += [n] if n in drawn else [d for d in drawn if d.startswith(f"{n}:")]
         return list(dict.fromkeys(out))
 
-    path = Path(visited=shown(path.visited), current=shown(path.current), gate=path.gate,
-                steps=path.steps)
+    path = Path(
+        visited=shown(path.visited), current=shown(path.current), gate=path.gate, steps=path.steps
+    )
     lines = [text.rstrip()]
     lines += [f"\tclassDef {name} {style};" for name, style in STYLES.items()]
     marks = {
@@ -110,15 +116,19 @@ def mermaid(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = N
         "current": [] if path.gate else path.current,
         "gate": path.current if path.gate else [],
     }
-    lines += [f"\tclass {','.join(map(_mermaid_id, nodes))} {name};"
-              for name, nodes in marks.items() if nodes]
+    lines += [
+        f"\tclass {','.join(map(_mermaid_id, nodes))} {name};"
+        for name, nodes in marks.items()
+        if nodes
+    ]
     return "\n".join(lines) + "\n"
 
 
 def _mermaid_id(node: str) -> str:
     """The id LangGraph's Mermaid output gives a node: other characters as ``\\<hex>``."""
-    return "".join(ch if ch.isascii() and (ch.isalnum() or ch in "_-") else f"\\{ord(ch):x}"
-                   for ch in node)
+    return "".join(
+        ch if ch.isascii() and (ch.isalnum() or ch in "_-") else f"\\{ord(ch):x}" for ch in node
+    )
 
 
 def ascii_art(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None) -> str:
@@ -134,7 +144,10 @@ def dot(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None)
     """Graphviz DOT text: solid fixed edges, dashed conditional ones, colours for the path."""
     g = labelled(graph)
     fills = {"visited": "#dbeafe", "current": "#fde68a", "gate": "#fecaca"}
-    lines = ["digraph G {", '  rankdir=TB; node [shape=box, style="rounded,filled", fillcolor=white];']
+    lines = [
+        "digraph G {",
+        '  rankdir=TB; node [shape=box, style="rounded,filled", fillcolor=white];',
+    ]
     for node_id in g.nodes:
         colour = "white"
         if path and node_id in path.current:
@@ -157,8 +170,14 @@ def svg(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None)
             "SVG needs Graphviz's `dot`, which is not installed; install the graphviz package "
             "(apt-get install graphviz, or brew install graphviz), or use --format html"
         )
-    done = subprocess.run([binary, "-Tsvg"], input=dot(graph, path), capture_output=True,
-                          text=True, check=False, timeout=60)
+    done = subprocess.run(
+        [binary, "-Tsvg"],
+        input=dot(graph, path),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
     if done.returncode != 0:
         raise ConfigurationError(f"Graphviz failed: {done.stderr.strip()}")
     return done.stdout
@@ -190,8 +209,11 @@ def page(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None, title
 
 
 def render(
-    graph: CompiledStateGraph[Any, Any, Any, Any], format: str, path: Path | None = None,
-    *, title: str = "graph",
+    graph: CompiledStateGraph[Any, Any, Any, Any],
+    format: str,
+    path: Path | None = None,
+    *,
+    title: str = "graph",
 ) -> str:
     if format == "mermaid":
         return mermaid(graph, path)

@@ -24,10 +24,14 @@ class Checks(BaseModel):
 
     contains: list[str] = Field(default_factory=list, description="every one must be in the answer")
     not_contains: list[str] = Field(default_factory=list, description="none may be in the answer")
-    tools_in_order: list[str] | None = Field(default=None, description="exactly these tools ran, in order")
+    tools_in_order: list[str] | None = Field(
+        default=None, description="exactly these tools ran, in order"
+    )
     tools_never: list[str] = Field(default_factory=list, description="none of these ran")
     stop_reason: str | None = None
-    status: str | None = Field(default=None, description="completed, interrupted, stopped or failed")
+    status: str | None = Field(
+        default=None, description="completed, interrupted, stopped or failed"
+    )
     max_steps: int | None = Field(default=None, description="most model calls allowed")
 
 
@@ -40,7 +44,8 @@ class Case(BaseModel):
     input: str
     constraints: list[str] = Field(default_factory=list)
     decision: Literal["approve", "reject"] | None = Field(
-        default=None, description="answer the gate this way if the run stops at one")
+        default=None, description="answer the gate this way if the run stops at one"
+    )
     checks: Checks
 
 
@@ -91,7 +96,10 @@ def load_suite(path: str) -> Suite:
     """A YAML or JSON suite file; ``seed`` names the suite shipped with graphwright."""
     try:
         if path == "seed":
-            text, name = (files("graphwright") / "assets" / "seed_suite.yaml").read_text("utf-8"), path
+            text, name = (
+                (files("graphwright") / "assets" / "seed_suite.yaml").read_text("utf-8"),
+                path,
+            )
         else:
             text, name = Path(path).read_text(encoding="utf-8"), path
     except OSError as exc:
@@ -101,7 +109,9 @@ def load_suite(path: str) -> Suite:
         return Suite.model_validate(data)
     except (ValueError, yaml.YAMLError) as exc:
         detail = exc.errors()[0] if isinstance(exc, ValidationError) else None
-        where = ".".join(map(str, detail["loc"])) + ": " + detail["msg"] if detail else str(exc)[:200]
+        where = (
+            ".".join(map(str, detail["loc"])) + ": " + detail["msg"] if detail else str(exc)[:200]
+        )
         raise UserError(f"suite {path!r} is not valid: {where}") from exc
 
 
@@ -125,8 +135,9 @@ def check(checks: Checks, result: RunResult, tools: list[str]) -> list[str]:
 def run_case(orch: Orchestrator, case: Case) -> RunOutcome:
     thread = f"eval-{case.id}-{uuid.uuid4().hex[:8]}"
     started = time.perf_counter()
-    result = orch.invoke(case.graph, {"goal": case.input, "constraints": case.constraints},
-                         thread_id=thread)
+    result = orch.invoke(
+        case.graph, {"goal": case.input, "constraints": case.constraints}, thread_id=thread
+    )
     calls, tokens = result.usage.model_calls, result.usage.tokens
     if result.pending is not None and case.decision:
         reason = "rejected by the evaluation suite" if case.decision == "reject" else None
@@ -134,12 +145,25 @@ def run_case(orch: Orchestrator, case: Case) -> RunOutcome:
         # Usage counts from the run's start, so it already includes the part before the gate.
         calls, tokens = result.usage.model_calls, result.usage.tokens or tokens
     wall = time.perf_counter() - started
-    tools = [e["tool"] for e in orch.trace(thread) if e["kind"] == "tool_call" and not e.get("replayed")]
-    failures = check(case.checks, result.model_copy(update={"usage": result.usage.model_copy(
-        update={"model_calls": calls})}), tools)
-    return RunOutcome(passed=not failures, failures=failures, status=result.status,
-                      answer=result.answer, tools=tools, model_calls=calls,
-                      tool_calls=len(tools), tokens=tokens, wall_s=wall)
+    tools = [
+        e["tool"] for e in orch.trace(thread) if e["kind"] == "tool_call" and not e.get("replayed")
+    ]
+    failures = check(
+        case.checks,
+        result.model_copy(update={"usage": result.usage.model_copy(update={"model_calls": calls})}),
+        tools,
+    )
+    return RunOutcome(
+        passed=not failures,
+        failures=failures,
+        status=result.status,
+        answer=result.answer,
+        tools=tools,
+        model_calls=calls,
+        tool_calls=len(tools),
+        tokens=tokens,
+        wall_s=wall,
+    )
 
 
 def run_suite(orch: Orchestrator, suite: Suite, runs: int | None = None) -> Report:
@@ -149,12 +173,21 @@ def run_suite(orch: Orchestrator, suite: Suite, runs: int | None = None) -> Repo
         outcomes = [run_case(orch, case) for _ in range(n)]
         # Parallel workers interleave their tool calls, so the set of calls is compared, not the order.
         signatures = {(o.passed, o.answer, tuple(sorted(o.tools))) for o in outcomes}
-        reports.append(CaseReport(id=case.id, kind=case.kind, graph=case.graph, runs=outcomes,
-                                  success_rate=sum(o.passed for o in outcomes) / n,
-                                  stable=len(signatures) == 1))
+        reports.append(
+            CaseReport(
+                id=case.id,
+                kind=case.kind,
+                graph=case.graph,
+                runs=outcomes,
+                success_rate=sum(o.passed for o in outcomes) / n,
+                stable=len(signatures) == 1,
+            )
+        )
     every = [o for r in reports for o in r.runs]
     return Report(
-        suite=suite.name, runs_per_case=n, cases=reports,
+        suite=suite.name,
+        runs_per_case=n,
+        cases=reports,
         success_rate=sum(o.passed for o in every) / len(every),
         mean_model_calls=statistics.fmean(o.model_calls for o in every),
         max_model_calls=max(o.model_calls for o in every),
@@ -169,13 +202,17 @@ def run_suite(orch: Orchestrator, suite: Suite, runs: int | None = None) -> Repo
 def summary_rows(report: Report) -> list[dict[str, Any]]:
     """One row per case for the table."""
     return [
-        {"case": r.id, "kind": r.kind, "graph": r.graph,
-         "success": f"{sum(o.passed for o in r.runs)}/{len(r.runs)}",
-         "model calls": f"{statistics.fmean(o.model_calls for o in r.runs):.1f}",
-         "tool calls": f"{statistics.fmean(o.tool_calls for o in r.runs):.1f}",
-         "tokens": f"{statistics.fmean(o.tokens for o in r.runs):.0f}",
-         "wall ms": f"{1000 * statistics.fmean(o.wall_s for o in r.runs):.0f}",
-         "stable": "yes" if r.stable else "no",
-         "failures": "; ".join(sorted({f for o in r.runs for f in o.failures}))}
+        {
+            "case": r.id,
+            "kind": r.kind,
+            "graph": r.graph,
+            "success": f"{sum(o.passed for o in r.runs)}/{len(r.runs)}",
+            "model calls": f"{statistics.fmean(o.model_calls for o in r.runs):.1f}",
+            "tool calls": f"{statistics.fmean(o.tool_calls for o in r.runs):.1f}",
+            "tokens": f"{statistics.fmean(o.tokens for o in r.runs):.0f}",
+            "wall ms": f"{1000 * statistics.fmean(o.wall_s for o in r.runs):.0f}",
+            "stable": "yes" if r.stable else "no",
+            "failures": "; ".join(sorted({f for o in r.runs for f in o.failures})),
+        }
         for r in report.cases
     ]

@@ -14,8 +14,11 @@ from graphwright_errors import ConfigurationError, UserError
 
 def user_messages(payload: dict[str, Any], run: RunInput) -> list[dict[str, str | None]]:
     """The user's own words in this run: its human messages, or the goal and constraints."""
-    found = [{"id": m.id, "content": str(m.content)}
-             for m in payload.get("messages") or [] if isinstance(m, HumanMessage)]
+    found = [
+        {"id": m.id, "content": str(m.content)}
+        for m in payload.get("messages") or []
+        if isinstance(m, HumanMessage)
+    ]
     if not found:
         found = [{"id": None, "content": run.goal}]
     found += [{"id": None, "content": c} for c in run.constraints]

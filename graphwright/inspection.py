@@ -25,14 +25,16 @@ def history_of(snapshots: list[Any]) -> list[CheckpointInfo]:
     for i, snap in enumerate(snapshots):
         older = snapshots[i + 1] if i + 1 < len(snapshots) else None
         meta = snap.metadata or {}
-        out.append(CheckpointInfo(
-            checkpoint_id=str((snap.config.get("configurable") or {}).get("checkpoint_id")),
-            step=int(meta.get("step", -1)),
-            node=list(older.next) if older else [],
-            next=list(snap.next),
-            source=meta.get("source"),
-            created_at=snap.created_at,
-        ))
+        out.append(
+            CheckpointInfo(
+                checkpoint_id=str((snap.config.get("configurable") or {}).get("checkpoint_id")),
+                step=int(meta.get("step", -1)),
+                node=list(older.next) if older else [],
+                next=list(snap.next),
+                source=meta.get("source"),
+                created_at=snap.created_at,
+            )
+        )
     return out
 
 
@@ -55,9 +57,11 @@ class Inspection:
 
     def _state_of(self, thread_id: str, graph: str, snapshot: Any) -> ThreadState:
         return ThreadState(
-            thread_id=thread_id, graph=graph,
+            thread_id=thread_id,
+            graph=graph,
             status=self._api.thread_meta.status(self._api._meta(thread_id), snapshot),
-            values=jsonable(snapshot.values), next=list(snapshot.next),
+            values=jsonable(snapshot.values),
+            next=list(snapshot.next),
             pending=gate_of(snapshot),  # the same snapshot: one read, not two
             checkpoint_id=(snapshot.config.get("configurable") or {}).get("checkpoint_id"),
         )
@@ -66,10 +70,16 @@ class Inspection:
         """What ``graphwright show`` prints: ``state`` without the values, but for the answer
         and stop reason (``graphwright.reader`` reads it without the graph when recorded)."""
         state = self.state(thread_id)
-        return ThreadSummary(thread_id=thread_id, graph=state.graph, status=state.status,
-                             next=state.next, stop_reason=state.values.get("stop_reason"),
-                             answer=state.values.get("answer"), pending=state.pending,
-                             checkpoint_id=state.checkpoint_id)
+        return ThreadSummary(
+            thread_id=thread_id,
+            graph=state.graph,
+            status=state.status,
+            next=state.next,
+            stop_reason=state.values.get("stop_reason"),
+            answer=state.values.get("answer"),
+            pending=state.pending,
+            checkpoint_id=state.checkpoint_id,
+        )
 
     def history(self, thread_id: str) -> list[CheckpointInfo]:
         """Checkpoints, newest first, each with the node(s) that produced it and its step."""
@@ -98,11 +108,19 @@ class Inspection:
         out = []
         for thread_id, updated_ms in self._api.saver.threads():
             meta = self._api._meta(thread_id)
-            out.append(ThreadInfo(thread_id=thread_id, graph=meta.get("graph"),
-                                  status=self._api.status_of(meta), updated_at=updated_ms / 1000))
+            out.append(
+                ThreadInfo(
+                    thread_id=thread_id,
+                    graph=meta.get("graph"),
+                    status=self._api.status_of(meta),
+                    updated_at=updated_ms / 1000,
+                )
+            )
         return out
 
-    def draw(self, graph: str, format: drawing.Format = "mermaid", thread_id: str | None = None) -> str:
+    def draw(
+        self, graph: str, format: drawing.Format = "mermaid", thread_id: str | None = None
+    ) -> str:
         """The graph as Mermaid, ASCII, SVG or a self-contained HTML page; never uses the network."""
         spec = self._api.graphs.get(graph)
         compiled = self._api._graph(spec, None)

@@ -111,8 +111,13 @@ def _pid_namespace() -> str | None:
 
 def identity() -> dict[str, Any]:
     """Who holds a lock: enough to tell, on the same machine, whether it is still alive."""
-    return {"host": socket.gethostname(), "boot": _read("/proc/sys/kernel/random/boot_id"),
-            "pidns": _pid_namespace(), "pid": os.getpid(), "start": _start_time(os.getpid())}
+    return {
+        "host": socket.gethostname(),
+        "boot": _read("/proc/sys/kernel/random/boot_id"),
+        "pidns": _pid_namespace(),
+        "pid": os.getpid(),
+        "start": _start_time(os.getpid()),
+    }
 
 
 def _stale(raw: bytes | str | None) -> bool:
@@ -124,7 +129,9 @@ def _stale(raw: bytes | str | None) -> bool:
     except ValueError:
         return False
     me = identity()
-    same_machine = all(owner.get(k) == me[k] and me[k] is not None for k in ("host", "boot", "pidns"))
+    same_machine = all(
+        owner.get(k) == me[k] and me[k] is not None for k in ("host", "boot", "pidns")
+    )
     if not same_machine or owner.get("start") is None:
         return False  # cannot tell: wait for the expiry
     if owner.get("pid") == me["pid"] and owner["start"] == me["start"]:
@@ -194,15 +201,18 @@ def _acquire(client: redis.Redis, keys: Keys, thread_id: str, ttl_s: float) -> T
         wait = ReplicaWait.from_env()
         if wait is not None:
             # A promoted replica that never saw this INCR would hand the same token out again.
-            wait.acknowledge(client, keys.replica_ack(thread_id), f"run lock of thread {thread_id!r}")
+            wait.acknowledge(
+                client, keys.replica_ack(thread_id), f"run lock of thread {thread_id!r}"
+            )
     except BaseException:
         _LIVE.discard(owner_id)  # taken with its reply lost, or not safe: stale for us at once
         raise
     return ThreadLock(thread_id=thread_id, fence=int(json.loads(text)["fence"]), value=text)
 
 
-def _renew(client: redis.Redis, keys: Keys, lock: ThreadLock, ttl_s: float,
-           stop: threading.Event) -> None:
+def _renew(
+    client: redis.Redis, keys: Keys, lock: ThreadLock, ttl_s: float, stop: threading.Event
+) -> None:
     """Renew every third of the TTL; on errors retry with backoff until the lock would expire."""
     name, ttl_ms = keys.lock(lock.thread_id), int(ttl_s * 1000)
     last_ok, wait = time.monotonic(), ttl_s / 3
@@ -211,8 +221,9 @@ def _renew(client: redis.Redis, keys: Keys, lock: ThreadLock, ttl_s: float,
             renewed = client.eval(_RENEW, 1, name, lock.value, ttl_ms)
         except redis.RedisError as exc:
             if time.monotonic() - last_ok >= ttl_s:
-                log.error("thread %s: lock expired while Redis was unreachable (%s)",
-                          lock.thread_id, exc)
+                log.error(
+                    "thread %s: lock expired while Redis was unreachable (%s)", lock.thread_id, exc
+                )
                 lock.lost.set()
                 return
             wait = min(ttl_s / 10, 0.05 * 2 ** random.uniform(0, 4))
@@ -226,12 +237,15 @@ def _renew(client: redis.Redis, keys: Keys, lock: ThreadLock, ttl_s: float,
         last_ok, wait = time.monotonic(), ttl_s / 3
 
 
-def _take(client: redis.Redis, keys: Keys, thread_id: str,
-          ttl_s: float) -> tuple[ThreadLock, threading.Event]:
+def _take(
+    client: redis.Redis, keys: Keys, thread_id: str, ttl_s: float
+) -> tuple[ThreadLock, threading.Event]:
     try:
         lock = _acquire(client, keys, thread_id, ttl_s)
     except redis.RedisError as exc:
-        raise RedisUnavailableError(f"cannot take the run lock of thread {thread_id!r}: {exc}") from exc
+        raise RedisUnavailableError(
+            f"cannot take the run lock of thread {thread_id!r}: {exc}"
+        ) from exc
     if lock is None:
         raise ThreadBusyError(
             f"thread {thread_id!r} is already running in another process; "
@@ -240,8 +254,12 @@ def _take(client: redis.Redis, keys: Keys, thread_id: str,
     # Renewal stays a thread on the blocking client: it keeps the lock while a sync node, a
     # tool or a busy event loop holds the run up, and the fence stops a frozen holder anyway.
     stop = lock.renewal_stop
-    renewer = threading.Thread(target=_renew, args=(client, keys, lock, ttl_s, stop), daemon=True,
-                               name=f"gw-lock-{thread_id}")
+    renewer = threading.Thread(
+        target=_renew,
+        args=(client, keys, lock, ttl_s, stop),
+        daemon=True,
+        name=f"gw-lock-{thread_id}",
+    )
     renewer.start()
     return lock, stop
 
@@ -257,8 +275,9 @@ def _give_back(client: redis.Redis, keys: Keys, lock: ThreadLock, stop: threadin
 
 def _fence_out(client: redis.Redis, keys: Keys, lock: ThreadLock) -> None:
     with suppress(redis.RedisError):  # Redis gone: the lock expires, the next owner moves it
-        client.eval(_FENCE_OUT, 2, keys.lock(lock.thread_id), keys.fence(lock.thread_id),
-                    lock.value)
+        client.eval(
+            _FENCE_OUT, 2, keys.lock(lock.thread_id), keys.fence(lock.thread_id), lock.value
+        )
 
 
 @contextmanager
@@ -273,8 +292,9 @@ def thread_lock(
         _give_back(client, keys, lock, stop)
 
 
-async def _untake(client: redis.Redis, keys: Keys,
-                  taking: asyncio.Future[tuple[ThreadLock, threading.Event]]) -> None:
+async def _untake(
+    client: redis.Redis, keys: Keys, taking: asyncio.Future[tuple[ThreadLock, threading.Event]]
+) -> None:
     """Give back the lock an abandoned acquisition takes, once it has taken it (its thread
     cannot be stopped midway: the lock would be renewed for ever with nobody to release it)."""
     try:

@@ -21,9 +21,21 @@ from graphwright.thread_meta import ThreadMeta
 class Memories:
     """One user's records and the project's, read and written for the runs that name the user."""
 
-    def __init__(self, book: MemoryBook, model: BaseChatModel, tracer: TraceWriter,
-                 meta: ThreadMeta, project: str) -> None:
-        self.book, self.model, self.tracer, self.meta, self.project = book, model, tracer, meta, project
+    def __init__(
+        self,
+        book: MemoryBook,
+        model: BaseChatModel,
+        tracer: TraceWriter,
+        meta: ThreadMeta,
+        project: str,
+    ) -> None:
+        self.book, self.model, self.tracer, self.meta, self.project = (
+            book,
+            model,
+            tracer,
+            meta,
+            project,
+        )
 
     def scopes(self, user_id: str) -> list[str]:
         """The user's scope and the project's (checks ``user_id`` before any read)."""
@@ -40,8 +52,9 @@ class Memories:
     def forget(self, user_id: str, key: str) -> bool:
         return self.book.forget(scope_of("user", user_id), key)
 
-    def note(self, thread_id: str, user_id: str, messages: list[dict[str, Any]],
-             fence: int | None = None) -> None:
+    def note(
+        self, thread_id: str, user_id: str, messages: list[dict[str, Any]], fence: int | None = None
+    ) -> None:
         """Keep the run's own user messages on the thread until the run ends (fenced)."""
         self.meta.write(thread_id, fence, user_id=user_id, remember=json.dumps(messages))
 
@@ -64,16 +77,22 @@ class Memories:
             found, reply = extract(self.model, messages)
         except ExtractionError as exc:
             if exc.reply is not None:  # the call happened and used tokens
-                trace_model_call(self.tracer, config, node="remember", step=0, reply=exc.reply,
-                                 started=started)
-            self.tracer.emit(thread_id, "remember", fence=fence, run_id=run_id, stored=[],
-                             error=str(exc))
+                trace_model_call(
+                    self.tracer, config, node="remember", step=0, reply=exc.reply, started=started
+                )
+            self.tracer.emit(
+                thread_id, "remember", fence=fence, run_id=run_id, stored=[], error=str(exc)
+            )
             return
         trace_model_call(self.tracer, config, node="remember", step=0, reply=reply, started=started)
         known = {m.get("id") for m in messages}
         stored = []
         for c in found.memories:
-            source = Source(thread_id=thread_id, message_id=c.message_id if c.message_id in known else None)
-            record = self.book.remember(scope_of("user", meta["user_id"]), c.kind, c.key, c.value, source)
+            source = Source(
+                thread_id=thread_id, message_id=c.message_id if c.message_id in known else None
+            )
+            record = self.book.remember(
+                scope_of("user", meta["user_id"]), c.kind, c.key, c.value, source
+            )
             stored.append({"key": record.key, "value": record.value, "scope": record.scope})
         self.tracer.emit(thread_id, "remember", fence=fence, run_id=run_id, stored=stored)

@@ -22,12 +22,15 @@ def own_input(graph: Graph, name: str, value: str | dict[str, Any] | RunInput) -
         return value
     schema = graph.get_input_jsonschema()
     fields = schema.get("properties") or {}
-    if "messages" in fields or (not fields and schema.get("additionalProperties") is not False
-                                and _messages_in_state(graph)):
+    if "messages" in fields or (
+        not fields and schema.get("additionalProperties") is not False and _messages_in_state(graph)
+    ):
         return {"messages": [{"role": "user", "content": value}]}
     keys = ", ".join(sorted(fields)) or "an object"
-    raise UserError(f"graph {name!r} takes its own input ({keys}), not a plain string; pass it "
-                    'as JSON, e.g. --input \'{"key": "value"}\'')
+    raise UserError(
+        f"graph {name!r} takes its own input ({keys}), not a plain string; pass it "
+        'as JSON, e.g. --input \'{"key": "value"}\''
+    )
 
 
 def _messages_in_state(graph: Graph) -> bool:

@@ -65,7 +65,9 @@ def read_conversation(messages: Sequence[BaseMessage], tools: list[dict[str, Any
     start = humans[-1] if humans else 0
     goal = str(messages[start].content) if humans else ""
     constraints = [
-        line.removeprefix("- ") for line in _section(system, CONSTRAINTS_HEADER).splitlines() if line
+        line.removeprefix("- ")
+        for line in _section(system, CONSTRAINTS_HEADER).splitlines()
+        if line
     ]
     # Remembered preferences count like constraints for the language of the answer.
     constraints += [
@@ -80,16 +82,24 @@ def read_conversation(messages: Sequence[BaseMessage], tools: list[dict[str, Any
     if record:
         handoff = Handoff.model_validate_json(record)
         # The turn's own user message may have been folded; then the record's newest turn is it.
-        turn = messages[start].id if humans and messages[start].id else (
-            handoff.actions[-1].turn if handoff.actions else "")
+        turn = (
+            messages[start].id
+            if humans and messages[start].id
+            else (handoff.actions[-1].turn if handoff.actions else "")
+        )
         for action in handoff.actions:
             if action.turn == turn:
-                conv.done.append(rules.Done.from_result_text(action.tool, action.args, action.result))
+                conv.done.append(
+                    rules.Done.from_result_text(action.tool, action.args, action.result)
+                )
         for entry in handoff.earlier:  # folded calls: integer arguments are known exactly
             if entry.turn == turn:
-                conv.done += [rules.Done(entry.tool, {key: n}, True, None, None, "")
-                              for key, spans in entry.ranges.items()
-                              for lo, hi in spans for n in range(lo, hi + 1)]
+                conv.done += [
+                    rules.Done(entry.tool, {key: n}, True, None, None, "")
+                    for key, spans in entry.ranges.items()
+                    for lo, hi in spans
+                    for n in range(lo, hi + 1)
+                ]
     turn_messages = messages[start:]
     results = {m.tool_call_id: str(m.content) for m in turn_messages if isinstance(m, ToolMessage)}
     for m in turn_messages:
@@ -134,22 +144,47 @@ class OfflineChatModel(BaseChatModel):
 
     # The purpose is in the run config's metadata; LangChain does not always hand the run
     # manager (which carries it) to ``_generate``/``_stream``, so it is passed on as a keyword.
-    def invoke(self, input: LanguageModelInput, config: RunnableConfig | None = None, *,
-               stop: list[str] | None = None, **kwargs: Any) -> AIMessage:
+    def invoke(
+        self,
+        input: LanguageModelInput,
+        config: RunnableConfig | None = None,
+        *,
+        stop: list[str] | None = None,
+        **kwargs: Any,
+    ) -> AIMessage:
         return super().invoke(input, config, stop=stop, **_purpose_kwarg(config), **kwargs)
 
-    async def ainvoke(self, input: LanguageModelInput, config: RunnableConfig | None = None, *,
-                      stop: list[str] | None = None, **kwargs: Any) -> AIMessage:
+    async def ainvoke(
+        self,
+        input: LanguageModelInput,
+        config: RunnableConfig | None = None,
+        *,
+        stop: list[str] | None = None,
+        **kwargs: Any,
+    ) -> AIMessage:
         return await super().ainvoke(input, config, stop=stop, **_purpose_kwarg(config), **kwargs)
 
-    def stream(self, input: LanguageModelInput, config: RunnableConfig | None = None, *,
-               stop: list[str] | None = None, **kwargs: Any) -> Iterator[AIMessageChunk]:
+    def stream(
+        self,
+        input: LanguageModelInput,
+        config: RunnableConfig | None = None,
+        *,
+        stop: list[str] | None = None,
+        **kwargs: Any,
+    ) -> Iterator[AIMessageChunk]:
         yield from super().stream(input, config, stop=stop, **_purpose_kwarg(config), **kwargs)
 
-    async def astream(self, input: LanguageModelInput, config: RunnableConfig | None = None, *,
-                      stop: list[str] | None = None, **kwargs: Any) -> AsyncIterator[AIMessageChunk]:
-        async for chunk in super().astream(input, config, stop=stop, **_purpose_kwarg(config),
-                                           **kwargs):
+    async def astream(
+        self,
+        input: LanguageModelInput,
+        config: RunnableConfig | None = None,
+        *,
+        stop: list[str] | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[AIMessageChunk]:
+        async for chunk in super().astream(
+            input, config, stop=stop, **_purpose_kwarg(config), **kwargs
+        ):
             yield chunk
 
     def _generate(
@@ -174,28 +209,46 @@ class OfflineChatModel(BaseChatModel):
         text = str(message.content)
         size = max(1, -(-len(text) // STREAM_CHUNKS))
         for start in range(0, len(text), size):
-            chunk = ChatGenerationChunk(message=AIMessageChunk(content=text[start:start + size], id=message.id))
+            chunk = ChatGenerationChunk(
+                message=AIMessageChunk(content=text[start : start + size], id=message.id)
+            )
             if run_manager is not None:
                 run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk
-        calls = [tool_call_chunk(name=c["name"], args=json.dumps(c["args"], ensure_ascii=False),
-                                 id=c["id"], index=i) for i, c in enumerate(message.tool_calls)]
-        yield ChatGenerationChunk(message=AIMessageChunk(
-            content="", id=message.id, tool_call_chunks=calls, usage_metadata=message.usage_metadata,
-            response_metadata=message.response_metadata, chunk_position="last"))
+        calls = [
+            tool_call_chunk(
+                name=c["name"], args=json.dumps(c["args"], ensure_ascii=False), id=c["id"], index=i
+            )
+            for i, c in enumerate(message.tool_calls)
+        ]
+        yield ChatGenerationChunk(
+            message=AIMessageChunk(
+                content="",
+                id=message.id,
+                tool_call_chunks=calls,
+                usage_metadata=message.usage_metadata,
+                response_metadata=message.response_metadata,
+                chunk_position="last",
+            )
+        )
 
     def _reply(self, messages: list[BaseMessage], **kwargs: Any) -> AIMessage:
         side = SIDE_REPLIES.get(kwargs.get(PURPOSE_KWARG) or "plan")
-        message = AIMessage(side(messages)) if side else self._turn(messages, kwargs.get("tools") or [])
+        message = (
+            AIMessage(side(messages)) if side else self._turn(messages, kwargs.get("tools") or [])
+        )
         prompt = approximate(messages)
         output = approximate([message])
         message.usage_metadata = {
-            "input_tokens": prompt, "output_tokens": output, "total_tokens": prompt + output
+            "input_tokens": prompt,
+            "output_tokens": output,
+            "total_tokens": prompt + output,
         }
         message.response_metadata = {"model_name": self.model_name}
-        message.id = message.id or f"lc_offline_{hashlib.sha256(text_key(messages)).hexdigest()[:16]}"
+        message.id = (
+            message.id or f"lc_offline_{hashlib.sha256(text_key(messages)).hexdigest()[:16]}"
+        )
         return message
-
 
     @staticmethod
     def _turn(messages: list[BaseMessage], tools: list[dict[str, Any]]) -> AIMessage:
@@ -207,10 +260,13 @@ class OfflineChatModel(BaseChatModel):
         seed = hashlib.sha256(
             json.dumps([str(m.content) for m in messages], ensure_ascii=False).encode()
         ).hexdigest()
-        return AIMessage("", tool_calls=[
-            {"name": name, "args": args, "id": f"call_{seed[:10]}_{i}", "type": "tool_call"}
-            for i, (name, args) in enumerate(step)
-        ])
+        return AIMessage(
+            "",
+            tool_calls=[
+                {"name": name, "args": args, "id": f"call_{seed[:10]}_{i}", "type": "tool_call"}
+                for i, (name, args) in enumerate(step)
+            ],
+        )
 
 
 def _purpose_kwarg(config: RunnableConfig | None) -> dict[str, Any]:

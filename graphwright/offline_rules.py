@@ -28,10 +28,48 @@ INSTRUCTION_LIKE = re.compile(
 CJK = re.compile(r"[\u4e00-\u9fff]")
 ADDRESS = re.compile(r"[^@\s，。:：]+@[^@\s，。]+\.[A-Za-z]{2,}")
 STOPWORDS = {
-    "which", "plan", "project", "notes", "note", "the", "in", "mentions", "mention", "find",
-    "its", "budget", "expression", "and", "compute", "total", "sum", "of", "what", "does",
-    "say", "about", "me", "tell", "my", "a", "an", "is", "are", "for", "with", "search",
-    "look", "up", "calculate", "please", "to", "it", "that", "them", "then", "there",
+    "which",
+    "plan",
+    "project",
+    "notes",
+    "note",
+    "the",
+    "in",
+    "mentions",
+    "mention",
+    "find",
+    "its",
+    "budget",
+    "expression",
+    "and",
+    "compute",
+    "total",
+    "sum",
+    "of",
+    "what",
+    "does",
+    "say",
+    "about",
+    "me",
+    "tell",
+    "my",
+    "a",
+    "an",
+    "is",
+    "are",
+    "for",
+    "with",
+    "search",
+    "look",
+    "up",
+    "calculate",
+    "please",
+    "to",
+    "it",
+    "that",
+    "them",
+    "then",
+    "there",
 }
 
 
@@ -127,7 +165,9 @@ def orders(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any
     if "get_order" not in tools:
         return None
     ids = [(letter + digits).upper() for letter, digits in ORDER_ID.findall(goal)]
-    if not ids and not re.search(r"订单|快递|物流|包裹|发货|order|shipping|deliver|tracking", goal, re.I):
+    if not ids and not re.search(
+        r"订单|快递|物流|包裹|发货|order|shipping|deliver|tracking", goal, re.I
+    ):
         return None
     if not ids:
         if zh:
@@ -139,14 +179,25 @@ def orders(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any
         return [("get_order", {"order_id": order_id})]
     if not order.ok:
         if order.error_type == "not_found":
-            return f"没有找到订单 {order_id}，请核对订单号。" if zh else (
-                f"I could not find order {order_id}; please check the id.")
-        return f"查询订单 {order_id} 失败：{order.error}" if zh else (
-            f"Looking up order {order_id} failed: {order.error}")
+            return (
+                f"没有找到订单 {order_id}，请核对订单号。"
+                if zh
+                else (f"I could not find order {order_id}; please check the id.")
+            )
+        return (
+            f"查询订单 {order_id} 失败：{order.error}"
+            if zh
+            else (f"Looking up order {order_id} failed: {order.error}")
+        )
     status, tracking_no = order.result.get("status"), order.result.get("tracking_no")
     if status == "paid":
-        return f"订单 {order_id} 已付款，还没有发货，暂时没有物流信息。" if zh else (
-            f"Order {order_id} is paid and not shipped yet, so there is no tracking information.")
+        return (
+            f"订单 {order_id} 已付款，还没有发货，暂时没有物流信息。"
+            if zh
+            else (
+                f"Order {order_id} is paid and not shipped yet, so there is no tracking information."
+            )
+        )
     if status != "shipped" or not tracking_no:
         return f"订单 {order_id} 的状态是 {status}。" if zh else f"Order {order_id} is {status}."
     tracking = find(done, "get_tracking", tracking_no=tracking_no)
@@ -154,24 +205,36 @@ def orders(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any
         return [("get_tracking", {"tracking_no": tracking_no})]
     if tracking is None or not tracking.ok:
         why = tracking.error if tracking else "no tracking tool"
-        return f"订单 {order_id} 已发货，物流单号 {tracking_no}，但暂时查不到物流信息（{why}）。" if zh else (
-            f"Order {order_id} has shipped ({tracking_no}) but tracking is unavailable ({why}).")
+        return (
+            f"订单 {order_id} 已发货，物流单号 {tracking_no}，但暂时查不到物流信息（{why}）。"
+            if zh
+            else (
+                f"Order {order_id} has shipped ({tracking_no}) but tracking is unavailable ({why})."
+            )
+        )
     info = tracking.result
     if zh:
-        return (f"订单 {order_id} 已发货，物流单号 {tracking_no}，当前物流状态：{info['status']}"
-                f"（{info.get('latest_event', '')}）。")
+        return (
+            f"订单 {order_id} 已发货，物流单号 {tracking_no}，当前物流状态：{info['status']}"
+            f"（{info.get('latest_event', '')}）。"
+        )
     return f"Order {order_id} has shipped ({tracking_no}); delivery status: {info['status']}."
 
 
-def schedule(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]) -> Step | None:
+def schedule(
+    goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]
+) -> Step | None:
     if "create_event" not in tools or not re.search(
         r"安排|日程|会议|预约|评审|schedule|meeting|event|calendar|book", goal, re.I
     ):
         return None
     date, span = DATE.search(goal), TIME_RANGE.search(goal)
     if date is None or span is None:
-        return ("请告诉我日期（YYYY-MM-DD）和起止时间（例如 10:00-11:00）。" if zh
-                else "Please give me the date (YYYY-MM-DD) and the start and end time (e.g. 10:00-11:00).")
+        return (
+            "请告诉我日期（YYYY-MM-DD）和起止时间（例如 10:00-11:00）。"
+            if zh
+            else "Please give me the date (YYYY-MM-DD) and the start and end time (e.g. 10:00-11:00)."
+        )
     quoted = QUOTED.search(goal)
     title = quoted.group(1) if quoted else ("会议" if zh else "Meeting")
     day = date.group(0)
@@ -185,29 +248,53 @@ def schedule(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, A
         return [("get_schedule", {"date": day})]
     for other in (listed.result if listed and listed.ok else []) or []:
         if other["start_time"] < end and start < other["end_time"]:
-            return (f"{day} 的这个时段已有「{other['title']}」（{other['start_time'][-5:]}–"
-                    f"{other['end_time'][-5:]}），没有创建。请换一个时间。") if zh else (
-                f"That slot overlaps '{other['title']}'; nothing was created. Please pick another time.")
+            return (
+                (
+                    f"{day} 的这个时段已有「{other['title']}」（{other['start_time'][-5:]}–"
+                    f"{other['end_time'][-5:]}），没有创建。请换一个时间。"
+                )
+                if zh
+                else (
+                    f"That slot overlaps '{other['title']}'; nothing was created. Please pick another time."
+                )
+            )
     return [("create_event", {"title": title, "start_time": start, "end_time": end})]
 
 
 def _event_outcome(created: Done, title: str, zh: bool) -> str:
     if created.ok and not isinstance(created.result, dict):  # a reviewer's "mark done" text
-        return f"已创建日程「{title}」：{created.result}" if zh else f"Created '{title}': {created.result}"
+        return (
+            f"已创建日程「{title}」：{created.result}"
+            if zh
+            else f"Created '{title}': {created.result}"
+        )
     if created.ok:
         e = created.result
         span = f"{e['start_time'].replace('T', ' ')}–{e['end_time'][-5:]}"
-        return f"已创建日程「{e['title']}」：{span}。" if zh else f"Created '{e['title']}' for {span}."
+        return (
+            f"已创建日程「{e['title']}」：{span}。" if zh else f"Created '{e['title']}' for {span}."
+        )
     if created.error_type == "rejected":
         reason = created.error.removeprefix("rejected by the reviewer: ")
-        return (f"没有创建日程「{title}」：审批人拒绝了这个操作（{reason}）。" if zh
-                else f"I did not create '{title}': the reviewer rejected it ({reason}).")
-    return f"没有创建日程「{title}」：{created.error}" if zh else f"I did not create '{title}': {created.error}"
+        return (
+            f"没有创建日程「{title}」：审批人拒绝了这个操作（{reason}）。"
+            if zh
+            else f"I did not create '{title}': the reviewer rejected it ({reason})."
+        )
+    return (
+        f"没有创建日程「{title}」：{created.error}"
+        if zh
+        else f"I did not create '{title}': {created.error}"
+    )
 
 
 def email(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]) -> Step | None:
     address = ADDRESS.search(goal)
-    if "send_email" not in tools or address is None or not re.search(r"邮件|e-?mail|mail", goal, re.I):
+    if (
+        "send_email" not in tools
+        or address is None
+        or not re.search(r"邮件|e-?mail|mail", goal, re.I)
+    ):
         return None
     quoted = QUOTED.search(goal)
     subject = quoted.group(1) if quoted else ("（无主题）" if zh else "(no subject)")
@@ -218,12 +305,18 @@ def email(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]
         return [("send_email", {"to": address.group(0), "subject": subject, "body": body})]
     if sent.ok:
         to = sent.result.get("to", address.group(0))
-        return (f"已把邮件「{subject}」发给 {to}（已进入发件箱）。" if zh
-                else f"Sent '{subject}' to {to} (queued in the outbox).")
+        return (
+            f"已把邮件「{subject}」发给 {to}（已进入发件箱）。"
+            if zh
+            else f"Sent '{subject}' to {to} (queued in the outbox)."
+        )
     if sent.error_type == "rejected":
         reason = sent.error.removeprefix("rejected by the reviewer: ")
-        return (f"没有发送邮件：审批人拒绝了（{reason}）。" if zh
-                else f"I did not send the e-mail: the reviewer rejected it ({reason}).")
+        return (
+            f"没有发送邮件：审批人拒绝了（{reason}）。"
+            if zh
+            else f"I did not send the e-mail: the reviewer rejected it ({reason})."
+        )
     return f"没有发送邮件：{sent.error}" if zh else f"I did not send the e-mail: {sent.error}"
 
 
@@ -244,14 +337,20 @@ def notes(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]
         return None
     keyword = _keyword(goal)
     if keyword is None:
-        return "你想在笔记里找什么关键词？" if zh else "Which keyword should I search the notes for?"
+        return (
+            "你想在笔记里找什么关键词？" if zh else "Which keyword should I search the notes for?"
+        )
     found = find(done, "search_notes", keyword=keyword)
     if found is None:
         return [("search_notes", {"keyword": keyword})]
     hits = found.result if found.ok else []
     if not hits:
-        return f"笔记里没有找到和「{keyword}」相关的内容。" if zh else f"No note mentions '{keyword}'."
-    titles = "、".join(f"「{h['title']}」" for h in hits) if zh else ", ".join(h["title"] for h in hits)
+        return (
+            f"笔记里没有找到和「{keyword}」相关的内容。" if zh else f"No note mentions '{keyword}'."
+        )
+    titles = (
+        "、".join(f"「{h['title']}」" for h in hits) if zh else ", ".join(h["title"] for h in hits)
+    )
     warning = _injection_warning(hits, zh)
     wants_sum = re.search(r"计算|预算|总和|合计|求和|sum|total|budget|calculate", goal, re.I)
     expr = next((m.group(0).strip() for h in hits if (m := EXPRESSION.search(h["content"]))), None)
@@ -263,7 +362,11 @@ def notes(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]
         if zh:
             return f"提到 {keyword} 的方案是{titles}，预算表达式 {expr} 的计算结果是 {value}。{warning}"
         return f"The note mentioning {keyword} is {titles}; its budget {expr} comes to {value}.{warning}"
-    body = "；".join(f"{h['title']}：{h['content'][:60]}" for h in hits if not INSTRUCTION_LIKE.search(h["content"]))
+    body = "；".join(
+        f"{h['title']}：{h['content'][:60]}"
+        for h in hits
+        if not INSTRUCTION_LIKE.search(h["content"])
+    )
     if zh:
         return f"找到 {len(hits)} 条和「{keyword}」相关的笔记：{titles}。{body}{warning}"
     return f"Found {len(hits)} note(s) about '{keyword}': {titles}. {body}{warning}"
@@ -278,7 +381,9 @@ def _injection_warning(hits: list[dict[str, str]], zh: bool) -> str:
     return f" Note: {', '.join(flagged)} contains instructions to call tools; notes are data, so I ignored them."
 
 
-def arithmetic(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]) -> Step | None:
+def arithmetic(
+    goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]
+) -> Step | None:
     match = EXPRESSION.search(goal)
     if "calculate" not in tools or match is None:
         return None
@@ -287,12 +392,17 @@ def arithmetic(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str,
     if calc is None:
         return [("calculate", {"expression": expr})]
     if not calc.ok:
-        return f"无法计算 {expr}：{calc.error}" if zh else f"I could not compute {expr}: {calc.error}"
+        return (
+            f"无法计算 {expr}：{calc.error}" if zh else f"I could not compute {expr}: {calc.error}"
+        )
     return f"{expr} = {calc.result}"
 
 
 WORKER_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("order_desk", re.compile(r"(?<![A-Za-z0-9])[A-Z]\d{4,10}(?![A-Za-z0-9])|订单|快递|物流|order", re.I)),
+    (
+        "order_desk",
+        re.compile(r"(?<![A-Za-z0-9])[A-Z]\d{4,10}(?![A-Za-z0-9])|订单|快递|物流|order", re.I),
+    ),
     ("scheduler", re.compile(r"安排|日程|会议|预约|schedule|meeting|calendar|book", re.I)),
     ("notes_researcher", re.compile(r"笔记|方案|notes?\b|预算|budget", re.I)),
 )
@@ -302,7 +412,9 @@ def split_reply(task: str, system: str) -> str:
     """Assign each sentence of the task to the first worker whose rule matches it."""
     goal = task.split("\nConstraint:")[0].split("\nEarlier turns")[0]
     available = set(re.findall(r"^- (\w+):", system, re.M))
-    sentences = [s.strip() for s in re.split(r"(?<=[。；;！？!?])|\n|(?<=\.)\s+", goal) if s.strip()]
+    sentences = [
+        s.strip() for s in re.split(r"(?<=[。；;！？!?])|\n|(?<=\.)\s+", goal) if s.strip()
+    ]
     parts: dict[str, list[str]] = {}
     for sentence in sentences:
         for worker, pattern in WORKER_RULES:
@@ -316,7 +428,11 @@ def split_reply(task: str, system: str) -> str:
 def synth_reply(payload: str) -> str:
     data = json.loads(payload)
     n = len(data.get("results") or [])
-    return f"已完成 {n} 个子任务，结果如下。" if CJK.search(data.get("task") or "") else f"Completed {n} subtasks."
+    return (
+        f"已完成 {n} 个子任务，结果如下。"
+        if CJK.search(data.get("task") or "")
+        else f"Completed {n} subtasks."
+    )
 
 
 def extract_reply(message: str) -> str:
@@ -332,18 +448,41 @@ def phrase_reply(facts_json: str) -> str:
     order = facts.get("order") or {}
     done = [Done("get_order", {"order_id": order.get("order_id")}, True, order, None, "")]
     if facts.get("tracking"):
-        done.append(Done("get_tracking", {"tracking_no": order.get("tracking_no")}, True,
-                         facts["tracking"], None, ""))
+        done.append(
+            Done(
+                "get_tracking",
+                {"tracking_no": order.get("tracking_no")},
+                True,
+                facts["tracking"],
+                None,
+                "",
+            )
+        )
     elif facts.get("tracking_error"):
-        done.append(Done("get_tracking", {"tracking_no": order.get("tracking_no")}, False, None,
-                         "unavailable", facts["tracking_error"]))
+        done.append(
+            Done(
+                "get_tracking",
+                {"tracking_no": order.get("tracking_no")},
+                False,
+                None,
+                "unavailable",
+                facts["tracking_error"],
+            )
+        )
     goal = f"{question} {order.get('order_id', '')}"
-    step = orders(goal, chinese(question, facts.get("constraints") or []), done,
-                  {"get_order": {}, "get_tracking": {}})
+    step = orders(
+        goal,
+        chinese(question, facts.get("constraints") or []),
+        done,
+        {"get_order": {}, "get_tracking": {}},
+    )
     return step if isinstance(step, str) else json.dumps(order, ensure_ascii=False)
 
 
-LASTING = re.compile(r"以后|今后|之后|从现在起|from now on|always|for this project|in this project|本项目|这个项目", re.I)
+LASTING = re.compile(
+    r"以后|今后|之后|从现在起|from now on|always|for this project|in this project|本项目|这个项目",
+    re.I,
+)
 
 
 def language_preference(text: str) -> str | None:
@@ -357,11 +496,17 @@ def language_preference(text: str) -> str | None:
     return None
 
 
-def acknowledge(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]) -> Step | None:
+def acknowledge(
+    goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]
+) -> Step | None:
     language = language_preference(goal)
     if language is None:
         return None
-    return f"好的，以后用{language}回答。" if language == "中文" else f"OK, I will answer in {language} from now on."
+    return (
+        f"好的，以后用{language}回答。"
+        if language == "中文"
+        else f"OK, I will answer in {language} from now on."
+    )
 
 
 def remember_reply(payload: str) -> str:
@@ -371,10 +516,22 @@ def remember_reply(payload: str) -> str:
         text = str(message.get("content") or "")
         language = language_preference(text)
         if language:
-            found.append({"kind": "preference", "key": "language", "value": language,
-                          "message_id": message.get("id")})
+            found.append(
+                {
+                    "kind": "preference",
+                    "key": "language",
+                    "value": language,
+                    "message_id": message.get("id"),
+                }
+            )
         name = re.search(r"(?:我叫|my name is)\s*([^\s，。,.!！]+)", text, re.I)
         if name:
-            found.append({"kind": "fact", "key": "name", "value": name.group(1),
-                          "message_id": message.get("id")})
+            found.append(
+                {
+                    "kind": "fact",
+                    "key": "name",
+                    "value": name.group(1),
+                    "message_id": message.get("id"),
+                }
+            )
     return json.dumps({"memories": found}, ensure_ascii=False)

@@ -19,8 +19,9 @@ class CompatChatOpenAI(ChatOpenAI):
 
     null_content: bool = False
 
-    def _get_request_payload(self, input_: LanguageModelInput, *, stop: list[str] | None = None,
-                             **kwargs: Any) -> dict[str, Any]:
+    def _get_request_payload(
+        self, input_: LanguageModelInput, *, stop: list[str] | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
         payload: dict[str, Any] = super()._get_request_payload(input_, stop=stop, **kwargs)
         if not self.null_content:
             for message in payload.get("messages") or []:

@@ -90,15 +90,19 @@ class Orchestrator(Inspection, AsyncTwins):
         self.sealer = sealer_from_env(encrypt=self.settings.encrypt)
         self.keys = Keys(prefix=self.settings.key_prefix, sealer=self.sealer)
         self.saver = RedisSaver(
-            client, prefix=self.settings.key_prefix,
-            ttl_s=(project.checkpoint_ttl_s() if project else None) or self.settings.checkpoint_ttl_s,
+            client,
+            prefix=self.settings.key_prefix,
+            ttl_s=(project.checkpoint_ttl_s() if project else None)
+            or self.settings.checkpoint_ttl_s,
             encrypt=self.settings.encrypt,
         )
         # The run core's saver and store: asyncio clients on the process's run loop. The
         # blocking saver above serves direct calls (delete, copy, prune, listing).
         self.aclient = async_twin(client, retry_budget_s=self.settings.redis_retry_s)
         self.asaver = AsyncRedisSaver(
-            self.aclient, prefix=self.settings.key_prefix, ttl_s=self.saver.ttl_s,
+            self.aclient,
+            prefix=self.settings.key_prefix,
+            ttl_s=self.saver.ttl_s,
             encrypt=self.settings.encrypt,
         )
         self.asaver.loop = run_loop()  # so sync reads from other threads bridge onto it
@@ -108,22 +112,34 @@ class Orchestrator(Inspection, AsyncTwins):
         self.limits = limits or self.settings.limits()
         self.policy = policy
         self.tracer = TraceWriter(client, self.keys, ttl_s=self.settings.checkpoint_ttl_s)
-        self.store = RedisStore(client, prefix=self.settings.key_prefix, sealer=self.sealer,
-                                index=project.store_index() if project else None,
-                                ttl=project.store_ttl() if project else None)
-        self.astore = AsyncRedisStore(self.aclient,  # type: ignore[arg-type]  # pipelines alike
-                                      prefix=self.settings.key_prefix,
-                                      sealer=self.sealer, index=self.store.index_config,
-                                      ttl=self.store.ttl_config)
+        self.store = RedisStore(
+            client,
+            prefix=self.settings.key_prefix,
+            sealer=self.sealer,
+            index=project.store_index() if project else None,
+            ttl=project.store_ttl() if project else None,
+        )
+        self.astore = AsyncRedisStore(
+            self.aclient,  # type: ignore[arg-type]  # pipelines alike
+            prefix=self.settings.key_prefix,
+            sealer=self.sealer,
+            index=self.store.index_config,
+            ttl=self.store.ttl_config,
+        )
         self.astore.loop = self.asaver.loop
-        self.memory = MemoryBook(RedisStore(client, prefix=self.settings.key_prefix,
-                                            sealer=self.sealer, area=SERVICE_STORE))
+        self.memory = MemoryBook(
+            RedisStore(
+                client, prefix=self.settings.key_prefix, sealer=self.sealer, area=SERVICE_STORE
+            )
+        )
         self.index = ThreadIndex(client, self.keys)
         self.thread_meta = ThreadMeta(client, self.keys, self.sealer, self.index)
-        self.user_memory = Memories(self.memory, self.model, self.tracer, self.thread_meta,
-                                    self.settings.project)
-        self.run_record = RunRecord(self.thread_meta, self.tracer, self.user_memory,
-                                    self.settings.durability)
+        self.user_memory = Memories(
+            self.memory, self.model, self.tracer, self.thread_meta, self.settings.project
+        )
+        self.run_record = RunRecord(
+            self.thread_meta, self.tracer, self.user_memory, self.settings.durability
+        )
         self._compiled: dict[tuple[str, str, str], Graph] = {}
         configured = self.settings.mcp_servers
         self.mcp_servers: dict[str, ServerConfig] = {
@@ -191,8 +207,13 @@ class Orchestrator(Inspection, AsyncTwins):
     # --- running -------------------------------------------------------------
 
     def invoke(
-        self, graph: str, input: str | dict[str, Any] | RunInput, *,
-        thread_id: str | None = None, limits: Limits | None = None, run_id: str | None = None,
+        self,
+        graph: str,
+        input: str | dict[str, Any] | RunInput,
+        *,
+        thread_id: str | None = None,
+        limits: Limits | None = None,
+        run_id: str | None = None,
         user_id: str | None = None,
     ) -> RunResult:
         """Start a run on a new thread (or a finished one) and run it until it ends or waits.
@@ -200,20 +221,33 @@ class Orchestrator(Inspection, AsyncTwins):
         With ``user_id``, the user's long-term memories are recalled for the run, and
         what the user explicitly asks to be remembered is stored when it ends.
         """
-        return last_result(self.stream(graph, input, thread_id=thread_id, limits=limits, run_id=run_id,
-                                 user_id=user_id))
+        return last_result(
+            self.stream(
+                graph, input, thread_id=thread_id, limits=limits, run_id=run_id, user_id=user_id
+            )
+        )
 
     def resume(
-        self, thread_id: str, decision: Any = None, *, limits: Limits | None = None,
+        self,
+        thread_id: str,
+        decision: Any = None,
+        *,
+        limits: Limits | None = None,
         run_id: str | None = None,
     ) -> RunResult:
         """Answer the pending gate, or continue a run whose process died, from its checkpoint."""
         return last_result(self.stream_resume(thread_id, decision, limits=limits, run_id=run_id))
 
     def stream(
-        self, graph: str, input: str | dict[str, Any] | RunInput, *,
-        thread_id: str | None = None, limits: Limits | None = None, run_id: str | None = None,
-        user_id: str | None = None, mode: StreamMode = "steps",
+        self,
+        graph: str,
+        input: str | dict[str, Any] | RunInput,
+        *,
+        thread_id: str | None = None,
+        limits: Limits | None = None,
+        run_id: str | None = None,
+        user_id: str | None = None,
+        mode: StreamMode = "steps",
     ) -> Iterator[StepEvent]:
         """Like ``invoke``, yielding each step as it happens and the result last.
 
@@ -222,12 +256,19 @@ class Orchestrator(Inspection, AsyncTwins):
         each before the step event of the node that called the model. The run itself goes
         on the process's run loop (``astream``); this thread only waits for its events.
         """
-        return iterate(lambda: run_core.start(self, graph, input, thread_id, limits, run_id,
-                                              user_id, mode), "Orchestrator.stream")
+        return iterate(
+            lambda: run_core.start(self, graph, input, thread_id, limits, run_id, user_id, mode),
+            "Orchestrator.stream",
+        )
 
     def stream_resume(
-        self, thread_id: str, decision: Any = None, *, limits: Limits | None = None,
-        run_id: str | None = None, decide: Callable[[GateRequest], Any] | None = None,
+        self,
+        thread_id: str,
+        decision: Any = None,
+        *,
+        limits: Limits | None = None,
+        run_id: str | None = None,
+        decide: Callable[[GateRequest], Any] | None = None,
         mode: StreamMode = "steps",
     ) -> Iterator[StepEvent]:
         """Like ``resume``, yielding each step (and, in ``"messages"`` mode, token) as it happens.
@@ -235,15 +276,22 @@ class Orchestrator(Inspection, AsyncTwins):
         ``decide`` builds the decision from the pending gate, read under the thread's lock
         (so a second reviewer racing the first is told the thread is running elsewhere).
         """
-        return iterate(lambda: run_core.resume(self, thread_id, decision, limits, run_id, decide,
-                                               mode), "Orchestrator.stream_resume")
+        return iterate(
+            lambda: run_core.resume(self, thread_id, decision, limits, run_id, decide, mode),
+            "Orchestrator.stream_resume",
+        )
 
-    def create_thread(self, thread_id: str | None = None, metadata: dict[str, Any] | None = None) -> str:
+    def create_thread(
+        self, thread_id: str | None = None, metadata: dict[str, Any] | None = None
+    ) -> str:
         """Register an empty thread (the HTTP service's ``threads.create``); runs pick its graph."""
         thread_id = thread_id or str(uuid.uuid4())
-        if not self.thread_meta.create(thread_id, thread_id=thread_id,
-                                       created_at=str(time.time()),
-                                       metadata=json.dumps(metadata or {})):
+        if not self.thread_meta.create(
+            thread_id,
+            thread_id=thread_id,
+            created_at=str(time.time()),
+            metadata=json.dumps(metadata or {}),
+        ):
             raise ConflictError(f"Thread with ID {thread_id} already exists")
         return thread_id
 
@@ -324,20 +372,32 @@ class Orchestrator(Inspection, AsyncTwins):
         """
         return self._graph(self.graphs.get(graph), None, config)
 
-    def _graph(self, spec: GraphSpec, limits: Limits | None,
-               config: RunnableConfig | None = None) -> Graph:
+    def _graph(
+        self, spec: GraphSpec, limits: Limits | None, config: RunnableConfig | None = None
+    ) -> Graph:
         limits = limits or self.limits
         configurable = run_configurable(config) if spec.per_config else {}
-        key = (spec.name, limits.model_dump_json(), json.dumps(configurable, sort_keys=True, default=str))
+        key = (
+            spec.name,
+            limits.model_dump_json(),
+            json.dumps(configurable, sort_keys=True, default=str),
+        )
         if key not in self._compiled:
             if len(self._compiled) >= MAX_COMPILED:  # many configurations: forget the oldest
                 self._compiled.pop(next(iter(self._compiled)))
-            self._compiled[key] = spec.build(GraphContext(
-                model=self.model, redis_client=self.client, keys=self.keys,
-                checkpointer=self.asaver, limits=limits, policy=self.policy, store=self.astore,
-                configurable=configurable or None,
-                extra_tools=self.extra_tools(),
-            ))
+            self._compiled[key] = spec.build(
+                GraphContext(
+                    model=self.model,
+                    redis_client=self.client,
+                    keys=self.keys,
+                    checkpointer=self.asaver,
+                    limits=limits,
+                    policy=self.policy,
+                    store=self.astore,
+                    configurable=configurable or None,
+                    extra_tools=self.extra_tools(),
+                )
+            )
         return self._compiled[key]
 
     def _lock(self, thread_id: str) -> AbstractContextManager[ThreadLock]:
@@ -346,8 +406,9 @@ class Orchestrator(Inspection, AsyncTwins):
     def _alock(self, thread_id: str) -> AbstractAsyncContextManager[ThreadLock]:
         return athread_lock(self.client, self.keys, thread_id, ttl_s=self.settings.lock_ttl_s)
 
-    def _config(self, thread_id: str, run_id: str | None = None,
-                fence: int | None = None) -> RunnableConfig:
+    def _config(
+        self, thread_id: str, run_id: str | None = None, fence: int | None = None
+    ) -> RunnableConfig:
         return run_config(thread_id, run_id, fence)
 
     def _thread(self, thread_id: str) -> tuple[GraphSpec, Graph, RunnableConfig]:

@@ -111,8 +111,10 @@ class Project:
     @property
     def graphs(self) -> dict[str, str]:
         """Graph id to ``./path.py:attr`` or ``module:attr``."""
-        return {name: spec if isinstance(spec, str) else str(spec.get("path", ""))
-                for name, spec in self.config.graphs.items()}
+        return {
+            name: spec if isinstance(spec, str) else str(spec.get("path", ""))
+            for name, spec in self.config.graphs.items()
+        }
 
     def env(self) -> dict[str, str]:
         """The project's environment: the mapping, or the variables of its env file."""
@@ -151,7 +153,8 @@ class Project:
             raise ConfigurationError(
                 f"store.index.embed {embed!r} is a provider string, which LangGraph builds with "
                 "the langchain package: install it (pip install langchain), or name a "
-                "function of the project as ./embed.py:embed")
+                "function of the project as ./embed.py:embed"
+            )
         return cast(IndexConfig, index)
 
     def auth_path(self) -> str | None:
@@ -176,8 +179,12 @@ class Project:
             entry = self.config.graphs[name]
             described = entry.get("description") if isinstance(entry, dict) else None
             registry.register(
-                name, _builder(name, value), description=str(described or ""),
-                tools=ToolRegistry, make_input=None, per_config=takes_config(value),
+                name,
+                _builder(name, value),
+                description=str(described or ""),
+                tools=ToolRegistry,
+                make_input=None,
+                per_config=takes_config(value),
             )
 
 
@@ -203,8 +210,7 @@ def read_env_file(path: Path) -> dict[str, str]:
     reads it: LangGraph's templates name ``.env`` (git-ignored, made from ``.env.example``)
     and a fresh clone has none, its keys coming from the environment instead."""
     if not path.is_file():
-        log.warning("the project's env file %s does not exist; no variables are read from it",
-                    path)
+        log.warning("the project's env file %s does not exist; no variables are read from it", path)
         return {}
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -236,8 +242,10 @@ def _import(name: str) -> ModuleType:
     try:
         return importlib.import_module(name)
     except ImportError as exc:
-        raise ConfigurationError(f"module {name!r} cannot be imported: {exc}; list its folder "
-                                 "under dependencies in langgraph.json") from exc
+        raise ConfigurationError(
+            f"module {name!r} cannot be imported: {exc}; list its folder "
+            "under dependencies in langgraph.json"
+        ) from exc
 
 
 def _import_file(path: Path, shown: str) -> ModuleType:
@@ -272,15 +280,21 @@ def compile_graph(name: str, value: Any, ctx: GraphContext) -> Graph:
         value = _call_factory(name, value, ctx)
     approvals = Approvals(ctx.redis_client, ctx.keys, ttl_s=DECISION_TTL_S)
     if isinstance(value, StateGraph):  # a HITL middleware's verdicts are checked at tool time
-        return cast(Graph, guarded(value.compile(checkpointer=ctx.checkpointer, store=ctx.store,
-                                                 name=name), approvals))
+        return cast(
+            Graph,
+            guarded(
+                value.compile(checkpointer=ctx.checkpointer, store=ctx.store, name=name), approvals
+            ),
+        )
     if isinstance(value, Pregel):
         update: dict[str, Any] = {"checkpointer": ctx.checkpointer, "store": ctx.store}
         if value.name == "LangGraph":
             update["name"] = name
         return cast(Graph, guarded(value.copy(update=update), approvals))
-    raise ConfigurationError(f"graph {name!r} is a {type(value).__name__}, not a graph, a "
-                             "StateGraph or a factory returning one")
+    raise ConfigurationError(
+        f"graph {name!r} is a {type(value).__name__}, not a graph, a "
+        "StateGraph or a factory returning one"
+    )
 
 
 RUN_KEYS = ("thread_id", "checkpoint_id", "checkpoint_ns", "run_id", "gw_fence")
@@ -308,9 +322,12 @@ def _call_factory(name: str, factory: Callable[..., Any], ctx: GraphContext) -> 
     if inspect.isawaitable(result):
         result = asyncio.run(_await(result))
     if not isinstance(result, Pregel | StateGraph) and (
-            hasattr(result, "__aenter__") or hasattr(result, "__enter__")):
-        raise ConfigurationError(f"graph {name!r}: its factory returns a context manager, which "
-                                 "graphwright does not enter; return the graph itself")
+        hasattr(result, "__aenter__") or hasattr(result, "__enter__")
+    ):
+        raise ConfigurationError(
+            f"graph {name!r}: its factory returns a context manager, which "
+            "graphwright does not enter; return the graph itself"
+        )
     return result
 
 
@@ -327,7 +344,8 @@ def refuse_runtime_factory(name: str, value: Any) -> None:
     if len(wanted) > 1 or any("ServerRuntime" in str(p.annotation) for p in params):
         raise ConfigurationError(
             f"graph {name!r}: a factory taking a ServerRuntime (or two arguments) is not "
-            "supported by graphwright; take the config (a RunnableConfig) or nothing")
+            "supported by graphwright; take the config (a RunnableConfig) or nothing"
+        )
 
 
 def _importable(name: str) -> bool:

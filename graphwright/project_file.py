@@ -18,7 +18,9 @@ def find_config(explicit: str | os.PathLike[str] | None = None) -> Path | None:
         if path.is_dir():
             path = path / CONFIG_NAME
         if not path.is_file():
-            raise ConfigurationError(f"no project file at {path}; give the path of a langgraph.json")
+            raise ConfigurationError(
+                f"no project file at {path}; give the path of a langgraph.json"
+            )
         return path.resolve()
     here = Path.cwd() / CONFIG_NAME
     return here.resolve() if here.is_file() else None

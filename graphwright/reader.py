@@ -33,12 +33,15 @@ log = logging.getLogger(__name__)
 
 def open_client(settings: Settings) -> redis.Redis:
     """The blocking client of the settings' Redis (the embedded one by default), checked."""
-    client: redis.Redis = connect(redis_url(settings), cluster=settings.redis_cluster,
-                                  retry_budget_s=settings.redis_retry_s)
+    client: redis.Redis = connect(
+        redis_url(settings), cluster=settings.redis_cluster, retry_budget_s=settings.redis_retry_s
+    )
     try:
         check_server(client, refuse_eviction=settings.refuse_eviction)
     except EvictingServerError as exc:
-        raise EvictingServerError(f"{exc} (refused because GRAPHWRIGHT_REFUSE_EVICTION is set)") from exc
+        raise EvictingServerError(
+            f"{exc} (refused because GRAPHWRIGHT_REFUSE_EVICTION is set)"
+        ) from exc
     except redis.ConnectionError:
         log.debug("Redis not reachable at start; the first operation reports it")
     return client
@@ -51,8 +54,9 @@ class ThreadReader:
         self.client = open_client(settings)
         sealer = sealer_from_env(encrypt=settings.encrypt)
         self.keys = Keys(prefix=settings.key_prefix, sealer=sealer)
-        self.thread_meta = ThreadMeta(self.client, self.keys, sealer,
-                                      ThreadIndex(self.client, self.keys))
+        self.thread_meta = ThreadMeta(
+            self.client, self.keys, sealer, ThreadIndex(self.client, self.keys)
+        )
         self.tracer = TraceWriter(self.client, self.keys, ttl_s=settings.checkpoint_ttl_s)
 
     @classmethod
@@ -66,15 +70,24 @@ class ThreadReader:
     def summary(self, thread_id: str) -> ThreadSummary | None:
         """The summary its last run recorded, if the thread is still where that run left it."""
         meta = self.thread_meta.known(thread_id)
-        found = summary.decode(meta.get(summary.FIELD),
-                               read_head(self.client, self.keys, thread_id))
+        found = summary.decode(
+            meta.get(summary.FIELD), read_head(self.client, self.keys, thread_id)
+        )
         if found is None:
             return None
-        status = self.thread_meta.settled(meta, next=found.next, interrupted=found.interrupted,
-                                          stop_reason=found.stop_reason)
-        return ThreadSummary(thread_id=thread_id, graph=meta["graph"], status=status,
-                             next=found.next, stop_reason=found.stop_reason, answer=found.answer,
-                             pending=found.pending, checkpoint_id=found.checkpoint_id)
+        status = self.thread_meta.settled(
+            meta, next=found.next, interrupted=found.interrupted, stop_reason=found.stop_reason
+        )
+        return ThreadSummary(
+            thread_id=thread_id,
+            graph=meta["graph"],
+            status=status,
+            next=found.next,
+            stop_reason=found.stop_reason,
+            answer=found.answer,
+            pending=found.pending,
+            checkpoint_id=found.checkpoint_id,
+        )
 
     def trace(self, thread_id: str) -> list[dict[str, Any]]:
         """``Orchestrator.trace``: the thread's recorded events."""

@@ -42,15 +42,21 @@ class ExtractionError(ValueError):
         self.reply = reply
 
 
-def extract(model: BaseChatModel, user_messages: list[dict[str, str | None]]) -> tuple[Extraction, AIMessage]:
+def extract(
+    model: BaseChatModel, user_messages: list[dict[str, str | None]]
+) -> tuple[Extraction, AIMessage]:
     """Ask the model; returns the extraction and the raw reply (for the trace and usage).
 
     Raises:
         ExtractionError: the reply is not a valid extraction, so nothing is stored.
     """
-    messages = [SystemMessage(REMEMBER_PROMPT), HumanMessage(json.dumps(user_messages, ensure_ascii=False))]
+    messages = [
+        SystemMessage(REMEMBER_PROMPT),
+        HumanMessage(json.dumps(user_messages, ensure_ascii=False)),
+    ]
     try:
         return structured_reply(model, Extraction, messages, purpose="remember")
     except StructuredReplyError as exc:
-        raise ExtractionError(f"the remember step's reply was not a valid extraction: {exc}",
-                              exc.reply) from exc
+        raise ExtractionError(
+            f"the remember step's reply was not a valid extraction: {exc}", exc.reply
+        ) from exc

@@ -17,8 +17,10 @@ class Usage(BaseModel):
     model_calls: int = 0
     tool_calls: int = 0
     tokens_estimated: bool = Field(
-        default=False, description="some tokens were counted by graphwright: the model server "
-                                   "reported no usage for a call")
+        default=False,
+        description="some tokens were counted by graphwright: the model server "
+        "reported no usage for a call",
+    )
 
 
 class RunResult(BaseModel):

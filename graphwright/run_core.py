@@ -29,40 +29,70 @@ if TYPE_CHECKING:
     from graphwright.orchestrator import Orchestrator
 
 
-async def start(orch: Orchestrator, graph: str, input: str | dict[str, Any] | RunInput,
-                thread_id: str | None, limits: Limits | None, run_id: str | None,
-                user_id: str | None, mode: StreamMode) -> AsyncIterator[StepEvent]:
+async def start(
+    orch: Orchestrator,
+    graph: str,
+    input: str | dict[str, Any] | RunInput,
+    thread_id: str | None,
+    limits: Limits | None,
+    run_id: str | None,
+    user_id: str | None,
+    mode: StreamMode,
+) -> AsyncIterator[StepEvent]:
     """The run core of ``stream``/``astream``, on the run loop, under the thread's lock."""
     spec = orch.graphs.get(graph)
     run_input = None if spec.native_input else parse_input(input)
-    scopes = orch.user_memory.scopes(user_id) if user_id is not None else []  # checked before any read
+    scopes = (
+        orch.user_memory.scopes(user_id) if user_id is not None else []
+    )  # checked before any read
     thread_id = thread_id or f"{graph}-{uuid.uuid4().hex[:12]}"
     async with orch._alock(thread_id) as lock:
-        compiled, payload = await asyncio.to_thread(_prepare, orch, spec, thread_id, input,
-                                                    run_input, limits, scopes, user_id, lock.fence)
+        compiled, payload = await asyncio.to_thread(
+            _prepare, orch, spec, thread_id, input, run_input, limits, scopes, user_id, lock.fence
+        )
         async for event in orch.run_record.execute(  # a langgraph.json graph: its own input
-                spec, compiled, thread_id, payload, payload if run_input is None else run_input,
-                run_id, lock, mode):
+            spec,
+            compiled,
+            thread_id,
+            payload,
+            payload if run_input is None else run_input,
+            run_id,
+            lock,
+            mode,
+        ):
             yield event
 
 
-def _prepare(orch: Orchestrator, spec: GraphSpec, thread_id: str,
-             input: str | dict[str, Any] | RunInput, run_input: RunInput | None,
-             limits: Limits | None, scopes: list[str], user_id: str | None,
-             fence: int | None = None) -> tuple[Graph, Any]:
+def _prepare(
+    orch: Orchestrator,
+    spec: GraphSpec,
+    thread_id: str,
+    input: str | dict[str, Any] | RunInput,
+    run_input: RunInput | None,
+    limits: Limits | None,
+    scopes: list[str],
+    user_id: str | None,
+    fence: int | None = None,
+) -> tuple[Graph, Any]:
     """Check the thread may start a run; the compiled graph and the run's input."""
     meta = orch._meta(thread_id)
     if meta.get("graph") and meta["graph"] != spec.name:
-        raise UserError(f"thread {thread_id!r} belongs to graph {meta['graph']!r}, not {spec.name!r}")
+        raise UserError(
+            f"thread {thread_id!r} belongs to graph {meta['graph']!r}, not {spec.name!r}"
+        )
     compiled = orch._graph(spec, limits)
     if meta:
         snapshot = compiled.get_state(orch._config(thread_id))
         if snapshot.interrupts:
-            raise UserError(f"thread {thread_id!r} is waiting at a gate; answer it with "
-                            "resume, or start the new run on another thread")
+            raise UserError(
+                f"thread {thread_id!r} is waiting at a gate; answer it with "
+                "resume, or start the new run on another thread"
+            )
         if snapshot.next and not model_failed_here(meta, snapshot):
-            raise UserError(f"thread {thread_id!r} has an unfinished run (its process "
-                            "stopped mid-step); resume it first")
+            raise UserError(
+                f"thread {thread_id!r} has an unfinished run (its process "
+                "stopped mid-step); resume it first"
+            )
     if run_input is None:  # a langgraph.json graph: its own input, as given
         return compiled, own_input(compiled, spec.name, input)
     payload = spec.make_input(run_input) if spec.make_input else run_input.model_dump()
@@ -80,26 +110,40 @@ def model_failed_here(meta: dict[str, str], snapshot: Any) -> bool:
     return bool(failed_at) and failed_at == checkpoint_of(snapshot)
 
 
-async def resume(orch: Orchestrator, thread_id: str, decision: Any, limits: Limits | None,
-                 run_id: str | None, decide: Callable[[GateRequest], Any] | None,
-                 mode: StreamMode) -> AsyncIterator[StepEvent]:
+async def resume(
+    orch: Orchestrator,
+    thread_id: str,
+    decision: Any,
+    limits: Limits | None,
+    run_id: str | None,
+    decide: Callable[[GateRequest], Any] | None,
+    mode: StreamMode,
+) -> AsyncIterator[StepEvent]:
     """The run core of ``stream_resume``/``astream_resume``, on the run loop."""
     meta = await asyncio.to_thread(orch._meta, thread_id)
     if not meta.get("graph"):
         raise NotFoundError(f"no thread {thread_id!r}; `threads` lists the known ones")
     spec = orch.graphs.get(meta["graph"])
     async with orch._alock(thread_id) as lock:
-        compiled, payload = await asyncio.to_thread(_prepare_resume, orch, spec, meta, thread_id,
-                                                    decision, limits, decide, lock.fence)
-        async for event in orch.run_record.execute(spec, compiled, thread_id, payload, None,
-                                                   run_id, lock, mode):
+        compiled, payload = await asyncio.to_thread(
+            _prepare_resume, orch, spec, meta, thread_id, decision, limits, decide, lock.fence
+        )
+        async for event in orch.run_record.execute(
+            spec, compiled, thread_id, payload, None, run_id, lock, mode
+        ):
             yield event
 
 
-def _prepare_resume(orch: Orchestrator, spec: GraphSpec, meta: dict[str, str], thread_id: str,
-                    decision: Any, limits: Limits | None,
-                    decide: Callable[[GateRequest], Any] | None,
-                    fence: int | None = None) -> tuple[Graph, Any]:
+def _prepare_resume(
+    orch: Orchestrator,
+    spec: GraphSpec,
+    meta: dict[str, str],
+    thread_id: str,
+    decision: Any,
+    limits: Limits | None,
+    decide: Callable[[GateRequest], Any] | None,
+    fence: int | None = None,
+) -> tuple[Graph, Any]:
     """What resuming the thread means now: the compiled graph and the payload to run."""
     compiled = orch._graph(spec, limits)
     config = orch._config(thread_id)
@@ -107,20 +151,24 @@ def _prepare_resume(orch: Orchestrator, spec: GraphSpec, meta: dict[str, str], t
     gate = pending_gate(compiled, config)
     if decide is not None:
         if gate is None:
-            raise UserError(f"thread {thread_id!r} is not waiting at a gate; resume it "
-                            "without a decision")
+            raise UserError(
+                f"thread {thread_id!r} is not waiting at a gate; resume it without a decision"
+            )
         decision = decide(gate)
     if gate is not None:
         if decision is None:
-            raise UserError(f"thread {thread_id!r} is waiting at a gate; give a decision "
-                            "(approve, edit or reject)")
+            raise UserError(
+                f"thread {thread_id!r} is waiting at a gate; give a decision "
+                "(approve, edit or reject)"
+            )
         return compiled, gate_command(compiled, config, decision, orch.tools(spec.name))
     if snapshot.interrupts:
         return compiled, Command(resume=decision)  # a user graph's own interrupt
     if snapshot.next:
         if decision is not None:
-            raise UserError(f"thread {thread_id!r} is not waiting at a gate; resume it "
-                            "without a decision")
+            raise UserError(
+                f"thread {thread_id!r} is not waiting at a gate; resume it without a decision"
+            )
         return compiled, None
     if (status := orch.thread_meta.status(meta, snapshot)) == "failed" and decision is None:
         # It failed while saving its last step (Redis went away): LangGraph runs on from
@@ -128,5 +176,7 @@ def _prepare_resume(orch: Orchestrator, spec: GraphSpec, meta: dict[str, str], t
         return compiled, None
     if status != meta.get("status"):  # its process died after the last step
         orch.thread_meta.write(thread_id, fence, status=str(status))
-    raise UserError(f"thread {thread_id!r} has already finished ({status}); there is "
-                    "nothing to resume; start a new run with invoke")
+    raise UserError(
+        f"thread {thread_id!r} has already finished ({status}); there is "
+        "nothing to resume; start a new run with invoke"
+    )

@@ -41,7 +41,9 @@ log = logging.getLogger(__name__)
 MODEL_FAILED = "model_failed"  # meta: the checkpoint whose step the model failed, or ""
 
 
-def run_config(thread_id: str, run_id: str | None = None, fence: int | None = None) -> RunnableConfig:
+def run_config(
+    thread_id: str, run_id: str | None = None, fence: int | None = None
+) -> RunnableConfig:
     """The LangGraph config of a thread, or of one run on it (with its lock's fence)."""
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
     if fence is not None:  # every checkpoint, record and trace write of the run carries it
@@ -55,14 +57,21 @@ def run_config(thread_id: str, run_id: str | None = None, fence: int | None = No
 class RunRecord:
     """Starts, drives and ends runs, writing their record in the thread's meta and trace."""
 
-    def __init__(self, meta: ThreadMeta, tracer: TraceWriter, memories: Memories,
-                 durability: Any) -> None:
+    def __init__(
+        self, meta: ThreadMeta, tracer: TraceWriter, memories: Memories, durability: Any
+    ) -> None:
         self.meta, self.tracer, self.memories, self.durability = meta, tracer, memories, durability
 
     async def execute(
-        self, spec: GraphSpec, compiled: Graph, thread_id: str, payload: Any,
-        run_input: RunInput | dict[str, Any] | None, run_id: str | None = None,
-        lock: ThreadLock | None = None, mode: StreamMode = "steps",
+        self,
+        spec: GraphSpec,
+        compiled: Graph,
+        thread_id: str,
+        payload: Any,
+        run_input: RunInput | dict[str, Any] | None,
+        run_id: str | None = None,
+        lock: ThreadLock | None = None,
+        mode: StreamMode = "steps",
     ) -> AsyncIterator[StepEvent]:
         """Run the graph under the caller's lock on the run loop: its steps, then the result.
 
@@ -76,9 +85,16 @@ class RunRecord:
         try:
             # "sync": a step's checkpoint (with the calls it proposed) is saved before the
             # next step starts, so no tool runs for calls a crash could make the model re-plan.
-            async for event in step_events(compiled, payload, config, thread_id, run_id, mode,
-                                           durability=self.durability,
-                                           check=lock.check if lock is not None else None):
+            async for event in step_events(
+                compiled,
+                payload,
+                config,
+                thread_id,
+                run_id,
+                mode,
+                durability=self.durability,
+                check=lock.check if lock is not None else None,
+            ):
                 yield event
         except LockLostError:
             raise  # the thread belongs to a newer run now: nothing of it is ours to write
@@ -94,25 +110,46 @@ class RunRecord:
                 log.exception("run %s on thread %s failed", run_id, thread_id)
                 error = f"{type(exc).__name__}: {exc}"
         snapshot = await compiled.aget_state(run_config(thread_id))
-        result = await asyncio.to_thread(self.finish, spec, snapshot, thread_id, run_id, error,
-                                         fence, model_failed)
+        result = await asyncio.to_thread(
+            self.finish, spec, snapshot, thread_id, run_id, error, fence, model_failed
+        )
         yield StepEvent(thread_id=thread_id, kind="result", result=result)
 
-    def start(self, graph: str, thread_id: str, run_id: str,
-              run_input: RunInput | dict[str, Any] | None, fence: int | None = None) -> None:
+    def start(
+        self,
+        graph: str,
+        thread_id: str,
+        run_id: str,
+        run_input: RunInput | dict[str, Any] | None,
+        fence: int | None = None,
+    ) -> None:
         """Mark the thread running and trace the run's start; a new input restarts the usage.
         Every write carries the run's ``fence``: a run that lost the thread writes none."""
         self.meta.write(thread_id, fence, graph=graph, status="running", thread_id=thread_id)
-        started = self.tracer.emit(thread_id, "run_start", fence=fence, run_id=run_id, graph=graph,
-                                   input=run_input.model_dump() if isinstance(run_input, RunInput)
-                                   else jsonable(run_input),
-                                   resumed=run_input is None)
+        started = self.tracer.emit(
+            thread_id,
+            "run_start",
+            fence=fence,
+            run_id=run_id,
+            graph=graph,
+            input=run_input.model_dump()
+            if isinstance(run_input, RunInput)
+            else jsonable(run_input),
+            resumed=run_input is None,
+        )
         if run_input is not None:  # usage counts from here, across later resumes
             self.meta.write(thread_id, fence, trace_from=started)
 
-    def finish(self, spec: GraphSpec, snapshot: StateSnapshot, thread_id: str, run_id: str,
-               error: str | None, fence: int | None = None,
-               model_failed: bool = False) -> RunResult:
+    def finish(
+        self,
+        spec: GraphSpec,
+        snapshot: StateSnapshot,
+        thread_id: str,
+        run_id: str,
+        error: str | None,
+        fence: int | None = None,
+        model_failed: bool = False,
+    ) -> RunResult:
         """The run's result from one read of the thread's state; its status written last.
 
         A run the model failed names its checkpoint in ``MODEL_FAILED``: the thread's
@@ -125,16 +162,26 @@ class RunRecord:
         values = snapshot.values if isinstance(snapshot.values, dict) else {}
         gate = gate_of(snapshot)
         result = RunResult(
-            thread_id=thread_id, graph=spec.name, run_id=run_id, status=status,
-            answer=answer_of(snapshot.values), stop_reason=values.get("stop_reason"),
+            thread_id=thread_id,
+            graph=spec.name,
+            run_id=run_id,
+            status=status,
+            answer=answer_of(snapshot.values),
+            stop_reason=values.get("stop_reason"),
             pending=gate if status == "interrupted" else None,
             steps=int((snapshot.metadata or {}).get("step", 0)),
-            usage=usage_of(since), error=error,
+            usage=usage_of(since),
+            error=error,
         )
         head = read_head(self.meta.client, self.meta.keys, thread_id)
         failed_at = checkpoint_of(snapshot) if model_failed else ""
-        self.meta.write(thread_id, fence, status=result.status, **{MODEL_FAILED: failed_at},
-                        **{summary.FIELD: summary.encode(summary_of(snapshot, gate), head)})
+        self.meta.write(
+            thread_id,
+            fence,
+            status=result.status,
+            **{MODEL_FAILED: failed_at},
+            **{summary.FIELD: summary.encode(summary_of(snapshot, gate), head)},
+        )
         self.meta.refresh_ttl(thread_id)  # keys the run added expire with the rest
         return result
 
@@ -159,10 +206,14 @@ def model_failure(exc: BaseException) -> str | None:
 def summary_of(snapshot: StateSnapshot, gate: GateRequest | None) -> Recorded:
     """What ``show`` prints of the thread, as ``Orchestrator.state`` reads it."""
     values = jsonable(snapshot.values) if isinstance(snapshot.values, dict) else {}
-    return Recorded(checkpoint_id=(snapshot.config.get("configurable") or {}).get("checkpoint_id"),
-                    next=list(snapshot.next), interrupted=bool(snapshot.interrupts),
-                    stop_reason=values.get("stop_reason"), answer=values.get("answer"),
-                    pending=gate)
+    return Recorded(
+        checkpoint_id=(snapshot.config.get("configurable") or {}).get("checkpoint_id"),
+        next=list(snapshot.next),
+        interrupted=bool(snapshot.interrupts),
+        stop_reason=values.get("stop_reason"),
+        answer=values.get("answer"),
+        pending=gate,
+    )
 
 
 def status_of(snapshot: Any, error: str | None) -> tuple[RunStatus, str | None]:

@@ -13,8 +13,17 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
-MESSAGE_FIELDS = ("type", "id", "name", "content", "tool_calls", "invalid_tool_calls",
-                  "tool_call_id", "status", "usage_metadata")
+MESSAGE_FIELDS = (
+    "type",
+    "id",
+    "name",
+    "content",
+    "tool_calls",
+    "invalid_tool_calls",
+    "tool_call_id",
+    "status",
+    "usage_metadata",
+)
 
 
 def wire(value: Any) -> Any:

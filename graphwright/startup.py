@@ -23,8 +23,9 @@ PAUSE_S = 1.0
 T = TypeVar("T")
 
 
-def when_reachable(open_: Callable[[], T], *, forever: bool = False,
-                   settings: Settings | None = None) -> T:
+def when_reachable(
+    open_: Callable[[], T], *, forever: bool = False, settings: Settings | None = None
+) -> T:
     """``open_()`` retried while Redis is unreachable: for GRAPHWRIGHT_REDIS_RETRY_S, or for as
     long as it takes with ``forever``.
 
@@ -39,13 +40,18 @@ def when_reachable(open_: Callable[[], T], *, forever: bool = False,
             return open_()
         # InvalidResponse: something that is not Redis answers there (its port taken by another
         # server): said like a Redis that is not there, with what answered, not a traceback.
-        except (redis.ConnectionError, redis.TimeoutError, redis.exceptions.InvalidResponse,
-                RedisUnavailableError) as exc:
+        except (
+            redis.ConnectionError,
+            redis.TimeoutError,
+            redis.exceptions.InvalidResponse,
+            RedisUnavailableError,
+        ) as exc:
             if not forever and time.monotonic() + PAUSE_S > deadline:
                 raise RedisUnavailableError(
                     f"Redis at {where} is unreachable after {settings.redis_retry_s:g}s "
                     f"(GRAPHWRIGHT_REDIS_RETRY_S): {type(exc).__name__}: {str(exc)[:200]}"
                 ) from exc
-            log.warning("Redis at %s is unreachable (%s); waiting for it", where,
-                        type(exc).__name__)
+            log.warning(
+                "Redis at %s is unreachable (%s); waiting for it", where, type(exc).__name__
+            )
             time.sleep(PAUSE_S)

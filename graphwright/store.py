@@ -13,8 +13,9 @@ if TYPE_CHECKING:
     from graphwright.checkpoints.redis import RedisSaver
 
 # What a user can do when Redis is unreachable: said here, where the settings are known.
-UNREACHABLE_HINT = ("Start Redis there, or set REDIS_URL to a running server; unset it to use "
-                    "the embedded Redis.")
+UNREACHABLE_HINT = (
+    "Start Redis there, or set REDIS_URL to a running server; unset it to use the embedded Redis."
+)
 
 
 def redis_url(settings: Settings) -> str:

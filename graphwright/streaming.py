@@ -24,8 +24,14 @@ LangGraphMode = Literal["updates", "messages"]
 
 
 async def step_events(
-    compiled: Graph, payload: Any, config: RunnableConfig, thread_id: str, run_id: str,
-    mode: StreamMode = "steps", *, durability: Durability | None = None,
+    compiled: Graph,
+    payload: Any,
+    config: RunnableConfig,
+    thread_id: str,
+    run_id: str,
+    mode: StreamMode = "steps",
+    *,
+    durability: Durability | None = None,
     check: Callable[[], None] | None = None,
 ) -> AsyncIterator[StepEvent]:
     """Run ``compiled`` (``astream``, on the run loop) and translate what it streams.
@@ -37,27 +43,34 @@ async def step_events(
     modes: list[LangGraphMode] = ["updates", "messages"] if mode == "messages" else ["updates"]
     # Workers' tokens come only with subgraphs on; steps mode streams as it always did.
     nested = mode == "messages"
-    async for item in compiled.astream(payload, config, stream_mode=modes, subgraphs=nested,
-                                       durability=durability):
+    async for item in compiled.astream(
+        payload, config, stream_mode=modes, subgraphs=nested, durability=durability
+    ):
         if check is not None:
             check()
         namespace, kind, data = item if nested else ((), *item)
         if kind == "messages":
-            event = token_event(cast(tuple[Any, dict[str, Any]], data), thread_id, run_id,
-                                list(namespace))
+            event = token_event(
+                cast(tuple[Any, dict[str, Any]], data), thread_id, run_id, list(namespace)
+            )
             if event is not None:
                 yield event
             continue
         if namespace:  # a worker's own steps; its tokens are streamed, its steps are not
             continue
         for node, update in cast(dict[str, Any], data).items():
-            yield StepEvent(thread_id=thread_id, run_id=run_id,
-                            kind="interrupt" if node == "__interrupt__" else "step", node=node,
-                            update=jsonable(update if isinstance(update, dict) else {"interrupts": update}))
+            yield StepEvent(
+                thread_id=thread_id,
+                run_id=run_id,
+                kind="interrupt" if node == "__interrupt__" else "step",
+                node=node,
+                update=jsonable(update if isinstance(update, dict) else {"interrupts": update}),
+            )
 
 
-def token_event(data: tuple[Any, dict[str, Any]], thread_id: str, run_id: str,
-                namespace: list[str]) -> StepEvent | None:
+def token_event(
+    data: tuple[Any, dict[str, Any]], thread_id: str, run_id: str, namespace: list[str]
+) -> StepEvent | None:
     """A text piece of a model reply as an event; tool messages and empty pieces are skipped."""
     message, metadata = data
     if not isinstance(message, AIMessageChunk | AIMessage):
@@ -65,9 +78,15 @@ def token_event(data: tuple[Any, dict[str, Any]], thread_id: str, run_id: str,
     text = message.text if isinstance(message.text, str) else str(message.text)
     if not text:
         return None
-    return StepEvent(thread_id=thread_id, run_id=run_id, kind="token", text=text,
-                     node=str(metadata.get("langgraph_node") or ""), message_id=message.id,
-                     namespace=namespace)
+    return StepEvent(
+        thread_id=thread_id,
+        run_id=run_id,
+        kind="token",
+        text=text,
+        node=str(metadata.get("langgraph_node") or ""),
+        message_id=message.id,
+        namespace=namespace,
+    )
 
 
 def last_result(events: Iterable[StepEvent]) -> RunResult:

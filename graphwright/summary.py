@@ -35,12 +35,18 @@ def encode(summary: Recorded, head: Head | None) -> str:
     summary's checkpoint."""
     if head is None or head.checkpoint_id != summary.checkpoint_id:
         return ""
-    return json.dumps({
-        "checkpoint_id": summary.checkpoint_id, "writes": head.writes, "next": summary.next,
-        "interrupted": summary.interrupted, "stop_reason": summary.stop_reason,
-        "answer": summary.answer,
-        "pending": summary.pending.model_dump(mode="json") if summary.pending else None,
-    }, ensure_ascii=False)
+    return json.dumps(
+        {
+            "checkpoint_id": summary.checkpoint_id,
+            "writes": head.writes,
+            "next": summary.next,
+            "interrupted": summary.interrupted,
+            "stop_reason": summary.stop_reason,
+            "answer": summary.answer,
+            "pending": summary.pending.model_dump(mode="json") if summary.pending else None,
+        },
+        ensure_ascii=False,
+    )
 
 
 def decode(text: str | None, head: Head | None) -> Recorded | None:
@@ -51,7 +57,11 @@ def decode(text: str | None, head: Head | None) -> Recorded | None:
     if (data["checkpoint_id"], data["writes"]) != (head.checkpoint_id, head.writes):
         return None
     pending = data["pending"]
-    return Recorded(checkpoint_id=data["checkpoint_id"], next=data["next"],
-                    interrupted=data["interrupted"], stop_reason=data["stop_reason"],
-                    answer=data["answer"],
-                    pending=GateRequest.model_validate(pending) if pending else None)
+    return Recorded(
+        checkpoint_id=data["checkpoint_id"],
+        next=data["next"],
+        interrupted=data["interrupted"],
+        stop_reason=data["stop_reason"],
+        answer=data["answer"],
+        pending=GateRequest.model_validate(pending) if pending else None,
+    )

@@ -33,8 +33,12 @@ ApiStatus = Literal["idle", "busy", "interrupted", "error"]
 STATUSES: tuple[ApiStatus, ...] = ("idle", "busy", "interrupted", "error")
 # The Orchestrator's run statuses as the Agent Server's thread statuses.
 API_STATUS: dict[str, ApiStatus] = {
-    "running": "busy", "interrupted": "interrupted", "failed": "error",
-    "completed": "idle", "stopped": "idle", "": "idle",
+    "running": "busy",
+    "interrupted": "interrupted",
+    "failed": "error",
+    "completed": "idle",
+    "stopped": "idle",
+    "": "idle",
 }
 Order = Literal["updated", "created"]
 LAST_RANK = 2**63 - 1
@@ -56,8 +60,11 @@ return #KEYS - 1
 
 def scalar_pairs(metadata: Mapping[str, Any]) -> dict[str, str]:
     """The top-level pairs the index keeps: key -> the value as canonical JSON."""
-    return {k: json.dumps(v, sort_keys=True) for k, v in metadata.items()
-            if v is None or isinstance(v, str | int | float | bool)}
+    return {
+        k: json.dumps(v, sort_keys=True)
+        for k, v in metadata.items()
+        if v is None or isinstance(v, str | int | float | bool)
+    }
 
 
 def contains(superset: Any, subset: Mapping[str, Any]) -> bool:
@@ -97,8 +104,10 @@ def matches(metadata: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
                 items = arg if isinstance(arg, list) else [arg]
                 ok = isinstance(have, list) and all(a in have for a in items)
             else:
-                raise ConfigurationError(f"auth filter operator {op!r} is not supported; "
-                                         "use a plain value, $eq, $contains or $or")
+                raise ConfigurationError(
+                    f"auth filter operator {op!r} is not supported; "
+                    "use a plain value, $eq, $contains or $or"
+                )
             if not ok:
                 return False
     return True
@@ -106,8 +115,11 @@ def matches(metadata: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
 
 def equalities(filters: Mapping[str, Any]) -> dict[str, Any]:
     """The part of an auth filter that is plain equality (what the index sets answer)."""
-    plain = {k: (v["$eq"] if isinstance(v, Mapping) and set(v) == {"$eq"} else v)
-             for k, v in filters.items() if not k.startswith("$")}
+    plain = {
+        k: (v["$eq"] if isinstance(v, Mapping) and set(v) == {"$eq"} else v)
+        for k, v in filters.items()
+        if not k.startswith("$")
+    }
     return {k: v for k, v in plain.items() if not isinstance(v, Mapping | list)}
 
 
@@ -135,8 +147,11 @@ class Query:
         asked = scalar_pairs(self.metadata or {})
         allowed = scalar_pairs(equalities(self.filters or {}))
         clash = any(asked.get(k, v) != v for k, v in allowed.items())
-        return (clash or len(asked) != len(self.metadata or {})
-                or len(allowed) != len(self.filters or {}))
+        return (
+            clash
+            or len(asked) != len(self.metadata or {})
+            or len(allowed) != len(self.filters or {})
+        )
 
     def allows(self, metadata: Mapping[str, Any]) -> bool:
         return not self.filters or matches(metadata, self.filters)
@@ -160,8 +175,9 @@ class ThreadIndex:
 
     # --- writing ---------------------------------------------------------------
 
-    def on_write(self, pipe: Pipeline, thread_id: str, fields: Mapping[str, str],
-                 now: float | None = None) -> None:
+    def on_write(
+        self, pipe: Pipeline, thread_id: str, fields: Mapping[str, str], now: float | None = None
+    ) -> None:
         """Index one write of the thread's meta hash (the Orchestrator's ``_set_meta``)."""
         now = time.time() if now is None else now
         k = self.keys
@@ -181,12 +197,15 @@ class ThreadIndex:
                 pipe.srem(self.keys.threads_with_status(other), thread_id)
         pipe.sadd(self.keys.threads_with_status(status), thread_id)
 
-    def set_metadata(self, pipe: Pipeline | redis.Redis, thread_id: str,
-                     metadata: Mapping[str, Any]) -> None:
-        sets = [self.keys.threads_with_meta(key, value)
-                for key, value in scalar_pairs(metadata).items()]
-        self._reindex(keys=[self.keys.thread_memberships(thread_id), *sets], args=[thread_id],
-                      client=pipe)
+    def set_metadata(
+        self, pipe: Pipeline | redis.Redis, thread_id: str, metadata: Mapping[str, Any]
+    ) -> None:
+        sets = [
+            self.keys.threads_with_meta(key, value) for key, value in scalar_pairs(metadata).items()
+        ]
+        self._reindex(
+            keys=[self.keys.thread_memberships(thread_id), *sets], args=[thread_id], client=pipe
+        )
 
     def forget(self, thread_ids: Iterable[str]) -> None:
         """Remove threads from every index set (deleted, or expired by their TTL)."""
@@ -194,7 +213,7 @@ class ThreadIndex:
         if not ids:
             return
         if isinstance(self.client, RedisCluster):  # a cluster pipeline cannot run scripts;
-            self._forget(self.client, ids)          # each step is idempotent on its own
+            self._forget(self.client, ids)  # each step is idempotent on its own
             return
         with self.client.pipeline(transaction=True) as pipe:
             self._forget(pipe, ids)
@@ -261,7 +280,7 @@ class ThreadIndex:
             then(pipe, scratch)
             pipe.delete(scratch, *unions)
             found: list[Any] = pipe.execute()
-        return found[len(unions):]
+        return found[len(unions) :]
 
     def page(self, query: Query, offset: int, limit: int) -> list[str]:
         """Ids of the candidates ``offset .. offset+limit-1`` in the query's order.
@@ -276,7 +295,8 @@ class ThreadIndex:
             raw: list[bytes] = self.client.zrange(only, offset, end, desc=query.descending)  # type: ignore[assignment]  # bytes client
             return [r.decode() for r in raw]
         _, raw, _ = self._intersect(
-            query, lambda pipe, scratch: pipe.zrange(scratch, offset, end, desc=query.descending))
+            query, lambda pipe, scratch: pipe.zrange(scratch, offset, end, desc=query.descending)
+        )
         return [r.decode() for r in raw]
 
     def count(self, query: Query) -> int:

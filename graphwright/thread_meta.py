@@ -38,8 +38,10 @@ class ThreadMeta:
         except redis.RedisError as exc:
             raise unavailable(exc) from exc
         key = self.keys.meta(thread_id)
-        return {_text(k): self.sealer.open_text(v, key, k) if _text(k) in SEALED_META else _text(v)
-                for k, v in raw.items()}
+        return {
+            _text(k): self.sealer.open_text(v, key, k) if _text(k) in SEALED_META else _text(v)
+            for k, v in raw.items()
+        }
 
     def known(self, thread_id: str) -> dict[str, str]:
         """``read`` of a thread that has a graph, or NotFoundError."""
@@ -59,13 +61,16 @@ class ThreadMeta:
         False (nothing written) when the thread exists, as for the loser of two at once."""
         return self._write(thread_id, fields, None, new=True)
 
-    def _write(self, thread_id: str, fields: dict[str, str], fence: int | None, *,
-               new: bool) -> bool:
+    def _write(
+        self, thread_id: str, fields: dict[str, str], fence: int | None, *, new: bool
+    ) -> bool:
         key = self.keys.meta(thread_id)
         try:
             now = time.time()
-            mapping = {k: self.sealer.seal_text(v, key, k) if k in SEALED_META else v
-                       for k, v in {**fields, "updated_at": str(now)}.items()}
+            mapping = {
+                k: self.sealer.seal_text(v, key, k) if k in SEALED_META else v
+                for k, v in {**fields, "updated_at": str(now)}.items()
+            }
             if new:
                 if not hset_new(self.client, self.keys, thread_id, key, mapping):
                     return False
@@ -78,7 +83,9 @@ class ThreadMeta:
                 self.client.zadd(self.keys.threads(), listed)
                 self.index.on_write(self.client, thread_id, fields, now)
             else:
-                with self.client.pipeline(transaction=True) as pipe:  # the HTTP search index: its own slot
+                with self.client.pipeline(
+                    transaction=True
+                ) as pipe:  # the HTTP search index: its own slot
                     pipe.zadd(self.keys.threads(), listed)
                     self.index.on_write(pipe, thread_id, fields, now)
                     pipe.execute()
@@ -94,8 +101,9 @@ class ThreadMeta:
             return None
         seconds = int(float(ttl))
         registry = self.keys.registry(thread_id)
-        members = [m.decode() if isinstance(m, bytes) else m
-                   for m in self.client.smembers(registry)]
+        members = [
+            m.decode() if isinstance(m, bytes) else m for m in self.client.smembers(registry)
+        ]
         with self.client.pipeline(transaction=True) as pipe:
             for key in [*members, registry, self.keys.meta(thread_id)]:
                 pipe.expire(key, seconds)
@@ -113,11 +121,16 @@ class ThreadMeta:
     def status(self, meta: dict[str, str], snapshot: Any) -> Any:
         """Like ``status_of``, but a run whose process died after its last step reads as
         how that step ended, not as failed."""
-        return self.settled(meta, next=list(snapshot.next), interrupted=bool(snapshot.interrupts),
-                            stop_reason=(snapshot.values or {}).get("stop_reason"))
+        return self.settled(
+            meta,
+            next=list(snapshot.next),
+            interrupted=bool(snapshot.interrupts),
+            stop_reason=(snapshot.values or {}).get("stop_reason"),
+        )
 
-    def settled(self, meta: dict[str, str], *, next: list[str], interrupted: bool,
-                stop_reason: Any) -> Any:
+    def settled(
+        self, meta: dict[str, str], *, next: list[str], interrupted: bool, stop_reason: Any
+    ) -> Any:
         """``status`` from the parts of the snapshot it reads (a recorded summary has them)."""
         status = self.status_of(meta)
         if status != "failed" or meta.get("status") != "running" or next:
@@ -133,8 +146,10 @@ class ThreadMeta:
         candidates on metadata before it loads any. Plain metadata is read in one round
         trip; sealed metadata (encryption on) goes through ``read``, which opens it."""
         if self.sealer.on:
-            return [json.loads(m.get("metadata") or "{}") if (m := self.read(t)) else None
-                    for t in thread_ids]
+            return [
+                json.loads(m.get("metadata") or "{}") if (m := self.read(t)) else None
+                for t in thread_ids
+            ]
         try:
             with self.client.pipeline(transaction=False) as pipe:
                 for thread_id in thread_ids:
@@ -142,8 +157,11 @@ class ThreadMeta:
                 found: list[list[bytes | None]] = pipe.execute()
         except redis.RedisError as exc:
             raise unavailable(exc) from exc
-        return [None if raw is None and updated is None else json.loads(_text(raw or b"{}"))
-                for raw, updated in found]
+        return [
+            None if raw is None and updated is None else json.loads(_text(raw or b"{}"))
+            for raw, updated in found
+        ]
+
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value

@@ -31,7 +31,9 @@ from graphwright.tools.executor import Observation, ToolCall, ToolError
 def repeat_warning(call: ProposedCall) -> Observation:
     """What the model hears instead of a second identical call in a row."""
     return Observation(
-        ok=False, tool=call["name"], call_id=call["id"],
+        ok=False,
+        tool=call["name"],
+        call_id=call["id"],
         error=ToolError(
             type="tool_error",
             message=(
@@ -51,8 +53,12 @@ def to_message(obs: Observation) -> ToolMessage:
         tool_call_id=obs.call_id,
         name=obs.tool,
         status="success" if obs.ok else "error",
-        artifact={"ok": obs.ok, "trust": obs.trust, "replayed": obs.replayed,
-                  "error_type": obs.error.type if obs.error else None},
+        artifact={
+            "ok": obs.ok,
+            "trust": obs.trust,
+            "replayed": obs.replayed,
+            "error_type": obs.error.type if obs.error else None,
+        },
     )
 
 
@@ -86,13 +92,17 @@ def act(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[s
     records = log[earlier:]
     done, held = split_unknown(running, records, observations)
     # A decision settles one unknown outcome once: the next must come from a reviewer again.
-    deps.approvals.record(thread_id, {}, [c["id"] for c in held
-                                          if c["action"] == "outcome_unknown"], fence=fence)
+    deps.approvals.record(
+        thread_id, {}, [c["id"] for c in held if c["action"] == "outcome_unknown"], fence=fence
+    )
     for record, obs in done:
         if record["outcome"] == "ok" and not obs.ok:
             record["outcome"] = "error"
-    return {"messages": [to_message(o) for _, o in done], "call_log": [r for r, _ in done],
-            "proposed": held + gated}
+    return {
+        "messages": [to_message(o) for _, o in done],
+        "call_log": [r for r, _ in done],
+        "proposed": held + gated,
+    }
 
 
 def is_unknown(obs: Observation) -> bool:
@@ -109,9 +119,16 @@ def split_unknown(
     for i, call in enumerate(calls):
         obs = observations[i] if i < len(observations) else None
         if obs is not None and is_unknown(obs):
-            held.append({"id": call["id"], "name": call["name"], "args": call["args"],
-                         "action": "outcome_unknown", "reason": obs.error.message if obs.error
-                         else "", "idempotency_key": obs.idempotency_key or ""})
+            held.append(
+                {
+                    "id": call["id"],
+                    "name": call["name"],
+                    "args": call["args"],
+                    "action": "outcome_unknown",
+                    "reason": obs.error.message if obs.error else "",
+                    "idempotency_key": obs.idempotency_key or "",
+                }
+            )
         elif obs is None:
             held.append(call)
         else:
@@ -140,18 +157,36 @@ def run_all(
         if blocked is not None:
             obs = blocked
         elif "settled" in call:
-            obs = deps.executor.mark_done(tool_call, call["settled"], thread_id=thread_id,
-                                          fence=fence)
+            obs = deps.executor.mark_done(
+                tool_call, call["settled"], thread_id=thread_id, fence=fence
+            )
         else:
             retry = bool(call.get("retry"))  # as recorded (authorize): spent by its claim
-            spend = deps.approvals.spend_retry(thread_id, call["id"], digest(call["name"], call["args"])) \
-                if retry else None
-            obs = deps.executor.execute(tool_call, thread_id=thread_id, fence=fence, retry=retry,
-                                        spend=spend)
+            spend = (
+                deps.approvals.spend_retry(
+                    thread_id, call["id"], digest(call["name"], call["args"])
+                )
+                if retry
+                else None
+            )
+            obs = deps.executor.execute(
+                tool_call, thread_id=thread_id, fence=fence, retry=retry, spend=spend
+            )
         deps.trace.emit(
-            thread_id, "tool_call", fence=fence, run_id=run_id, step=step, node="act", tool=call["name"],
-            call_id=call["id"], args=call["args"], start=started, end=time.time(), ok=obs.ok,
-            replayed=obs.replayed, result=summarize(obs.result) if obs.ok else None,
+            thread_id,
+            "tool_call",
+            fence=fence,
+            run_id=run_id,
+            step=step,
+            node="act",
+            tool=call["name"],
+            call_id=call["id"],
+            args=call["args"],
+            start=started,
+            end=time.time(),
+            ok=obs.ok,
+            replayed=obs.replayed,
+            result=summarize(obs.result) if obs.ok else None,
             error=obs.error.model_dump() if obs.error else None,
         )
         return obs
@@ -173,5 +208,7 @@ def run_all(
 
 def summarize(result: Any, limit: int = 300) -> str:
     """A short form of a result for the trace."""
-    text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+    text = (
+        result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+    )
     return text if len(text) <= limit else text[:limit] + "…"

@@ -17,8 +17,9 @@ from graphwright.tools.approvals import GateDecision
 from graphwright.tools.executor import Observation, ToolError, argument_problem
 
 
-def authorize(call: ProposedCall, *, tainted: bool, deps: AgentDeps,
-              thread_id: str) -> ProposedCall | Observation:
+def authorize(
+    call: ProposedCall, *, tainted: bool, deps: AgentDeps, thread_id: str
+) -> ProposedCall | Observation:
     """The call as it may run (a retry or settlement only as a reviewer recorded it), the
     observation the model gets instead of running it, or the call with ``needs_approval``
     when it must go back to the gate."""
@@ -43,9 +44,13 @@ def authorize(call: ProposedCall, *, tainted: bool, deps: AgentDeps,
 def unapproved(call: ProposedCall, reason: str) -> ProposedCall:
     """A call that reached ``act`` without its approval (a forged state, a replay): it goes
     back to the gate, where a reviewer sees what was attempted."""
-    return {"id": call["id"], "name": call["name"], "args": call["args"],
-            "action": "needs_approval",
-            "reason": f"{reason}; it came to run with no reviewer's decision recorded"}
+    return {
+        "id": call["id"],
+        "name": call["name"],
+        "args": call["args"],
+        "action": "needs_approval",
+        "reason": f"{reason}; it came to run with no reviewer's decision recorded",
+    }
 
 
 def is_tainted(state: AgentState, deps: AgentDeps, thread_id: str) -> bool:
@@ -56,8 +61,13 @@ def is_tainted(state: AgentState, deps: AgentDeps, thread_id: str) -> bool:
 
 def as_recorded(call: ProposedCall, recorded: GateDecision | None) -> ProposedCall:
     """Drop a ``retry``/``settled`` the reviewer did not record; the record's result wins."""
-    out: ProposedCall = {"id": call["id"], "name": call["name"], "args": call["args"],
-                         "action": call["action"], "reason": call["reason"]}
+    out: ProposedCall = {
+        "id": call["id"],
+        "name": call["name"],
+        "args": call["args"],
+        "action": call["action"],
+        "reason": call["reason"],
+    }
     if recorded is not None and recorded.action == "retry":
         out["retry"] = True
     if recorded is not None and recorded.action == "mark_done" and recorded.result:
@@ -78,6 +88,8 @@ def parsed(args: dict[str, Any] | str) -> dict[str, Any] | None:
 
 def not_allowed(call: ProposedCall, message: str) -> Observation:
     return Observation(
-        ok=False, tool=call["name"], call_id=call["id"],
+        ok=False,
+        tool=call["name"],
+        call_id=call["id"],
         error=ToolError(type="tool_error", message=message, retryable=False),
     )

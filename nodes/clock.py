@@ -16,7 +16,9 @@ from graphwright.nodes.state import AgentState
 
 
 class AgentNode(Protocol):
-    def __call__(self, state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[str, Any]: ...
+    def __call__(
+        self, state: AgentState, config: RunnableConfig, *, deps: AgentDeps
+    ) -> dict[str, Any]: ...
 
 
 class BoundNode(Protocol):

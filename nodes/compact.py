@@ -42,9 +42,13 @@ def summary_request(folded: list[AnyMessage], previous: Handoff | None) -> list[
     payload = {
         "previous_record": previous.model_dump() if previous else None,
         "folded_messages": [
-            {"id": m.id, "type": m.type, "content": str(m.content)[:FOLDED_CHARS],
-             "tool_calls": getattr(m, "tool_calls", None) or None,
-             "tool_call_id": getattr(m, "tool_call_id", None)}
+            {
+                "id": m.id,
+                "type": m.type,
+                "content": str(m.content)[:FOLDED_CHARS],
+                "tool_calls": getattr(m, "tool_calls", None) or None,
+                "tool_call_id": getattr(m, "tool_call_id", None),
+            }
             for m in folded
         ],
     }
@@ -59,7 +63,9 @@ def compact(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> di
     previous = Handoff.model_validate_json(summary) if summary else None
     bare = cast(AgentState, {**state, "summary": None})
     # Room for the system prompt and a full record; the rest is for recent turns.
-    overhead = deps.count([SystemMessage(system_prompt(bare, deps.role, deps.rules))]) + MAX_CHARS // 3
+    overhead = (
+        deps.count([SystemMessage(system_prompt(bare, deps.role, deps.rules))]) + MAX_CHARS // 3
+    )
     keep = int(limits.compact_target * limits.input_budget_tokens) - overhead
     cut = cut_index(messages, max(keep, 0), deps.count)
     if cut == 0:
@@ -70,19 +76,31 @@ def compact(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> di
     notes: Notes | None = None
     reply: AIMessage | None
     try:
-        notes, reply = structured_reply(deps.model, Notes, summary_request(folded, previous), config,
-                                        purpose="compact")
+        notes, reply = structured_reply(
+            deps.model, Notes, summary_request(folded, previous), config, purpose="compact"
+        )
         missing = problems(notes, sources(folded, previous))
     except StructuredReplyError as exc:
         reply, missing = exc.reply, [f"not a handoff record: {exc}"]
     if reply is not None:
-        trace_model_call(deps.trace, config, node="compact", step=step, reply=reply, started=started)
+        trace_model_call(
+            deps.trace, config, node="compact", step=step, reply=reply, started=started
+        )
     handoff = merged(folded, previous, None if missing else notes)
     tokens = total_tokens(reply) if reply is not None else 0
     deps.trace.emit(
-        thread_of(config), "compaction", fence=fence_of(config), run_id=run_of(config), step=step,
-        node="compact", folded=len(folded), kept=len(messages) - cut, start=started,
-        end=time.time(), summary_rejected=missing, tokens=tokens,
+        thread_of(config),
+        "compaction",
+        fence=fence_of(config),
+        run_id=run_of(config),
+        step=step,
+        node="compact",
+        folded=len(folded),
+        kept=len(messages) - cut,
+        start=started,
+        end=time.time(),
+        summary_rejected=missing,
+        tokens=tokens,
         record_chars=len(handoff.model_dump_json()),
     )
     return {

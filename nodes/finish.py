@@ -25,9 +25,13 @@ def finish(
     """Record the stop reason and the answer (partial when the run did not answer)."""
     text = answer if answer is not None else partial_answer(state, reason, detail)
     deps.trace.emit(
-        thread_of(config), "stop", fence=fence_of(config), run_id=run_of(config),
+        thread_of(config),
+        "stop",
+        fence=fence_of(config),
+        run_id=run_of(config),
         step=state.get("model_calls") or 0,
-        stop_reason=reason, answer=text,
+        stop_reason=reason,
+        answer=text,
     )
     update: dict[str, Any] = {"stop_reason": reason, "answer": text, "proposed": []}
     if answer is None:

@@ -66,8 +66,9 @@ class GateRequest(BaseModel):
         configs: dict[str, list[str]] = {}
         for c in self.calls:
             configs.setdefault(c.tool, c.allowed_decisions)
-        self.review_configs = [{"action_name": name, "allowed_decisions": allowed}
-                               for name, allowed in configs.items()]
+        self.review_configs = [
+            {"action_name": name, "allowed_decisions": allowed} for name, allowed in configs.items()
+        ]
         return self
 
 
@@ -122,13 +123,19 @@ def gate_request(calls: list[ProposedCall], registry: ToolRegistry) -> GateReque
             continue
         spec = registry.get(call["name"])
         unknown = call["action"] == "outcome_unknown"
-        pending.append(PendingCall(
-            id=call["id"], tool=call["name"], args=call["args"],
-            risk=spec.risk if spec else "unknown", reason=call["reason"],
-            digest=digest(call["name"], call["args"]), server=spec.server if spec else None,
-            kind="outcome_unknown" if unknown else "approval",
-            idempotency_key=call.get("idempotency_key") if unknown else None,
-        ))
+        pending.append(
+            PendingCall(
+                id=call["id"],
+                tool=call["name"],
+                args=call["args"],
+                risk=spec.risk if spec else "unknown",
+                reason=call["reason"],
+                digest=digest(call["name"], call["args"]),
+                server=spec.server if spec else None,
+                kind="outcome_unknown" if unknown else "approval",
+                idempotency_key=call.get("idempotency_key") if unknown else None,
+            )
+        )
     return GateRequest(calls=pending)
 
 
@@ -153,16 +160,21 @@ def parse_decisions(
                 f"({', '.join(c.id for c in request.calls)}); answer with a map of call id to decision"
             )
     except ValidationError as exc:
-        raise GateDecisionError(f"the decision is malformed: {exc.errors()[0]['msg']} "
-                                f"at {'.'.join(map(str, exc.errors()[0]['loc']))}") from exc
+        raise GateDecisionError(
+            f"the decision is malformed: {exc.errors()[0]['msg']} "
+            f"at {'.'.join(map(str, exc.errors()[0]['loc']))}"
+        ) from exc
     pending = {c.id: c for c in request.calls}
     unknown = sorted(set(decisions) - set(pending))
     missing = sorted(set(pending) - set(decisions))
     if unknown:
-        raise GateDecisionError(f"no pending call has id {', '.join(unknown)}; pending: "
-                                f"{', '.join(pending)}")
+        raise GateDecisionError(
+            f"no pending call has id {', '.join(unknown)}; pending: {', '.join(pending)}"
+        )
     if missing:
-        raise GateDecisionError(f"every pending call needs a decision; missing: {', '.join(missing)}")
+        raise GateDecisionError(
+            f"every pending call needs a decision; missing: {', '.join(missing)}"
+        )
     for call_id, decision in decisions.items():
         call = pending[call_id]
         if decision.digest is not None and decision.digest != call.digest:
@@ -195,7 +207,9 @@ def check_kind(call: PendingCall, decision: AnyDecision) -> None:
             "unknown; answer retry, mark_done with its result, or reject"
         )
     if not unknown and decision.action in ("retry", "mark_done"):
-        raise GateDecisionError(f"call {call.id} waits for approval; answer approve, edit or reject")
+        raise GateDecisionError(
+            f"call {call.id} waits for approval; answer approve, edit or reject"
+        )
 
 
 def decide_all(
@@ -223,7 +237,9 @@ def decide_all(
     if action == "reject":
         if not reason:
             raise GateDecisionError("a rejection needs a reason; it is told to the model")
-        return {c.id: Reject(reason=reason, digest=c.digest, end_run=end_run) for c in request.calls}
+        return {
+            c.id: Reject(reason=reason, digest=c.digest, end_run=end_run) for c in request.calls
+        }
     if action == "edit":
         if not isinstance(args, dict):
             raise GateDecisionError("an edit needs the new arguments as a JSON object")
@@ -238,14 +254,15 @@ def decide_all(
                 f'{{"<call id>": {{...arguments...}}}} for {", ".join(sorted(ids))}'
             )
         return {
-            c.id: Edit(digest=c.digest, args=per_call[c.id]) if c.id in per_call
+            c.id: Edit(digest=c.digest, args=per_call[c.id])
+            if c.id in per_call
             else Approve(digest=c.digest)
             for c in request.calls
         }
     raise GateDecisionError(
         f"unknown action {action!r}; use approve, edit or reject (retry, mark_done or reject "
-        "for a call whose outcome is unknown)")
-
+        "for a call whose outcome is unknown)"
+    )
 
 
 def from_langchain(calls: list[PendingCall], decisions: list[Any]) -> dict[str, dict[str, Any]]:
@@ -255,24 +272,33 @@ def from_langchain(calls: list[PendingCall], decisions: list[Any]) -> dict[str, 
     ``digest`` it carries), so it cannot approve arguments the reviewer did not see.
     """
     if len(decisions) != len(calls):
-        raise GateDecisionError(f"{len(decisions)} decision(s) for {len(calls)} pending call(s) "
-                                f"({', '.join(c.id for c in calls)}); give one per call, in order")
+        raise GateDecisionError(
+            f"{len(decisions)} decision(s) for {len(calls)} pending call(s) "
+            f"({', '.join(c.id for c in calls)}); give one per call, in order"
+        )
     out: dict[str, dict[str, Any]] = {}
     for call, given in zip(calls, decisions, strict=True):
         kind = given.get("type") if isinstance(given, dict) else None
         if kind not in call.allowed_decisions:
-            raise GateDecisionError(f"decision {kind!r} for {call.id} ({call.tool}) is not allowed; "
-                                    f"allowed: {', '.join(call.allowed_decisions)}")
+            raise GateDecisionError(
+                f"decision {kind!r} for {call.id} ({call.tool}) is not allowed; "
+                f"allowed: {', '.join(call.allowed_decisions)}"
+            )
         bound = str(given.get("digest") or call.digest)
         if kind == "approve":
             out[call.id] = {"action": "approve", "digest": bound}
         elif kind == "edit":
             action = given.get("edited_action") or {}
             if action.get("name", call.tool) != call.tool:
-                raise GateDecisionError(f"an edit of {call.id} cannot switch the tool from "
-                                        f"{call.tool} to {action.get('name')}")
+                raise GateDecisionError(
+                    f"an edit of {call.id} cannot switch the tool from "
+                    f"{call.tool} to {action.get('name')}"
+                )
             out[call.id] = {"action": "edit", "digest": bound, "args": action.get("args")}
         else:
-            out[call.id] = {"action": "reject", "digest": bound,
-                            "reason": given.get("message") or "rejected by the reviewer"}
+            out[call.id] = {
+                "action": "reject",
+                "digest": bound,
+                "reason": given.get("message") or "rejected by the reviewer",
+            }
     return out

@@ -54,12 +54,14 @@ class Folded(BaseModel):
     tool: str
     turn: str = ""
     calls: int = 0
-    ranges: dict[str, list[tuple[int, int]]] = Field(default_factory=dict, description="integer args")
+    ranges: dict[str, list[tuple[int, int]]] = Field(
+        default_factory=dict, description="integer args"
+    )
     values: dict[str, list[str]] = Field(default_factory=dict, description="newest other args")
 
     def add(self, args: dict[str, Any] | str) -> None:
         self.calls += 1
-        for key, value in (args.items() if isinstance(args, dict) else []):
+        for key, value in args.items() if isinstance(args, dict) else []:
             if isinstance(value, int) and not isinstance(value, bool):
                 self.ranges[key] = _with(self.ranges.get(key, []), value)
             else:
@@ -86,14 +88,18 @@ class Handoff(BaseModel):
 
     facts: list[Fact] = Field(default_factory=list)
     actions: list[ActionDone] = Field(default_factory=list, description="the newest calls, in full")
-    earlier: list[Folded] = Field(default_factory=list, description="older calls, folded per tool and turn")
+    earlier: list[Folded] = Field(
+        default_factory=list, description="older calls, folded per tool and turn"
+    )
     ids: list[str] = Field(default_factory=list, description="ids seen (orders, tickets, ...)")
     open_items: list[str] = Field(default_factory=list)
     refs: list[str] = Field(default_factory=list, description="ids of the newest folded messages")
     refs_folded: int = Field(default=0, description="older folded messages, counted")
 
 
-def cut_index(messages: Sequence[BaseMessage], keep_tokens: int, count: Counter = approximate) -> int:
+def cut_index(
+    messages: Sequence[BaseMessage], keep_tokens: int, count: Counter = approximate
+) -> int:
     """Index where the kept tail starts: as many recent turns as fit in ``keep_tokens``.
 
     Linear: each message is counted once. The tail starts at an AI or human message,
@@ -126,8 +132,15 @@ def folded_actions(folded: Sequence[AnyMessage], turn: str = "") -> list[ActionD
             for call in message.tool_calls:
                 call_id = call["id"] or ""
                 if call_id in results:
-                    actions.append(ActionDone(call_id=call_id, tool=call["name"], args=call["args"],
-                                              result=results[call_id][:RESULT_CHARS], turn=turn))
+                    actions.append(
+                        ActionDone(
+                            call_id=call_id,
+                            tool=call["name"],
+                            args=call["args"],
+                            result=results[call_id][:RESULT_CHARS],
+                            turn=turn,
+                        )
+                    )
     return actions
 
 
@@ -159,10 +172,17 @@ def merged(folded: Sequence[AnyMessage], previous: Handoff | None, notes: Notes 
             if isinstance(message, ToolMessage):
                 found = sorted(set(ID_PATTERN.findall(str(message.content))))
                 if found:
-                    facts.append(Fact(fact=f"ids seen: {', '.join(found)}", source=message.tool_call_id))
+                    facts.append(
+                        Fact(fact=f"ids seen: {', '.join(found)}", source=message.tool_call_id)
+                    )
     record = Handoff(
-        facts=facts, actions=actions, earlier=list(previous.earlier) if previous else [], ids=ids,
-        open_items=notes.open_items if notes is not None else (previous.open_items if previous else []),
+        facts=facts,
+        actions=actions,
+        earlier=list(previous.earlier) if previous else [],
+        ids=ids,
+        open_items=notes.open_items
+        if notes is not None
+        else (previous.open_items if previous else []),
         refs=(previous.refs if previous else []) + [m.id for m in folded if m.id],
         refs_folded=previous.refs_folded if previous else 0,
     )
@@ -189,7 +209,9 @@ def bounded(record: Handoff, cap: int = MAX_CHARS) -> Handoff:
 
 def fold(record: Handoff, action: ActionDone) -> None:
     """Count ``action`` into its tool's and turn's folded entry; the oldest entries beyond the cap go."""
-    entry = next((f for f in record.earlier if f.tool == action.tool and f.turn == action.turn), None)
+    entry = next(
+        (f for f in record.earlier if f.tool == action.tool and f.turn == action.turn), None
+    )
     if entry is None:
         entry = Folded(tool=action.tool, turn=action.turn)
         record.earlier.append(entry)

@@ -35,13 +35,18 @@ from graphwright.tools.executor import Observation, ToolError
 
 def rejection(call: ProposedCall, reason: str) -> Observation:
     return Observation(
-        ok=False, tool=call["name"], call_id=call["id"],
-        error=ToolError(type="rejected", message=f"rejected by the reviewer: {reason}",
-                        retryable=False),
+        ok=False,
+        tool=call["name"],
+        call_id=call["id"],
+        error=ToolError(
+            type="rejected", message=f"rejected by the reviewer: {reason}", retryable=False
+        ),
     )
 
 
-def with_edited_args(messages: list[AnyMessage], edits: dict[str, dict[str, Any]]) -> AIMessage | None:
+def with_edited_args(
+    messages: list[AnyMessage], edits: dict[str, dict[str, Any]]
+) -> AIMessage | None:
     """The newest AI message with edited arguments, same id, so add_messages replaces it."""
     for message in reversed(messages):
         if isinstance(message, AIMessage) and message.tool_calls:
@@ -62,9 +67,15 @@ def human_gate(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) ->
             # A second interrupt in the same node is a fresh question; the state is untouched.
             answer = interrupt(request.model_copy(update={"error": str(exc)}).model_dump())
     thread_id = thread_of(config)
-    deps.trace.emit(thread_id, "gate_decision", fence=fence_of(config), run_id=run_of(config),
-                    step=state.get("model_calls") or 0, node="human_gate",
-                    decisions={k: v.model_dump() for k, v in decisions.items()})
+    deps.trace.emit(
+        thread_id,
+        "gate_decision",
+        fence=fence_of(config),
+        run_id=run_of(config),
+        step=state.get("model_calls") or 0,
+        node="human_gate",
+        decisions={k: v.model_dump() for k, v in decisions.items()},
+    )
     update = apply(state, decisions)
     granted, revoked = recorded(update["proposed"], decisions)
     deps.approvals.record(thread_id, granted, revoked, fence=fence_of(config))
@@ -95,16 +106,23 @@ def recorded(
     for call in runnable:
         decision = decisions.get(call["id"])
         if decision is not None and not isinstance(decision, Reject):
-            granted[call["id"]] = GateDecision(action=decision.action,
-                                               digest=digest(call["name"], call["args"]),
-                                               result=call.get("settled"))
+            granted[call["id"]] = GateDecision(
+                action=decision.action,
+                digest=digest(call["name"], call["args"]),
+                result=call.get("settled"),
+            )
     return granted, [call_id for call_id in decisions if call_id not in granted]
 
 
 def settle_unknown(call: ProposedCall, decision: Retry | MarkDone) -> ProposedCall:
     """A write whose outcome was unknown, as the reviewer settled it: act retries or records it."""
-    settled: ProposedCall = {"id": call["id"], "name": call["name"], "args": call["args"],
-                             "action": "run", "reason": f"the reviewer chose {decision.action}"}
+    settled: ProposedCall = {
+        "id": call["id"],
+        "name": call["name"],
+        "args": call["args"],
+        "action": "run",
+        "reason": f"the reviewer chose {decision.action}",
+    }
     if isinstance(decision, Retry):
         settled["retry"] = True
     else:
@@ -134,8 +152,14 @@ def apply(state: AgentState, decisions: dict[str, AnyDecision]) -> dict[str, Any
             args = decision.args if isinstance(decision, Edit) else call["args"]
             if isinstance(decision, Edit):
                 edits[call["id"]] = decision.args
-            runnable.append({**call, "args": args, "action": "run",
-                             "reason": f"approved by the reviewer ({decision.action})"})
+            runnable.append(
+                {
+                    **call,
+                    "args": args,
+                    "action": "run",
+                    "reason": f"approved by the reviewer ({decision.action})",
+                }
+            )
     messages: list[AnyMessage] = []
     if edits:
         edited = with_edited_args(list(state.get("messages") or []), edits)
@@ -147,16 +171,23 @@ def apply(state: AgentState, decisions: dict[str, AnyDecision]) -> dict[str, Any
         runnable = []  # observe ends the run with stop reason "rejected"
     messages.extend(to_message(o) for o in rejected)
     # The deadline counts active time only (nodes.clock), so waiting here costs nothing.
-    return {"proposed": runnable, "messages": messages, "call_log": log,
-            "end_requested": end_reason}
+    return {
+        "proposed": runnable,
+        "messages": messages,
+        "call_log": log,
+        "end_requested": end_reason,
+    }
 
 
 def not_run(call: ProposedCall, why: str) -> Observation:
     """The answer to a call that never ran because the reviewer ended the run."""
     return Observation(
-        ok=False, tool=call["name"], call_id=call["id"],
-        error=ToolError(type="rejected", message=f"not run: the reviewer ended the run ({why})",
-                        retryable=False),
+        ok=False,
+        tool=call["name"],
+        call_id=call["id"],
+        error=ToolError(
+            type="rejected", message=f"not run: the reviewer ended the run ({why})", retryable=False
+        ),
     )
 
 

@@ -25,7 +25,9 @@ from graphwright.nodes.tracing import as_ai
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
-NOSTREAM: RunnableConfig = {"tags": ["nostream"]}  # LangGraph's messages stream skips runs with this tag
+NOSTREAM: RunnableConfig = {
+    "tags": ["nostream"]
+}  # LangGraph's messages stream skips runs with this tag
 _refused: set[tuple[str, str]] = set()  # (base URL, model) that answered 400 to json_schema
 
 
@@ -53,8 +55,12 @@ def text_of(message: AIMessage) -> str:
 
 
 def structured_reply(
-    model: BaseChatModel, schema: type[T], messages: Sequence[BaseMessage],
-    config: RunnableConfig | None = None, *, purpose: Purpose | None = None,
+    model: BaseChatModel,
+    schema: type[T],
+    messages: Sequence[BaseMessage],
+    config: RunnableConfig | None = None,
+    *,
+    purpose: Purpose | None = None,
 ) -> tuple[T, AIMessage]:
     """One model call whose reply is validated as ``schema``; returns it with the raw reply.
     ``purpose`` is sent with the call (see ``graphwright.nodes.purpose``).
@@ -70,8 +76,9 @@ def structured_reply(
 
         # A JSON schema (not the class): a reply that is not valid JSON comes back as a
         # parsing error with the raw reply, instead of an exception inside the client.
-        bound = openai_model.with_structured_output(schema.model_json_schema(), method="json_schema",
-                                             include_raw=True)
+        bound = openai_model.with_structured_output(
+            schema.model_json_schema(), method="json_schema", include_raw=True
+        )
         try:
             out = bound.with_config(call).invoke(list(messages), config)
         except openai.BadRequestError as exc:
@@ -85,8 +92,9 @@ def structured_reply(
                 try:
                     return schema.model_validate(out["parsed"]), raw
                 except ValidationError as exc:
-                    raise StructuredReplyError(f"not a valid {schema.__name__}: {str(exc)[:300]}",
-                                               raw) from exc
+                    raise StructuredReplyError(
+                        f"not a valid {schema.__name__}: {str(exc)[:300]}", raw
+                    ) from exc
             return parse_as(schema, raw)
     raw = as_ai(model.with_config(call).invoke(list(messages), config))
     return parse_as(schema, raw)
@@ -97,7 +105,9 @@ def parse_as(schema: type[T], reply: AIMessage) -> tuple[T, AIMessage]:
     try:
         return schema.model_validate(parse_json_reply(text_of(reply))), reply
     except (ValueError, ValidationError) as exc:
-        raise StructuredReplyError(f"not a valid {schema.__name__}: {str(exc)[:300]}", reply) from exc
+        raise StructuredReplyError(
+            f"not a valid {schema.__name__}: {str(exc)[:300]}", reply
+        ) from exc
 
 
 def _key(model: BaseChatModel) -> tuple[str, str]:

@@ -16,7 +16,10 @@ class Limits(BaseModel):
     deadline_s: float = Field(default=300.0, gt=0, description="seconds of active time per turn")
     token_budget: int = Field(default=200_000, ge=1, description="model tokens per run")
     input_budget_tokens: int = Field(default=16_000, ge=256, description="context size limit")
-    compact_trigger: float = Field(default=0.80, gt=0, le=1, description="share that triggers compaction")
+    compact_trigger: float = Field(
+        default=0.80, gt=0, le=1, description="share that triggers compaction"
+    )
     compact_target: float = Field(default=0.55, gt=0, le=1, description="share compaction aims for")
-    model_retries: int = Field(default=2, ge=0, le=10,
-                               description="retries of a model call that failed for a moment")
+    model_retries: int = Field(
+        default=2, ge=0, le=10, description="retries of a model call that failed for a moment"
+    )

@@ -58,7 +58,8 @@ def provider_error(exc: BaseException) -> BaseException | None:
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, EmptyReply) or (
-                openai is not None and isinstance(seen, openai.APIError)):
+            openai is not None and isinstance(seen, openai.APIError)
+        ):
             found = seen  # the innermost one is the client's, not a wrapper's
         seen = seen.__cause__ or seen.__context__
     return found
@@ -67,8 +68,9 @@ def provider_error(exc: BaseException) -> BaseException | None:
 def empty_reply(exc: BaseException) -> bool:
     """How langchain-openai fails on a 200 with no choices: "No generations found in
     stream", or an IndexError reading ``choices[0]`` of a plain reply."""
-    return (isinstance(exc, ValueError) and "No generations found" in str(exc)) or \
-        isinstance(exc, IndexError)
+    return (isinstance(exc, ValueError) and "No generations found" in str(exc)) or isinstance(
+        exc, IndexError
+    )
 
 
 def transient(exc: BaseException) -> bool:
@@ -114,9 +116,14 @@ def attempt_timeout(model: BaseChatModel, remaining: float) -> float | None:
 
 
 def invoke_model(
-    model: BaseChatModel, runnable: Runnable[LanguageModelInput, BaseMessage],
-    messages: Sequence[BaseMessage], config: RunnableConfig, *, how: ModelCall,
-    clock: Callable[[], float] = time.monotonic, deadline: float = math.inf,
+    model: BaseChatModel,
+    runnable: Runnable[LanguageModelInput, BaseMessage],
+    messages: Sequence[BaseMessage],
+    config: RunnableConfig,
+    *,
+    how: ModelCall,
+    clock: Callable[[], float] = time.monotonic,
+    deadline: float = math.inf,
 ) -> AIMessage:
     """``runnable`` (``model``, maybe with tools bound) called on ``messages``.
 
@@ -124,6 +131,7 @@ def invoke_model(
     a mid-stream failure re-streams the reply from its start. ``deadline`` is a moment
     of ``clock``: no attempt starts or waits past it, and each one's timeout ends there.
     """
+
     def stop(state: RetryCallState) -> bool:
         left = deadline - clock() - (state.upcoming_sleep or 0.0)
         return state.attempt_number > how.retries or left < MIN_ATTEMPT_S
@@ -139,7 +147,10 @@ def invoke_model(
             raise
 
     retrying = Retrying(
-        stop=stop, retry=retry_if_exception(transient), sleep=how.sleep, reraise=True,
+        stop=stop,
+        retry=retry_if_exception(transient),
+        sleep=how.sleep,
+        reraise=True,
         wait=wait_exponential(multiplier=how.backoff_s, max=how.max_backoff_s)
         + wait_random(0, how.backoff_s),
     )
@@ -149,5 +160,7 @@ def invoke_model(
         if provider_error(exc) is None:
             raise  # a bug of ours or of a library: not the provider's to answer for
         tries = retrying.statistics.get("attempt_number", 1)
-        raise ModelError(f"the model call failed ({provider_of(model)}, {tries} "
-                         f"attempt{'s' if tries != 1 else ''}): {describe(exc)}") from exc
+        raise ModelError(
+            f"the model call failed ({provider_of(model)}, {tries} "
+            f"attempt{'s' if tries != 1 else ''}): {describe(exc)}"
+        ) from exc

@@ -43,7 +43,9 @@ def observe(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> di
     fresh = latest_observations(state.get("messages") or [])
     errors = (state.get("tool_errors") or 0) + sum(counts_as_error(m) for m in fresh)
     untrusted = any(
-        isinstance(m.artifact, dict) and m.artifact.get("ok") and m.artifact.get("trust") == "untrusted"
+        isinstance(m.artifact, dict)
+        and m.artifact.get("ok")
+        and m.artifact.get("trust") == "untrusted"
         for m in fresh
     )
     if untrusted:  # kept in Redis, where a caller's state update cannot clear it

@@ -65,17 +65,30 @@ class Extracted(BaseModel):
     order_id: str | None = Field(description="the order id as written, or null")
 
 
-def _model(state: OrderState, deps: OrderDeps, config: RunnableConfig, node: Purpose,
-           system: str, human: str) -> tuple[str, dict[str, Any]]:
+def _model(
+    state: OrderState,
+    deps: OrderDeps,
+    config: RunnableConfig,
+    node: Purpose,
+    system: str,
+    human: str,
+) -> tuple[str, dict[str, Any]]:
     started = time.time()
     model = with_purpose(deps.model, node)
-    reply = invoke_model(deps.model, model, [SystemMessage(system), HumanMessage(human)], config,
-                         how=deps.model_call)
+    reply = invoke_model(
+        deps.model, model, [SystemMessage(system), HumanMessage(human)], config, how=deps.model_call
+    )
     return text_of(reply), _counted(state, deps, config, node, reply, started)
 
 
-def _counted(state: OrderState, deps: OrderDeps, config: RunnableConfig, node: str,
-             reply: AIMessage, started: float) -> dict[str, Any]:
+def _counted(
+    state: OrderState,
+    deps: OrderDeps,
+    config: RunnableConfig,
+    node: str,
+    reply: AIMessage,
+    started: float,
+) -> dict[str, Any]:
     """Trace the model call and count it."""
     calls = (state.get("model_calls") or 0) + 1
     trace_model_call(deps.trace, config, node=node, step=calls, reply=reply, started=started)
@@ -97,8 +110,9 @@ def extract(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> di
     messages = [SystemMessage(EXTRACT_PROMPT), HumanMessage(goal)]
     found: str | None = None
     try:
-        extracted, reply = structured_reply(deps.model, Extracted, messages, config,
-                                              purpose="extract_order")
+        extracted, reply = structured_reply(
+            deps.model, Extracted, messages, config, purpose="extract_order"
+        )
         found = extracted.order_id
     except StructuredReplyError as exc:
         if exc.reply is None:
@@ -109,18 +123,32 @@ def extract(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> di
     return {"order_id": candidate if STRICT_ID.fullmatch(candidate) else None, **counters}
 
 
-def _tool(state: OrderState, deps: OrderDeps, config: RunnableConfig, name: str,
-          args: dict[str, Any]) -> dict[str, Any]:
+def _tool(
+    state: OrderState, deps: OrderDeps, config: RunnableConfig, name: str, args: dict[str, Any]
+) -> dict[str, Any]:
     thread_id = thread_of(config)
     call_id = f"{name}-{state.get('started_at', 0):.6f}"
     started = time.time()
-    obs = deps.executor.execute(ToolCall(name=name, args=args, id=call_id), thread_id=thread_id,
-                                fence=fence_of(config))
-    deps.trace.emit(thread_id, "tool_call", fence=fence_of(config), run_id=run_of(config),
-                    step=state.get("model_calls") or 0,
-                    node=name, tool=name, call_id=call_id, args=args, start=started, end=time.time(),
-                    ok=obs.ok, replayed=obs.replayed, result=None if not obs.ok else obs.result,
-                    error=obs.error.model_dump() if obs.error else None)
+    obs = deps.executor.execute(
+        ToolCall(name=name, args=args, id=call_id), thread_id=thread_id, fence=fence_of(config)
+    )
+    deps.trace.emit(
+        thread_id,
+        "tool_call",
+        fence=fence_of(config),
+        run_id=run_of(config),
+        step=state.get("model_calls") or 0,
+        node=name,
+        tool=name,
+        call_id=call_id,
+        args=args,
+        start=started,
+        end=time.time(),
+        ok=obs.ok,
+        replayed=obs.replayed,
+        result=None if not obs.ok else obs.result,
+        error=obs.error.model_dump() if obs.error else None,
+    )
     if obs.ok:
         return {"result": obs.result}
     return {"error": {"tool": name, **(obs.error.model_dump() if obs.error else {})}}
@@ -139,34 +167,62 @@ def track(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict
 
 def phrase(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict[str, Any]:
     """The one place the model writes: the facts, in words."""
-    facts = {"question": state.get("goal"), "order": state.get("order"),
-             "tracking": state.get("tracking"), "tracking_error": (state.get("error") or {}).get("message"),
-             "constraints": state.get("constraints") or []}
-    text, counters = _model(state, deps, config, "phrase", PHRASE_PROMPT,
-                            json.dumps(facts, ensure_ascii=False))
+    facts = {
+        "question": state.get("goal"),
+        "order": state.get("order"),
+        "tracking": state.get("tracking"),
+        "tracking_error": (state.get("error") or {}).get("message"),
+        "constraints": state.get("constraints") or [],
+    }
+    text, counters = _model(
+        state, deps, config, "phrase", PHRASE_PROMPT, json.dumps(facts, ensure_ascii=False)
+    )
     return _answer(text, deps, config, counters)
 
 
-def _answer(text: str, deps: OrderDeps, config: RunnableConfig,
-            extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    deps.trace.emit(thread_of(config), "stop", fence=fence_of(config), run_id=run_of(config), step=0,
-                    stop_reason="answered", answer=text)
+def _answer(
+    text: str, deps: OrderDeps, config: RunnableConfig, extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    deps.trace.emit(
+        thread_of(config),
+        "stop",
+        fence=fence_of(config),
+        run_id=run_of(config),
+        step=0,
+        stop_reason="answered",
+        answer=text,
+    )
     return {"answer": text, "stop_reason": "answered", **(extra or {})}
 
 
 def ask(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict[str, Any]:
     zh = bool(CJK.search(state.get("goal", "")))
-    return _answer("请提供订单号（例如 A1001），我再帮你查询。" if zh else
-                   "Please tell me the order id (for example A1001) and I will look it up.", deps, config)
+    return _answer(
+        "请提供订单号（例如 A1001），我再帮你查询。"
+        if zh
+        else "Please tell me the order id (for example A1001) and I will look it up.",
+        deps,
+        config,
+    )
 
 
 def not_found(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict[str, Any]:
     zh, order_id = bool(CJK.search(state.get("goal", ""))), state.get("order_id")
-    return _answer(f"没有找到订单 {order_id}，请核对订单号。" if zh else
-                   f"I could not find order {order_id}; please check the id.", deps, config)
+    return _answer(
+        f"没有找到订单 {order_id}，请核对订单号。"
+        if zh
+        else f"I could not find order {order_id}; please check the id.",
+        deps,
+        config,
+    )
 
 
 def failed(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict[str, Any]:
     zh, err = bool(CJK.search(state.get("goal", ""))), state.get("error") or {}
-    return _answer(f"查询失败（{err.get('tool')}）：{err.get('message')}" if zh else
-                   f"The lookup failed ({err.get('tool')}): {err.get('message')}", deps, config)
+    return _answer(
+        f"查询失败（{err.get('tool')}）：{err.get('message')}"
+        if zh
+        else f"The lookup failed ({err.get('tool')}): {err.get('message')}",
+        deps,
+        config,
+    )

@@ -22,8 +22,9 @@ from graphwright.nodes.tracing import estimate_usage, thread_of, total_tokens, t
 from graphwright.tools.executor import argument_problem
 
 
-def propose(state: AgentState, deps: AgentDeps, reply: AIMessage,
-            thread_id: str) -> list[ProposedCall]:
+def propose(
+    state: AgentState, deps: AgentDeps, reply: AIMessage, thread_id: str
+) -> list[ProposedCall]:
     """The policy's verdict on every call; broken calls go to act so the model hears why.
 
     A call whose arguments fail its tool's schema never reaches the policy, so never a
@@ -65,7 +66,9 @@ def propose(state: AgentState, deps: AgentDeps, reply: AIMessage,
 
 def retried_rejection(state: AgentState, proposed: list[ProposedCall]) -> ProposedCall | None:
     """A call a reviewer already rejected, proposed again: the run stops instead of asking twice."""
-    rejected = {(r["name"], r["canonical_args"]) for r in turn_calls(state) if r["outcome"] == "rejected"}
+    rejected = {
+        (r["name"], r["canonical_args"]) for r in turn_calls(state) if r["outcome"] == "rejected"
+    }
     for call in proposed:
         if (call["name"], canonical(call["args"])) in rejected:
             return call
@@ -82,8 +85,15 @@ def plan(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[
     started = time.time()
     # The turn's deadline counts active time: what is left of it is this call's to use.
     deadline = deps.clock() + deps.limits.deadline_s - (state.get("active_s") or 0.0)
-    reply = invoke_model(deps.model, deps.planner, messages, config, how=deps.model_call,
-                         clock=deps.clock, deadline=deadline)
+    reply = invoke_model(
+        deps.model,
+        deps.planner,
+        messages,
+        config,
+        how=deps.model_call,
+        clock=deps.clock,
+        deadline=deadline,
+    )
     estimate_usage(reply, messages, deps.count)
     used = total_tokens(reply)
     trace_model_call(deps.trace, config, node="plan", step=step, reply=reply, started=started)

@@ -78,5 +78,10 @@ def turn_calls(state: AgentState) -> list[CallRecord]:
 
 
 def call_record(state: AgentState, call: ProposedCall, outcome: Outcome) -> CallRecord:
-    return CallRecord(call_id=call["id"], name=call["name"], canonical_args=canonical(call["args"]),
-                      outcome=outcome, turn=state.get("turn_id") or "")
+    return CallRecord(
+        call_id=call["id"],
+        name=call["name"],
+        canonical_args=canonical(call["args"]),
+        outcome=outcome,
+        turn=state.get("turn_id") or "",
+    )

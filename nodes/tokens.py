@@ -64,7 +64,9 @@ def _tiktoken_ready(model_name: str) -> bool:
     from langchain_openai import ChatOpenAI  # only asked for a ChatOpenAI, so loaded already
 
     try:
-        ChatOpenAI(model=model_name, api_key=SecretStr("unused")).get_num_tokens_from_messages([HumanMessage("x")])
+        ChatOpenAI(model=model_name, api_key=SecretStr("unused")).get_num_tokens_from_messages(
+            [HumanMessage("x")]
+        )
     except Exception as exc:  # tiktoken's download or file errors: counting still works, roughly
         log.warning("no tokenizer for %s (%s); counting tokens approximately", model_name, exc)
         return False

@@ -40,33 +40,48 @@ def total_tokens(reply: AIMessage) -> int:
 USAGE_ESTIMATED = "graphwright_usage_estimated"  # in response_metadata: counted by us
 
 
-def estimate_usage(reply: AIMessage, request: Sequence[BaseMessage],
-                   count: Callable[[Sequence[BaseMessage]], int]) -> None:
+def estimate_usage(
+    reply: AIMessage, request: Sequence[BaseMessage], count: Callable[[Sequence[BaseMessage]], int]
+) -> None:
     """A reply without usage (a local server that reports none) gets counted usage, marked
     estimated, so budgets and the run's usage do not read zero."""
     if reply.usage_metadata and reply.usage_metadata.get("total_tokens"):
         return
     prompt, output = count(request), count([reply])
-    reply.usage_metadata = {"input_tokens": prompt, "output_tokens": output,
-                            "total_tokens": prompt + output}
+    reply.usage_metadata = {
+        "input_tokens": prompt,
+        "output_tokens": output,
+        "total_tokens": prompt + output,
+    }
     reply.response_metadata[USAGE_ESTIMATED] = True
 
 
 def trace_model_call(
-    trace: TraceWriter, config: RunnableConfig, *, node: str, step: int, reply: AIMessage,
+    trace: TraceWriter,
+    config: RunnableConfig,
+    *,
+    node: str,
+    step: int,
+    reply: AIMessage,
     started: float,
 ) -> None:
     """Model, request id, token usage, timing and proposed calls of one model call."""
     usage = dict(reply.usage_metadata or {})
     trace.emit(
-        thread_of(config), "model_call", fence=fence_of(config), run_id=run_of(config), step=step,
+        thread_of(config),
+        "model_call",
+        fence=fence_of(config),
+        run_id=run_of(config),
+        step=step,
         node=node,
         model=reply.response_metadata.get("model_name"),
         request_id=reply.response_metadata.get("id") or reply.id,
-        input_tokens=usage.get("input_tokens"), output_tokens=usage.get("output_tokens"),
+        input_tokens=usage.get("input_tokens"),
+        output_tokens=usage.get("output_tokens"),
         total_tokens=usage.get("total_tokens"),
         usage_estimated=bool(reply.response_metadata.get(USAGE_ESTIMATED)),
-        start=started, end=time.time(),
+        start=started,
+        end=time.time(),
         tool_calls=[{"name": c["name"], "args": c["args"]} for c in reply.tool_calls],
         invalid_tool_calls=len(reply.invalid_tool_calls),
     )

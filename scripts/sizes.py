@@ -41,8 +41,9 @@ def main() -> None:
     parser.add_argument("roots", nargs="*", default=PACKAGES)
     args = parser.parse_args()
     paths = modules(args.roots)
-    sizes = sorted(((len(p.read_text(encoding="utf-8").splitlines()), str(p)) for p in paths),
-                   reverse=True)
+    sizes = sorted(
+        ((len(p.read_text(encoding="utf-8").splitlines()), str(p)) for p in paths), reverse=True
+    )
     print(f"Largest modules ({len(paths)} modules):")
     for lines, name in sizes[: args.top]:
         print(f"  {lines:5d}  {name}")

@@ -37,7 +37,11 @@ class RequestRecorder(BaseCallbackHandler):
         self.prompts: list[list[BaseMessage]] = []
 
     def on_chat_model_start(
-        self, serialized: dict[str, Any], messages: list[list[BaseMessage]], *, run_id: UUID,
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[BaseMessage]],
+        *,
+        run_id: UUID,
         **kwargs: Any,
     ) -> None:
         self.prompts.extend(messages)
@@ -61,22 +65,36 @@ class AgentRig:
         return self.server.chat_model()
 
     def build(
-        self, *, tools: ToolRegistry | None = None, limits: Limits | None = None,
-        policy: Policy | None = None, clock: Callable[[], float] = time.monotonic,
-        model: BaseChatModel | None = None, model_call: ModelCall | None = None,
+        self,
+        *,
+        tools: ToolRegistry | None = None,
+        limits: Limits | None = None,
+        policy: Policy | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        model: BaseChatModel | None = None,
+        model_call: ModelCall | None = None,
     ) -> AgentGraph:
         return build_agent_graph(
-            tools=tools or build_registry(), model=model or self.model(), redis_client=self.client,
-            policy=policy, limits=limits, keys=self.keys,
-            checkpointer=RedisSaver(self.client, prefix=self.keys.prefix), clock=clock,
+            tools=tools or build_registry(),
+            model=model or self.model(),
+            redis_client=self.client,
+            policy=policy,
+            limits=limits,
+            keys=self.keys,
+            checkpointer=RedisSaver(self.client, prefix=self.keys.prefix),
+            clock=clock,
             model_call=model_call,
         )
 
     def context(self, limits: Limits | None = None) -> GraphContext:
         """What a registered graph builder gets, on this rig's Redis and model."""
-        return GraphContext(model=self.model(), redis_client=self.client, keys=self.keys,
-                            checkpointer=RedisSaver(self.client, prefix=self.keys.prefix),
-                            limits=limits or Limits())
+        return GraphContext(
+            model=self.model(),
+            redis_client=self.client,
+            keys=self.keys,
+            checkpointer=RedisSaver(self.client, prefix=self.keys.prefix),
+            limits=limits or Limits(),
+        )
 
     def lane(self, marker: str, *replies: Reply) -> None:
         """Replies for requests whose system prompt contains ``marker`` (parallel workers)."""
@@ -88,11 +106,18 @@ class AgentRig:
             self.server.load(*replies)
 
     def config(self, thread_id: str | None = None) -> RunnableConfig:
-        return {"configurable": {"thread_id": thread_id or uuid4().hex},
-                "callbacks": [self.recorder]}
+        return {
+            "configurable": {"thread_id": thread_id or uuid4().hex},
+            "callbacks": [self.recorder],
+        }
 
-    def run(self, graph: AgentGraph, goal: str, constraints: list[str] | None = None,
-            config: RunnableConfig | None = None) -> tuple[dict[str, Any], RunnableConfig]:
+    def run(
+        self,
+        graph: AgentGraph,
+        goal: str,
+        constraints: list[str] | None = None,
+        config: RunnableConfig | None = None,
+    ) -> tuple[dict[str, Any], RunnableConfig]:
         config = config or self.config()
         return graph.invoke(start_input(goal, constraints), config), config
 

@@ -60,5 +60,7 @@ async def no_deletes(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> bool
 
 
 @forbidding.on.assistants
-async def team_assistants(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> Auth.types.FilterType:
+async def team_assistants(
+    ctx: Auth.types.AuthContext, value: dict[str, Any]
+) -> Auth.types.FilterType:
     return {"team": "research"}  # no graph carries it, so none is visible

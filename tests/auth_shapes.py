@@ -21,8 +21,11 @@ async def anyone(authorization: str | None) -> str:
 
 
 def _note(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> None:
-    line = {"what": f"{ctx.resource}.{ctx.action}", "keys": sorted(value),
-            "thread_id": str(value["thread_id"]) if value.get("thread_id") else None}
+    line = {
+        "what": f"{ctx.resource}.{ctx.action}",
+        "keys": sorted(value),
+        "thread_id": str(value["thread_id"]) if value.get("thread_id") else None,
+    }
     with Path(os.environ["GW_AUTH_SHAPES"]).open("a") as seen:
         seen.write(json.dumps(line) + "\n")
 

@@ -9,8 +9,12 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
-TOKENS = {"token-alice": "alice", "token-bob": "bob", "token-viewer": "viewer",
-          "token-memories": "memories"}
+TOKENS = {
+    "token-alice": "alice",
+    "token-bob": "bob",
+    "token-viewer": "viewer",
+    "token-memories": "memories",
+}
 WRITERS = frozenset({"alice", "bob", "memories"})
 READS = frozenset({"read", "search", "get", "list_namespaces"})
 REVOKED: set[str] = set()  # users whose new runs the handlers refuse from now on
@@ -24,8 +28,10 @@ async def by_token(authorization: str | None) -> Auth.types.MinimalUserDict:
     if scheme.lower() != "bearer" or token not in TOKENS:
         raise Auth.exceptions.HTTPException(status_code=401, detail="Invalid token")
     identity = TOKENS[token]
-    return {"identity": identity,
-            "permissions": ["read", "write"] if identity in WRITERS else ["read"]}
+    return {
+        "identity": identity,
+        "permissions": ["read", "write"] if identity in WRITERS else ["read"],
+    }
 
 
 def _writer(ctx: Auth.types.AuthContext) -> bool:
@@ -46,8 +52,9 @@ async def owned(ctx: Auth.types.AuthContext, value: dict[str, Any]) -> Auth.type
 
 
 @auth.on.assistants
-async def assistants(ctx: Auth.types.AuthContext,
-                     value: dict[str, Any]) -> Auth.types.FilterType | bool:
+async def assistants(
+    ctx: Auth.types.AuthContext, value: dict[str, Any]
+) -> Auth.types.FilterType | bool:
     """Everyone reads every assistant; writers create theirs and change only their own."""
     if ctx.action in READS:
         return True

@@ -31,7 +31,9 @@ def build(ctx: GraphContext) -> Graph:
 
     async def slow_put(config: Any, checkpoint: Any, metadata: Any, versions: Any) -> Any:
         redis = ctx.redis_client
-        if (metadata or {}).get("step") == 1 and not await asyncio.to_thread(redis.exists, f"{marker}:done"):
+        if (metadata or {}).get("step") == 1 and not await asyncio.to_thread(
+            redis.exists, f"{marker}:done"
+        ):
             await asyncio.to_thread(redis.incr, marker)
             await asyncio.sleep(DELAY_S)
             await asyncio.to_thread(redis.set, f"{marker}:done", 1)
@@ -43,6 +45,7 @@ def build(ctx: GraphContext) -> Graph:
         def run(state: State) -> dict[str, Any]:
             ctx.redis_client.incr(f"{ctx.keys.prefix}:ckpt:runs:{name}")
             return {"steps": [name]}
+
         return run
 
     g = StateGraph(State)
@@ -55,5 +58,9 @@ def build(ctx: GraphContext) -> Graph:
 
 
 def register(graphs: GraphRegistry) -> None:
-    graphs.register("slow_checkpoint", build, make_input=None,
-                    description="two steps; the checkpoint after the first is slow to write")
+    graphs.register(
+        "slow_checkpoint",
+        build,
+        make_input=None,
+        description="two steps; the checkpoint after the first is slow to write",
+    )

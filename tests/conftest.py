@@ -22,7 +22,9 @@ from graphwright.testing.redis_servers import Server, start_cluster, start_serve
 from graphwright.testing.scripted_openai import ScriptedOpenAI
 from tests.agent_rig import AgentRig
 
-pytest_plugins = ["graphwright.testing.pytest_plugin"]  # the public kit's fixtures, as users load them
+pytest_plugins = [
+    "graphwright.testing.pytest_plugin"
+]  # the public kit's fixtures, as users load them
 
 
 SLOW = {  # left out by ./scripts/test --quick; why each takes seconds, not milliseconds
@@ -82,72 +84,42 @@ SLOW = {  # left out by ./scripts/test --quick; why each takes seconds, not mill
 # on a fixed sleep: the time is a process started, killed or frozen, a window waited out on
 # purpose, or many generated cases. tests/test_suite_table.py checks each still exists.
 SLOWEST = {
-    "test_packaging::test_a_new_user_runs_the_readme_commands_in_a_fresh_clone":
-        "a fresh clone's ./scripts/demo: creating the venv and installing is what it proves",
-    "test_chaos::test_fifty_kills_through_the_cli_and_workers_recover_exactly_once":
-        "fifty SIGKILLs at drawn moments, each followed by a recovery process",
-    "test_api_process_crash::test_an_api_killed_after_the_effect_leaves_one_effect_and_a_working_thread[inside the write, after its effect]":
-        "an API process killed inside a write; a worker takes the run over after its lease, a "
-        "reviewer settles the unknown outcome, a second serve runs the thread's next run",
-    "test_chaos::test_kills_of_the_api_process_and_of_a_cron_worker_recover_exactly_once":
-        "sixteen SIGKILLs of an API process or of a cron's worker, each followed by a recovery",
-    "test_api_process_crash::test_an_api_killed_after_the_effect_leaves_one_effect_and_a_working_thread[after the write was recorded]":
-        "as above with the write recorded: three processes, two of them API servers",
-    "test_calculator_properties::test_random_expression_trees_match_python_arithmetic":
-        "3,000 random expression trees, each evaluated twice: the count finds the rare "
-        "precedence and overflow cases",
-    "test_cron_workers::test_three_workers_run_each_due_cron_run_once_though_one_is_killed":
-        "a cron due every second watched over several slots on three workers, one killed",
-    "test_crash_resume::test_killed_inside_an_ungated_write_stops_at_the_gate_with_its_key[after_effect]":
-        "a CLI process killed after its effect, then a resume in a new process",
-    "test_run_owners::test_an_api_killed_during_after_seconds_leaves_the_run_to_a_worker_once[wait]":
-        "an API process killed during the run's after_seconds; the worker runs it after the delay",
-    "test_api_process_crash::test_a_run_in_a_killed_api_process_is_finished_by_a_worker_once":
-        "an API process killed mid-run; a worker takes the run over once its lease runs out",
-    "test_worker_fencing::test_a_worker_frozen_past_its_lock_is_fenced_out_after_a_takeover":
-        "a SIGSTOPped worker waited past its lock's TTL, another worker taking over, then the "
-        "frozen one woken and seen to write nothing",
-    "test_crash_resume::test_a_retry_killed_after_its_effect_is_not_run_a_third_time_by_a_plain_resume":
-        "three CLI processes: a run and its retry each killed after the effect, then a resume",
-    "test_http_limits::test_redis_stopping_mid_run_gives_503_with_retry_after_on_every_route":
-        "Redis stopped under a served run, then each of 44 routes asked: each waits out its "
-        "0.1 s retry budget before its 503",
-    "test_fuzz::test_fuzzing_under_custom_auth_with_stateful_links_finds_no_server_error":
-        "schemathesis walks every operation and its links as a custom-Auth user",
-    "test_worker_fencing::test_a_worker_frozen_while_it_remembers_stores_nothing_after_a_takeover":
-        "a worker frozen inside its remember call past its lock's TTL, another taking over, "
-        "then the frozen one woken",
-    "test_fuzz::test_fuzzing_every_operation_finds_no_server_error_and_no_schema_violation":
-        "schemathesis over every operation of /openapi.json against a running service",
-    "test_worker_crash::test_a_worker_killed_mid_model_call_is_finished_by_another_with_its_write_once":
-        "a worker process killed while the model answers, another claiming after the window",
-    "test_worker_jobs::test_a_stopped_worker_hands_back_its_runs_within_the_grace_period_and_loses_none":
-        "the grace period is waited out with runs still going: the hand-back is the point",
-    "test_worker_crash::test_a_worker_killed_inside_a_write_is_claimed_and_left_to_a_reviewer":
-        "a worker process killed inside a write, another claiming it after the claim window",
-    "test_redis_blips::test_a_run_rides_through_a_redis_restart[10.0]":
-        "a 10 s Redis outage under a run: the outage's length is the scenario",
-    "test_failover::test_a_run_rides_through_a_cluster_master_failing_over[kill]":
-        "a cluster master killed under a run and its replica promoted",
-    "test_fencing::test_a_frozen_holder_is_fenced_out_after_a_takeover":
-        "a second process frozen past the lock's TTL while another takes the thread",
-    "test_worker_jobs::test_a_worker_killed_with_ten_runs_in_flight_has_each_finished_once_by_another":
-        "ten runs in flight in a worker process that is killed; another claims each once its "
-        "claim window (1 s) has passed and finishes it",
-    "test_worker_runs::test_a_worker_killed_mid_tool_mid_stream_is_finished_once_and_the_stream_resumes":
-        "a worker process killed inside a tool, a second one claiming after the claim window",
-    "test_worker_runs::test_a_worker_killed_mid_checkpoint_is_finished_by_another_once":
-        "a worker SIGKILLed inside a checkpoint write; another claims the run past the claim window",
-    "test_agent_compaction::test_two_hundred_steps_keep_every_request_and_the_record_bounded":
-        "two hundred agent steps through the model client, compacting as it goes",
-    "test_redis_wait::test_a_worker_waits_for_redis_at_start_and_through_an_outage":
-        "a worker started before its Redis, then an outage: the waits are the scenario",
-    "test_worker_jobs::test_a_stopped_worker_finishes_the_runs_that_end_within_the_grace_period":
-        "a worker SIGTERMed with runs in flight, finishing them inside its grace period",
-    "test_worker_runs::test_a_frozen_worker_is_not_robbed_and_its_run_ends_once":
-        "a worker frozen (SIGSTOP) past a heartbeat, then thawed to finish its own run",
-    "test_redis_blips::test_an_outage_past_the_retry_budget_fails_clearly_and_resume_completes":
-        "Redis stopped past the retry budget, which is waited out, then a resume"
+    "test_packaging::test_a_new_user_runs_the_readme_commands_in_a_fresh_clone": "a fresh clone's ./scripts/demo: creating the venv and installing is what it proves",
+    "test_chaos::test_fifty_kills_through_the_cli_and_workers_recover_exactly_once": "fifty SIGKILLs at drawn moments, each followed by a recovery process",
+    "test_api_process_crash::test_an_api_killed_after_the_effect_leaves_one_effect_and_a_working_thread[inside the write, after its effect]": "an API process killed inside a write; a worker takes the run over after its lease, a "
+    "reviewer settles the unknown outcome, a second serve runs the thread's next run",
+    "test_chaos::test_kills_of_the_api_process_and_of_a_cron_worker_recover_exactly_once": "sixteen SIGKILLs of an API process or of a cron's worker, each followed by a recovery",
+    "test_api_process_crash::test_an_api_killed_after_the_effect_leaves_one_effect_and_a_working_thread[after the write was recorded]": "as above with the write recorded: three processes, two of them API servers",
+    "test_calculator_properties::test_random_expression_trees_match_python_arithmetic": "3,000 random expression trees, each evaluated twice: the count finds the rare "
+    "precedence and overflow cases",
+    "test_cron_workers::test_three_workers_run_each_due_cron_run_once_though_one_is_killed": "a cron due every second watched over several slots on three workers, one killed",
+    "test_crash_resume::test_killed_inside_an_ungated_write_stops_at_the_gate_with_its_key[after_effect]": "a CLI process killed after its effect, then a resume in a new process",
+    "test_run_owners::test_an_api_killed_during_after_seconds_leaves_the_run_to_a_worker_once[wait]": "an API process killed during the run's after_seconds; the worker runs it after the delay",
+    "test_api_process_crash::test_a_run_in_a_killed_api_process_is_finished_by_a_worker_once": "an API process killed mid-run; a worker takes the run over once its lease runs out",
+    "test_worker_fencing::test_a_worker_frozen_past_its_lock_is_fenced_out_after_a_takeover": "a SIGSTOPped worker waited past its lock's TTL, another worker taking over, then the "
+    "frozen one woken and seen to write nothing",
+    "test_crash_resume::test_a_retry_killed_after_its_effect_is_not_run_a_third_time_by_a_plain_resume": "three CLI processes: a run and its retry each killed after the effect, then a resume",
+    "test_http_limits::test_redis_stopping_mid_run_gives_503_with_retry_after_on_every_route": "Redis stopped under a served run, then each of 44 routes asked: each waits out its "
+    "0.1 s retry budget before its 503",
+    "test_fuzz::test_fuzzing_under_custom_auth_with_stateful_links_finds_no_server_error": "schemathesis walks every operation and its links as a custom-Auth user",
+    "test_worker_fencing::test_a_worker_frozen_while_it_remembers_stores_nothing_after_a_takeover": "a worker frozen inside its remember call past its lock's TTL, another taking over, "
+    "then the frozen one woken",
+    "test_fuzz::test_fuzzing_every_operation_finds_no_server_error_and_no_schema_violation": "schemathesis over every operation of /openapi.json against a running service",
+    "test_worker_crash::test_a_worker_killed_mid_model_call_is_finished_by_another_with_its_write_once": "a worker process killed while the model answers, another claiming after the window",
+    "test_worker_jobs::test_a_stopped_worker_hands_back_its_runs_within_the_grace_period_and_loses_none": "the grace period is waited out with runs still going: the hand-back is the point",
+    "test_worker_crash::test_a_worker_killed_inside_a_write_is_claimed_and_left_to_a_reviewer": "a worker process killed inside a write, another claiming it after the claim window",
+    "test_redis_blips::test_a_run_rides_through_a_redis_restart[10.0]": "a 10 s Redis outage under a run: the outage's length is the scenario",
+    "test_failover::test_a_run_rides_through_a_cluster_master_failing_over[kill]": "a cluster master killed under a run and its replica promoted",
+    "test_fencing::test_a_frozen_holder_is_fenced_out_after_a_takeover": "a second process frozen past the lock's TTL while another takes the thread",
+    "test_worker_jobs::test_a_worker_killed_with_ten_runs_in_flight_has_each_finished_once_by_another": "ten runs in flight in a worker process that is killed; another claims each once its "
+    "claim window (1 s) has passed and finishes it",
+    "test_worker_runs::test_a_worker_killed_mid_tool_mid_stream_is_finished_once_and_the_stream_resumes": "a worker process killed inside a tool, a second one claiming after the claim window",
+    "test_worker_runs::test_a_worker_killed_mid_checkpoint_is_finished_by_another_once": "a worker SIGKILLed inside a checkpoint write; another claims the run past the claim window",
+    "test_agent_compaction::test_two_hundred_steps_keep_every_request_and_the_record_bounded": "two hundred agent steps through the model client, compacting as it goes",
+    "test_redis_wait::test_a_worker_waits_for_redis_at_start_and_through_an_outage": "a worker started before its Redis, then an outage: the waits are the scenario",
+    "test_worker_jobs::test_a_stopped_worker_finishes_the_runs_that_end_within_the_grace_period": "a worker SIGTERMed with runs in flight, finishing them inside its grace period",
+    "test_worker_runs::test_a_frozen_worker_is_not_robbed_and_its_run_ends_once": "a worker frozen (SIGSTOP) past a heartbeat, then thawed to finish its own run",
+    "test_redis_blips::test_an_outage_past_the_retry_budget_fails_clearly_and_resume_completes": "Redis stopped past the retry budget, which is waited out, then a resume",
 }
 
 
@@ -190,10 +162,14 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     def guard(method: Callable[..., Any]) -> Callable[..., Any]:
         def guarded(self: socket.socket, *args: Any) -> Any:
             address = args[-1]
-            if isinstance(address, tuple) and self.family in (socket.AF_INET, socket.AF_INET6) \
-                    and not on_this_machine(address[0]):
+            if (
+                isinstance(address, tuple)
+                and self.family in (socket.AF_INET, socket.AF_INET6)
+                and not on_this_machine(address[0])
+            ):
                 refuse(address[0])
             return method(self, *args)
+
         return guarded
 
     lookup = socket.getaddrinfo
@@ -257,7 +233,8 @@ def prefix() -> str:
 def client(redis_server: Server) -> Iterator[redis.Redis]:
     c: redis.Redis = (
         RedisCluster(host="127.0.0.1", port=redis_server.port)  # type: ignore[assignment]  # same command API
-        if CLUSTER else redis.Redis(port=redis_server.port)
+        if CLUSTER
+        else redis.Redis(port=redis_server.port)
     )
     yield c
     c.close()
@@ -298,8 +275,12 @@ def scripted_rig(client: redis.Redis, prefix: str) -> Iterator[AgentRig]:
 @pytest.fixture
 def settings(redis_url: str, prefix: str) -> Settings:
     """Settings on the test Redis under this test's prefix, ignoring any .env file."""
-    return Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
-                    GRAPHWRIGHT_REDIS_CLUSTER=CLUSTER)
+    return Settings(
+        _env_file=None,
+        REDIS_URL=redis_url,
+        GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
+        GRAPHWRIGHT_REDIS_CLUSTER=CLUSTER,
+    )
 
 
 @pytest.fixture

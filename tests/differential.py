@@ -30,8 +30,9 @@ ROOT = Path(__file__).resolve().parent.parent
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 HEX_ID = re.compile(r"\b[0-9a-f]{32}\b")  # interrupt ids: a hash of the task's path, ids in it
 # Values that tell the server's build and address, not the protocol: the keys stay compared.
-ENVIRONMENT = frozenset({"langgraph_api_version", "langgraph_plan", "langgraph_api_url",
-                         "lc_versions"})
+ENVIRONMENT = frozenset(
+    {"langgraph_api_version", "langgraph_plan", "langgraph_api_url", "lc_versions"}
+)
 # Values that are a moment (epoch milliseconds): the keys stay compared.
 MOMENTS = frozenset({"__request_start_time_ms__"})
 TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?([+-]\d\d:\d\d|Z)?$")
@@ -45,8 +46,9 @@ def free_port() -> int:
 
 def reference_binary() -> str:
     """The reference's ``langgraph`` executable, installed apart by scripts/reference-server."""
-    out = subprocess.run([str(ROOT / "scripts" / "reference-server")], check=True,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [str(ROOT / "scripts" / "reference-server")], check=True, capture_output=True, text=True
+    )
     return out.stdout.strip().splitlines()[-1]
 
 
@@ -59,9 +61,22 @@ def reference_server(graphs: dict[str, str], workdir: Path) -> Iterator[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LANGSMITH_"))}
     env.update(PYTHONPATH=str(ROOT), LANGGRAPH_CLI_NO_ANALYTICS="1", LANGSMITH_TRACING="false")
     log = (workdir / "server.log").open("wb")
-    proc = subprocess.Popen([reference_binary(), "dev", "--no-browser", "--no-reload",
-                             "--port", str(port), "--config", "langgraph.json"],
-                            cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [
+            reference_binary(),
+            "dev",
+            "--no-browser",
+            "--no-reload",
+            "--port",
+            str(port),
+            "--config",
+            "langgraph.json",
+        ],
+        cwd=workdir,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + scaled(120)
@@ -98,7 +113,9 @@ class Normalizer:
         if isinstance(value, str):
             if TIME.match(value):
                 return "<time>"
-            return UUID.sub(lambda m: self.ids.setdefault(m.group(0), f"<id:{len(self.ids)}>"), value)
+            return UUID.sub(
+                lambda m: self.ids.setdefault(m.group(0), f"<id:{len(self.ids)}>"), value
+            )
         return value
 
 
@@ -107,9 +124,14 @@ def mask(value: Any) -> Any:
     MOMENTS keys to ``<time>`` and of the ENVIRONMENT keys to ``<env>``: what a comparison
     of two servers' answers must not see."""
     if isinstance(value, dict):
-        return {mask(k) if isinstance(k, str) else k:
-                "<env>" if k in ENVIRONMENT else "<time>" if k in MOMENTS else mask(v)
-                for k, v in value.items()}
+        return {
+            mask(k) if isinstance(k, str) else k: "<env>"
+            if k in ENVIRONMENT
+            else "<time>"
+            if k in MOMENTS
+            else mask(v)
+            for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
         return [mask(v) for v in value]
     if isinstance(value, str):
@@ -129,8 +151,11 @@ def differences(want: Any, have: Any, path: str = "$") -> list[str]:
     if isinstance(want, list) and isinstance(have, list):
         if len(want) != len(have):
             return [f"{path}: {len(want)} items in the reference, {len(have)} in graphwright"]
-        return [d for i, (w, h) in enumerate(zip(want, have, strict=True))
-                for d in differences(w, h, f"{path}[{i}]")]
+        return [
+            d
+            for i, (w, h) in enumerate(zip(want, have, strict=True))
+            for d in differences(w, h, f"{path}[{i}]")
+        ]
     return [] if want == have else [f"{path}: reference {want!r:.120}, graphwright {have!r:.120}"]
 
 
@@ -142,7 +167,7 @@ def drop(value: Any, path: str) -> Any:
     if not isinstance(value, dict):
         return value
     out = dict(value)
-    for key in (list(out) if head == "*" else [head]):
+    for key in list(out) if head == "*" else [head]:
         if key in out:
             if rest:
                 out[key] = drop(out[key], rest)
@@ -188,25 +213,41 @@ def answer(client: SyncLangGraphClient, ctx: dict[str, Any], step: Step, norm: N
     return norm(shaped)
 
 
-def compare(steps: list[Step], reference: SyncLangGraphClient, ours: SyncLangGraphClient) -> list[Outcome]:
+def compare(
+    steps: list[Step], reference: SyncLangGraphClient, ours: SyncLangGraphClient
+) -> list[Outcome]:
     """Run the steps in order on both servers (each with its own context and ids)."""
     ref_ctx: dict[str, Any] = {}
     our_ctx: dict[str, Any] = {}
     ref_norm, our_norm = Normalizer(), Normalizer()
-    return [Outcome(s, answer(reference, ref_ctx, s, ref_norm), answer(ours, our_ctx, s, our_norm))
-            for s in steps]
+    return [
+        Outcome(s, answer(reference, ref_ctx, s, ref_norm), answer(ours, our_ctx, s, our_norm))
+        for s in steps
+    ]
 
 
 def table(outcomes: list[Outcome], title: str) -> str:
-    lines = [f"# {title}", "", "Generated by the differential test; `ignored` lists answer paths",
-             "that differ on purpose (the note says why).", "",
-             "| # | call | same answer | ignored | note |", "|---|---|---|---|---|"]
+    lines = [
+        f"# {title}",
+        "",
+        "Generated by the differential test; `ignored` lists answer paths",
+        "that differ on purpose (the note says why).",
+        "",
+        "| # | call | same answer | ignored | note |",
+        "|---|---|---|---|---|",
+    ]
     for i, o in enumerate(outcomes, 1):
         ignored = ", ".join(f"`{p}`" for p in o.step.ignore) or "-"
         verdict = "yes" if o.same else "no, known" if o.step.known else "NO"
-        lines.append(f"| {i} | `{o.step.name}` | {verdict} | {ignored} | {o.step.note or o.step.known} |")
+        lines.append(
+            f"| {i} | `{o.step.name}` | {verdict} | {ignored} | {o.step.note or o.step.known} |"
+        )
     same = sum(o.same for o in outcomes)
     known = sum(not o.same and bool(o.step.known) for o in outcomes)
-    lines += ["", f"{same} of {len(outcomes)} calls answer like the reference; {known} differ on "
-              "purpose (see their notes).", ""]
+    lines += [
+        "",
+        f"{same} of {len(outcomes)} calls answer like the reference; {known} differ on "
+        "purpose (see their notes).",
+        "",
+    ]
     return "\n".join(lines)

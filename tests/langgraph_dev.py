@@ -22,14 +22,33 @@ def langgraph_dev(project: Path, env: dict[str, str] | None = None) -> Iterator[
     """Serve the langgraph.json in ``project``; yields the base URL. Output goes to dev.log."""
     port = free_port()
     binary = Path(sys.executable).with_name("langgraph")
-    child_env = {**os.environ, **(env or {}), "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-                 "LANGSMITH_TRACING": "false", "LANGCHAIN_TRACING_V2": "false"}
+    child_env = {
+        **os.environ,
+        **(env or {}),
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGSMITH_TRACING": "false",
+        "LANGCHAIN_TRACING_V2": "false",
+    }
     child_env.pop("LANGSMITH_API_KEY", None)
     log = (project / "dev.log").open("w")
     proc = subprocess.Popen(
-        [str(binary), "dev", "--no-browser", "--no-reload", "--port", str(port),
-         "--host", "127.0.0.1", "--config", str(project / "langgraph.json")],
-        cwd=project, env=child_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            str(binary),
+            "dev",
+            "--no-browser",
+            "--no-reload",
+            "--port",
+            str(port),
+            "--host",
+            "127.0.0.1",
+            "--config",
+            str(project / "langgraph.json"),
+        ],
+        cwd=project,
+        env=child_env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
     try:

@@ -35,8 +35,13 @@ class LlamaServer:
 
 def install() -> tuple[Path, Path]:
     """The venv's python and the model's GGUF file, installing them on first use."""
-    done = subprocess.run([str(ROOT / "scripts" / "real-model")], capture_output=True, text=True,
-                          timeout=scaled(1800), check=False)
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "real-model")],
+        capture_output=True,
+        text=True,
+        timeout=scaled(1800),
+        check=False,
+    )
     assert done.returncode == 0, f"scripts/real-model failed:\n{done.stderr[-3000:]}"
     python, gguf = (Path(line) for line in done.stdout.strip().splitlines()[-2:])
     return python, gguf
@@ -56,10 +61,30 @@ def llama_server(log: Path) -> Iterator[LlamaServer]:
     port = free_port()
     with log.open("w") as out:
         proc = subprocess.Popen(
-            [str(python), "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias",
-             "smollm2-135m", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
-             "--n_threads", "2", "--chat_format", "chatml-function-calling", "--verbose", "false"],
-            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                str(python),
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(gguf),
+                "--model_alias",
+                "smollm2-135m",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--n_ctx",
+                "4096",
+                "--n_threads",
+                "2",
+                "--chat_format",
+                "chatml-function-calling",
+                "--verbose",
+                "false",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     url = f"http://127.0.0.1:{port}/v1"
     try:

@@ -36,15 +36,23 @@ def time_server() -> dict[str, Any]:
 
 
 def git_server(repo: Path) -> dict[str, Any]:
-    return {"command": sys.executable, "args": ["-m", "mcp_server_git", "--repository", str(repo)],
-            "tools": ["git_status", "git.git_log", "git_commit"]}
+    return {
+        "command": sys.executable,
+        "args": ["-m", "mcp_server_git", "--repository", str(repo)],
+        "tools": ["git_status", "git.git_log", "git_commit"],
+    }
 
 
 def faulty_server(log: Path, **extra: Any) -> dict[str, Any]:
     """The FastMCP test server over stdio; ``log`` receives one line per effect."""
-    return {"command": sys.executable, "args": ["-m", "tests.mcp_test_server"],
-            "env": {"MCP_TEST_LOG": str(log), "PYTHONPATH": str(ROOT)}, "cwd": str(ROOT),
-            "tools": ["*"], **extra}
+    return {
+        "command": sys.executable,
+        "args": ["-m", "tests.mcp_test_server"],
+        "env": {"MCP_TEST_LOG": str(log), "PYTHONPATH": str(ROOT)},
+        "cwd": str(ROOT),
+        "tools": ["*"],
+        **extra,
+    }
 
 
 def effects(log: Path) -> list[dict[str, Any]]:
@@ -65,25 +73,40 @@ def make_repo(path: Path) -> Path:
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+    ).stdout
 
 
 def commits(repo: Path) -> list[str]:
     """The witness: commit subjects in the repository, newest first."""
-    out = subprocess.run(["git", "-C", str(repo), "log", "--format=%s"], capture_output=True,
-                         text=True, check=False)
+    out = subprocess.run(
+        ["git", "-C", str(repo), "log", "--format=%s"], capture_output=True, text=True, check=False
+    )
     return out.stdout.splitlines() if out.returncode == 0 else []
 
 
-def orchestrator(settings: Settings, scripted: ScriptedOpenAI, servers: dict[str, Any],
-                 policy: Policy | None = None, **limits: Any) -> Orchestrator:
+def orchestrator(
+    settings: Settings,
+    scripted: ScriptedOpenAI,
+    servers: dict[str, Any],
+    policy: Policy | None = None,
+    **limits: Any,
+) -> Orchestrator:
     """The Orchestrator with the real ChatOpenAI against ``scripted`` and these MCP servers."""
-    configured = settings.model_copy(update={
-        "openai_base_url": scripted.base_url, "openai_max_retries": 0, "openai_timeout_s": 20,
-    })
-    return Orchestrator(settings=configured, mcp_servers=servers, policy=policy,
-                        limits=Limits(**limits) if limits else None)
+    configured = settings.model_copy(
+        update={
+            "openai_base_url": scripted.base_url,
+            "openai_max_retries": 0,
+            "openai_timeout_s": 20,
+        }
+    )
+    return Orchestrator(
+        settings=configured,
+        mcp_servers=servers,
+        policy=policy,
+        limits=Limits(**limits) if limits else None,
+    )
 
 
 def free_port() -> int:
@@ -93,12 +116,19 @@ def free_port() -> int:
 
 
 @contextmanager
-def http_server(log: Path, port: int | None = None) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def http_server(
+    log: Path, port: int | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """The FastMCP test server over streamable HTTP in its own process; yields its URL."""
     port = port or free_port()
     env = {"MCP_TEST_LOG": str(log), "PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
-    proc = subprocess.Popen([sys.executable, "-m", "tests.mcp_test_server", "--http", str(port)],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.mcp_test_server", "--http", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + scaled(30)
         while True:  # until it accepts connections

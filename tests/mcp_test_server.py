@@ -104,7 +104,8 @@ def whoami() -> str:
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
-        server.run("http", host="127.0.0.1", port=int(sys.argv[2]), show_banner=False,
-                   log_level="warning")
+        server.run(
+            "http", host="127.0.0.1", port=int(sys.argv[2]), show_banner=False, log_level="warning"
+        )
     else:
         server.run("stdio", show_banner=False)

@@ -50,4 +50,3 @@ def register(graphs: GraphRegistry) -> None:
         return {"items": [run.goal]}
 
     graphs.register("counter", lambda ctx: build(ctx.checkpointer), make_input=make_input)
-

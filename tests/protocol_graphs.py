@@ -57,8 +57,12 @@ def interrupting_builder() -> StateGraph[Any]:
 def reply(state: State) -> dict[str, Any]:
     from langchain_openai import ChatOpenAI
 
-    model = ChatOpenAI(base_url=os.environ.get(CHAT_URL_ENV, "http://127.0.0.1:9/v1"),
-                       api_key="test-key", model="fixed", streaming=True)  # type: ignore[arg-type]
+    model = ChatOpenAI(
+        base_url=os.environ.get(CHAT_URL_ENV, "http://127.0.0.1:9/v1"),
+        api_key="test-key",
+        model="fixed",
+        streaming=True,
+    )  # type: ignore[arg-type]
     return {"messages": [model.invoke(state.get("messages") or [])]}
 
 
@@ -125,8 +129,13 @@ def slow_builder() -> StateGraph[Any]:
     return g
 
 
-BUILDERS = {"interrupting": interrupting_builder, "chat": chat_builder,
-            "subgraph": subgraph_builder, "raising": raising_builder, "slow": slow_builder}
+BUILDERS = {
+    "interrupting": interrupting_builder,
+    "chat": chat_builder,
+    "subgraph": subgraph_builder,
+    "raising": raising_builder,
+    "slow": slow_builder,
+}
 
 interrupting = interrupting_builder().compile()
 chat = chat_builder().compile()
@@ -137,5 +146,6 @@ slow = slow_builder().compile()
 
 def register(graphs: Any) -> None:
     for name, builder in BUILDERS.items():
-        graphs.register(name, lambda ctx, b=builder: b().compile(checkpointer=ctx.checkpointer),
-                        make_input=None)
+        graphs.register(
+            name, lambda ctx, b=builder: b().compile(checkpointer=ctx.checkpointer), make_input=None
+        )

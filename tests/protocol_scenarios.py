@@ -76,30 +76,48 @@ def interrupt_and_resume(r: Recorder) -> None:
     r.call("wait until the interrupt", lambda: r.c.runs.wait(tid, "interrupting", input=STEPS))
     status_of(r, "thread status at the interrupt", tid)
     r.call("state at the interrupt", lambda: r.c.threads.get_state(tid))
-    r.call("resume with a command", lambda: r.c.runs.wait(tid, "interrupting", command={"resume": "yes"}))
+    r.call(
+        "resume with a command",
+        lambda: r.c.runs.wait(tid, "interrupting", command={"resume": "yes"}),
+    )
     status_of(r, "thread status after resume", tid)
     runs = r.c.runs.list(tid)
     r.note("run statuses", [x["status"] for x in runs])
     r.call("run body", lambda: r.c.runs.get(tid, runs[0]["run_id"]))
 
 
-def stream_modes(graph: str, modes: list[str], payload: dict[str, Any], subgraphs: bool = False,
-                 ) -> Callable[[Recorder], None]:
+def stream_modes(
+    graph: str,
+    modes: list[str],
+    payload: dict[str, Any],
+    subgraphs: bool = False,
+) -> Callable[[Recorder], None]:
     def scenario(r: Recorder) -> None:
         tid = r.c.threads.create()["thread_id"]
-        r.stream(f"stream {modes}", lambda: r.c.runs.stream(
-            tid, graph, input=payload, stream_mode=modes, stream_subgraphs=subgraphs))  # type: ignore[arg-type]
+        r.stream(
+            f"stream {modes}",
+            lambda: r.c.runs.stream(
+                tid, graph, input=payload, stream_mode=modes, stream_subgraphs=subgraphs
+            ),
+        )  # type: ignore[arg-type]
         status_of(r, "thread status", tid)
+
     return scenario
 
 
 def interrupt_streams(r: Recorder) -> None:
     for modes in (["values"], ["updates"], ["values", "updates"]):
         tid = r.c.threads.create()["thread_id"]
-        r.stream(f"stream {modes} to the interrupt", lambda t=tid, m=modes: r.c.runs.stream(
-            t, "interrupting", input=STEPS, stream_mode=m))  # type: ignore[arg-type]
-        r.stream(f"stream {modes} resume", lambda t=tid, m=modes: r.c.runs.stream(
-            t, "interrupting", command={"resume": "ok"}, stream_mode=m))  # type: ignore[arg-type]
+        r.stream(
+            f"stream {modes} to the interrupt",
+            lambda t=tid, m=modes: r.c.runs.stream(t, "interrupting", input=STEPS, stream_mode=m),
+        )  # type: ignore[arg-type]
+        r.stream(
+            f"stream {modes} resume",
+            lambda t=tid, m=modes: r.c.runs.stream(
+                t, "interrupting", command={"resume": "ok"}, stream_mode=m
+            ),
+        )  # type: ignore[arg-type]
 
 
 def raising(r: Recorder) -> None:
@@ -128,24 +146,38 @@ def background(r: Recorder) -> None:
 def threads_on_demand(r: Recorder) -> None:
     fresh = "7f1c0c7e-0000-4000-8000-" + f"{int(time.time() * 1e6) % 10**12:012d}"
     r.call("wait on an unknown thread", lambda: r.c.runs.wait(fresh, "subgraph", input=STEPS))
-    r.call("wait with if_not_exists=create", lambda: r.c.runs.wait(
-        fresh, "subgraph", input=STEPS, if_not_exists="create"))
+    r.call(
+        "wait with if_not_exists=create",
+        lambda: r.c.runs.wait(fresh, "subgraph", input=STEPS, if_not_exists="create"),
+    )
     status_of(r, "the created thread", fresh)
 
 
 def stateless(r: Recorder) -> None:
     r.call("stateless wait", lambda: r.c.runs.wait(None, "subgraph", input=STEPS))
-    r.stream("stateless stream", lambda: r.c.runs.stream(None, "subgraph", input=STEPS, stream_mode="updates"))
-    batch = r.call("create_batch", lambda: r.c.runs.create_batch([
-        {"assistant_id": "subgraph", "input": STEPS}, {"assistant_id": "interrupting", "input": STEPS}]))
+    r.stream(
+        "stateless stream",
+        lambda: r.c.runs.stream(None, "subgraph", input=STEPS, stream_mode="updates"),
+    )
+    batch = r.call(
+        "create_batch",
+        lambda: r.c.runs.create_batch(
+            [
+                {"assistant_id": "subgraph", "input": STEPS},
+                {"assistant_id": "interrupting", "input": STEPS},
+            ]
+        ),
+    )
     r.note("batch size", len(batch or []))
 
 
 def multitask(r: Recorder) -> None:
     tid = r.c.threads.create()["thread_id"]
     later = r.c.runs.create(tid, "subgraph", input=STEPS, after_seconds=30)
-    r.call("create while a run is pending (reject)", lambda: r.c.runs.create(
-        tid, "subgraph", input=STEPS, multitask_strategy="reject"))
+    r.call(
+        "create while a run is pending (reject)",
+        lambda: r.c.runs.create(tid, "subgraph", input=STEPS, multitask_strategy="reject"),
+    )
     r.call("cancel the pending run", lambda: r.c.runs.cancel(tid, later["run_id"]))
     status_of(r, "the cancelled run", tid, later["run_id"])
     first = r.c.runs.create(tid, "subgraph", input=STEPS, multitask_strategy="enqueue")
@@ -164,31 +196,53 @@ def multitask(r: Recorder) -> None:
 
 def run_options(r: Recorder) -> None:
     tid = r.c.threads.create()["thread_id"]
-    r.call("interrupt_before", lambda: r.c.runs.wait(tid, "subgraph", input=STEPS, interrupt_before=["last"]))
+    r.call(
+        "interrupt_before",
+        lambda: r.c.runs.wait(tid, "subgraph", input=STEPS, interrupt_before=["last"]),
+    )
     r.note("next after interrupt_before", r.c.threads.get_state(tid)["next"])
     status_of(r, "thread status after interrupt_before", tid)
     r.call("continue with no input", lambda: r.c.runs.wait(tid, "subgraph", input=None))
     r.note("steps after continuing", r.c.threads.get_state(tid)["values"]["steps"])
     history = r.c.threads.get_history(tid, limit=100)
     fork = next(h for h in history if h["next"] == ["last"])
-    r.call("run from an earlier checkpoint", lambda: r.c.runs.wait(
-        tid, "subgraph", input=None, checkpoint_id=fork["checkpoint"]["checkpoint_id"]))
+    r.call(
+        "run from an earlier checkpoint",
+        lambda: r.c.runs.wait(
+            tid, "subgraph", input=None, checkpoint_id=fork["checkpoint"]["checkpoint_id"]
+        ),
+    )
     r.note("steps after the fork", r.c.threads.get_state(tid)["values"]["steps"])
     other = r.c.threads.create()["thread_id"]
-    r.call("interrupt_after", lambda: r.c.runs.wait(other, "interrupting", input=STEPS, interrupt_after=["first"]))
+    r.call(
+        "interrupt_after",
+        lambda: r.c.runs.wait(other, "interrupting", input=STEPS, interrupt_after=["first"]),
+    )
     r.note("next after interrupt_after", r.c.threads.get_state(other)["next"])
     r.call("command goto", lambda: r.c.runs.wait(other, "interrupting", command={"goto": "last"}))
     r.note("steps after goto", r.c.threads.get_state(other)["values"]["steps"])
-    r.call("command update", lambda: r.c.runs.wait(
-        other, "interrupting", command={"update": {"steps": ["edited"]}}))
-    r.call("config and durability", lambda: r.c.runs.wait(
-        r.c.threads.create()["thread_id"], "subgraph", input=STEPS,
-        config={"tags": ["t"], "configurable": {"x": 1}}, durability="sync"))
+    r.call(
+        "command update",
+        lambda: r.c.runs.wait(other, "interrupting", command={"update": {"steps": ["edited"]}}),
+    )
+    r.call(
+        "config and durability",
+        lambda: r.c.runs.wait(
+            r.c.threads.create()["thread_id"],
+            "subgraph",
+            input=STEPS,
+            config={"tags": ["t"], "configurable": {"x": 1}},
+            durability="sync",
+        ),
+    )
 
 
 def inputs(r: Recorder) -> None:
     tid = r.c.threads.create()["thread_id"]
-    r.call("input of the wrong type", lambda: r.c.runs.wait(tid, "subgraph", input={"steps": "not a list"}))
+    r.call(
+        "input of the wrong type",
+        lambda: r.c.runs.wait(tid, "subgraph", input={"steps": "not a list"}),
+    )
     r.call("content-block messages", lambda: r.c.runs.wait(tid, "chat", input=BLOCKS))
 
 
@@ -196,16 +250,33 @@ def request_keys(r: Recorder) -> None:
     """What a run's record says of its request: its id from ``x-request-id``, and the keys
     only the server sets dropped from the body's config."""
     tid = r.c.threads.create()["thread_id"]
-    claimed = {"langgraph_auth_user_id": "bob", "langgraph_request_id": "mine", "x": 1,
-               "__after_seconds__": 5}
-    run = r.call("create with a request id and claimed keys", lambda: r.c.runs.create(
-        tid, "subgraph", input=STEPS, config={"configurable": claimed},
-        headers={"x-request-id": "req-42"}))
-    r.note("its request id", run and run["kwargs"]["config"]["configurable"]["langgraph_request_id"])
+    claimed = {
+        "langgraph_auth_user_id": "bob",
+        "langgraph_request_id": "mine",
+        "x": 1,
+        "__after_seconds__": 5,
+    }
+    run = r.call(
+        "create with a request id and claimed keys",
+        lambda: r.c.runs.create(
+            tid,
+            "subgraph",
+            input=STEPS,
+            config={"configurable": claimed},
+            headers={"x-request-id": "req-42"},
+        ),
+    )
+    r.note(
+        "its request id", run and run["kwargs"]["config"]["configurable"]["langgraph_request_id"]
+    )
     r.call("join it", lambda: r.c.runs.join(tid, run["run_id"]))
     r.call("its checkpoint's metadata", lambda: r.c.threads.get_state(tid)["metadata"])
-    r.call("configurable and context both", lambda: r.c.runs.wait(
-        tid, "subgraph", input=STEPS, config={"configurable": {"x": 1}}, context={"x": 2}))
+    r.call(
+        "configurable and context both",
+        lambda: r.c.runs.wait(
+            tid, "subgraph", input=STEPS, config={"configurable": {"x": 1}}, context={"x": 2}
+        ),
+    )
 
 
 def configurable_metadata(r: Recorder) -> None:
@@ -213,8 +284,10 @@ def configurable_metadata(r: Recorder) -> None:
     auth) as the reference copies them: into message metadata, checkpoints and history."""
     tid = r.c.threads.create()["thread_id"]
     config = {"configurable": {"model": "openai/gpt-4.1", "user_id": "client-7", "n": 3}}
-    r.stream("messages-tuple with configurable values", lambda: r.c.runs.stream(
-        tid, "chat", input=HI, stream_mode="messages-tuple", config=config))  # type: ignore[arg-type]
+    r.stream(
+        "messages-tuple with configurable values",
+        lambda: r.c.runs.stream(tid, "chat", input=HI, stream_mode="messages-tuple", config=config),
+    )  # type: ignore[arg-type]
     r.call("its checkpoint's metadata", lambda: r.c.threads.get_state(tid)["metadata"])
     r.call("its history", lambda: r.c.threads.get_history(tid, limit=3))
     r.call("the run's configurable", lambda: r.c.runs.list(tid)[0]["kwargs"]["config"])
@@ -233,7 +306,9 @@ def unknown_assistant(r: Recorder) -> None:
 
 def joins(r: Recorder) -> None:
     tid = r.c.threads.create()["thread_id"]
-    run = r.c.runs.create(tid, "subgraph", input=STEPS, stream_mode=["updates"], stream_resumable=True)
+    run = r.c.runs.create(
+        tid, "subgraph", input=STEPS, stream_mode=["updates"], stream_resumable=True
+    )
     r.stream("join_stream a background run", lambda: r.c.runs.join_stream(tid, run["run_id"]))
     r.call("join it", lambda: r.c.runs.join(tid, run["run_id"]))
 
@@ -251,9 +326,13 @@ def state_reads(r: Recorder) -> None:
         new = copy["thread_id"]
         r.call("get_state of the copy", lambda: r.c.threads.get_state(new))
         # Ids are masked: whether each of the copy's checkpoints names the copy, not the source.
-        r.note("the copy's checkpoints name it", [
-            [h["metadata"].get("thread_id") == new, h["checkpoint"]["thread_id"] == new]
-            for h in r.c.threads.get_history(new, limit=10)])
+        r.note(
+            "the copy's checkpoints name it",
+            [
+                [h["metadata"].get("thread_id") == new, h["checkpoint"]["thread_id"] == new]
+                for h in r.c.threads.get_history(new, limit=10)
+            ],
+        )
     r.call("get_state select", lambda: r.c.threads.get_state(tid, select=["values", "next"]))
     r.call("get_state select a key", lambda: r.c.threads.get_state(tid, select=["values.messages"]))
 
@@ -279,8 +358,10 @@ def rollback(r: Recorder) -> None:
     tid = r.c.threads.create()["thread_id"]
     first = r.c.runs.create(tid, "slow", input=STEPS)
     wait_running(r, tid, first["run_id"])
-    last = r.call("create with rollback", lambda: r.c.runs.create(
-        tid, "subgraph", input=STEPS, multitask_strategy="rollback"))
+    last = r.call(
+        "create with rollback",
+        lambda: r.c.runs.create(tid, "subgraph", input=STEPS, multitask_strategy="rollback"),
+    )
     if last:
         r.call("join the last run", lambda: r.c.runs.join(tid, last["run_id"]))
         status_of(r, "the last run", tid, last["run_id"])
@@ -305,7 +386,9 @@ SCENARIOS: dict[str, Callable[[Recorder], None]] = {
     "tasks": stream_modes("subgraph", ["tasks"], STEPS),
     "checkpoints": stream_modes("subgraph", ["checkpoints"], STEPS),
     "several modes": stream_modes("subgraph", ["values", "updates", "custom"], STEPS),
-    "subgraphs": stream_modes("subgraph", ["values", "updates", "custom", "tasks"], STEPS, subgraphs=True),
+    "subgraphs": stream_modes(
+        "subgraph", ["values", "updates", "custom", "tasks"], STEPS, subgraphs=True
+    ),
     "messages-tuple": stream_modes("chat", ["messages-tuple"], HI),
     "messages": stream_modes("chat", ["messages"], HI),
     "messages and values": stream_modes("chat", ["messages-tuple", "values"], HI),

@@ -28,9 +28,18 @@ PLUGIN = "tests.protocol_graphs:register"
 
 def install_reference() -> Path | None:
     """The ``langgraph`` executable, installing it on first use; None when that fails."""
-    done = subprocess.run([str(ROOT / "scripts" / "reference-server")], capture_output=True, text=True,
-                          timeout=scaled(900), check=False)
-    path = Path(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 and done.stdout.strip() else None
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "reference-server")],
+        capture_output=True,
+        text=True,
+        timeout=scaled(900),
+        check=False,
+    )
+    path = (
+        Path(done.stdout.strip().splitlines()[-1])
+        if done.returncode == 0 and done.stdout.strip()
+        else None
+    )
     return path if path and path.exists() else None
 
 
@@ -41,11 +50,19 @@ def reference_server(chat_url: str) -> Iterator[str | None]:
         yield None
         return
     port = free_port()
-    env = {**os.environ, "PROTOCOL_CHAT_URL": chat_url, "LANGSMITH_TRACING": "false",
-           "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
-    proc = subprocess.Popen([str(exe), "dev", "--no-browser", "--no-reload", "--allow-blocking",
-                             "--port", str(port)], cwd=ROOT / "tests" / "reference", env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {
+        **os.environ,
+        "PROTOCOL_CHAT_URL": chat_url,
+        "LANGSMITH_TRACING": "false",
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+    }
+    proc = subprocess.Popen(
+        [str(exe), "dev", "--no-browser", "--no-reload", "--allow-blocking", "--port", str(port)],
+        cwd=ROOT / "tests" / "reference",
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + scaled(120)
@@ -71,8 +88,10 @@ def graphwright_server(redis_url: str, *, worker: bool = True) -> Iterator[Servi
     ``langgraph dev`` and ``graphwright serve`` on a loopback address set them (runs' metadata
     and checkpoints name the first; the second answers private-network preflights)."""
     prefix = f"proto{uuid.uuid4().hex[:8]}"
-    setting = {"LANGGRAPH_API_URL": "http://127.0.0.1",  # a value to name; masked in the diff
-               "ALLOW_PRIVATE_NETWORK": "true"}
+    setting = {
+        "LANGGRAPH_API_URL": "http://127.0.0.1",  # a value to name; masked in the diff
+        "ALLOW_PRIVATE_NETWORK": "true",
+    }
     before = {key: os.environ.get(key) for key in setting}
     os.environ.update(setting)
     try:
@@ -106,6 +125,7 @@ class Blocking:
             if hasattr(result, "__aiter__"):
                 return self._loop.run_until_complete(_collect(result))
             return result
+
         return call
 
 

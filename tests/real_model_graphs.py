@@ -38,15 +38,26 @@ def servable(schema: Any) -> Any:
 
 def real_tools() -> ToolRegistry:
     """The built-in tools, their schemas shown to the model without string constraints."""
-    return ToolRegistry(replace(spec, json_schema=servable(spec.args_model.model_json_schema()))
-                        for spec in build_registry())
+    return ToolRegistry(
+        replace(spec, json_schema=servable(spec.args_model.model_json_schema()))
+        for spec in build_registry()
+    )
 
 
 def agent_on(tools: ToolRegistry, ctx: GraphContext) -> Graph:
-    model = ctx.model.model_copy(update={"max_tokens": 256}) if chat_openai(ctx.model) else ctx.model
-    return build_agent_graph(tools=tools, model=model, redis_client=ctx.redis_client,
-                             keys=ctx.keys, checkpointer=ctx.checkpointer, limits=ctx.limits,
-                             policy=ctx.policy, store=ctx.store)
+    model = (
+        ctx.model.model_copy(update={"max_tokens": 256}) if chat_openai(ctx.model) else ctx.model
+    )
+    return build_agent_graph(
+        tools=tools,
+        model=model,
+        redis_client=ctx.redis_client,
+        keys=ctx.keys,
+        checkpointer=ctx.checkpointer,
+        limits=ctx.limits,
+        policy=ctx.policy,
+        store=ctx.store,
+    )
 
 
 def register(graphs: GraphRegistry) -> None:

@@ -10,5 +10,12 @@ from graphwright.testing.redis_servers import (
     start_server,
 )
 
-__all__ = ["Server", "cluster_port", "free_port", "redis_binary", "start_cluster",
-           "start_sentinel", "start_server"]
+__all__ = [
+    "Server",
+    "cluster_port",
+    "free_port",
+    "redis_binary",
+    "start_cluster",
+    "start_sentinel",
+    "start_server",
+]

@@ -46,13 +46,20 @@ class ReplyProxy:
                 continue
             upstream = socket.create_connection(("127.0.0.1", self.port))
             cut, replied = threading.Event(), threading.Event()
-            threading.Thread(target=self._pipe, args=(client, upstream, cut, replied),
-                             daemon=True).start()
-            threading.Thread(target=self._back, args=(upstream, client, cut, replied),
-                             daemon=True).start()
+            threading.Thread(
+                target=self._pipe, args=(client, upstream, cut, replied), daemon=True
+            ).start()
+            threading.Thread(
+                target=self._back, args=(upstream, client, cut, replied), daemon=True
+            ).start()
 
-    def _pipe(self, client: socket.socket, upstream: socket.socket, cut: threading.Event,
-              replied: threading.Event) -> None:
+    def _pipe(
+        self,
+        client: socket.socket,
+        upstream: socket.socket,
+        cut: threading.Event,
+        replied: threading.Event,
+    ) -> None:
         with suppress(OSError):
             while chunk := client.recv(1 << 16):
                 if self._should_drop(chunk):
@@ -66,8 +73,13 @@ class ReplyProxy:
                 sock.shutdown(socket.SHUT_RDWR)
             sock.close()
 
-    def _back(self, upstream: socket.socket, client: socket.socket, cut: threading.Event,
-              replied: threading.Event) -> None:
+    def _back(
+        self,
+        upstream: socket.socket,
+        client: socket.socket,
+        cut: threading.Event,
+        replied: threading.Event,
+    ) -> None:
         with suppress(OSError):
             while chunk := upstream.recv(1 << 16):
                 if cut.is_set():

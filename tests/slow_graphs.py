@@ -95,32 +95,66 @@ def dying_mail_tools() -> ToolRegistry:
 
 
 def build_slow_write(ctx: GraphContext, policy: Policy | None) -> Graph:
-    return build_agent_graph(tools=slow_write_tools(), model=ctx.model, redis_client=ctx.redis_client,
-                             policy=policy, limits=ctx.limits, keys=ctx.keys,
-                             checkpointer=ctx.checkpointer)
+    return build_agent_graph(
+        tools=slow_write_tools(),
+        model=ctx.model,
+        redis_client=ctx.redis_client,
+        policy=policy,
+        limits=ctx.limits,
+        keys=ctx.keys,
+        checkpointer=ctx.checkpointer,
+    )
 
 
 def build(ctx: GraphContext, policy: Policy | None) -> Graph:
-    return build_agent_graph(tools=slow_tools(), model=ctx.model, redis_client=ctx.redis_client,
-                             policy=policy, limits=ctx.limits, keys=ctx.keys,
-                             checkpointer=ctx.checkpointer)
+    return build_agent_graph(
+        tools=slow_tools(),
+        model=ctx.model,
+        redis_client=ctx.redis_client,
+        policy=policy,
+        limits=ctx.limits,
+        keys=ctx.keys,
+        checkpointer=ctx.checkpointer,
+    )
 
 
 def register(graphs: GraphRegistry) -> None:
-    graphs.register("slow_agent", lambda ctx: build(ctx, Policy(per_tool={"create_event": "never"})),
-                    description="agent with a slow get_schedule; create_event runs ungated",
-                    tools=slow_tools)
-    graphs.register("slow_agent_gated", lambda ctx: build(ctx, None),
-                    description="agent with a slow get_schedule; writes are gated", tools=slow_tools)
-    graphs.register("mail_then_die", lambda ctx: build_agent_graph(
-        tools=dying_mail_tools(), model=ctx.model, redis_client=ctx.redis_client,
-        policy=Policy(per_tool={"send_email": "never"}), limits=ctx.limits, keys=ctx.keys,
-        checkpointer=ctx.checkpointer), description="send_email dies after its effect",
-        tools=dying_mail_tools)
-    for name, policy in (("slow_write", Policy(per_tool={"create_event": "never"})),
-                         ("slow_write_gated", None)):
-        graphs.register(name, partial(build_slow_write, policy=policy), tools=slow_write_tools,
-                        description="agent whose create_event is a slow, unkeyed external write")
+    graphs.register(
+        "slow_agent",
+        lambda ctx: build(ctx, Policy(per_tool={"create_event": "never"})),
+        description="agent with a slow get_schedule; create_event runs ungated",
+        tools=slow_tools,
+    )
+    graphs.register(
+        "slow_agent_gated",
+        lambda ctx: build(ctx, None),
+        description="agent with a slow get_schedule; writes are gated",
+        tools=slow_tools,
+    )
+    graphs.register(
+        "mail_then_die",
+        lambda ctx: build_agent_graph(
+            tools=dying_mail_tools(),
+            model=ctx.model,
+            redis_client=ctx.redis_client,
+            policy=Policy(per_tool={"send_email": "never"}),
+            limits=ctx.limits,
+            keys=ctx.keys,
+            checkpointer=ctx.checkpointer,
+        ),
+        description="send_email dies after its effect",
+        tools=dying_mail_tools,
+    )
+    for name, policy in (
+        ("slow_write", Policy(per_tool={"create_event": "never"})),
+        ("slow_write_gated", None),
+    ):
+        graphs.register(
+            name,
+            partial(build_slow_write, policy=policy),
+            tools=slow_write_tools,
+            description="agent whose create_event is a slow, unkeyed external write",
+        )
 
 
 class SlowAnswerModel(OfflineChatModel):
@@ -130,8 +164,13 @@ class SlowAnswerModel(OfflineChatModel):
     marker: str = ""
     hold: str = ""  # when set: the answer waits while this key exists (at most 30 s)
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                  run_manager: Any = None, **kwargs: Any) -> ChatResult:
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
         result = super()._generate(messages, stop, run_manager, **kwargs)
         message = result.generations[0].message
         if isinstance(message, AIMessage) and not message.tool_calls:
@@ -144,19 +183,40 @@ class SlowAnswerModel(OfflineChatModel):
         return result
 
 
-def build_slow_answer(ctx: GraphContext, hold: bool = False, tools: ToolRegistry | None = None) -> Graph:
-    model = SlowAnswerModel(client=ctx.redis_client, marker=f"{ctx.keys.prefix}:slow:answering",
-                            hold=f"{ctx.keys.prefix}:slow:hold_answer" if hold else "")
-    return build_agent_graph(tools=tools or build_registry(), model=model, redis_client=ctx.redis_client,
-                             policy=Policy(per_tool={"create_event": "never"}), limits=ctx.limits,
-                             keys=ctx.keys, checkpointer=ctx.checkpointer)
+def build_slow_answer(
+    ctx: GraphContext, hold: bool = False, tools: ToolRegistry | None = None
+) -> Graph:
+    model = SlowAnswerModel(
+        client=ctx.redis_client,
+        marker=f"{ctx.keys.prefix}:slow:answering",
+        hold=f"{ctx.keys.prefix}:slow:hold_answer" if hold else "",
+    )
+    return build_agent_graph(
+        tools=tools or build_registry(),
+        model=model,
+        redis_client=ctx.redis_client,
+        policy=Policy(per_tool={"create_event": "never"}),
+        limits=ctx.limits,
+        keys=ctx.keys,
+        checkpointer=ctx.checkpointer,
+    )
 
 
 def register_all(graphs: GraphRegistry) -> None:
     register(graphs)
-    graphs.register("slow_answer", build_slow_answer,
-                    description="agent whose final answer is slow; create_event runs ungated")
-    graphs.register("held_answer", partial(build_slow_answer, hold=True),
-                    description="agent whose final answer waits while slow:hold_answer exists")
-    graphs.register("held_write", lambda ctx: build_slow_answer(ctx, hold=True, tools=slow_write_tools()),
-                    tools=slow_write_tools, description="slow_write, then an answer held as held_answer's")
+    graphs.register(
+        "slow_answer",
+        build_slow_answer,
+        description="agent whose final answer is slow; create_event runs ungated",
+    )
+    graphs.register(
+        "held_answer",
+        partial(build_slow_answer, hold=True),
+        description="agent whose final answer waits while slow:hold_answer exists",
+    )
+    graphs.register(
+        "held_write",
+        lambda ctx: build_slow_answer(ctx, hold=True, tools=slow_write_tools()),
+        tools=slow_write_tools,
+        description="slow_write, then an answer held as held_answer's",
+    )

@@ -45,25 +45,33 @@ def system(graph: str) -> str:
 
 @pytest.fixture
 def served(redis_server: Server) -> Iterator[Service]:
-    settings = Settings(_env_file=None, REDIS_URL=redis_server.url,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_KEY_PREFIX=f"a2a{uuid.uuid4().hex[:8]}",
-                        GRAPHWRIGHT_GRAPHS=GRAPHS)
-    with running(Orchestrator(settings=settings, model=OfflineChatModel()), api_key=KEY,
-                 worker=True) as svc:
+    settings = Settings(
+        _env_file=None,
+        REDIS_URL=redis_server.url,  # type: ignore[call-arg]
+        GRAPHWRIGHT_KEY_PREFIX=f"a2a{uuid.uuid4().hex[:8]}",
+        GRAPHWRIGHT_GRAPHS=GRAPHS,
+    )
+    with running(
+        Orchestrator(settings=settings, model=OfflineChatModel()), api_key=KEY, worker=True
+    ) as svc:
         yield svc
 
 
 def said(text: str, **ids: str) -> SendMessageRequest:
-    return SendMessageRequest(message=Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER,
-                                              parts=[Part(text=text)], **ids))
+    return SendMessageRequest(
+        message=Message(
+            message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text=text)], **ids
+        )
+    )
 
 
 async def talk(url: str, graph: str, *texts: str, streaming: bool = False) -> list[Any]:
     """Send ``texts`` to the graph's agent, each continuing the task the first began; the
     last event of each send, then the task as GetTask reads it."""
     async with httpx.AsyncClient(headers={"x-api-key": KEY}, timeout=scaled(30)) as http:
-        client = await create_client(f"{url}/a2a/{system(graph)}",
-                                     ClientConfig(streaming=streaming, httpx_client=http))
+        client = await create_client(
+            f"{url}/a2a/{system(graph)}", ClientConfig(streaming=streaming, httpx_client=http)
+        )
         seen: list[Any] = []
         ids: dict[str, str] = {}
         for text in texts:
@@ -76,24 +84,35 @@ async def talk(url: str, graph: str, *texts: str, streaming: bool = False) -> li
 
 
 def test_the_agent_card_names_the_assistant_and_its_endpoint(served: Service) -> None:
-    card = httpx.get(f"{served.url}/a2a/{system('chat')}/.well-known/agent-card.json",
-                     headers={"x-api-key": KEY}).json()
+    card = httpx.get(
+        f"{served.url}/a2a/{system('chat')}/.well-known/agent-card.json", headers={"x-api-key": KEY}
+    ).json()
     assert card["name"] == "chat" and card["url"] == f"{served.url}/a2a/{system('chat')}"
-    assert card["supportedInterfaces"] == [{"url": card["url"], "protocolBinding": "JSONRPC",
-                                            "protocolVersion": "1.0"}]
+    assert card["supportedInterfaces"] == [
+        {"url": card["url"], "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+    ]
     assert card["skills"][0]["metadata"]["inputSchema"]["supportsA2A"] is True
-    again = httpx.get(f"{served.url}/.well-known/agent-card.json",
-                      params={"assistant_id": system("chat")}, headers={"x-api-key": KEY})
+    again = httpx.get(
+        f"{served.url}/.well-known/agent-card.json",
+        params={"assistant_id": system("chat")},
+        headers={"x-api-key": KEY},
+    )
     assert again.json() == card
-    assert httpx.get(f"{served.url}/.well-known/agent-card.json",
-                     params={"assistant_id": system("chat")}).status_code == 401
+    assert (
+        httpx.get(
+            f"{served.url}/.well-known/agent-card.json", params={"assistant_id": system("chat")}
+        ).status_code
+        == 401
+    )
 
 
 @pytest.mark.parametrize("streaming", [False, True], ids=["send", "stream"])
-def test_a_gate_is_a_task_waiting_for_input_that_the_caller_answers(served: Service,
-                                                                   streaming: bool) -> None:
-    asked, answered, read = asyncio.run(talk(served.url, "interrupting", "hi", "yes",
-                                             streaming=streaming))
+def test_a_gate_is_a_task_waiting_for_input_that_the_caller_answers(
+    served: Service, streaming: bool
+) -> None:
+    asked, answered, read = asyncio.run(
+        talk(served.url, "interrupting", "hi", "yes", streaming=streaming)
+    )
     if streaming:  # the last event of a stream: the task's final status
         assert asked.status_update.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
         assert answered.status_update.status.state == TaskState.TASK_STATE_COMPLETED
@@ -115,8 +134,9 @@ def test_a_gate_answered_on_the_review_page_completes_the_task(served: Service) 
     assert read.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
     with httpx.Client(base_url=served.url, headers={"x-api-key": KEY}) as http:
         assert asked.task.context_id in http.get("/review").text
-        done = http.post(f"/review/{asked.task.context_id}/answer", json={"resume": "ok"},
-                         timeout=scaled(30))
+        done = http.post(
+            f"/review/{asked.task.context_id}/answer", json={"resume": "ok"}, timeout=scaled(30)
+        )
         assert done.json()["status"] == "success"
     (later,) = asyncio.run(read_task(served.url, asked.task.id))
     assert later.status.state == TaskState.TASK_STATE_COMPLETED
@@ -124,8 +144,9 @@ def test_a_gate_answered_on_the_review_page_completes_the_task(served: Service) 
 
 async def read_task(url: str, task_id: str) -> list[Any]:
     async with httpx.AsyncClient(headers={"x-api-key": KEY}, timeout=scaled(30)) as http:
-        client = await create_client(f"{url}/a2a/{system('interrupting')}",
-                                     ClientConfig(streaming=False, httpx_client=http))
+        client = await create_client(
+            f"{url}/a2a/{system('interrupting')}", ClientConfig(streaming=False, httpx_client=http)
+        )
         return [await client.get_task(GetTaskRequest(id=task_id))]
 
 
@@ -141,8 +162,10 @@ def test_a_running_task_is_cancelled_and_a_finished_one_is_not(served: Service) 
     answer = httpx.post(url, json=cancel, headers=rpc, timeout=scaled(30)).json()
     assert answer["result"]["status"]["state"] == "TASK_STATE_CANCELED"
     again = httpx.post(url, json=cancel, headers=rpc, timeout=scaled(30)).json()
-    assert again["error"] == {"code": -32002,
-                              "message": "Task is not cancelable in its current state"}
+    assert again["error"] == {
+        "code": -32002,
+        "message": "Task is not cancelable in its current state",
+    }
     legacy = {"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": task}}
     got = httpx.post(url, json=legacy, headers=rpc, timeout=scaled(30)).json()
     assert got["result"]["status"]["state"] == "canceled"  # the v0.x spelling for v0.x names
@@ -153,16 +176,20 @@ def test_a_running_task_is_cancelled_and_a_finished_one_is_not(served: Service) 
 
 def test_cancel_request_type_is_the_sdks(served: Service) -> None:
     """The SDK's own CancelTask on a finished task: its not-cancelable error, typed."""
+
     async def attempt() -> str:
         (asked, _) = await talk(served.url, "subgraph", "hi")
         async with httpx.AsyncClient(headers={"x-api-key": KEY}) as http:
-            client = await create_client(f"{served.url}/a2a/{system('subgraph')}",
-                                         ClientConfig(streaming=False, httpx_client=http))
+            client = await create_client(
+                f"{served.url}/a2a/{system('subgraph')}",
+                ClientConfig(streaming=False, httpx_client=http),
+            )
             try:
                 await client.cancel_task(CancelTaskRequest(id=asked.task.id))
             except Exception as exc:  # the SDK raises its own error class
                 return type(exc).__name__
             return "no error"
+
     assert asyncio.run(attempt()) == "TaskNotCancelableError"
 
 
@@ -171,15 +198,22 @@ def test_ids_from_a_message_cannot_reach_another_route(served: Service) -> None:
     refused, never followed (found by the fuzz test as a 500)."""
     url, rpc = f"{served.url}/a2a/{system('chat')}", {"x-api-key": KEY}
     for bad in ("x/../../assistants", "a\nb", "../store"):
-        message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "hi"}],
-                   "contextId": bad}
+        message = {
+            "messageId": "m1",
+            "role": "ROLE_USER",
+            "parts": [{"text": "hi"}],
+            "contextId": bad,
+        }
         body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}}
         answer = httpx.post(url, json=body, headers=rpc, timeout=scaled(30))
         assert answer.status_code == 200 and answer.json()["error"]["code"] == -32602, bad
         got = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": f"{bad}:r"}}
         assert httpx.post(url, json=got, headers=rpc).json()["error"]["code"] == -32001
-    card = httpx.get(f"{served.url}/.well-known/agent-card.json", headers=rpc,
-                     params={"assistant_id": "../threads"})
+    card = httpx.get(
+        f"{served.url}/.well-known/agent-card.json",
+        headers=rpc,
+        params={"assistant_id": "../threads"},
+    )
     assert card.status_code == 404
 
 
@@ -195,16 +229,17 @@ def data_part(data: dict[str, Any]) -> Part:
 async def delegate(url: str, *parts: Part, **ids: str) -> Any:
     """One message (data parts) to graphwright's agent; its task as the SDK reads it."""
     async with httpx.AsyncClient(headers={"x-api-key": KEY}, timeout=scaled(30)) as http:
-        client = await create_client(f"{url}/a2a/{system('agent')}",
-                                     ClientConfig(streaming=False, httpx_client=http))
-        message = Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=list(parts),
-                          **ids)
+        client = await create_client(
+            f"{url}/a2a/{system('agent')}", ClientConfig(streaming=False, httpx_client=http)
+        )
+        message = Message(
+            message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=list(parts), **ids
+        )
         events = [e async for e in client.send_message(SendMessageRequest(message=message))]
         return events[-1].task
 
 
-def test_the_agents_human_gate_is_input_required_and_answered_on_review(
-        served: Service) -> None:
+def test_the_agents_human_gate_is_input_required_and_answered_on_review(served: Service) -> None:
     """graphwright's own agent, its gate before sending an email: the A2A task waits for
     input with the pending call; approved on the review page, GetTask reads it completed."""
     task = asyncio.run(delegate(served.url, data_part({"goal": EMAIL})))
@@ -213,8 +248,9 @@ def test_the_agents_human_gate_is_input_required_and_answered_on_review(
     assert pending["tool"] == "send_email"
     decision = {pending["id"]: {"action": "approve", "digest": pending["digest"]}}
     with httpx.Client(base_url=served.url, headers={"x-api-key": KEY}) as http:
-        answered = http.post(f"/review/{task.context_id}/answer", json={"resume": decision},
-                             timeout=scaled(30))
+        answered = http.post(
+            f"/review/{task.context_id}/answer", json={"resume": decision}, timeout=scaled(30)
+        )
         assert answered.json()["status"] == "success"
     (read,) = asyncio.run(read_task_of("agent", served.url, task.id))
     assert read.status.state == TaskState.TASK_STATE_COMPLETED
@@ -222,13 +258,15 @@ def test_the_agents_human_gate_is_input_required_and_answered_on_review(
     assert "Sent 'Weekly report'" in state["values"]["answer"]
 
 
-def test_the_a2a_caller_answers_the_agents_gate_with_a_resume_data_part(
-        served: Service) -> None:
+def test_the_a2a_caller_answers_the_agents_gate_with_a_resume_data_part(served: Service) -> None:
     task = asyncio.run(delegate(served.url, data_part({"goal": EMAIL})))
     (pending,) = MessageToDict(task.artifacts[0].parts[0])["data"]["value"]["calls"]
     decision = {pending["id"]: {"action": "approve", "digest": pending["digest"]}}
-    done = asyncio.run(delegate(served.url, data_part({"resume": decision}),
-                                task_id=task.id, context_id=task.context_id))
+    done = asyncio.run(
+        delegate(
+            served.url, data_part({"resume": decision}), task_id=task.id, context_id=task.context_id
+        )
+    )
     assert done.status.state == TaskState.TASK_STATE_COMPLETED and done.id == task.id
     said = MessageToDict(done.artifacts[0].parts[0])
     assert "Sent 'Weekly report'" in str(said)
@@ -236,6 +274,7 @@ def test_the_a2a_caller_answers_the_agents_gate_with_a_resume_data_part(
 
 async def read_task_of(graph: str, url: str, task_id: str) -> list[Any]:
     async with httpx.AsyncClient(headers={"x-api-key": KEY}, timeout=scaled(30)) as http:
-        client = await create_client(f"{url}/a2a/{system(graph)}",
-                                     ClientConfig(streaming=False, httpx_client=http))
+        client = await create_client(
+            f"{url}/a2a/{system(graph)}", ClientConfig(streaming=False, httpx_client=http)
+        )
         return [await client.get_task(GetTaskRequest(id=task_id))]

@@ -19,7 +19,9 @@ ALICE = User(identity="alice", permissions=("admin",))
 
 
 def request_for(auth: Auth | None) -> Any:
-    return SimpleNamespace(app=SimpleNamespace(state=SimpleNamespace(authority=Authority(auth=auth))))
+    return SimpleNamespace(
+        app=SimpleNamespace(state=SimpleNamespace(authority=Authority(auth=auth)))
+    )
 
 
 def decided(auth: Auth, resource: str, action: str, value: dict[str, Any] | None = None) -> Grant:
@@ -56,12 +58,15 @@ def layered() -> Auth:
     return auth
 
 
-@pytest.mark.parametrize(("resource", "action", "filters"), [
-    ("threads", "read", {"level": "threads"}),   # resource handler beats the global one
-    ("threads", "delete", None),                 # resource+action beats both; True allows
-    ("crons", "read", {"level": "global"}),      # nothing more specific: the global handler
-    ("crons", "create", None),                   # None allows, and the handler had the say
-])
+@pytest.mark.parametrize(
+    ("resource", "action", "filters"),
+    [
+        ("threads", "read", {"level": "threads"}),  # resource handler beats the global one
+        ("threads", "delete", None),  # resource+action beats both; True allows
+        ("crons", "read", {"level": "global"}),  # nothing more specific: the global handler
+        ("crons", "create", None),  # None allows, and the handler had the say
+    ],
+)
 def test_the_most_specific_handler_decides(resource: str, action: str, filters: Any) -> None:
     grant = decided(layered(), resource, action)
     assert grant.filters == filters
@@ -87,17 +92,20 @@ def test_false_is_403_and_a_raised_http_exception_keeps_its_status() -> None:
     assert caught.value.status_code == 418 and caught.value.detail == "no"
 
 
-@pytest.mark.parametrize(("metadata", "filters", "ok"), [
-    ({"owner": "a"}, {"owner": "a"}, True),
-    ({"owner": "a"}, {"owner": "b"}, False),
-    ({}, {"owner": "a"}, False),
-    ({"owner": "a"}, {"owner": {"$eq": "a"}}, True),
-    ({"members": ["a", "b"]}, {"members": {"$contains": "b"}}, True),
-    ({"members": ["a", "b"]}, {"members": {"$contains": ["b", "a"]}}, True),
-    ({"members": ["a"]}, {"members": {"$contains": ["a", "c"]}}, False),
-    ({"members": "ab"}, {"members": {"$contains": "a"}}, False),
-    ({"owner": "a", "team": "x"}, {"owner": "a", "team": "y"}, False),  # ANDed
-])
+@pytest.mark.parametrize(
+    ("metadata", "filters", "ok"),
+    [
+        ({"owner": "a"}, {"owner": "a"}, True),
+        ({"owner": "a"}, {"owner": "b"}, False),
+        ({}, {"owner": "a"}, False),
+        ({"owner": "a"}, {"owner": {"$eq": "a"}}, True),
+        ({"members": ["a", "b"]}, {"members": {"$contains": "b"}}, True),
+        ({"members": ["a", "b"]}, {"members": {"$contains": ["b", "a"]}}, True),
+        ({"members": ["a"]}, {"members": {"$contains": ["a", "c"]}}, False),
+        ({"members": "ab"}, {"members": {"$contains": "a"}}, False),
+        ({"owner": "a", "team": "x"}, {"owner": "a", "team": "y"}, False),  # ANDed
+    ],
+)
 def test_the_filter_language(metadata: dict[str, Any], filters: dict[str, Any], ok: bool) -> None:
     assert matches(metadata, filters) is ok
 
@@ -115,13 +123,20 @@ def test_without_handlers_each_user_gets_their_own_store_namespace() -> None:
         return "alice"
 
     assert decided(auth, "store", "put", {"namespace": ["notes"]}).namespace == ("alice", "notes")
-    assert decided(auth, "store", "get", {"namespace": "notes.x"}).namespace == ("alice", "notes", "x")
-    assert decided(auth, "store", "search", {"namespace_prefix": ["alice", "notes"]}).namespace == \
-        ("alice", "notes")
+    assert decided(auth, "store", "get", {"namespace": "notes.x"}).namespace == (
+        "alice",
+        "notes",
+        "x",
+    )
+    assert decided(auth, "store", "search", {"namespace_prefix": ["alice", "notes"]}).namespace == (
+        "alice",
+        "notes",
+    )
     assert decided(auth, "store", "list_namespaces", {}).namespace == ("alice",)
     assert decided(auth, "threads", "search", {}).filters == {"owner": "alice"}
     assert decided(auth, "assistants", "search", {}).filters == {  # own, and the graphs'
-        "$or": [{"owner": "alice"}, {"created_by": "system", "owner": None}]}
+        "$or": [{"owner": "alice"}, {"created_by": "system", "owner": None}]
+    }
 
 
 def test_a_store_handler_rewrites_the_namespace() -> None:
@@ -137,7 +152,12 @@ def test_a_store_handler_rewrites_the_namespace() -> None:
 def test_what_an_authenticate_handler_may_return() -> None:
     assert to_user("bob").identity == "bob"
     user = to_user({"identity": "bob", "permissions": ["x"], "org": "acme"})
-    assert (user.identity, user.permissions, user["org"], "org" in user) == ("bob", ("x",), "acme", True)
+    assert (user.identity, user.permissions, user["org"], "org" in user) == (
+        "bob",
+        ("x",),
+        "acme",
+        True,
+    )
     assert to_user(SimpleNamespace(identity="carol", permissions=["y"])).permissions == ("y",)
     with pytest.raises(ConfigurationError):
         to_user({"permissions": []})

@@ -46,13 +46,20 @@ def paged_registry() -> ToolRegistry:
 def good_notes(body: dict[str, Any]) -> Reply:
     """The scripted model writes faithful notes: the ticket fact, citing its call."""
     payload = json.loads(body["messages"][-1]["content"])
-    facts = [{"fact": "page 3 opened ticket INC-4242", "source": m["tool_call_id"]}
-             for m in payload["folded_messages"] if m["type"] == "tool" and "INC-4242" in m["content"]]
+    facts = [
+        {"fact": "page 3 opened ticket INC-4242", "source": m["tool_call_id"]}
+        for m in payload["folded_messages"]
+        if m["type"] == "tool" and "INC-4242" in m["content"]
+    ]
     return Reply(content=json.dumps({"facts": facts, "open_items": ["read the remaining pages"]}))
 
 
 def plan_prompts(rig: AgentRig) -> list[list[BaseMessage]]:
-    return [p for p in rig.recorder.prompts if isinstance(p[0], SystemMessage) and RULES in str(p[0].content)]
+    return [
+        p
+        for p in rig.recorder.prompts
+        if isinstance(p[0], SystemMessage) and RULES in str(p[0].content)
+    ]
 
 
 def assert_pairs_intact(prompt: list[BaseMessage]) -> None:
@@ -68,8 +75,10 @@ def assert_pairs_intact(prompt: list[BaseMessage]) -> None:
 def run_pages(rig: AgentRig, pages: int, budget: int = BUDGET) -> tuple[dict[str, Any], Any]:
     if rig.server is not None:
         rig.server.respond(HANDOFF_PROMPT[:40], good_notes)
-    rig.script(*(Reply(tool_calls=[call("read_page", {"page": n}, f"p{n}")]) for n in range(1, pages + 1)),
-               Reply(content=f"已读取第 1 到 {pages} 页，共 {pages} 页。第 3 页开了工单 INC-4242。"))
+    rig.script(
+        *(Reply(tool_calls=[call("read_page", {"page": n}, f"p{n}")]) for n in range(1, pages + 1)),
+        Reply(content=f"已读取第 1 到 {pages} 页，共 {pages} 页。第 3 页开了工单 INC-4242。"),
+    )
     limits = Limits(input_budget_tokens=budget, max_model_calls=pages + 10, max_tool_errors=3)
     goal = GOAL.replace("30", str(pages))
     return rig.run(rig.build(tools=paged_registry(), limits=limits), goal, [CONSTRAINT])
@@ -104,17 +113,28 @@ def test_thirty_steps_stay_under_the_input_budget(rig: AgentRig) -> None:
 def test_a_follow_up_turn_after_compaction_makes_its_own_calls(rig: AgentRig) -> None:
     out, config = run_pages(rig, 12)
     assert out["summary"] and out["stop_reason"] == "answered"
-    rig.script(*(Reply(tool_calls=[call("read_page", {"page": n}, f"again{n}")]) for n in (1, 2)),
-               Reply(content="已读取第 1 到 2 页，共 2 页。"))
-    graph = rig.build(tools=paged_registry(), limits=Limits(input_budget_tokens=BUDGET, max_model_calls=20))
-    again, _ = rig.run(graph, "Read log pages 1 to 2 and tell me how many pages you read.", config=config)
+    rig.script(
+        *(Reply(tool_calls=[call("read_page", {"page": n}, f"again{n}")]) for n in (1, 2)),
+        Reply(content="已读取第 1 到 2 页，共 2 页。"),
+    )
+    graph = rig.build(
+        tools=paged_registry(), limits=Limits(input_budget_tokens=BUDGET, max_model_calls=20)
+    )
+    again, _ = rig.run(
+        graph, "Read log pages 1 to 2 and tell me how many pages you read.", config=config
+    )
     assert again["stop_reason"] == "answered" and "2" in again["answer"]
-    assert [e["args"]["page"] for e in rig.tool_events(config)][-2:] == [1, 2]  # not skipped as done
+    assert [e["args"]["page"] for e in rig.tool_events(config)][-2:] == [
+        1,
+        2,
+    ]  # not skipped as done
     for prompt in plan_prompts(rig):
         assert_pairs_intact(prompt)
 
 
-def test_two_hundred_steps_keep_every_request_and_the_record_bounded(scripted_rig: AgentRig) -> None:
+def test_two_hundred_steps_keep_every_request_and_the_record_bounded(
+    scripted_rig: AgentRig,
+) -> None:
     rig = scripted_rig
     out, config = run_pages(rig, 200)
     assert out["stop_reason"] == "answered" and "INC-4242" in out["answer"]
@@ -125,8 +145,10 @@ def test_two_hundred_steps_keep_every_request_and_the_record_bounded(scripted_ri
     peak = max(count_tokens_approximately(p) for p in prompts + summaries)
     compactions = [e for e in rig.trace(config) if e["kind"] == "compaction"]
     largest = max(e["record_chars"] for e in compactions)
-    print(f"\n200 steps: peak request {peak} tokens of a {BUDGET} budget; {len(compactions)} "
-          f"compactions; largest handoff {largest} chars (cap {MAX_CHARS})")
+    print(
+        f"\n200 steps: peak request {peak} tokens of a {BUDGET} budget; {len(compactions)} "
+        f"compactions; largest handoff {largest} chars (cap {MAX_CHARS})"
+    )
     assert peak < BUDGET
     assert largest <= MAX_CHARS
     for prompt in prompts:
@@ -144,14 +166,21 @@ def test_notes_citing_an_unknown_source_are_rejected_and_code_writes_the_record(
     rig = scripted_rig
 
     def invented(body: dict[str, Any]) -> Reply:
-        return Reply(content=json.dumps({"facts": [{"fact": "all pages are fine", "source": "p999"}],
-                                         "open_items": []}))
+        return Reply(
+            content=json.dumps(
+                {"facts": [{"fact": "all pages are fine", "source": "p999"}], "open_items": []}
+            )
+        )
 
     rig.server.respond(HANDOFF_PROMPT[:40], invented)  # type: ignore[union-attr]
-    rig.script(*(Reply(tool_calls=[call("read_page", {"page": n}, f"p{n}")]) for n in range(1, 9)),
-               Reply(content="读完了 8 页。"))
+    rig.script(
+        *(Reply(tool_calls=[call("read_page", {"page": n}, f"p{n}")]) for n in range(1, 9)),
+        Reply(content="读完了 8 页。"),
+    )
     limits = Limits(input_budget_tokens=BUDGET, max_model_calls=40)
-    out, config = rig.run(rig.build(tools=paged_registry(), limits=limits), GOAL.replace("30", "8"), [CONSTRAINT])
+    out, config = rig.run(
+        rig.build(tools=paged_registry(), limits=limits), GOAL.replace("30", "8"), [CONSTRAINT]
+    )
     compactions = [e for e in rig.trace(config) if e["kind"] == "compaction"]
     assert compactions and all(e["summary_rejected"] for e in compactions)
     assert any("unknown source 'p999'" in r for r in compactions[0]["summary_rejected"])

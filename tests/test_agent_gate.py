@@ -41,10 +41,14 @@ def test_approve_runs_the_write_exactly_once(rig: AgentRig) -> None:
     graph, _, config = _to_gate(rig)
     rig.script(Reply(content="Created 'Design review' on 2026-12-01 10:00-11:00."))
     digest = pending_gate(graph, config).calls[0].digest  # type: ignore[arg-type,union-attr]
-    out = graph.invoke(gate_command(graph, config, Approve(digest=digest), build_registry()), config)  # type: ignore[attr-defined]
+    out = graph.invoke(
+        gate_command(graph, config, Approve(digest=digest), build_registry()), config
+    )  # type: ignore[attr-defined]
     assert out["stop_reason"] == "answered" and "Design review" in out["answer"]
     assert rig.effects() == {"create_event": 1}
-    assert [(e["title"], e["start_time"]) for e in rig.calendar()] == [("Design review", "2026-12-01T10:00")]
+    assert [(e["title"], e["start_time"]) for e in rig.calendar()] == [
+        ("Design review", "2026-12-01T10:00")
+    ]
     # Running the finished thread again does not repeat the effect.
     graph.invoke(None, config)  # type: ignore[attr-defined]
     assert rig.effects() == {"create_event": 1}
@@ -60,14 +64,23 @@ def test_edit_runs_the_edited_arguments_and_the_history_shows_them(rig: AgentRig
     assert out["stop_reason"] == "answered"
     assert [e["start_time"] for e in rig.calendar()] == ["2026-12-01T14:00"]
     assert rig.effects() == {"create_event": 1}
-    calls = [c for m in out["messages"] if isinstance(m, AIMessage) for c in m.tool_calls
-             if c["name"] == "create_event"]
+    calls = [
+        c
+        for m in out["messages"]
+        if isinstance(m, AIMessage)
+        for c in m.tool_calls
+        if c["name"] == "create_event"
+    ]
     assert [c["args"] for c in calls] == [edited]
 
 
 def test_reject_creates_nothing_and_the_answer_says_so(rig: AgentRig) -> None:
     graph, _, config = _to_gate(rig)
-    rig.script(Reply(content="I did not create 'Design review': the reviewer rejected it (room is booked)."))
+    rig.script(
+        Reply(
+            content="I did not create 'Design review': the reviewer rejected it (room is booked)."
+        )
+    )
     decision = Reject(reason="room is booked")
     out = graph.invoke(gate_command(graph, config, decision, build_registry()), config)  # type: ignore[attr-defined]
     assert out["stop_reason"] == "answered"
@@ -94,8 +107,10 @@ def test_a_decision_for_other_arguments_is_refused_and_changes_nothing(rig: Agen
     with pytest.raises(GateDecisionError, match="made for other arguments"):
         gate_command(graph, config, Approve(digest="0000000000000000"), build_registry())  # type: ignore[arg-type]
     with pytest.raises(GateDecisionError, match="end_time"):
-        bad = Edit(digest=pending_gate(graph, config).calls[0].digest,  # type: ignore[arg-type,union-attr]
-                   args={**ARGS, "end_time": "tomorrow"})
+        bad = Edit(
+            digest=pending_gate(graph, config).calls[0].digest,  # type: ignore[arg-type,union-attr]
+            args={**ARGS, "end_time": "tomorrow"},
+        )
         gate_command(graph, config, bad, build_registry())  # type: ignore[arg-type]
     after = graph.get_state(config)  # type: ignore[attr-defined]
     assert after.config == before.config and after.next == ("human_gate",)
@@ -111,8 +126,15 @@ def test_a_decision_for_other_arguments_is_refused_and_changes_nothing(rig: Agen
 
 def test_several_pending_calls_are_answered_by_a_map_of_call_ids(scripted_rig: AgentRig) -> None:
     rig = scripted_rig
-    second = {**ARGS, "title": "Retro", "start_time": "2026-12-01T15:00", "end_time": "2026-12-01T16:00"}
-    rig.script(Reply(tool_calls=[call("create_event", ARGS, "e1"), call("create_event", second, "e2")]))
+    second = {
+        **ARGS,
+        "title": "Retro",
+        "start_time": "2026-12-01T15:00",
+        "end_time": "2026-12-01T16:00",
+    }
+    rig.script(
+        Reply(tool_calls=[call("create_event", ARGS, "e1"), call("create_event", second, "e2")])
+    )
     graph = rig.build()
     _, config = rig.run(graph, "Book the design review and the retro on 2026-12-01.")
     request = pending_gate(graph, config)
@@ -120,7 +142,9 @@ def test_several_pending_calls_are_answered_by_a_map_of_call_ids(scripted_rig: A
     with pytest.raises(GateDecisionError, match="map of call id"):
         gate_command(graph, config, Approve(digest=request.calls[0].digest), build_registry())
     with pytest.raises(GateDecisionError, match="missing: e2"):
-        gate_command(graph, config, {"e1": Approve(digest=request.calls[0].digest)}, build_registry())
+        gate_command(
+            graph, config, {"e1": Approve(digest=request.calls[0].digest)}, build_registry()
+        )
     rig.script(Reply(content="Booked the design review; the retro was rejected."))
     decision = {"e1": Approve(digest=request.calls[0].digest), "e2": Reject(reason="no retro")}
     out = graph.invoke(gate_command(graph, config, decision, build_registry()), config)

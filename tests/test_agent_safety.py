@@ -57,7 +57,9 @@ class SimulatedCrash(BaseException):
     """Stands for the process dying: not an Exception, so nothing catches it."""
 
 
-def test_crash_in_act_after_the_write_resumes_and_the_write_happens_once(scripted_rig: AgentRig) -> None:
+def test_crash_in_act_after_the_write_resumes_and_the_write_happens_once(
+    scripted_rig: AgentRig,
+) -> None:
     rig = scripted_rig
     reg = build_registry()
     crashed: list[bool] = []
@@ -70,14 +72,29 @@ def test_crash_in_act_after_the_write_resumes_and_the_write_happens_once(scripte
             raise SimulatedCrash
         return "fine"
 
-    event = {"title": "Design review", "start_time": "2026-12-01T10:00", "end_time": "2026-12-01T11:00"}
-    rig.script(Reply(tool_calls=[call("create_event", event, "w1"), call("crash_probe", {"what": "room"}, "p1")]))
+    event = {
+        "title": "Design review",
+        "start_time": "2026-12-01T10:00",
+        "end_time": "2026-12-01T11:00",
+    }
+    rig.script(
+        Reply(
+            tool_calls=[
+                call("create_event", event, "w1"),
+                call("crash_probe", {"what": "room"}, "p1"),
+            ]
+        )
+    )
     graph = rig.build(tools=reg)
-    _, config = rig.run(graph, 'Schedule "Design review" on 2026-12-01 10:00-11:00 and check the room.')
+    _, config = rig.run(
+        graph, 'Schedule "Design review" on 2026-12-01 10:00-11:00 and check the room.'
+    )
     request = pending_gate(graph, config)
     assert request is not None
     with pytest.raises(SimulatedCrash):
-        graph.invoke(gate_command(graph, config, Approve(digest=request.calls[0].digest), reg), config)
+        graph.invoke(
+            gate_command(graph, config, Approve(digest=request.calls[0].digest), reg), config
+        )
     assert rig.effects() == {"create_event": 1}
     assert graph.get_state(config).next == ("act",)  # the failed step is still to do
     rig.script(Reply(content="Booked 'Design review'; the room is fine."))
@@ -118,13 +135,16 @@ def test_a_trace_write_failing_after_the_write_does_not_fail_the_step(
     assert request is not None
     rig.script(Reply(content="Created 'Design review' on 2026-12-01 10:00-11:00."))
     with caplog.at_level("ERROR", logger="graphwright.checkpoints.trace"):
-        out = graph.invoke(gate_command(graph, config, Approve(digest=request.calls[0].digest), reg),
-                           config)
+        out = graph.invoke(
+            gate_command(graph, config, Approve(digest=request.calls[0].digest), reg), config
+        )
     # The effect happened, so the run carries on and tells the truth; the lost event is loud.
     assert out["stop_reason"] == "answered" and "Design review" in out["answer"]
     assert rig.effects() == {"create_event": 1} and len(rig.calendar()) == 1
-    assert any("trace event tool_call" in r.getMessage() and "not written yet" in r.getMessage()
-               for r in caplog.records)
+    assert any(
+        "trace event tool_call" in r.getMessage() and "not written yet" in r.getMessage()
+        for r in caplog.records
+    )
     messages = [m for m in out["messages"] if getattr(m, "name", None) == "create_event"]
     assert len(messages) == 1 and messages[0].status == "success"
 

@@ -45,7 +45,9 @@ def test_max_steps_stops_with_a_partial_answer(rig: AgentRig) -> None:
     out, config = rig.run(rig.build(limits=Limits(max_model_calls=2)), NOTES_GOAL)
     assert out["stop_reason"] == "max_steps"
     assert out["model_calls"] == 2 and len(rig.recorder.prompts) == 2
-    assert out["answer"].startswith("Stopped before finishing: the run used its budget of model calls")
+    assert out["answer"].startswith(
+        "Stopped before finishing: the run used its budget of model calls"
+    )
     assert "search_notes, calculate" in out["answer"]
     assert [e["stop_reason"] for e in rig.trace(config) if e["kind"] == "stop"] == ["max_steps"]
 
@@ -59,13 +61,17 @@ def test_tool_errors_stop_after_the_budget(rig: AgentRig) -> None:
         raise Unavailable("order service is down")
 
     rig.script(Reply(tool_calls=[call("get_order", {"order_id": "A1001"}, "c1")]))
-    out, config = rig.run(rig.build(tools=reg, limits=Limits(max_tool_errors=1)), "订单 A1001 到哪了？")
+    out, config = rig.run(
+        rig.build(tools=reg, limits=Limits(max_tool_errors=1)), "订单 A1001 到哪了？"
+    )
     assert out["stop_reason"] == "tool_errors"
     assert out["tool_errors"] == 1
     assert rig.tool_events(config)[0]["error"]["type"] == "unavailable"
 
 
-def test_malformed_calls_are_fed_back_and_count_against_the_error_budget(scripted_rig: AgentRig) -> None:
+def test_malformed_calls_are_fed_back_and_count_against_the_error_budget(
+    scripted_rig: AgentRig,
+) -> None:
     rig = scripted_rig
     rig.script(
         Reply(tool_calls=[call("get_order", '{"order_id": "A10', "c1")]),
@@ -78,7 +84,10 @@ def test_malformed_calls_are_fed_back_and_count_against_the_error_budget(scripte
     assert errors == ["invalid_arguments", "unknown_tool", "invalid_arguments"]
     fed_back = [str(m.content) for m in rig.recorder.prompts[1] if m.type == "tool"]
     assert "not valid JSON" in fed_back[0]
-    assert "no tool named 'delete_all_orders'" in [str(m.content) for m in rig.recorder.prompts[2] if m.type == "tool"][-1]
+    assert (
+        "no tool named 'delete_all_orders'"
+        in [str(m.content) for m in rig.recorder.prompts[2] if m.type == "tool"][-1]
+    )
 
 
 def test_repeated_call_is_warned_then_stopped(scripted_rig: AgentRig) -> None:
@@ -102,8 +111,13 @@ def test_deadline_stops_the_run(rig: AgentRig) -> None:
 
 
 def test_token_budget_stops_the_run(rig: AgentRig) -> None:
-    rig.script(Reply(tool_calls=[call("search_notes", {"keyword": "Redis"}, "c1")],
-                     prompt_tokens=400, completion_tokens=20))
+    rig.script(
+        Reply(
+            tool_calls=[call("search_notes", {"keyword": "Redis"}, "c1")],
+            prompt_tokens=400,
+            completion_tokens=20,
+        )
+    )
     out, _ = rig.run(rig.build(limits=Limits(token_budget=100)), NOTES_GOAL)
     assert out["stop_reason"] == "token_budget"
     assert out["tokens"] >= 100 and out["model_calls"] == 1
@@ -126,7 +140,11 @@ def test_retrying_a_rejected_call_stops_rejected(scripted_rig: AgentRig) -> None
 
 
 def test_policy_never_skips_the_gate_only_while_the_run_is_untainted(rig: AgentRig) -> None:
-    event = {"title": "Design review", "start_time": "2026-12-01T10:00", "end_time": "2026-12-01T11:00"}
+    event = {
+        "title": "Design review",
+        "start_time": "2026-12-01T10:00",
+        "end_time": "2026-12-01T11:00",
+    }
     rig.script(
         Reply(tool_calls=[call("get_schedule", {"date": "2026-12-01"}, "c1")]),
         Reply(tool_calls=[call("create_event", event, "c2")]),
@@ -140,8 +158,10 @@ def test_policy_never_skips_the_gate_only_while_the_run_is_untainted(rig: AgentR
     assert not any(e["kind"] == "gate_decision" for e in rig.trace(config))
     if rig.scripted:  # once the run has read untrusted notes, the same policy gates the write
         rig.client.delete(rig.keys.calendar())
-        rig.script(Reply(tool_calls=[call("search_notes", {"keyword": "会议"}, "n1")]),
-                   Reply(tool_calls=[call("create_event", event, "n2")]))
+        rig.script(
+            Reply(tool_calls=[call("search_notes", {"keyword": "会议"}, "n1")]),
+            Reply(tool_calls=[call("create_event", event, "n2")]),
+        )
         out, config = rig.run(graph, "看看会议纪要，然后安排评审")
         request = pending_gate(graph, config)
         assert request is not None and request.calls[0].tool == "create_event"

@@ -26,9 +26,11 @@ EMAIL_ARGS = {"to": "li@example.com", "subject": "hi", "body": "hello"}
 
 
 def order_script(rig: AgentRig, turn: int) -> None:
-    rig.script(Reply(tool_calls=[call("get_order", {"order_id": "A1001"}, f"o{turn}")]),
-               Reply(tool_calls=[call("get_tracking", {"tracking_no": "SF1001"}, f"t{turn}")]),
-               Reply(content="订单 A1001 已发货，派送中。"))
+    rig.script(
+        Reply(tool_calls=[call("get_order", {"order_id": "A1001"}, f"o{turn}")]),
+        Reply(tool_calls=[call("get_tracking", {"tracking_no": "SF1001"}, f"t{turn}")]),
+        Reply(content="订单 A1001 已发货，派送中。"),
+    )
 
 
 def test_the_same_question_twice_on_a_thread_runs_its_calls_again(rig: AgentRig) -> None:
@@ -46,10 +48,14 @@ def test_the_same_question_twice_on_a_thread_runs_its_calls_again(rig: AgentRig)
 def test_a_rejection_is_remembered_within_its_turn_only(scripted_rig: AgentRig) -> None:
     rig = scripted_rig
     graph, config = rig.build(), rig.config()
-    rig.script(Reply(tool_calls=[call("send_email", EMAIL_ARGS, "m1")]),
-               Reply(tool_calls=[call("send_email", EMAIL_ARGS, "m2")]))
+    rig.script(
+        Reply(tool_calls=[call("send_email", EMAIL_ARGS, "m1")]),
+        Reply(tool_calls=[call("send_email", EMAIL_ARGS, "m2")]),
+    )
     rig.run(graph, "Email li@example.com to say hello.", config=config)
-    out = graph.invoke(gate_command(graph, config, Reject(reason="not now"), build_registry()), config)
+    out = graph.invoke(
+        gate_command(graph, config, Reject(reason="not now"), build_registry()), config
+    )
     assert out["stop_reason"] == "rejected"
     rig.script(Reply(tool_calls=[call("send_email", EMAIL_ARGS, "m3")]))
     rig.run(graph, "Now it is fine: email li@example.com to say hello.", config=config)
@@ -70,49 +76,86 @@ def _answered(rig: AgentRig) -> tuple[AgentGraph, RunnableConfig, str]:
 
 
 def _max_steps(rig: AgentRig) -> tuple[AgentGraph, RunnableConfig, str]:
-    rig.script(Reply(tool_calls=[call("get_order", {"order_id": "A1001"}, "a"),
-                                 call("get_order", {"order_id": "A1002"}, "b")]))
+    rig.script(
+        Reply(
+            tool_calls=[
+                call("get_order", {"order_id": "A1001"}, "a"),
+                call("get_order", {"order_id": "A1002"}, "b"),
+            ]
+        )
+    )
     graph, config = rig.build(limits=Limits(max_model_calls=1)), rig.config()
     return graph, config, rig.run(graph, ORDER, config=config)[0]["stop_reason"]
 
 
 def _tool_errors(rig: AgentRig) -> tuple[AgentGraph, RunnableConfig, str]:
-    rig.script(Reply(tool_calls=[call("delete_all_orders", {}, "a"),
-                                 call("get_order", '{"order_id": "A1', "b")]))
+    rig.script(
+        Reply(
+            tool_calls=[
+                call("delete_all_orders", {}, "a"),
+                call("get_order", '{"order_id": "A1', "b"),
+            ]
+        )
+    )
     graph, config = rig.build(limits=Limits(max_tool_errors=2)), rig.config()
     return graph, config, rig.run(graph, ORDER, config=config)[0]["stop_reason"]
 
 
 def _repeated(rig: AgentRig) -> tuple[AgentGraph, RunnableConfig, str]:
-    rig.script(*(Reply(tool_calls=[call("get_order", {"order_id": "A1001"}, f"r{i}")]) for i in range(3)))
+    rig.script(
+        *(Reply(tool_calls=[call("get_order", {"order_id": "A1001"}, f"r{i}")]) for i in range(3))
+    )
     graph, config = rig.build(), rig.config()
     return graph, config, rig.run(graph, ORDER, config=config)[0]["stop_reason"]
 
 
 def _deadline(rig: AgentRig) -> tuple[AgentGraph, RunnableConfig, str]:
     clock = FakeClock()
-    rig.script(Reply(tool_calls=[call("read_page", {"page": 1}, "p1"), call("read_page", {"page": 2}, "p2")]))
-    graph, config = rig.build(tools=clocked_pages(clock, 1.0), clock=clock,
-                              limits=Limits(deadline_s=1.5)), rig.config()
+    rig.script(
+        Reply(
+            tool_calls=[call("read_page", {"page": 1}, "p1"), call("read_page", {"page": 2}, "p2")]
+        )
+    )
+    graph, config = (
+        rig.build(tools=clocked_pages(clock, 1.0), clock=clock, limits=Limits(deadline_s=1.5)),
+        rig.config(),
+    )
     return graph, config, rig.run(graph, "Read log pages 1 to 4.", config=config)[0]["stop_reason"]
 
 
 def _token_budget(rig: AgentRig) -> tuple[AgentGraph, RunnableConfig, str]:
-    rig.script(Reply(tool_calls=[call("get_order", {"order_id": "A1001"}, "a"),
-                                 call("get_tracking", {"tracking_no": "SF1001"}, "b")], prompt_tokens=500))
+    rig.script(
+        Reply(
+            tool_calls=[
+                call("get_order", {"order_id": "A1001"}, "a"),
+                call("get_tracking", {"tracking_no": "SF1001"}, "b"),
+            ],
+            prompt_tokens=500,
+        )
+    )
     graph, config = rig.build(limits=Limits(token_budget=100)), rig.config()
     return graph, config, rig.run(graph, ORDER, config=config)[0]["stop_reason"]
 
 
 def _end_run_in_a_batch_of_three(rig: AgentRig) -> tuple[AgentGraph, RunnableConfig, str]:
     event = {"title": "Review", "start_time": "2026-12-01T10:00", "end_time": "2026-12-01T11:00"}
-    rig.script(Reply(tool_calls=[call("get_schedule", {"date": "2026-12-01"}, "s1"),
-                                 call("create_event", event, "e1"), call("send_email", EMAIL_ARGS, "m1")]))
+    rig.script(
+        Reply(
+            tool_calls=[
+                call("get_schedule", {"date": "2026-12-01"}, "s1"),
+                call("create_event", event, "e1"),
+                call("send_email", EMAIL_ARGS, "m1"),
+            ]
+        )
+    )
     graph, config = rig.build(), rig.config()
     rig.run(graph, "Book the review and tell li@example.com.", config=config)
     request = pending_gate(graph, config)
     assert request is not None and [c.id for c in request.calls] == ["e1", "m1"]
-    decision = {"e1": Reject(reason="wrong day", end_run=True), "m1": Approve(digest=request.calls[1].digest)}
+    decision = {
+        "e1": Reject(reason="wrong day", end_run=True),
+        "m1": Approve(digest=request.calls[1].digest),
+    }
     out = graph.invoke(gate_command(graph, config, decision, build_registry()), config)
     assert rig.outbox() == [] and rig.calendar() == [] and rig.tool_events(config) == []
     answers = {m.tool_call_id: str(m.content) for m in out["messages"] if m.type == "tool"}
@@ -122,8 +165,15 @@ def _end_run_in_a_batch_of_three(rig: AgentRig) -> tuple[AgentGraph, RunnableCon
 
 
 def _retried_rejection(rig: AgentRig) -> tuple[AgentGraph, RunnableConfig, str]:
-    rig.script(Reply(tool_calls=[call("send_email", EMAIL_ARGS, "m1")]),
-               Reply(tool_calls=[call("send_email", EMAIL_ARGS, "m2"), call("get_order", {"order_id": "A1001"}, "x")]))
+    rig.script(
+        Reply(tool_calls=[call("send_email", EMAIL_ARGS, "m1")]),
+        Reply(
+            tool_calls=[
+                call("send_email", EMAIL_ARGS, "m2"),
+                call("get_order", {"order_id": "A1001"}, "x"),
+            ]
+        ),
+    )
     graph, config = rig.build(), rig.config()
     rig.run(graph, "Email li@example.com to say hello.", config=config)
     out = graph.invoke(gate_command(graph, config, Reject(reason="no"), build_registry()), config)
@@ -131,16 +181,21 @@ def _retried_rejection(rig: AgentRig) -> tuple[AgentGraph, RunnableConfig, str]:
 
 
 SCENARIOS: dict[str, tuple[Scenario, str]] = {
-    "answered": (_answered, "answered"), "max_steps": (_max_steps, "max_steps"),
-    "tool_errors": (_tool_errors, "tool_errors"), "repeated_call": (_repeated, "repeated_call"),
-    "deadline": (_deadline, "deadline"), "token_budget": (_token_budget, "token_budget"),
+    "answered": (_answered, "answered"),
+    "max_steps": (_max_steps, "max_steps"),
+    "tool_errors": (_tool_errors, "tool_errors"),
+    "repeated_call": (_repeated, "repeated_call"),
+    "deadline": (_deadline, "deadline"),
+    "token_budget": (_token_budget, "token_budget"),
     "end_run_batch_of_three": (_end_run_in_a_batch_of_three, "rejected"),
     "retried_rejection": (_retried_rejection, "rejected"),
 }
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
-def test_every_stop_path_answers_every_call_and_the_thread_goes_on(scripted_rig: AgentRig, name: str) -> None:
+def test_every_stop_path_answers_every_call_and_the_thread_goes_on(
+    scripted_rig: AgentRig, name: str
+) -> None:
     rig = scripted_rig
     scenario, expected = SCENARIOS[name]
     graph, config, reason = scenario(rig)
@@ -173,9 +228,11 @@ def clocked_calendar(clock: FakeClock, seconds: float) -> ToolRegistry:
     reg = ToolRegistry()
     for spec in build_registry():
         if spec.name in ("get_schedule", "create_event"):
+
             def slow(args: Any, ctx: ToolContext, _func: Any = spec.func) -> Any:
                 clock.advance(seconds)
                 return _func(args, ctx)
+
             reg.add(dataclasses.replace(spec, func=slow))
         else:
             reg.add(spec)
@@ -191,11 +248,16 @@ SCHEDULE = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 EVENT = {"title": "Design review", "start_time": "2026-12-01T10:00", "end_time": "2026-12-01T11:00"}
 
 
-def _to_gate(rig: AgentRig, clock: FakeClock, seconds: float, deadline: float) -> tuple[AgentGraph, RunnableConfig]:
-    rig.script(Reply(tool_calls=[call("get_schedule", {"date": "2026-12-01"}, "g1")]),
-               Reply(tool_calls=[call("create_event", EVENT, "c1")]))
-    graph = rig.build(tools=clocked_calendar(clock, seconds), clock=clock,
-                      limits=Limits(deadline_s=deadline))
+def _to_gate(
+    rig: AgentRig, clock: FakeClock, seconds: float, deadline: float
+) -> tuple[AgentGraph, RunnableConfig]:
+    rig.script(
+        Reply(tool_calls=[call("get_schedule", {"date": "2026-12-01"}, "g1")]),
+        Reply(tool_calls=[call("create_event", EVENT, "c1")]),
+    )
+    graph = rig.build(
+        tools=clocked_calendar(clock, seconds), clock=clock, limits=Limits(deadline_s=deadline)
+    )
     _, config = rig.run(graph, SCHEDULE)
     assert pending_gate(graph, config) is not None
     return graph, config
@@ -203,7 +265,9 @@ def _to_gate(rig: AgentRig, clock: FakeClock, seconds: float, deadline: float) -
 
 def _approve(graph: AgentGraph, config: RunnableConfig) -> dict[str, Any]:
     digest = pending_gate(graph, config).calls[0].digest  # type: ignore[union-attr]
-    return graph.invoke(gate_command(graph, config, Approve(digest=digest), build_registry()), config)
+    return graph.invoke(
+        gate_command(graph, config, Approve(digest=digest), build_registry()), config
+    )
 
 
 def test_a_gate_wait_does_not_count_toward_the_deadline(rig: AgentRig) -> None:

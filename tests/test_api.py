@@ -24,7 +24,9 @@ def test_invoke_completes_with_answer_usage_and_steps(orch: Orchestrator) -> Non
     assert isinstance(result, RunResult)
     assert (result.status, result.stop_reason) == ("completed", "answered")
     assert "派送中" in (result.answer or "")
-    assert result.usage.model_calls == 3 and result.usage.tool_calls == 2 and result.usage.tokens > 0
+    assert (
+        result.usage.model_calls == 3 and result.usage.tool_calls == 2 and result.usage.tokens > 0
+    )
     assert result.steps > 0 and result.pending is None and result.error is None
 
 
@@ -51,7 +53,10 @@ def test_resume_errors_are_clear_and_change_nothing(orch: Orchestrator) -> None:
     pending = result.pending
     assert pending is not None
     with pytest.raises(GateDecisionError, match="to: String should match pattern"):
-        orch.resume("mail-2", Edit(digest=pending.calls[0].digest, args={**pending.calls[0].args, "to": "nobody"}))  # type: ignore[dict-item]
+        orch.resume(
+            "mail-2",
+            Edit(digest=pending.calls[0].digest, args={**pending.calls[0].args, "to": "nobody"}),
+        )  # type: ignore[dict-item]
     after = orch.state("mail-2")
     assert after.checkpoint_id == before.checkpoint_id and after.pending == before.pending
     assert outbox(orch) == [] and orch.threads()[0].status == "interrupted"
@@ -82,7 +87,9 @@ def test_state_history_trace_threads_and_delete(orch: Orchestrator) -> None:
     assert history[0].node == ["plan"] and history[-1].source == "input"
     kinds = [e["kind"] for e in orch.trace("o-1")]
     assert kinds == ["run_start", "model_call", "tool_call", "model_call", "stop"]
-    assert [(t.thread_id, t.graph, t.status) for t in orch.threads()] == [("o-1", "agent", "completed")]
+    assert [(t.thread_id, t.graph, t.status) for t in orch.threads()] == [
+        ("o-1", "agent", "completed")
+    ]
     orch.delete("o-1")
     assert orch.threads() == []
     # Only the fence counter stays (for a while), so a reused id never restarts at token 1.
@@ -92,8 +99,9 @@ def test_state_history_trace_threads_and_delete(orch: Orchestrator) -> None:
 
 
 def test_a_second_run_on_a_busy_thread_is_refused(orch: Orchestrator) -> None:
-    with thread_lock(orch.client, orch.keys, "busy"), pytest.raises(
-        ThreadBusyError, match="already running in another process"
+    with (
+        thread_lock(orch.client, orch.keys, "busy"),
+        pytest.raises(ThreadBusyError, match="already running in another process"),
     ):
         orch.invoke("agent", "订单 A1001 到哪了？", thread_id="busy")
     assert orch.invoke("agent", "订单 A1001 到哪了？", thread_id="busy").status == "completed"
@@ -108,7 +116,14 @@ def test_a_new_run_on_a_thread_waiting_at_a_gate_is_refused(orch: Orchestrator) 
 def test_stream_yields_steps_in_order_then_the_result(orch: Orchestrator) -> None:
     events = list(orch.stream("agent", "订单 A1001 到哪了？", thread_id="s"))
     assert [e.node for e in events if e.kind == "step"] == [
-        "plan", "act", "observe", "plan", "act", "observe", "plan"]
+        "plan",
+        "act",
+        "observe",
+        "plan",
+        "act",
+        "observe",
+        "plan",
+    ]
     assert events[-1].kind == "result" and events[-1].result is not None
     assert events[-1].result.status == "completed"
 
@@ -128,8 +143,12 @@ async def test_async_twins_match_the_sync_api(orch: Orchestrator) -> None:
 
 def test_unreachable_redis_is_a_clear_infrastructure_error(prefix: str) -> None:
     # The message is the point here; the retry budget has its own tests (test_redis_blips).
-    settings = Settings(_env_file=None, REDIS_URL="redis://:hunter2@127.0.0.1:1/0",  # type: ignore[call-arg]
-                        GRAPHWRIGHT_KEY_PREFIX=prefix, GRAPHWRIGHT_REDIS_RETRY_S="0.2")
+    settings = Settings(
+        _env_file=None,
+        REDIS_URL="redis://:hunter2@127.0.0.1:1/0",  # type: ignore[call-arg]
+        GRAPHWRIGHT_KEY_PREFIX=prefix,
+        GRAPHWRIGHT_REDIS_RETRY_S="0.2",
+    )
     with pytest.raises(RedisUnavailableError) as caught:  # a cluster client fails as it is built
         Orchestrator(settings=settings, model=OfflineChatModel()).invoke("agent", "hi")
     assert "hunter2" not in str(caught.value)
@@ -161,7 +180,9 @@ def test_an_orchestrator_closes_the_connections_it_opened(settings: Settings) ->
 
     before = connected()
     with Orchestrator(settings=settings, model=OfflineChatModel()) as orch:
-        asyncio.run(orch.ainvoke("agent", "订单 A1001 到哪了？"))  # the run core's asyncio connections
+        asyncio.run(
+            orch.ainvoke("agent", "订单 A1001 到哪了？")
+        )  # the run core's asyncio connections
         opened = connected() - before
         assert len(opened) >= 2, "the run opened a blocking and an asyncio connection"
     until(lambda: not opened & connected(), "the orchestrator's connections to close")

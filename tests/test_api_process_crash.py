@@ -33,21 +33,33 @@ GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 
 
 def test_a_run_in_a_killed_api_process_is_finished_by_a_worker_once(
-        redis_url: str, prefix: str, client: redis.Redis) -> None:
+    redis_url: str, prefix: str, client: redis.Redis
+) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    env.update(REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix, GRAPHWRIGHT_GRAPHS=PLUGIN,
-               GRAPHWRIGHT_CLAIM_IDLE_MS="1000", PYTHONPATH=str(ROOT))
+    env.update(
+        REDIS_URL=redis_url,
+        GRAPHWRIGHT_KEY_PREFIX=prefix,
+        GRAPHWRIGHT_GRAPHS=PLUGIN,
+        GRAPHWRIGHT_CLAIM_IDLE_MS="1000",
+        PYTHONPATH=str(ROOT),
+    )
     port = free_port()
-    api = subprocess.Popen([sys.executable, "-m", "graphwright", "serve", "--port", str(port)],
-                           env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    api = subprocess.Popen(
+        [sys.executable, "-m", "graphwright", "serve", "--port", str(port)],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     worker = None
     url = f"http://127.0.0.1:{port}"
     try:
         until(lambda: _answers(url), "the API to listen")
         tid = httpx.post(f"{url}/threads", json={}).json()["thread_id"]
         body = {"assistant_id": "slow_agent", "input": {"goal": GOAL}, "stream_mode": ["updates"]}
-        streaming = threading.Thread(target=_stream, args=(f"{url}/threads/{tid}/runs/stream", body),
-                                     daemon=True)
+        streaming = threading.Thread(
+            target=_stream, args=(f"{url}/threads/{tid}/runs/stream", body), daemon=True
+        )
         streaming.start()
         until(lambda: client.get(f"{prefix}:slow:started") == b"1", "the slow tool to start")
         api.send_signal(signal.SIGKILL)  # the run executes in this process: it dies with it
@@ -55,9 +67,18 @@ def test_a_run_in_a_killed_api_process_is_finished_by_a_worker_once(
         store = RunStore(client, Keys(prefix=prefix))
         (run_id,) = store.active(tid)
         assert store.get(tid, run_id).status == "running"  # nobody is left to end it
-        worker = subprocess.Popen([sys.executable, "-m", "graphwright", "worker", "--name", "W"],
-                                  env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        until(lambda: store.get(tid, run_id).status not in ("pending", "running"), "the worker to end the run", 20)
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "graphwright", "worker", "--name", "W"],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        until(
+            lambda: store.get(tid, run_id).status not in ("pending", "running"),
+            "the worker to end the run",
+            20,
+        )
         assert store.get(tid, run_id).status == "success"
         assert client.hlen(Keys(prefix=prefix).calendar()) == 1  # the event, created once
         assert int(client.get(f"{prefix}:slow:started") or 0) == 2  # the killed step ran again
@@ -86,21 +107,35 @@ def _stream(url: str, body: dict[str, object]) -> None:
 
 def _serve(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    api = subprocess.Popen([sys.executable, "-m", "graphwright", "serve", "--port", str(port)],
-                           env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    api = subprocess.Popen(
+        [sys.executable, "-m", "graphwright", "serve", "--port", str(port)],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     until(lambda: _answers(url), "the API to listen")
     return api, url
 
 
-@pytest.mark.parametrize("where", ["after the write was recorded", "inside the write, after its effect"])
+@pytest.mark.parametrize(
+    "where", ["after the write was recorded", "inside the write, after its effect"]
+)
 def test_an_api_killed_after_the_effect_leaves_one_effect_and_a_working_thread(
-        where: str, redis_url: str, prefix: str, client: redis.Redis, tmp_path: Path) -> None:
+    where: str, redis_url: str, prefix: str, client: redis.Redis, tmp_path: Path
+) -> None:
     effects = tmp_path / "effects"
     effects.touch()
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    env.update(REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix, GRAPHWRIGHT_GRAPHS=PLUGIN,
-               GRAPHWRIGHT_CLAIM_IDLE_MS="1000", PYTHONPATH=str(ROOT), SLOW_GRAPHS_EFFECTS=str(effects))
+    env.update(
+        REDIS_URL=redis_url,
+        GRAPHWRIGHT_KEY_PREFIX=prefix,
+        GRAPHWRIGHT_GRAPHS=PLUGIN,
+        GRAPHWRIGHT_CLAIM_IDLE_MS="1000",
+        PYTHONPATH=str(ROOT),
+        SLOW_GRAPHS_EFFECTS=str(effects),
+    )
     recorded = where.startswith("after")
     hold = f"{prefix}:slow:{'hold_answer' if recorded else 'hold'}"
     client.set(hold, 1)  # the run waits here, past its effect, until the kill
@@ -109,7 +144,9 @@ def test_an_api_killed_after_the_effect_leaves_one_effect_and_a_working_thread(
     try:
         tid = httpx.post(f"{url}/threads", json={}).json()["thread_id"]
         body = {"assistant_id": "held_write", "input": {"goal": GOAL}}
-        threading.Thread(target=_post, args=(f"{url}/threads/{tid}/runs/wait", body), daemon=True).start()
+        threading.Thread(
+            target=_post, args=(f"{url}/threads/{tid}/runs/wait", body), daemon=True
+        ).start()
         marker = f"{prefix}:slow:{'answering' if recorded else 'write_effected'}"
         until(lambda: client.get(marker) == b"1", f"the run to be held {where}")
         assert len(effects.read_text().splitlines()) == 1  # the effect is out
@@ -118,13 +155,26 @@ def test_an_api_killed_after_the_effect_leaves_one_effect_and_a_working_thread(
         client.delete(hold)
         store = RunStore(client, Keys(prefix=prefix))
         (run_id,) = store.active(tid)
-        worker = subprocess.Popen([sys.executable, "-m", "graphwright", "worker", "--name", "W"],
-                                  env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        until(lambda: store.get(tid, run_id).status not in ("pending", "running"), "the worker to end the run", 30)
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "graphwright", "worker", "--name", "W"],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        until(
+            lambda: store.get(tid, run_id).status not in ("pending", "running"),
+            "the worker to end the run",
+            30,
+        )
         assert store.get(tid, run_id).status == "success"
         assert len(effects.read_text().splitlines()) == 1  # never done a second time
-        settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
-                            GRAPHWRIGHT_GRAPHS=PLUGIN)
+        settings = Settings(
+            _env_file=None,
+            REDIS_URL=redis_url,
+            GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
+            GRAPHWRIGHT_GRAPHS=PLUGIN,
+        )
         orch = Orchestrator(settings=settings, model=OfflineChatModel())
         pending = orch.state(tid).pending
         orch.client.close()
@@ -136,8 +186,11 @@ def test_an_api_killed_after_the_effect_leaves_one_effect_and_a_working_thread(
             settle = {"action": "mark_done", "digest": pending.calls[0].digest, "result": "seen it"}
             nxt = {"command": {"resume": settle}}
         second, url = _serve(env)  # the thread is not wedged: its next run goes through
-        answer = httpx.post(f"{url}/threads/{tid}/runs/wait", timeout=scaled(60),
-                            json={"assistant_id": "held_write", **nxt})
+        answer = httpx.post(
+            f"{url}/threads/{tid}/runs/wait",
+            timeout=scaled(60),
+            json={"assistant_id": "held_write", **nxt},
+        )
         assert answer.status_code == 200, answer.text
         assert store.list(tid, 1)[0].status == "success"
         assert len(effects.read_text().splitlines()) == 1

@@ -20,14 +20,18 @@ def store(client: redis.Redis, prefix: str) -> AssistantStore:
 def test_system_assistants_have_the_reference_ids(store: AssistantStore) -> None:
     assert system_id("agent") == "fe096781-5601-53d2-b2f6-0d3403f7e9ca"
     agent = store.get("agent")
-    assert agent["assistant_id"] == system_id("agent") and agent["metadata"] == {"created_by": "system"}
+    assert agent["assistant_id"] == system_id("agent") and agent["metadata"] == {
+        "created_by": "system"
+    }
     assert store.get(system_id("agent")) == agent and agent["description"] == "The agent"
     store.ensure_system({"agent": "The agent", "order_support": ""})  # a restart changes nothing
     assert store.get("agent") == agent and store.count() == 2
 
 
 def test_update_makes_versions_and_set_latest_goes_back(store: AssistantStore) -> None:
-    made = store.create(graph_id="agent", name="Mail", context={"tone": "dry"}, metadata={"team": "a"})
+    made = store.create(
+        graph_id="agent", name="Mail", context={"tone": "dry"}, metadata={"team": "a"}
+    )
     assert made["config"] == {"configurable": {"tone": "dry"}} and made["version"] == 1
     aid = made["assistant_id"]
     second = store.update(aid, context={"tone": "warm"}, metadata={"owner": "li"})
@@ -53,7 +57,9 @@ def test_search_count_conflicts_and_delete(store: AssistantStore) -> None:
     assert newest == [{"assistant_id": b["assistant_id"], "name": "beta"}]
     with pytest.raises(ConflictError):
         store.create(graph_id="agent", assistant_id=a["assistant_id"])
-    assert store.create(graph_id="agent", assistant_id=a["assistant_id"], if_exists="do_nothing") == a
+    assert (
+        store.create(graph_id="agent", assistant_id=a["assistant_id"], if_exists="do_nothing") == a
+    )
     with pytest.raises(NotFoundError):
         store.create(graph_id="nope")
     with pytest.raises(UserError):

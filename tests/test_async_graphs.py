@@ -75,8 +75,11 @@ def project(redis_server: Server, tmp_path_factory: pytest.TempPathFactory) -> I
     root = tmp_path_factory.mktemp("async_project")
     shutil.copytree(PROJECT, root, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
     (root / "notes").mkdir()
-    env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.base_url,
-           "NOTES_DIR": str(root / "notes")}
+    env = {
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_BASE_URL": model.base_url,
+        "NOTES_DIR": str(root / "notes"),
+    }
     (root / ".env").write_text("".join(f"{k}={v}\n" for k, v in env.items()))
     patch = pytest.MonkeyPatch()
     for key, value in env.items():
@@ -95,8 +98,10 @@ def project(redis_server: Server, tmp_path_factory: pytest.TempPathFactory) -> I
 
 def agent_turn(project: Project) -> None:
     """One async tool call, then the answer."""
-    project.model.load(Reply(tool_calls=[call("add_note", {"text": "milk"}, id="call_milk")]),
-                       Reply(content="Noted milk."))
+    project.model.load(
+        Reply(tool_calls=[call("add_note", {"text": "milk"}, id="call_milk")]),
+        Reply(content="Noted milk."),
+    )
 
 
 AGENT_EFFECTS = ["before_model", "note:milk", "before_model"]  # the middleware ran twice
@@ -115,8 +120,9 @@ def test_async_def_nodes_run_through_the_sync_api(project: Project) -> None:
 
 def test_async_def_nodes_run_through_the_async_api(project: Project) -> None:
     project.model.load(Reply(content="hi"))
-    result = asyncio.run(project.orch.ainvoke("async_nodes", {"text": "hello"},
-                                              thread_id="aapi-nodes"))
+    result = asyncio.run(
+        project.orch.ainvoke("async_nodes", {"text": "hello"}, thread_id="aapi-nodes")
+    )
     assert result.status == "completed", result.error
     assert project.steps("aapi-nodes") == ["model:hi", "settled"]
 
@@ -128,8 +134,9 @@ def test_subgraphs_of_the_other_kind_run_through_both_apis(project: Project, gra
     assert project.steps(f"sub-{graph}") == SUBGRAPHS[graph]
 
     async def twice() -> list[str]:
-        events = [e async for e in project.orch.astream(graph, {"text": "x"},
-                                                        thread_id=f"asub-{graph}")]
+        events = [
+            e async for e in project.orch.astream(graph, {"text": "x"}, thread_id=f"asub-{graph}")
+        ]
         return [e.node for e in events if e.kind == "step"]
 
     assert asyncio.run(twice()) == TOP_NODES[graph]
@@ -147,7 +154,8 @@ def test_create_agent_with_an_async_tool_and_async_middleware(project: Project) 
 
 
 def test_every_checkpoint_put_of_a_langgraph_json_graph_carries_the_runs_fence(
-        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fences: list[Any] = []
     saver = project.orch.asaver
     original = saver.aput
@@ -167,15 +175,26 @@ def test_every_checkpoint_put_of_a_langgraph_json_graph_carries_the_runs_fence(
 
 
 def test_the_cli_runs_async_nodes_and_streams_their_tokens(
-        project: Project, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    project: Project, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("REDIS_URL", project.redis_url)
     monkeypatch.setenv("GRAPHWRIGHT_KEY_PREFIX", project.prefix)
     monkeypatch.setenv("GRAPHWRIGHT_CONFIG", "")
     monkeypatch.chdir(tmp_path)
     project.model.load(Reply(content="streamed words"))
-    result = CliRunner().invoke(app, ["--config", str(project.root / "langgraph.json"), "run",
-                                      "async_nodes", "--input", json.dumps({"text": "hi"}),
-                                      "--thread", "cli-nodes"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "--config",
+            str(project.root / "langgraph.json"),
+            "run",
+            "async_nodes",
+            "--input",
+            json.dumps({"text": "hi"}),
+            "--thread",
+            "cli-nodes",
+        ],
+    )
     assert result.exit_code == 0, (result.stdout, result.stderr)
     assert "call_model› streamed words" in result.stdout  # its tokens, as they came
     assert project.steps("cli-nodes") == ["model:streamed words", "settled"]
@@ -197,13 +216,15 @@ def sdk_paths(project: Project, queue: bool) -> None:
             assert [*out["steps"], *out["inner"]] == steps
         agent_turn(project)
         thread = sdk.threads.create()["thread_id"]
-        out = sdk.runs.wait(thread, "async_agent",
-                            input={"messages": [{"role": "user", "content": "note milk"}]})
+        out = sdk.runs.wait(
+            thread, "async_agent", input={"messages": [{"role": "user", "content": "note milk"}]}
+        )
         assert out["messages"][-1]["content"] == "Noted milk."
         assert project.effects() == AGENT_EFFECTS
         thread = sdk.threads.create()["thread_id"]
-        events = list(sdk.runs.stream(thread, "async_over_sync", input={"text": "x"},
-                                      stream_mode="events"))
+        events = list(
+            sdk.runs.stream(thread, "async_over_sync", input={"text": "x"}, stream_mode="events")
+        )
         assert any(e.event == "events" for e in events)  # astream_events, natively
 
 
@@ -222,10 +243,13 @@ def test_a_cron_runs_an_async_graph(project: Project) -> None:
         try:
             sdk = get_sync_client(url=service.url, api_key=None)
             thread = sdk.threads.create()["thread_id"]
-            cron = sdk.crons.create_for_thread(thread, "async_over_sync", schedule="* * * * * *",
-                                               input={"text": "x"})
-            until(lambda: any(r["status"] == "success" for r in sdk.runs.list(thread)),
-                  "a cron run of the async graph to succeed")
+            cron = sdk.crons.create_for_thread(
+                thread, "async_over_sync", schedule="* * * * * *", input={"text": "x"}
+            )
+            until(
+                lambda: any(r["status"] == "success" for r in sdk.runs.list(thread)),
+                "a cron run of the async graph to succeed",
+            )
             sdk.crons.delete(cron["cron_id"])
         finally:
             scheduler.stop.set()
@@ -283,7 +307,8 @@ def test_a_reader_that_stops_early_cancels_the_run_and_frees_the_thread(project:
 
 
 def test_the_sync_api_called_on_the_run_loop_is_refused_rather_than_deadlocking(
-        project: Project) -> None:
+    project: Project,
+) -> None:
     async def inside() -> None:
         with pytest.raises(ConfigurationError, match="await its async twin"):
             project.orch.invoke("async_over_sync", {"text": "x"}, thread_id="refused")

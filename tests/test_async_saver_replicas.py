@@ -25,7 +25,8 @@ def waits(port: int) -> int:
 
 
 def test_on_a_cluster_each_put_waits_on_the_node_of_its_thread(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     servers = start_cluster(tmp_path / "cluster", masters=3, replicas=1)
     try:
         before = sum(waits(s.port) for s in servers)

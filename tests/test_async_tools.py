@@ -35,8 +35,9 @@ def test_an_async_tool_runs_on_the_run_loop(client: redis.Redis, prefix: str) ->
         await asyncio.sleep(0)
         return "ok"
 
-    obs = executor(client, prefix, tool).execute(ToolCall(name="t", args={}, id="c1"),
-                                                 thread_id="t1")
+    obs = executor(client, prefix, tool).execute(
+        ToolCall(name="t", args={}, id="c1"), thread_id="t1"
+    )
     assert obs.ok and obs.result == "ok"
     assert seen == [(run_loop(), "gw-run-loop")]
 
@@ -56,7 +57,8 @@ def test_a_timed_out_async_tool_is_cancelled(client: redis.Redis, prefix: str, r
         return "late"
 
     obs = executor(client, prefix, hang, timeout_s=0.2, risk=risk).execute(
-        ToolCall(name="t", args={}, id="c1"), thread_id="t1")
+        ToolCall(name="t", args={}, id="c1"), thread_id="t1"
+    )
     assert cancelled.wait(5) and not finished.is_set()
     assert obs.error is not None
     if risk == "write":  # it may have taken effect before the cancel: a reviewer decides
@@ -67,14 +69,16 @@ def test_a_timed_out_async_tool_is_cancelled(client: redis.Redis, prefix: str, r
         assert obs.error.type == "timeout" and obs.error.retryable
 
 
-def test_aexecute_runs_a_sync_tool_without_blocking_the_loop(client: redis.Redis,
-                                                             prefix: str) -> None:
+def test_aexecute_runs_a_sync_tool_without_blocking_the_loop(
+    client: redis.Redis, prefix: str
+) -> None:
     release = threading.Event()
     ex = executor(client, prefix, lambda a, c: release.wait(5) and "done")
 
     async def both() -> tuple[Any, bool]:
-        running = asyncio.ensure_future(ex.aexecute(ToolCall(name="t", args={}, id="c1"),
-                                                    thread_id="t1"))
+        running = asyncio.ensure_future(
+            ex.aexecute(ToolCall(name="t", args={}, id="c1"), thread_id="t1")
+        )
         await asyncio.sleep(0.05)  # the loop is free while the tool waits in its pool
         release.set()
         return await running, True

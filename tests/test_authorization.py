@@ -36,8 +36,9 @@ NEVER = "0 0 1 1 *"
 
 
 def sdk(service: Service, user: str) -> SyncLangGraphClient:
-    return get_sync_client(url=service.url, api_key=None,
-                           headers={"Authorization": f"Bearer token-{user}"})
+    return get_sync_client(
+        url=service.url, api_key=None, headers={"Authorization": f"Bearer token-{user}"}
+    )
 
 
 def status_of(call: Callable[[], Any]) -> int:
@@ -98,8 +99,13 @@ def test_deleting_an_assistant_with_its_threads_deletes_only_the_callers_threads
 
 def test_a_cron_runs_as_its_creator_whatever_user_id_it_names(three: Service) -> None:
     alice = sdk(three, "alice")
-    cron = alice.crons.create("agent", schedule=NEVER, input={"goal": "hi"},
-                              metadata={"user_id": "bob", "owner": "bob"}, on_run_completed="keep")
+    cron = alice.crons.create(
+        "agent",
+        schedule=NEVER,
+        input={"goal": "hi"},
+        metadata={"user_id": "bob", "owner": "bob"},
+        on_run_completed="keep",
+    )
     assert cron["user_id"] == "alice" and cron["metadata"]["owner"] == "alice"
     doc = CronStore(three.orch.client, three.orch.keys).find(cron["cron_id"])
     assert doc is not None
@@ -138,15 +144,21 @@ def test_search_with_select_and_count_obey_a_contains_filter(settings: Settings)
         assert bob.threads.count(metadata={"topic": "salary"}) == 0
 
 
-@pytest.mark.parametrize("auth", [auth_owner.only_authentication, auth_three.create_only],
-                         ids=["isolation only", "a create handler that leaves the owner"])
-def test_a_client_supplied_owner_is_replaced_by_the_callers_identity(settings: Settings,
-                                                                     auth: Any) -> None:
+@pytest.mark.parametrize(
+    "auth",
+    [auth_owner.only_authentication, auth_three.create_only],
+    ids=["isolation only", "a create handler that leaves the owner"],
+)
+def test_a_client_supplied_owner_is_replaced_by_the_callers_identity(
+    settings: Settings, auth: Any
+) -> None:
     with serve(settings, auth) as svc:
-        alice = get_sync_client(url=svc.url, api_key=None,
-                                headers={"Authorization": "Bearer token-alice"})
-        bob = get_sync_client(url=svc.url, api_key=None,
-                              headers={"Authorization": "Bearer token-bob"})
+        alice = get_sync_client(
+            url=svc.url, api_key=None, headers={"Authorization": "Bearer token-alice"}
+        )
+        bob = get_sync_client(
+            url=svc.url, api_key=None, headers={"Authorization": "Bearer token-bob"}
+        )
         planted = alice.threads.create(metadata={"owner": "bob"})
         tid = planted["thread_id"]
         assert planted["metadata"]["owner"] == "alice"
@@ -170,13 +182,18 @@ def test_an_offset_past_every_rank_is_an_empty_page(three: Service) -> None:
     alice = sdk(three, "alice")
     alice.threads.create()
     assert alice.http.post("/threads/search", json={"offset": 2**63 - 1}) == []
-    assert alice.http.post("/threads/search", json={"offset": 2**63 - 1,
-                                                    "metadata": {"owner": "alice"}}) == []
+    assert (
+        alice.http.post(
+            "/threads/search", json={"offset": 2**63 - 1, "metadata": {"owner": "alice"}}
+        )
+        == []
+    )
 
 
 @pytest.mark.parametrize("condition", [{"$foo": 1}, {"$in": ["a"]}, {"$gt": 3}, {"$gt": "b"}])
-def test_a_store_filter_the_store_cannot_apply_is_400(three: Service,
-                                                      condition: dict[str, Any]) -> None:
+def test_a_store_filter_the_store_cannot_apply_is_400(
+    three: Service, condition: dict[str, Any]
+) -> None:
     alice = sdk(three, "alice")
     alice.store.put_item(["notes"], "k", {"text": "salary review"})
     code = status_of(lambda: alice.store.search_items(["notes"], filter={"text": condition}))
@@ -184,11 +201,20 @@ def test_a_store_filter_the_store_cannot_apply_is_400(three: Service,
     assert alice.store.search_items(["notes"], filter={"text": "salary review"})["items"]
 
 
-@pytest.mark.parametrize("url", [
-    "http://127.0.0.1:9/hook", "http://localhost/hook", "http://10.1.2.3/hook",
-    "http://169.254.169.254/latest", "http://[::1]/hook", "http://[::ffff:127.0.0.1]/hook",
-    "http://192.168.0.1/hook", "file:///etc/passwd", "http://0.0.0.0/hook",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:9/hook",
+        "http://localhost/hook",
+        "http://10.1.2.3/hook",
+        "http://169.254.169.254/latest",
+        "http://[::1]/hook",
+        "http://[::ffff:127.0.0.1]/hook",
+        "http://192.168.0.1/hook",
+        "file:///etc/passwd",
+        "http://0.0.0.0/hook",
+    ],
+)
 def test_a_webhook_to_a_private_loopback_or_link_local_address_is_refused(url: str) -> None:
     with pytest.raises(UnprocessableError):
         webhooks.admit(url, "")
@@ -203,15 +229,22 @@ def test_a_listed_network_or_host_lets_a_webhook_through() -> None:
 
 def test_the_service_refuses_a_loopback_webhook_unless_configured(settings: Settings) -> None:
     with serve(settings, auth_three.auth) as svc:
-        code = status_of(lambda: sdk(svc, "alice").runs.create(
-            None, "agent", input={"goal": "hi"}, webhook="http://127.0.0.1:9/hook"))
+        code = status_of(
+            lambda: sdk(svc, "alice").runs.create(
+                None, "agent", input={"goal": "hi"}, webhook="http://127.0.0.1:9/hook"
+            )
+        )
         assert code == 422
-        code = status_of(lambda: sdk(svc, "alice").crons.create(
-            "agent", schedule=NEVER, webhook="http://169.254.169.254/latest"))
+        code = status_of(
+            lambda: sdk(svc, "alice").crons.create(
+                "agent", schedule=NEVER, webhook="http://169.254.169.254/latest"
+            )
+        )
         assert code == 422
     with serve(settings, auth_three.auth, webhook_allow=LOOPBACK) as svc:
-        run = sdk(svc, "alice").runs.create(None, "agent", input={"goal": "hi"},
-                                            webhook="http://127.0.0.1:9/hook")
+        run = sdk(svc, "alice").runs.create(
+            None, "agent", input={"goal": "hi"}, webhook="http://127.0.0.1:9/hook"
+        )
         assert run["run_id"]
 
 
@@ -224,7 +257,8 @@ def test_a_webhook_url_never_appears_whole_in_the_log(caplog: pytest.LogCaptureF
 
 
 def test_a_webhook_goes_to_the_address_admitted_not_to_a_second_dns_answer(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """DNS rebinding: the host resolves to an allowed address when checked, then elsewhere.
     The call goes to the address checked, with the host kept in ``Host``."""
     import http.server
@@ -280,23 +314,28 @@ def test_a_user_named_memories_cannot_read_every_users_memories(settings: Settin
     ``memories`` works in ``("memories", ...)`` of the users' store, where graphwright keeps
     nothing (its memories have a store of their own)."""
     with serve(settings, auth_owner.only_authentication) as svc:
-        svc.orch.memory.remember("user:alice", "fact", "salary", "wants a raise",
-                                 Source(thread_id="t1"))
+        svc.orch.memory.remember(
+            "user:alice", "fact", "salary", "wants a raise", Source(thread_id="t1")
+        )
         auth_owner.TOKENS["token-memories"] = "memories"
         try:
-            memories = get_sync_client(url=svc.url, api_key=None,
-                                       headers={"Authorization": "Bearer token-memories"})
+            memories = get_sync_client(
+                url=svc.url, api_key=None, headers={"Authorization": "Bearer token-memories"}
+            )
             assert memories.store.search_items(["user:alice"])["items"] == []
             assert memories.store.get_item(["user:alice"], "salary") is None
             assert memories.store.list_namespaces()["namespaces"] == []
             memories.store.put_item(["user:alice"], "salary", {"v": 1})  # its own namespace
         finally:
             del auth_owner.TOKENS["token-memories"]
-        assert [(r.key, r.value) for r in svc.orch.memories("alice")] == [("salary", "wants a raise")]
+        assert [(r.key, r.value) for r in svc.orch.memories("alice")] == [
+            ("salary", "wants a raise")
+        ]
     with running(Orchestrator(settings=settings, model=OfflineChatModel()), worker=False) as svc:
         anyone = get_sync_client(url=svc.url, api_key=None)
         assert [i["namespace"] for i in anyone.store.search_items([])["items"]] == [
-            ["memories", "user:alice"]]  # the item the user named memories put, nothing else
+            ["memories", "user:alice"]
+        ]  # the item the user named memories put, nothing else
 
 
 def test_a_dotted_label_never_reads_the_namespace_of_two_labels(settings: Settings) -> None:

@@ -10,26 +10,51 @@ from bench.templates_scenarios import scenario
 
 
 def test_mask_hides_what_differs_between_two_runs_and_nothing_else() -> None:
-    value = {"id": "run-1", "messages": [{"id": "m", "content": "Stored memory "
-                                          "0b7a3c9e-1d2f-4e5a-8b6c-7d8e9f0a1b2c",
-                                          "response_metadata": {"id": "chatcmpl-ab12"}}],
-             "at": "2026-12-07T03:04:06.123+00:00", "info": None}
-    assert mask(value) == {"id": "<id>", "messages": [{
-        "id": "<id>", "content": "Stored memory <uuid>",
-        "response_metadata": {"id": "<id>"}}], "at": "<time>", "info": None}
+    value = {
+        "id": "run-1",
+        "messages": [
+            {
+                "id": "m",
+                "content": "Stored memory 0b7a3c9e-1d2f-4e5a-8b6c-7d8e9f0a1b2c",
+                "response_metadata": {"id": "chatcmpl-ab12"},
+            }
+        ],
+        "at": "2026-12-07T03:04:06.123+00:00",
+        "info": None,
+    }
+    assert mask(value) == {
+        "id": "<id>",
+        "messages": [
+            {"id": "<id>", "content": "Stored memory <uuid>", "response_metadata": {"id": "<id>"}}
+        ],
+        "at": "<time>",
+        "info": None,
+    }
 
 
-@pytest.mark.parametrize(("ours", "theirs", "found"), [
-    (Outcome(status="success", history=3, output={"a": [1, 2]}),
-     Outcome(status="success", history=3, output={"a": [1, 2]}), []),
-    (Outcome(status="success", history=3, output={"a": [1, 2], "b": 1}),
-     Outcome(status="success", history=4, output={"a": [1, 3]}),
-     ["output.a[1]: 2 vs 3", "output.b: missing on the reference", "history: 3 vs 4"]),
-    (Outcome(status="server exited"), Outcome(status="success", history=3),
-     ["status: server exited vs success"]),
-])
+@pytest.mark.parametrize(
+    ("ours", "theirs", "found"),
+    [
+        (
+            Outcome(status="success", history=3, output={"a": [1, 2]}),
+            Outcome(status="success", history=3, output={"a": [1, 2]}),
+            [],
+        ),
+        (
+            Outcome(status="success", history=3, output={"a": [1, 2], "b": 1}),
+            Outcome(status="success", history=4, output={"a": [1, 3]}),
+            ["output.a[1]: 2 vs 3", "output.b: missing on the reference", "history: 3 vs 4"],
+        ),
+        (
+            Outcome(status="server exited"),
+            Outcome(status="success", history=3),
+            ["status: server exited vs success"],
+        ),
+    ],
+)
 def test_differences_name_each_field_and_output_path(
-        ours: Outcome, theirs: Outcome, found: list[str]) -> None:
+    ours: Outcome, theirs: Outcome, found: list[str]
+) -> None:
     assert differences(ours, theirs) == found
 
 

@@ -85,7 +85,9 @@ def service(settings: Settings) -> Iterator[Service]:
 def _at_gate(service: Service) -> tuple[str, dict[str, Any]]:
     sdk = get_sync_client(url=service.url, api_key=None)
     tid = sdk.threads.create()["thread_id"]
-    call = sdk.runs.wait(tid, "agent", input={"goal": EMAIL})["__interrupt__"][0]["value"]["calls"][0]
+    call = sdk.runs.wait(tid, "agent", input={"goal": EMAIL})["__interrupt__"][0]["value"]["calls"][
+        0
+    ]
     return tid, {"resume": {call["id"]: {"action": "approve", "digest": call["digest"]}}}
 
 
@@ -128,13 +130,17 @@ def test_a_dns_rebinding_page_gets_nothing(service: Service) -> None:
     port = service.url.rsplit(":", 1)[1]
     rebound = f"http://rebind.test:{port}"
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=[
-            "--no-sandbox", "--host-resolver-rules=MAP rebind.test 127.0.0.1"])
+        browser = p.chromium.launch(
+            executable_path=shutil.which("chromium"),
+            args=["--no-sandbox", "--host-resolver-rules=MAP rebind.test 127.0.0.1"],
+        )
         page = browser.new_page()
         page.goto(f"{rebound}/ok", timeout=scaled(30_000))
         tried = page.evaluate(ATTACKS, [rebound, tid, resume])
         browser.close()
     for name in ("search", "read", "run", "approve", "blind_approve"):
-        assert tried[name].startswith("403 ") and "not this server's name" in tried[name], \
-            (name, json.dumps(tried[name]))
+        assert tried[name].startswith("403 ") and "not this server's name" in tried[name], (
+            name,
+            json.dumps(tried[name]),
+        )
     _untouched(service, tid)

@@ -36,8 +36,13 @@ SETTLED = """() => document.getElementById('error')?.textContent
 @pytest.fixture
 def page_dir(tmp_path: Path) -> Path:
     """The React page, bundled with the SDK and React by scripts/node-sdk."""
-    sdk = Path(subprocess.run([str(ROOT / "scripts" / "node-sdk")], check=True, capture_output=True,
-                              text=True).stdout.strip().splitlines()[-1])
+    sdk = Path(
+        subprocess.run(
+            [str(ROOT / "scripts" / "node-sdk")], check=True, capture_output=True, text=True
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
     served = tmp_path / "page"
     served.mkdir()
     shutil.copy(sdk / "use-stream.page.js", served)
@@ -57,8 +62,14 @@ def chat_project(folder: Path, cors: dict[str, Any] | None) -> Path:
 
 
 @pytest.fixture(params=["no CORS setting", "http.cors", "CORS_ALLOW_ORIGINS elsewhere"])
-def service(request: pytest.FixtureRequest, redis_url: str, prefix: str, page_origin: str,  # noqa: F811
-            tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Service]:
+def service(
+    request: pytest.FixtureRequest,
+    redis_url: str,
+    prefix: str,
+    page_origin: str,  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[Service]:
     monkeypatch.delenv("CORS_ALLOW_ORIGINS", raising=False)
     monkeypatch.delenv("GRAPHWRIGHT_CORS_ORIGINS", raising=False)
     cors = None
@@ -91,7 +102,9 @@ def chat_in_browser(page_url: str) -> tuple[list[str], str]:
 
 
 def test_a_use_stream_page_on_another_origin_renders_the_streamed_reply(
-    service: Service, page_origin: str, request: pytest.FixtureRequest  # noqa: F811
+    service: Service,
+    page_origin: str,  # noqa: F811
+    request: pytest.FixtureRequest,
 ) -> None:
     messages, error = chat_in_browser(f"{page_origin}/index.html?api={service.url}")
     threads = get_sync_client(url=service.url, api_key=None).threads.search()

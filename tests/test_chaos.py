@@ -7,7 +7,9 @@ from bench.chaos import campaign, table
 
 
 def test_fifty_kills_through_the_cli_and_workers_recover_exactly_once() -> None:
-    points = campaign(50, ["cli", "worker"], parallel=4, delay_s=0.05, seed=7, report=lambda _: None)
+    points = campaign(
+        50, ["cli", "worker"], parallel=4, delay_s=0.05, seed=7, report=lambda _: None
+    )
     summary = table(points)
     assert all(p.ok for p in points), summary
     assert sum(p.duplicates for p in points) == 0 and sum(p.lost for p in points) == 0, summary

@@ -13,7 +13,9 @@ EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report
 
 
 @pytest.fixture
-def cli(redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> CliRunner:
+def cli(
+    redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> CliRunner:
     monkeypatch.setenv("REDIS_URL", redis_url)
     monkeypatch.setenv("GRAPHWRIGHT_KEY_PREFIX", prefix)
     for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GRAPHWRIGHT_GRAPHS"):
@@ -100,16 +102,26 @@ def test_every_user_error_is_one_line_and_exit_2(cli: CliRunner) -> None:
     assert_user_error(cli, ["resume", "g"], "give a decision")
     assert_user_error(cli, ["resume", "g", "--approve", "--reject", "x"], "choose one of")
     assert_user_error(cli, ["resume", "g", "--edit", "{not json"], "--edit is not valid JSON")
-    assert_user_error(cli, ["resume", "g", "--edit", '{"to": "x"}'], "the edited arguments for send_email are invalid")
+    assert_user_error(
+        cli,
+        ["resume", "g", "--edit", '{"to": "x"}'],
+        "the edited arguments for send_email are invalid",
+    )
     assert_user_error(cli, ["draw", "agent", "--format", "png"], "unknown drawing format 'png'")
     assert run(cli, "resume", "g", "--approve")[0] == 0
     assert_user_error(cli, ["resume", "g"], "already finished")
     assert_user_error(cli, ["resume", "g", "--approve"], "not waiting at a gate")
 
 
-def test_unreachable_redis_is_one_line_and_exit_1(cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unreachable_redis_is_one_line_and_exit_1(
+    cli: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("REDIS_URL", "redis://:s3cret@127.0.0.1:1/0")
-    monkeypatch.setenv("GRAPHWRIGHT_REDIS_RETRY_S", "0.2")  # the message is the point, not the budget
+    monkeypatch.setenv(
+        "GRAPHWRIGHT_REDIS_RETRY_S", "0.2"
+    )  # the message is the point, not the budget
     code, _, err = run(cli, "threads")
-    assert code == 1 and err.startswith("error: ") and "s3cret" not in err and "Traceback" not in err
+    assert (
+        code == 1 and err.startswith("error: ") and "s3cret" not in err and "Traceback" not in err
+    )
     assert "set REDIS_URL to a running server" in err  # the advice, where the settings are known

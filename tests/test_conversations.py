@@ -19,7 +19,11 @@ TURNS = [
     ("那 A1002 呢？", [("get_order", "A1002")], "已付款"),
     ("订单 A1001 到哪了？", [("get_order", "A1001"), ("get_tracking", "SF1001")], "派送中"),
     ("帮我查一下订单 A9999", [("get_order", "A9999")], "没有找到"),
-    ("最后再看一次订单 A1001 到哪了？", [("get_order", "A1001"), ("get_tracking", "SF1001")], "派送中"),
+    (
+        "最后再看一次订单 A1001 到哪了？",
+        [("get_order", "A1001"), ("get_tracking", "SF1001")],
+        "派送中",
+    ),
 ]
 
 
@@ -42,7 +46,10 @@ def script_turn(server: ScriptedOpenAI, n: int, calls: list[tuple[str, str]], an
 
 
 def test_five_turns_through_the_cli_against_the_scripted_server(
-    redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch, tmp_path: object,
+    redis_url: str,
+    prefix: str,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: object,
     scripted: ScriptedOpenAI,
 ) -> None:
     monkeypatch.setenv("REDIS_URL", redis_url)
@@ -83,18 +90,29 @@ def test_a_follow_up_without_an_id_is_about_the_previous_order(orch: Orchestrato
     assert calls_per_turn(orch.trace("t")) == [[("get_order", "A1002")]] * 2
 
 
-def test_the_orchestrator_split_sees_the_earlier_turns(scripted: ScriptedOpenAI, settings: Any) -> None:
+def test_the_orchestrator_split_sees_the_earlier_turns(
+    scripted: ScriptedOpenAI, settings: Any
+) -> None:
     from langchain_openai import ChatOpenAI
     from pydantic import SecretStr
 
-    model = ChatOpenAI(model="scripted", base_url=scripted.base_url, api_key=SecretStr("k"),
-                       max_retries=0, timeout=scaled(10), stream_usage=True)
+    model = ChatOpenAI(
+        model="scripted",
+        base_url=scripted.base_url,
+        api_key=SecretStr("k"),
+        max_retries=0,
+        timeout=scaled(10),
+        stream_usage=True,
+    )
     orch = Orchestrator(settings=settings, model=model)
     split = '{"subtasks": [{"worker": "order_desk", "instructions": "%s"}]}'
     for n, order in enumerate(("A1001", "A1002"), 1):
         scripted.load_for("Split the task", Reply(content=split % f"查订单 {order}"))
-        scripted.load_for("You answer order", Reply(tool_calls=[call("get_order", {"order_id": order}, f"o{n}")]),
-                          Reply(content=f"{order} 查到了"))
+        scripted.load_for(
+            "You answer order",
+            Reply(tool_calls=[call("get_order", {"order_id": order}, f"o{n}")]),
+            Reply(content=f"{order} 查到了"),
+        )
         scripted.load_for("Write the final answer", Reply(content=f"第 {n} 轮完成"))
         result = orch.invoke("orchestrator", f"订单 {order} 呢？", thread_id="o")
         assert result.status == "completed" and f"{order} 查到了" in (result.answer or "")

@@ -27,8 +27,12 @@ CLI = [sys.executable, "-m", "graphwright"]
 
 def env_for(redis_url: str, prefix: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    env.update(REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,
-               GRAPHWRIGHT_GRAPHS="tests.slow_graphs:register", PYTHONPATH=str(ROOT))
+    env.update(
+        REDIS_URL=redis_url,
+        GRAPHWRIGHT_KEY_PREFIX=prefix,
+        GRAPHWRIGHT_GRAPHS="tests.slow_graphs:register",
+        PYTHONPATH=str(ROOT),
+    )
     return env
 
 
@@ -40,8 +44,15 @@ def wait_for(check: object, timeout: float = 60.0) -> None:
 
 
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args, "--json"], env=env, cwd=ROOT, capture_output=True,
-                          text=True, timeout=scaled(120), check=False)
+    return subprocess.run(
+        [*CLI, *args, "--json"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=scaled(120),
+        check=False,
+    )
 
 
 def calendar(client: redis.Redis, prefix: str) -> int:
@@ -53,8 +64,13 @@ def effect_lines(path: Path) -> list[str]:
 
 
 def start_run(env: dict[str, str], graph: str, thread: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([*CLI, "run", graph, GOAL, "--thread", thread], env=env, cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [*CLI, "run", graph, GOAL, "--thread", thread],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def kill(proc: subprocess.Popen[bytes]) -> None:
@@ -63,8 +79,12 @@ def kill(proc: subprocess.Popen[bytes]) -> None:
 
 
 def orchestrator(redis_url: str, prefix: str) -> Orchestrator:
-    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_GRAPHS="tests.slow_graphs:register")
+    settings = Settings(
+        _env_file=None,
+        REDIS_URL=redis_url,
+        GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
+        GRAPHWRIGHT_GRAPHS="tests.slow_graphs:register",
+    )
     return Orchestrator(settings=settings, model=OfflineChatModel())
 
 
@@ -74,7 +94,11 @@ def settle(orch: Orchestrator, thread: str, action: str, **kw: str) -> RunResult
 
 @pytest.mark.parametrize("moment", ["after_effect", "before_effect"])
 def test_killed_inside_an_ungated_write_stops_at_the_gate_with_its_key(
-    redis_url: str, prefix: str, client: redis.Redis, tmp_path: Path, moment: str,
+    redis_url: str,
+    prefix: str,
+    client: redis.Redis,
+    tmp_path: Path,
+    moment: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The process dies mid-write; the resumed run never re-runs it by itself nor calls it failed."""
@@ -129,7 +153,10 @@ def test_killed_at_the_gate_resumes_with_approval_and_writes_once(
 
 
 def test_killed_inside_an_approved_write_after_its_effect_settles_at_the_gate(
-    redis_url: str, prefix: str, client: redis.Redis, tmp_path: Path,
+    redis_url: str,
+    prefix: str,
+    client: redis.Redis,
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     effects = tmp_path / "effects"
@@ -138,8 +165,13 @@ def test_killed_inside_an_approved_write_after_its_effect_settles_at_the_gate(
     orch = orchestrator(redis_url, prefix)
     assert orch.invoke("slow_write_gated", GOAL, thread_id="a").status == "interrupted"
     client.set(f"{prefix}:slow:hold", 1)
-    proc = subprocess.Popen([*CLI, "resume", "a", "--approve"], env=env, cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [*CLI, "resume", "a", "--approve"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     wait_for(lambda: client.get(f"{prefix}:slow:write_effected") == b"1")
     kill(proc)
     client.delete(f"{prefix}:slow:hold")
@@ -156,8 +188,14 @@ def test_a_crash_between_a_builtin_writes_effect_and_its_record_leaves_one_effec
 ) -> None:
     env = env_for(redis_url, prefix)
     goal = "Send an e-mail to li@example.com saying the review moved to 11:00"
-    died = subprocess.run([*CLI, "run", "mail_then_die", goal, "--thread", "m"], env=env, cwd=ROOT,
-                          capture_output=True, timeout=scaled(120), check=False)
+    died = subprocess.run(
+        [*CLI, "run", "mail_then_die", goal, "--thread", "m"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        timeout=scaled(120),
+        check=False,
+    )
     assert died.returncode == -signal.SIGKILL
     outbox = Keys(prefix=prefix).outbox()
     assert client.llen(outbox) == 1  # the effect happened; the executor never recorded it
@@ -168,7 +206,10 @@ def test_a_crash_between_a_builtin_writes_effect_and_its_record_leaves_one_effec
 
 
 def test_a_retry_killed_after_its_effect_is_not_run_a_third_time_by_a_plain_resume(
-    redis_url: str, prefix: str, client: redis.Redis, tmp_path: Path,
+    redis_url: str,
+    prefix: str,
+    client: redis.Redis,
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A reviewer's retry allows one more attempt: killed after its effect, that attempt's
@@ -181,8 +222,13 @@ def test_a_retry_killed_after_its_effect_is_not_run_a_third_time_by_a_plain_resu
     kill_after(start_run(env, "slow_write", "r"), client, prefix, effects=1)
     orch = orchestrator(redis_url, prefix)
     assert orch.resume("r").pending is not None  # the first attempt's outcome is unknown
-    retry = subprocess.Popen([*CLI, "resume", "r", "--retry"], env=env, cwd=ROOT,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    retry = subprocess.Popen(
+        [*CLI, "resume", "r", "--retry"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     kill_after(retry, client, prefix, effects=2)  # the reviewer's retry dies after its effect
     client.delete(f"{prefix}:slow:hold")
     result = orch.resume("r")
@@ -191,6 +237,8 @@ def test_a_retry_killed_after_its_effect_is_not_run_a_third_time_by_a_plain_resu
     assert [c.kind for c in result.pending.calls] == ["outcome_unknown"]
 
 
-def kill_after(proc: subprocess.Popen[bytes], client: redis.Redis, prefix: str, *, effects: int) -> None:
+def kill_after(
+    proc: subprocess.Popen[bytes], client: redis.Redis, prefix: str, *, effects: int
+) -> None:
     wait_for(lambda: int(client.get(f"{prefix}:slow:write_effected") or 0) == effects)
     kill(proc)

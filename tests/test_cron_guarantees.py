@@ -32,15 +32,20 @@ def service(settings: Settings) -> Iterator[Service]:
 
 
 def _cron(service: Service, **body: Any) -> httpx.Response:
-    return httpx.post(f"{service.url}/runs/crons", json={"assistant_id": "agent",
-                                                          "schedule": EVERY_SECOND, **body})
+    return httpx.post(
+        f"{service.url}/runs/crons",
+        json={"assistant_id": "agent", "schedule": EVERY_SECOND, **body},
+    )
 
 
 def _runs_of(service: Service, cron_id: str) -> int:
     runs = RunStore(service.orch.client, service.orch.keys)
-    return sum(1 for t in service.orch.threads()
-               if (service.orch.meta(t.thread_id).get("metadata") or "").find(cron_id) >= 0
-               and runs.list(t.thread_id))
+    return sum(
+        1
+        for t in service.orch.threads()
+        if (service.orch.meta(t.thread_id).get("metadata") or "").find(cron_id) >= 0
+        and runs.list(t.thread_id)
+    )
 
 
 def test_a_body_that_would_fail_at_fire_time_is_refused_at_create_and_update(
@@ -53,10 +58,15 @@ def test_a_body_that_would_fail_at_fire_time_is_refused_at_create_and_update(
     cron_id = good.json()["cron_id"]
     patched = httpx.patch(f"{service.url}/runs/crons/{cron_id}", json={"stream_mode": "bogus"})
     assert patched.status_code == 422
-    assert httpx.get(f"{service.url}/runs/crons/{cron_id}").json()["payload"].get("stream_mode") is None
+    assert (
+        httpx.get(f"{service.url}/runs/crons/{cron_id}").json()["payload"].get("stream_mode")
+        is None
+    )
 
 
-def test_a_cron_failing_at_fire_time_is_recorded_and_the_scheduler_goes_on(service: Service) -> None:
+def test_a_cron_failing_at_fire_time_is_recorded_and_the_scheduler_goes_on(
+    service: Service,
+) -> None:
     orch = service.orch
     crons = CronStore(orch.client, orch.keys)
     bogus = _cron(service, input={"goal": "hi"}).json()
@@ -70,7 +80,9 @@ def test_a_cron_failing_at_fire_time_is_recorded_and_the_scheduler_goes_on(servi
     loop = scheduler.start()
     try:
         deadline = time.monotonic() + 20
-        while _runs_of(service, valid["cron_id"]) < 3 or "last_error" not in crons.get(bogus["cron_id"]):
+        while _runs_of(service, valid["cron_id"]) < 3 or "last_error" not in crons.get(
+            bogus["cron_id"]
+        ):
             assert time.monotonic() < deadline, "the valid cron stopped firing"
             assert loop.is_alive(), "the scheduler died"
             time.sleep(0.1)
@@ -88,10 +100,13 @@ def test_two_schedulers_racing_one_slot_make_one_run(service: Service, on_thread
     ran out): both fire the same slot at once, and the run is made and queued once."""
     orch = service.orch
     fire = fire_for(orch)
-    thread = httpx.post(f"{service.url}/threads", json={}).json()["thread_id"] if on_thread else None
-    made = httpx.post(f"{service.url}/threads/{thread}/runs/crons" if thread else
-                      f"{service.url}/runs/crons",
-                      json={"assistant_id": "agent", "schedule": EVERY_SECOND, "input": {"goal": "hi"}})
+    thread = (
+        httpx.post(f"{service.url}/threads", json={}).json()["thread_id"] if on_thread else None
+    )
+    made = httpx.post(
+        f"{service.url}/threads/{thread}/runs/crons" if thread else f"{service.url}/runs/crons",
+        json={"assistant_id": "agent", "schedule": EVERY_SECOND, "input": {"goal": "hi"}},
+    )
     cron = CronStore(orch.client, orch.keys).get(made.json()["cron_id"])
     before = int(orch.client.xlen(orch.keys.queue()))
     slots = range(1000, 1010)
@@ -99,7 +114,9 @@ def test_two_schedulers_racing_one_slot_make_one_run(service: Service, on_thread
     for slot in slots:
         gate = threading.Barrier(2)
 
-        def race(run_id: str = run_id_of(cron["cron_id"], slot), gate: threading.Barrier = gate) -> None:
+        def race(
+            run_id: str = run_id_of(cron["cron_id"], slot), gate: threading.Barrier = gate
+        ) -> None:
             gate.wait()
             try:
                 fire(cron, run_id, thread)

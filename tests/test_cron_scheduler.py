@@ -33,8 +33,13 @@ def test_each_slot_is_fired_once_by_competing_schedulers(client: redis.Redis, pr
         fired.append((run_id, thread_id))
 
     crons = CronStore(client, keys)
-    cron = crons.create(payload={"input": {}}, schedule="* * * * * *", assistant_id="a",
-                        end_time=iso(1010), now=1000)
+    cron = crons.create(
+        payload={"input": {}},
+        schedule="* * * * * *",
+        assistant_id="a",
+        end_time=iso(1010),
+        now=1000,
+    )
     assert cron["next_run_date"] == iso(1001) and cron["on_run_completed"] == "delete"
     schedulers = [CronScheduler(client, keys, fire) for _ in range(3)]
     for now in range(1000, 1015):
@@ -48,8 +53,14 @@ def test_each_slot_is_fired_once_by_competing_schedulers(client: redis.Redis, pr
 def test_a_claim_whose_scheduler_died_is_taken_over(client: redis.Redis, prefix: str) -> None:
     keys = Keys(prefix=prefix)
     crons = CronStore(client, keys)
-    cron = crons.create(payload={}, schedule="* * * * * *", assistant_id="a", thread_id="t",
-                        end_time=iso(1001), now=1000)
+    cron = crons.create(
+        payload={},
+        schedule="* * * * * *",
+        assistant_id="a",
+        thread_id="t",
+        end_time=iso(1001),
+        now=1000,
+    )
 
     def die(cron: dict[str, Any], run_id: str, thread_id: str | None) -> None:
         raise KeyboardInterrupt  # the process stops between the claim and the enqueue

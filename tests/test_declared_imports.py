@@ -25,8 +25,11 @@ def _name(dist: str) -> str:
 def installed_with_graphwright() -> set[str]:
     """The distributions ``pip install graphwright`` brings: the closure of its requirements."""
     seen: set[tuple[str, frozenset[str]]] = set()
-    todo = [(Requirement(r), frozenset[str]()) for r in metadata.requires("graphwright") or []
-            if "extra ==" not in r]
+    todo = [
+        (Requirement(r), frozenset[str]())
+        for r in metadata.requires("graphwright") or []
+        if "extra ==" not in r
+    ]
     while todo:
         req, _ = todo.pop()
         key = (_name(req.name), frozenset(req.extras))
@@ -44,8 +47,12 @@ def installed_with_graphwright() -> set[str]:
 def top_level_imports(path: Path) -> set[str]:
     """The top-level modules ``path`` imports, leaving out ``if TYPE_CHECKING:`` blocks."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    skipped = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
-               and "TYPE_CHECKING" in ast.unparse(block.test) for n in ast.walk(block)}
+    skipped = {
+        id(n)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+        for n in ast.walk(block)
+    }
     found: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in skipped:
@@ -60,8 +67,11 @@ def top_level_imports(path: Path) -> set[str]:
 def test_every_runtime_import_is_a_declared_dependency() -> None:
     dists = installed_with_graphwright()
     allowed = set(sys.stdlib_module_names) | set(OURS) | {"__future__"}
-    allowed |= {module for module, owners in metadata.packages_distributions().items()
-                if any(_name(d) in dists for d in owners)}
+    allowed |= {
+        module
+        for module, owners in metadata.packages_distributions().items()
+        if any(_name(d) in dists for d in owners)
+    }
     undeclared = []
     for package in OURS:
         for path in sorted((ROOT / package).rglob("*.py")):

@@ -42,8 +42,9 @@ def calls(c: SyncLangGraphClient, tid: str, other: str) -> list[Callable[[], Any
         lambda: c.threads.create(thread_id=other),
         lambda: c.threads.get(tid),
         lambda: c.threads.update(tid, metadata={"topic": "u"}),
-        lambda: c.http.client.patch(f"/threads/{tid}", json={"thread_id": other,
-                                                              "metadata": {"x": 1}}),
+        lambda: c.http.client.patch(
+            f"/threads/{tid}", json={"thread_id": other, "metadata": {"x": 1}}
+        ),
         lambda: c.threads.search(metadata={"topic": "u"}),
         lambda: c.runs.wait(tid, "counter", input={"goal": "g"}),
         lambda: c.threads.update_state(tid, {"items": ["x"]}),
@@ -74,8 +75,9 @@ def shapes(client: SyncLangGraphClient, seen: Path) -> dict[str, list[Any]]:
     found: dict[str, list[Any]] = {}
     for line in seen.read_text().splitlines():
         note = json.loads(line)
-        spoof = "path" if note["thread_id"] == tid else "other" if note["thread_id"] == other \
-            else None
+        spoof = (
+            "path" if note["thread_id"] == tid else "other" if note["thread_id"] == other else None
+        )
         found.setdefault(note["what"], [])
         if (entry := [note["keys"], spoof]) not in found[note["what"]]:
             found[note["what"]].append(entry)
@@ -83,19 +85,29 @@ def shapes(client: SyncLangGraphClient, seen: Path) -> dict[str, list[Any]]:
 
 
 def test_handlers_see_the_values_the_reference_shows_them(
-        tmp_path: Path, redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "reference"
     root.mkdir()
-    (root / "langgraph.json").write_text(json.dumps({
-        "dependencies": ["."],
-        "graphs": {"counter": f"{ROOT / 'tests' / 'plain_graphs.py'}:graph"},
-        "auth": {"path": f"{ROOT / 'tests' / 'auth_shapes.py'}:auth"}}))
+    (root / "langgraph.json").write_text(
+        json.dumps(
+            {
+                "dependencies": ["."],
+                "graphs": {"counter": f"{ROOT / 'tests' / 'plain_graphs.py'}:graph"},
+                "auth": {"path": f"{ROOT / 'tests' / 'auth_shapes.py'}:auth"},
+            }
+        )
+    )
     theirs, ours = tmp_path / "theirs.jsonl", tmp_path / "ours.jsonl"
     theirs.touch()
     ours.touch()
     monkeypatch.setenv("GW_AUTH_SHAPES", str(ours))
-    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_GRAPHS="tests.plain_graphs:register")
+    settings = Settings(
+        _env_file=None,
+        REDIS_URL=redis_url,
+        GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
+        GRAPHWRIGHT_GRAPHS="tests.plain_graphs:register",
+    )
     headers = {"Authorization": "Bearer x"}
     with langgraph_dev(root, env={"PYTHONPATH": str(ROOT), "GW_AUTH_SHAPES": str(theirs)}) as url:
         reference = shapes(get_sync_client(url=url, api_key=None, headers=headers), theirs)
@@ -107,8 +119,11 @@ def test_handlers_see_the_values_the_reference_shows_them(
         graphwright[what].remove(entry)
         if not graphwright[what]:
             del graphwright[what]
-    differ = {k: (reference.get(k), graphwright.get(k))
-              for k in sorted(set(reference) | set(graphwright))
-              if reference.get(k) != graphwright.get(k)}
-    assert not differ, "\n".join(f"{k}\n  reference: {r}\n  ours:      {g}"
-                                 for k, (r, g) in differ.items())
+    differ = {
+        k: (reference.get(k), graphwright.get(k))
+        for k in sorted(set(reference) | set(graphwright))
+        if reference.get(k) != graphwright.get(k)
+    }
+    assert not differ, "\n".join(
+        f"{k}\n  reference: {r}\n  ours:      {g}" for k, (r, g) in differ.items()
+    )

@@ -35,7 +35,9 @@ def test_every_format_draws_with_loopback_sockets_only(
             text = orch.draw("agent", fmt, thread)  # type: ignore[arg-type]
             for node in NODES:
                 assert node in text, (fmt, node)
-    remote = [a for a in seen if isinstance(a, tuple) and not ipaddress.ip_address(a[0]).is_loopback]
+    remote = [
+        a for a in seen if isinstance(a, tuple) and not ipaddress.ip_address(a[0]).is_loopback
+    ]
     assert remote == []
 
 
@@ -45,12 +47,16 @@ def test_mermaid_with_a_thread_marks_the_path_and_the_pending_gate(orch: Orchest
     assert "class human_gate gate;" in text
     assert "class __start__,plan visited;" in text
     plain = orch.draw("agent", "mermaid")
-    assert "classDef gate" not in plain and "plan -. &nbsp;human_gate&nbsp; .-> human_gate;" in plain
+    assert (
+        "classDef gate" not in plain and "plan -. &nbsp;human_gate&nbsp; .-> human_gate;" in plain
+    )
     ascii_art = orch.draw("agent", "ascii", "d")
     assert "pending gate: waiting for a decision" in ascii_art
 
 
-def test_svg_without_graphviz_names_the_package(orch: Orchestrator, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_svg_without_graphviz_names_the_package(
+    orch: Orchestrator, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert shutil.which("dot"), "graphviz is installed by scripts/test"
     svg = orch.draw("agent", "svg")
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg
@@ -66,7 +72,9 @@ def test_unknown_format_and_thread_are_user_errors(orch: Orchestrator) -> None:
         orch.draw("agent", "mermaid", "x")
 
 
-def test_html_page_renders_every_node_in_headless_chromium(orch: Orchestrator, tmp_path: Path) -> None:
+def test_html_page_renders_every_node_in_headless_chromium(
+    orch: Orchestrator, tmp_path: Path
+) -> None:
     from playwright.sync_api import sync_playwright
 
     chromium = shutil.which("chromium")

@@ -42,8 +42,9 @@ async def everything_else(ctx: Auth.types.AuthContext, value: dict[str, Any]) ->
 
 
 def sdk(service: Service, token: str) -> SyncLangGraphClient:
-    return get_sync_client(url=service.url, api_key=None,
-                           headers={"Authorization": f"Bearer {token}"})
+    return get_sync_client(
+        url=service.url, api_key=None, headers={"Authorization": f"Bearer {token}"}
+    )
 
 
 def status_of(call: Callable[[], Any]) -> int:
@@ -66,7 +67,8 @@ def by_id_service(settings: Settings) -> Iterator[Service]:
 
 
 def test_a_body_thread_id_cannot_stand_in_for_the_path_one_in_a_handler(
-        by_id_service: Service) -> None:
+    by_id_service: Service,
+) -> None:
     """Bob's PATCH of alice's thread naming his own id in the body: the handler is shown
     alice's id (the one the route updates) and refuses; her metadata is untouched."""
     alice, bob = sdk(by_id_service, "token-alice"), sdk(by_id_service, "token-bob")
@@ -114,33 +116,42 @@ def test_assistants_are_isolated_per_user_like_threads_by_default(isolated: Serv
     batch = [{"thread_id": mine, "assistant_id": hers, "input": {"goal": "hi"}}]
     assert status_of(lambda: bob.runs.create_batch(batch)) == 404  # type: ignore[arg-type]
     assert bob.runs.list(mine) == []
-    shared = [a for a in alice.assistants.search(graph_id="agent", limit=100)
-              if (a["metadata"] or {}).get("created_by") == "system"]
+    shared = [
+        a
+        for a in alice.assistants.search(graph_id="agent", limit=100)
+        if (a["metadata"] or {}).get("created_by") == "system"
+    ]
     assert shared, "the graphs' system assistants stay visible to every user"
     system = shared[0]["assistant_id"]
     thread = alice.threads.create()["thread_id"]
-    cron = cron_id(alice.crons.create_for_thread(thread, system, schedule="0 0 1 1 *",
-                                                 input={"goal": "hi"}))
+    cron = cron_id(
+        alice.crons.create_for_thread(thread, system, schedule="0 0 1 1 *", input={"goal": "hi"})
+    )
     assert status_of(lambda: bob.assistants.delete(system)) in (403, 404)
     assert cron in {c["cron_id"] for c in alice.crons.search(limit=100)}
 
 
-def test_two_users_creating_the_same_thread_id_at_once_exactly_one_wins(
-        isolated: Service) -> None:
+def test_two_users_creating_the_same_thread_id_at_once_exactly_one_wins(isolated: Service) -> None:
     alice, bob = sdk(isolated, "token-alice"), sdk(isolated, "token-bob")
     for _ in range(10):
         tid = str(uuid.uuid4())
         answers: dict[str, int] = {}
         start = threading.Barrier(2)
 
-        def create(name: str, client: SyncLangGraphClient, tid: str = tid,
-                   answers: dict[str, int] = answers,
-                   start: threading.Barrier = start) -> None:
+        def create(
+            name: str,
+            client: SyncLangGraphClient,
+            tid: str = tid,
+            answers: dict[str, int] = answers,
+            start: threading.Barrier = start,
+        ) -> None:
             start.wait()
             answers[name] = status_of(lambda: client.threads.create(thread_id=tid))
 
-        racers = [threading.Thread(target=create, args=(n, c))
-                  for n, c in (("alice", alice), ("bob", bob))]
+        racers = [
+            threading.Thread(target=create, args=(n, c))
+            for n, c in (("alice", alice), ("bob", bob))
+        ]
         for r in racers:
             r.start()
         for r in racers:
@@ -152,11 +163,13 @@ def test_two_users_creating_the_same_thread_id_at_once_exactly_one_wins(
 
 
 def test_deleting_an_assistant_leaves_the_crons_the_caller_may_not_delete(
-        settings: Settings) -> None:
+    settings: Settings,
+) -> None:
     """Under the three users' handlers bob runs a cron on alice's assistant; her deleting the
     assistant deletes her own cron on it, not his."""
-    with running(Orchestrator(settings=settings, model=OfflineChatModel()),
-                 auth=auth_three.auth) as svc:
+    with running(
+        Orchestrator(settings=settings, model=OfflineChatModel()), auth=auth_three.auth
+    ) as svc:
         alice, bob = sdk(svc, "token-alice"), sdk(svc, "token-bob")
         hers = alice.assistants.create("agent", name="hers")["assistant_id"]
         his_cron = cron_id(bob.crons.create(hers, schedule="0 0 1 1 *", input={"goal": "hi"}))
@@ -182,7 +195,8 @@ def plain(service: Service, **headers: str) -> SyncLangGraphClient:
 
 
 def test_a_default_server_refuses_foreign_origins_and_rebound_host_names(
-        open_server: Service) -> None:
+    open_server: Service,
+) -> None:
     """No API key: a page of another origin neither reads threads nor starts a run, and a
     DNS-rebinding page (the server reached by the attacker's name) gets nothing; API clients
     (no Origin) and the server's own origin are served."""
@@ -197,14 +211,17 @@ def test_a_default_server_refuses_foreign_origins_and_rebound_host_names(
     assert plain(open_server, Origin=open_server.url).threads.get(tid)["thread_id"] == tid
     local = open_server.url.replace("127.0.0.1", "localhost")
     assert plain(open_server, Host=local.removeprefix("http://")).threads.get(tid)
-    preflight = httpx.options(f"{open_server.url}/threads/search", headers={
-        "Origin": EVIL, "Access-Control-Request-Method": "POST"})
+    preflight = httpx.options(
+        f"{open_server.url}/threads/search",
+        headers={"Origin": EVIL, "Access-Control-Request-Method": "POST"},
+    )
     assert preflight.headers["access-control-allow-origin"] == "*"  # as the reference
 
 
 def test_a_configured_host_name_and_a_named_origin_are_served(settings: Settings) -> None:
-    named = settings.model_copy(update={"allowed_hosts": "graphs.internal",
-                                        "cors_origins": "http://ui.internal"})
+    named = settings.model_copy(
+        update={"allowed_hosts": "graphs.internal", "cors_origins": "http://ui.internal"}
+    )
     with running(Orchestrator(settings=named, model=OfflineChatModel())) as svc:
         assert plain(svc, Host="graphs.internal").threads.search() == []
         assert plain(svc, Origin="http://ui.internal").threads.search() == []

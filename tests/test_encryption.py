@@ -23,11 +23,23 @@ from graphwright.settings import Settings
 from graphwright.testing.service import running
 
 OLD, NEW = b"o" * 32, b"n" * 32
-GOAL = ('My name is Zorblatt. Email li@example.com with the subject "Quarterly Zebra" '
-        "saying the vault code is 7741.")
-SECRETS = [b"Zorblatt", b"Quarterly Zebra", b"vault code", b"li@example.com", b"Sent '",
-           b"Zebra secret meta", b"Zebra diary", b"Okapi", b"Cron Quokka", b"Assistant Axolotl",
-           b"Context Capybara"]
+GOAL = (
+    'My name is Zorblatt. Email li@example.com with the subject "Quarterly Zebra" '
+    "saying the vault code is 7741."
+)
+SECRETS = [
+    b"Zorblatt",
+    b"Quarterly Zebra",
+    b"vault code",
+    b"li@example.com",
+    b"Sent '",
+    b"Zebra secret meta",
+    b"Zebra diary",
+    b"Okapi",
+    b"Cron Quokka",
+    b"Assistant Axolotl",
+    b"Context Capybara",
+]
 SECRETS += [quote(s.decode(), safe="").encode() for s in SECRETS]  # as key names escape them
 META = {"project": "Zebra secret meta", "codename": "Okapi"}  # the thread index's pairs
 
@@ -55,8 +67,12 @@ def everything(client: redis.Redis, prefix: str) -> dict[bytes, bytes]:
 
 
 def encrypted(settings: Settings) -> Settings:
-    return Settings(_env_file=None, REDIS_URL=settings.redis_url,  # type: ignore[call-arg]
-                    GRAPHWRIGHT_KEY_PREFIX=settings.key_prefix, GRAPHWRIGHT_ENCRYPT=True)
+    return Settings(
+        _env_file=None,
+        REDIS_URL=settings.redis_url,  # type: ignore[call-arg]
+        GRAPHWRIGHT_KEY_PREFIX=settings.key_prefix,
+        GRAPHWRIGHT_ENCRYPT=True,
+    )
 
 
 def found_by_metadata(orch: Orchestrator) -> list[str]:
@@ -68,12 +84,15 @@ def found_by_metadata(orch: Orchestrator) -> list[str]:
 
 def what_reads(orch: Orchestrator, tid: str) -> dict[str, Any]:
     assistant = next(a for a in AssistantStore.of(orch).all() if a["name"] == "Assistant Axolotl")
-    return {"meta": orch.meta(tid)["metadata"], "answer": orch.state(tid).values["answer"],
-            "trace": [e["kind"] for e in orch.trace(tid)],
-            "memory": [m.value for m in orch.memories("alice")],
-            "note": orch.store.get(("notes", "alice"), "n1").value,  # type: ignore[union-attr]
-            "crons": [c["payload"]["input"] for c in CronStore(orch.client, orch.keys).search()],
-            "assistant": (assistant["config"], assistant["context"])}
+    return {
+        "meta": orch.meta(tid)["metadata"],
+        "answer": orch.state(tid).values["answer"],
+        "trace": [e["kind"] for e in orch.trace(tid)],
+        "memory": [m.value for m in orch.memories("alice")],
+        "note": orch.store.get(("notes", "alice"), "n1").value,  # type: ignore[union-attr]
+        "crons": [c["payload"]["input"] for c in CronStore(orch.client, orch.keys).search()],
+        "assistant": (assistant["config"], assistant["context"]),
+    }
 
 
 def test_nothing_the_user_or_the_tools_said_is_stored_in_plaintext_and_keys_rotate(
@@ -88,14 +107,20 @@ def test_nothing_the_user_or_the_tools_said_is_stored_in_plaintext_and_keys_rota
         gated = sdk.runs.wait(tid, "agent", input={"goal": GOAL}, metadata={"user_id": "alice"})
         call = gated["__interrupt__"][0]["value"]["calls"][0]
         assert call["args"]["subject"] == "Quarterly Zebra"
-        done = sdk.runs.wait(tid, "agent", command={
-            "resume": {call["id"]: {"action": "approve", "digest": call["digest"]}}})
+        done = sdk.runs.wait(
+            tid,
+            "agent",
+            command={"resume": {call["id"]: {"action": "approve", "digest": call["digest"]}}},
+        )
         assert "Sent 'Quarterly Zebra'" in done["answer"]
         orch.store.put(("notes", "alice"), "n1", {"text": "Zebra diary"})
         sdk.crons.create("agent", schedule="0 0 1 1 *", input={"goal": "Cron Quokka"})
-        sdk.assistants.create("agent", name="Assistant Axolotl",
-                              config={"tags": ["Assistant Axolotl"]},
-                              context={"note": "Context Capybara"})
+        sdk.assistants.create(
+            "agent",
+            name="Assistant Axolotl",
+            config={"tags": ["Assistant Axolotl"]},
+            context={"note": "Context Capybara"},
+        )
         before = what_reads(orch, tid)
     assert before["memory"] == ["Zorblatt"] and {"tool_call", "remember"} <= set(before["trace"])
     assert before["crons"] == [{"goal": "Cron Quokka"}]

@@ -49,6 +49,10 @@ def test_one_root_every_layer_imports_and_the_public_names_stay() -> None:
     assert not issubclass(ToolFailure, root.GraphwrightError)  # an observation, not our error
     for name in ("GraphwrightError", "UserError", "ConfigurationError", "InfrastructureError"):
         assert getattr(graphwright, name) is getattr(root, name)
-    for error in (storage.RedisUnavailableError, storage.LockLostError, storage.CorruptCheckpointError):
+    for error in (
+        storage.RedisUnavailableError,
+        storage.LockLostError,
+        storage.CorruptCheckpointError,
+    ):
         assert issubclass(error, root.InfrastructureError)
     assert issubclass(storage.EvictingServerError, root.ConfigurationError)

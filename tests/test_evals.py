@@ -40,15 +40,38 @@ def test_seed_suite_passes_offline_and_the_report_is_computed(orch: Orchestrator
 
 def test_a_failing_check_is_reported_with_its_reason(orch: Orchestrator, tmp_path: Path) -> None:
     suite = tmp_path / "suite.json"
-    suite.write_text(json.dumps({"name": "t", "runs": 1, "cases": [
-        {"id": "mars", "input": "订单 A1001 到哪了？",
-         "checks": {"contains": ["火星"], "tools_never": ["get_tracking"], "max_steps": 1}},
-        {"id": "ok", "input": "订单 A1002 发货了吗？", "checks": {"contains": ["已付款"]}},
-    ]}))
+    suite.write_text(
+        json.dumps(
+            {
+                "name": "t",
+                "runs": 1,
+                "cases": [
+                    {
+                        "id": "mars",
+                        "input": "订单 A1001 到哪了？",
+                        "checks": {
+                            "contains": ["火星"],
+                            "tools_never": ["get_tracking"],
+                            "max_steps": 1,
+                        },
+                    },
+                    {
+                        "id": "ok",
+                        "input": "订单 A1002 发货了吗？",
+                        "checks": {"contains": ["已付款"]},
+                    },
+                ],
+            }
+        )
+    )
     report = run_suite(orch, load_suite(str(suite)))
     mars = report.cases[0].runs[0]
     assert not mars.passed
-    assert mars.failures == ["answer lacks '火星'", "get_tracking ran", "3 model calls, at most 1 allowed"]
+    assert mars.failures == [
+        "answer lacks '火星'",
+        "get_tracking ran",
+        "3 model calls, at most 1 allowed",
+    ]
     assert report.success_rate == 0.5
 
 
@@ -61,19 +84,24 @@ def test_bad_suites_are_user_errors(tmp_path: Path) -> None:
         load_suite(str(bad))
 
 
-def test_eval_command_prints_a_table_and_json(redis_url: str, prefix: str, tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_eval_command_prints_a_table_and_json(
+    redis_url: str, prefix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("REDIS_URL", redis_url)
     monkeypatch.setenv("GRAPHWRIGHT_KEY_PREFIX", prefix)
     monkeypatch.chdir(tmp_path)
     suite = tmp_path / "s.yaml"
-    suite.write_text("name: small\nruns: 2\ncases:\n  - id: paid\n    input: 订单 A1002 发货了吗？\n"
-                     "    checks: {contains: [已付款]}\n")
+    suite.write_text(
+        "name: small\nruns: 2\ncases:\n  - id: paid\n    input: 订单 A1002 发货了吗？\n"
+        "    checks: {contains: [已付款]}\n"
+    )
     result = CliRunner().invoke(app, ["eval", str(suite)])
     assert result.exit_code == 0 and "suite small: 2 run(s) per case" in result.stdout
     assert "success 100%" in result.stdout
     data = json.loads(CliRunner().invoke(app, ["eval", str(suite), "--json", "-n", "1"]).stdout)
     assert data["runs_per_case"] == 1 and data["cases"][0]["runs"][0]["tools"] == ["get_order"]
-    suite.write_text("name: small\ncases:\n  - id: x\n    input: 订单 A1002 发货了吗？\n"
-                     "    checks: {contains: [火星]}\n")
+    suite.write_text(
+        "name: small\ncases:\n  - id: x\n    input: 订单 A1002 发货了吗？\n"
+        "    checks: {contains: [火星]}\n"
+    )
     assert CliRunner().invoke(app, ["eval", str(suite), "-n", "1"]).exit_code == 1

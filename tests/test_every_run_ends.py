@@ -34,8 +34,9 @@ FIRST = "What is 2 + 3?"
 SECOND = "And what is 7 * 6?"
 
 
-def cut_before_first_checkpoint(orch: Orchestrator, store: RunStore, tid: str, goal: str,
-                                durability: Any = None) -> str:
+def cut_before_first_checkpoint(
+    orch: Orchestrator, store: RunStore, tid: str, goal: str, durability: Any = None
+) -> str:
     """A run as a worker cut from Redis between ``run_start`` and its first checkpoint leaves
     it: recorded running, owned by the cut worker, the thread marked running, no checkpoint."""
     body = RunCreate(assistant_id="agent", input={"goal": goal}, durability=durability)
@@ -53,7 +54,8 @@ def asked(orch: Orchestrator, tid: str) -> list[str]:
 
 
 def test_a_run_taken_over_before_its_first_checkpoint_runs_with_its_input(
-        orch: Orchestrator) -> None:
+    orch: Orchestrator,
+) -> None:
     store = RunStore.of(orch)
     tid = orch.create_thread("cut-first", {})
     run_id = cut_before_first_checkpoint(orch, store, tid, FIRST)
@@ -64,7 +66,8 @@ def test_a_run_taken_over_before_its_first_checkpoint_runs_with_its_input(
 
 
 def test_a_follow_up_taken_over_before_its_first_checkpoint_answers_the_new_message(
-        orch: Orchestrator) -> None:
+    orch: Orchestrator,
+) -> None:
     store = RunStore.of(orch)
     tid = orch.create_thread("cut-follow-up", {})
     first = store.create(tid, RunCreate(assistant_id="agent", input={"goal": FIRST}), queue=False)
@@ -76,8 +79,7 @@ def test_a_follow_up_taken_over_before_its_first_checkpoint_answers_the_new_mess
     assert any(SECOND in text for text in said), json.dumps(said)  # not ended without it
 
 
-def test_a_run_saving_only_at_its_exit_is_not_run_again_from_its_input(
-        orch: Orchestrator) -> None:
+def test_a_run_saving_only_at_its_exit_is_not_run_again_from_its_input(orch: Orchestrator) -> None:
     store = RunStore.of(orch)
     tid = orch.create_thread("cut-exit", {})
     first = store.create(tid, RunCreate(assistant_id="agent", input={"goal": FIRST}), queue=False)
@@ -113,6 +115,7 @@ def flavoured(ctx: GraphContext) -> Graph:
 
 def ended(store: RunStore, tid: str, run_id: str) -> dict[str, str]:
     """The run's record once it has ended (the test fails if it never does)."""
+
     def done() -> dict[str, str]:
         record = store.raw(tid, run_id)
         return record if record["status"] in TERMINAL else {}
@@ -120,14 +123,18 @@ def ended(store: RunStore, tid: str, run_id: str) -> dict[str, str]:
     return until(done, f"run {run_id} to end", 10)
 
 
-@pytest.mark.parametrize(("graph", "config", "reason"), [
-    ("only-elsewhere", None, "no graph named 'only-elsewhere'"),
-    ("refuses", None, "the factory cannot build this graph"),
-    ("flavoured", {"configurable": {"flavour": "spicy"}}, "no flavour 'spicy'"),
-], ids=["unknown-graph", "factory-raises", "bad-config"])
+@pytest.mark.parametrize(
+    ("graph", "config", "reason"),
+    [
+        ("only-elsewhere", None, "no graph named 'only-elsewhere'"),
+        ("refuses", None, "the factory cannot build this graph"),
+        ("flavoured", {"configurable": {"flavour": "spicy"}}, "no flavour 'spicy'"),
+    ],
+    ids=["unknown-graph", "factory-raises", "bad-config"],
+)
 def test_a_run_that_fails_before_its_graph_starts_ends_in_error_and_frees_its_thread(
-        orch: Orchestrator, worker: Worker, graph: str, config: dict[str, Any] | None,
-        reason: str) -> None:
+    orch: Orchestrator, worker: Worker, graph: str, config: dict[str, Any] | None, reason: str
+) -> None:
     orch.graphs.register("refuses", refuses, per_config=True)
     orch.graphs.register("flavoured", flavoured, per_config=True)
     store = worker.store
@@ -149,16 +156,21 @@ async def test_cancelled_and_timed_out_callers_leave_no_lock_behind(orch: Orches
     threads = [f"cancelled-{i}" for i in range(16)]
     for tid in threads[:15]:  # each caller gives up at a drawn moment: taking the lock or later
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(orch.ainvoke("agent", FIRST, thread_id=tid),
-                                   timeout=rng.uniform(0, 0.05))
+            await asyncio.wait_for(
+                orch.ainvoke("agent", FIRST, thread_id=tid), timeout=rng.uniform(0, 0.05)
+            )
     # One given up for sure while its lock is being taken: Redis holds writes back meanwhile.
     orch.client.client_pause(300, all=False)  # writes only
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(orch.ainvoke("agent", FIRST, thread_id=threads[15]), timeout=0.1)
     await asyncio.to_thread(orch.client.set, f"{orch.keys.prefix}:probe", 1)  # after the pause
     locks = [orch.keys.lock(tid) for tid in threads]
-    await asyncio.to_thread(until, lambda: not any(orch.client.get(k) for k in locks),
-                            "the cancelled callers' locks to be given back", 5)
+    await asyncio.to_thread(
+        until,
+        lambda: not any(orch.client.get(k) for k in locks),
+        "the cancelled callers' locks to be given back",
+        5,
+    )
     for tid in threads:  # each thread can be taken again, not ThreadBusyError
         async with orch._alock(tid):
             pass
@@ -171,7 +183,8 @@ def oom_errors(orch: Orchestrator) -> int:
 
 
 def test_a_worker_survives_redis_out_of_memory_and_takes_runs_once_it_is_freed(
-        orch: Orchestrator) -> None:
+    orch: Orchestrator,
+) -> None:
     consumer = Worker(orch, name="w-oom", claim_idle_ms=60_000, block_ms=100, grace_s=2)
     consumer.store.claim_window_s = 0.5  # it sweeps (a write) every quarter second
     serving = threading.Thread(target=consumer.run_forever, daemon=True)
@@ -181,8 +194,9 @@ def test_a_worker_survives_redis_out_of_memory_and_takes_runs_once_it_is_freed(
         before = oom_errors(orch)
         # Due while Redis refuses every write: the worker's own writes, and this run's, are
         # refused (its queueing, its lock, its entry's settling).
-        run = consumer.store.create(tid, RunCreate(assistant_id="agent", input={"goal": FIRST}),
-                                    queue=True, delay_s=0.3)
+        run = consumer.store.create(
+            tid, RunCreate(assistant_id="agent", input={"goal": FIRST}), queue=True, delay_s=0.3
+        )
         config: Any = orch.client.config_get("maxmemory*")
         assert config["maxmemory-policy"] == "noeviction"  # refused, never evicted
         orch.client.config_set("maxmemory", "1")
@@ -198,15 +212,17 @@ def test_a_worker_survives_redis_out_of_memory_and_takes_runs_once_it_is_freed(
 
 
 def test_runs_cancelled_while_pending_expire_and_leave_with_their_thread(
-        orch: Orchestrator) -> None:
+    orch: Orchestrator,
+) -> None:
     store = RunStore.of(orch)
     with running(orch, worker=False) as svc:
         sdk = get_sync_client(url=svc.url, api_key=None)
         tid = sdk.threads.create()["thread_id"]
 
         def later(strategy: Any = "enqueue") -> Any:  # pending, ten minutes off
-            return sdk.runs.create(tid, "agent", input={"goal": FIRST}, after_seconds=600,
-                                   multitask_strategy=strategy)
+            return sdk.runs.create(
+                tid, "agent", input={"goal": FIRST}, after_seconds=600, multitask_strategy=strategy
+            )
 
         cancelled = later()
         sdk.runs.cancel(tid, cancelled["run_id"])
@@ -224,11 +240,13 @@ def test_runs_cancelled_while_pending_expire_and_leave_with_their_thread(
 
 
 def test_after_an_outage_a_cron_fires_once_not_once_per_missed_slot(
-        client: redis.Redis, prefix: str) -> None:
+    client: redis.Redis, prefix: str
+) -> None:
     keys = Keys(prefix=prefix)
     fired: list[str] = []
-    cron = CronStore(client, keys).create(payload={"input": {}}, schedule="* * * * * *",
-                                          assistant_id="agent", now=1000)
+    cron = CronStore(client, keys).create(
+        payload={"input": {}}, schedule="* * * * * *", assistant_id="agent", now=1000
+    )
     scheduler = CronScheduler(client, keys, lambda c, run_id, t: fired.append(run_id))
     for _ in range(3):  # every scheduler was down from 1000 to 1012: twelve slots missed
         scheduler.tick(1012)
@@ -245,18 +263,19 @@ def test_a_long_sweep_does_not_hold_back_the_runs_a_worker_takes(orch: Orchestra
             pipe.zadd(orch.keys.threads(), {f"idle-{j}": 1 for j in range(i, i + 1_000)})
         pipe.execute()
     orphan_tid = orch.create_thread("orphan", {})  # a run nobody holds: the sweep's to requeue
-    orphan = store.create(orphan_tid, RunCreate(assistant_id="agent", input={"goal": FIRST}),
-                          queue=False)
-    orch.client.hset(orch.keys.run_record(orphan_tid, orphan.run_id), "updated_at",
-                     str(time.time() - 3_600))
+    orphan = store.create(
+        orphan_tid, RunCreate(assistant_id="agent", input={"goal": FIRST}), queue=False
+    )
+    orch.client.hset(
+        orch.keys.run_record(orphan_tid, orphan.run_id), "updated_at", str(time.time() - 3_600)
+    )
     tid = orch.create_thread("queued", {})
     run = store.create(tid, RunCreate(assistant_id="agent", input={"goal": FIRST}), queue=True)
     consumer = Worker(orch, name="w-sweep", claim_idle_ms=60_000, block_ms=100, grace_s=2)
     serving = threading.Thread(target=consumer.run_forever, daemon=True)
     serving.start()
     try:
-        until(lambda: store.get(tid, run.run_id).status != "pending", "the queued run to start",
-              10)
+        until(lambda: store.get(tid, run.run_id).status != "pending", "the queued run to start", 10)
         # Taken while the sweep, which requeues the orphan only once it has read every
         # thread, is still going: the orphan is not back on the queue yet.
         assert orch.client.zscore(store.delayed(), member(orphan_tid, orphan.run_id)) is None
@@ -274,7 +293,8 @@ def calls(orch: Orchestrator, command: str) -> int:
 
 
 def test_a_run_is_held_by_the_replicas_before_its_creation_is_answered(
-        orch: Orchestrator, monkeypatch: pytest.MonkeyPatch) -> None:
+    orch: Orchestrator, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("GRAPHWRIGHT_WAIT_REPLICAS", "1")
     monkeypatch.setenv("GRAPHWRIGHT_WAIT_TIMEOUT_MS", "1")  # this server has none: do not wait
     store = RunStore.of(orch)

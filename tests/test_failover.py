@@ -23,13 +23,22 @@ PLUGIN = "tests.slow_graphs:register"
 
 
 def settings_for(url: str, prefix: str, *, cluster: bool) -> Settings:
-    return Settings(_env_file=None, REDIS_URL=url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
-                    GRAPHWRIGHT_REDIS_CLUSTER=cluster, GRAPHWRIGHT_GRAPHS=PLUGIN)
+    return Settings(
+        _env_file=None,
+        REDIS_URL=url,
+        GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
+        GRAPHWRIGHT_REDIS_CLUSTER=cluster,
+        GRAPHWRIGHT_GRAPHS=PLUGIN,
+    )
 
 
-def run_in_background(orch: Orchestrator, thread_id: str) -> tuple[threading.Thread, list[RunResult]]:
+def run_in_background(
+    orch: Orchestrator, thread_id: str
+) -> tuple[threading.Thread, list[RunResult]]:
     results: list[RunResult] = []
-    worker = threading.Thread(target=lambda: results.append(orch.invoke("slow_agent", GOAL, thread_id=thread_id)))
+    worker = threading.Thread(
+        target=lambda: results.append(orch.invoke("slow_agent", GOAL, thread_id=thread_id))
+    )
     worker.start()
     return worker, results
 
@@ -47,13 +56,19 @@ def events(client: redis.Redis, key: str) -> list[dict[str, object]]:
 
 def test_a_run_rides_through_a_sentinel_promoting_a_replica(tmp_path: Path) -> None:
     master = start_server(tmp_path / "master", "--appendonly", "yes")
-    replica = start_server(tmp_path / "replica", "--appendonly", "yes",
-                           "--replicaof", "127.0.0.1", str(master.port))
+    replica = start_server(
+        tmp_path / "replica", "--appendonly", "yes", "--replicaof", "127.0.0.1", str(master.port)
+    )
     port, sentinel = start_sentinel(tmp_path / "sentinel", master.port)
     try:
-        wait_for(lambda: redis.Redis(port=replica.port).info("replication")["master_link_status"] == "up")
-        orch = Orchestrator(settings=settings_for(f"redis+sentinel://127.0.0.1:{port}/gwmaster", "so",
-                                                  cluster=False))
+        wait_for(
+            lambda: redis.Redis(port=replica.port).info("replication")["master_link_status"] == "up"
+        )
+        orch = Orchestrator(
+            settings=settings_for(
+                f"redis+sentinel://127.0.0.1:{port}/gwmaster", "so", cluster=False
+            )
+        )
         worker, results = run_in_background(orch, "sentinel-failover")
         direct = redis.Redis(port=master.port)
         wait_for(lambda: direct.get("so:slow:started") == b"1")
@@ -63,7 +78,9 @@ def test_a_run_rides_through_a_sentinel_promoting_a_replica(tmp_path: Path) -> N
         assert results and results[0].status == "completed", results
         promoted = redis.Redis(port=replica.port)
         assert promoted.info("replication")["role"] == "master"
-        booked = [e for e in events(promoted, orch.keys.calendar()) if e["title"] == "Design review"]
+        booked = [
+            e for e in events(promoted, orch.keys.calendar()) if e["title"] == "Design review"
+        ]
         assert len(booked) == 1
         promoted.close()
     finally:
@@ -102,8 +119,11 @@ def test_a_run_rides_through_a_cluster_master_failing_over(tmp_path: Path, how: 
         orch = Orchestrator(settings=settings_for(servers[0].url, "cf", cluster=True))
         # The hardest case: the master that dies is also the node REDIS_URL names.
         doomed = servers[0]
-        thread_id = next(t for t in (f"cluster-failover-{i}" for i in range(100))
-                         if owner_of(servers, orch.keys.meta(t)) is doomed)
+        thread_id = next(
+            t
+            for t in (f"cluster-failover-{i}" for i in range(100))
+            if owner_of(servers, orch.keys.meta(t)) is doomed
+        )
         worker, results = run_in_background(orch, thread_id)
         wait_for(lambda: orch.client.get("cf:slow:started") == b"1")
         fail_over(servers, how)  # mid-tool: the run's next checkpoint goes to this slot
@@ -111,7 +131,9 @@ def test_a_run_rides_through_a_cluster_master_failing_over(tmp_path: Path, how: 
         assert results and results[0].status == "completed", results
         promoted = owner_of(servers[1:], orch.keys.meta(thread_id))
         assert promoted is servers[3]  # start_cluster's replica of servers[0] took its slots over
-        booked = [e for e in events(orch.client, orch.keys.calendar()) if e["title"] == "Design review"]
+        booked = [
+            e for e in events(orch.client, orch.keys.calendar()) if e["title"] == "Design review"
+        ]
         assert len(booked) == 1
         orch.client.close()
     finally:

@@ -42,9 +42,12 @@ def _taken_over(orch: Orchestrator, thread_id: str) -> int:
 def _everything(orch: Orchestrator, thread_id: str, run_id: str) -> dict[str, Any]:
     meta = orch.meta(thread_id)
     meta.pop("updated_at", None)
-    return {"meta": meta, "record": RunStore(orch.client, orch.keys).raw(thread_id, run_id),
-            "trace": orch.trace(thread_id),
-            "memories": [m.model_dump() for m in orch.memories("ada")]}
+    return {
+        "meta": meta,
+        "record": RunStore(orch.client, orch.keys).raw(thread_id, run_id),
+        "trace": orch.trace(thread_id),
+        "memories": [m.model_dump() for m in orch.memories("ada")],
+    }
 
 
 def test_a_frozen_executor_woken_after_a_takeover_changes_nothing(service: Service) -> None:
@@ -63,8 +66,16 @@ def test_a_frozen_executor_woken_after_a_takeover_changes_nothing(service: Servi
     spec = orch.graphs.get("agent")
     graph = orch.compiled(spec.name)
     with pytest.raises(LockLostError):
-        frozen.finish(spec, graph, tid, run["run_id"], RuntimeError("woke up"), None, None,
-                          ThreadLock(tid, stale, "frozen-lock"))
+        frozen.finish(
+            spec,
+            graph,
+            tid,
+            run["run_id"],
+            RuntimeError("woke up"),
+            None,
+            None,
+            ThreadLock(tid, stale, "frozen-lock"),
+        )
     with pytest.raises(LockLostError):
         orch._remember(tid, run["run_id"], stale)
     with pytest.raises(LockLostError):

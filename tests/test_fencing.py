@@ -30,8 +30,13 @@ def wait_for(check: object, timeout: float = 60.0) -> None:
 
 
 def orchestrator(redis_url: str, prefix: str) -> Orchestrator:
-    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_GRAPHS="tests.slow_graphs:register", GRAPHWRIGHT_LOCK_TTL_S=TTL_S)
+    settings = Settings(
+        _env_file=None,
+        REDIS_URL=redis_url,
+        GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
+        GRAPHWRIGHT_GRAPHS="tests.slow_graphs:register",
+        GRAPHWRIGHT_LOCK_TTL_S=TTL_S,
+    )
     return Orchestrator(settings=settings, model=OfflineChatModel())
 
 
@@ -43,11 +48,21 @@ def test_a_frozen_holder_is_fenced_out_after_a_takeover(
     redis_url: str, prefix: str, client: redis.Redis
 ) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    env.update(REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix, PYTHONPATH=str(ROOT),
-               GRAPHWRIGHT_GRAPHS="tests.slow_graphs:register", GRAPHWRIGHT_LOCK_TTL_S=TTL_S)
-    first = subprocess.Popen([sys.executable, "-m", "graphwright", "run", "slow_agent", GOAL,
-                              "--thread", "f", "--json"], env=env, cwd=ROOT,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env.update(
+        REDIS_URL=redis_url,
+        GRAPHWRIGHT_KEY_PREFIX=prefix,
+        PYTHONPATH=str(ROOT),
+        GRAPHWRIGHT_GRAPHS="tests.slow_graphs:register",
+        GRAPHWRIGHT_LOCK_TTL_S=TTL_S,
+    )
+    first = subprocess.Popen(
+        [sys.executable, "-m", "graphwright", "run", "slow_agent", GOAL, "--thread", "f", "--json"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     keys = Keys(prefix=prefix)
     try:
         wait_for(lambda: client.get(f"{prefix}:slow:started") == b"1")  # inside the slow read

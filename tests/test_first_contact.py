@@ -36,18 +36,30 @@ MODES = ["inline", "queue"]
 @pytest.fixture(scope="session")
 def wheel_venv() -> Path:
     """The venv ``scripts/wheel-venv`` built from this tree's wheel (no extras)."""
-    done = subprocess.run([str(ROOT / "scripts" / "wheel-venv")], capture_output=True, text=True,
-                          timeout=scaled(600), check=False)
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "wheel-venv")],
+        capture_output=True,
+        text=True,
+        timeout=scaled(600),
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return Path(done.stdout.strip().splitlines()[-1])
 
 
 def _env(redis_url: str, **extra: str) -> dict[str, str]:
     """A user's environment: no PYTHONPATH into this repository, no API key, our Redis."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYTHON", "GRAPHWRIGHT_", "OPENAI_", "VIRTUAL_ENV"))}
-    return {**env, "REDIS_URL": redis_url,
-            "GRAPHWRIGHT_KEY_PREFIX": f"fc{uuid.uuid4().hex[:8]}", **extra}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYTHON", "GRAPHWRIGHT_", "OPENAI_", "VIRTUAL_ENV"))
+    }
+    return {
+        **env,
+        "REDIS_URL": redis_url,
+        "GRAPHWRIGHT_KEY_PREFIX": f"fc{uuid.uuid4().hex[:8]}",
+        **extra,
+    }
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
@@ -61,23 +73,43 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def served(venv: Path, project: Path, redis_url: str, mode: str,
-           tmp_path: Path, **env: str) -> Iterator[str]:
+def served(
+    venv: Path, project: Path, redis_url: str, mode: str, tmp_path: Path, **env: str
+) -> Iterator[str]:
     """``graphwright serve`` from the wheel's venv in the project's folder; with ``queue``
     mode, ``--queue`` and one ``graphwright worker`` beside it. Yields the base URL."""
     port = free_port()
     child_env = _env(redis_url, **env)
     config = ["--config", str(project / "langgraph.json")]
     log = (tmp_path / f"serve-{mode}.log").open("wb")
-    procs = [subprocess.Popen(
-        [str(venv / "bin" / "graphwright"), *config, "serve", "--port", str(port),
-         *(["--queue"] if mode == "queue" else [])],
-        cwd=project, env=child_env, stdout=log, stderr=subprocess.STDOUT,
-        start_new_session=True)]
+    procs = [
+        subprocess.Popen(
+            [
+                str(venv / "bin" / "graphwright"),
+                *config,
+                "serve",
+                "--port",
+                str(port),
+                *(["--queue"] if mode == "queue" else []),
+            ],
+            cwd=project,
+            env=child_env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    ]
     if mode == "queue":
-        procs.append(subprocess.Popen(
-            [str(venv / "bin" / "graphwright"), *config, "worker"], cwd=project,
-            env=child_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+        procs.append(
+            subprocess.Popen(
+                [str(venv / "bin" / "graphwright"), *config, "worker"],
+                cwd=project,
+                env=child_env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        )
     url = f"http://127.0.0.1:{port}"
 
     def ready() -> bool:
@@ -100,9 +132,15 @@ def served(venv: Path, project: Path, redis_url: str, mode: str,
 def _python(venv: Path, project: Path, redis_url: str, code: str) -> Any:
     """Run ``code`` with the wheel's interpreter in the project's folder; its last line of
     output is JSON."""
-    done = subprocess.run([str(venv / "bin" / "python"), "-c", textwrap.dedent(code)],
-                          cwd=project, env=_env(redis_url), capture_output=True, text=True,
-                          timeout=scaled(120), check=False)
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", textwrap.dedent(code)],
+        cwd=project,
+        env=_env(redis_url),
+        capture_output=True,
+        text=True,
+        timeout=scaled(120),
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -119,14 +157,19 @@ def test_the_wheel_adds_only_graphwright_at_the_top_level(wheel_venv: Path) -> N
 def test_the_wheel_venv_has_no_dev_extra(wheel_venv: Path) -> None:
     """What the suite proves here, it proves without LangChain, pytest or the CLI's dev tools."""
     for module in ("langchain", "pytest", "langgraph_api"):
-        done = subprocess.run([str(wheel_venv / "bin" / "python"), "-c", f"import {module}"],
-                              capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [str(wheel_venv / "bin" / "python"), "-c", f"import {module}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert done.returncode != 0, f"{module} is importable in the wheel's venv"
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_plain_project_is_served_like_the_reference(
-        wheel_venv: Path, redis_server: Server, tmp_path: Path, mode: str) -> None:
+    wheel_venv: Path, redis_server: Server, tmp_path: Path, mode: str
+) -> None:
     project = PROJECTS / "plain"
     expected = {"topic": "owls", "steps": ["researched owls", "written"]}
     with served(wheel_venv, project, redis_server.url, mode, tmp_path) as url:
@@ -143,21 +186,26 @@ def test_a_plain_project_is_served_like_the_reference(
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_project_with_its_own_tools_nodes_and_state_modules(
-        wheel_venv: Path, redis_server: Server, tmp_path: Path, mode: str) -> None:
+    wheel_venv: Path, redis_server: Server, tmp_path: Path, mode: str
+) -> None:
     project = PROJECTS / "everyday"
     with served(wheel_venv, project, redis_server.url, mode, tmp_path) as url:
         sdk = get_sync_client(url=url, api_key=None, timeout=_timeout())
         assert sdk.runs.wait(None, "agent", input={"text": "hi"}) == {
-            "text": "hi", "steps": ["hello HI!"]}
+            "text": "hi",
+            "steps": ["hello HI!"],
+        }
         assert sdk.runs.wait(None, "async_agent", input={"text": "hi"})["steps"] == ["async HI!"]
-        made = sdk.runs.wait(None, "factory", input={"text": "hi"},
-                             config={"configurable": {"tone": "warm"}})
+        made = sdk.runs.wait(
+            None, "factory", input={"text": "hi"}, config={"configurable": {"tone": "warm"}}
+        )
         assert made["steps"] == ["warm hi"]
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_the_memory_templates_store_namespace_is_the_users(
-        wheel_venv: Path, redis_server: Server, tmp_path: Path, mode: str) -> None:
+    wheel_venv: Path, redis_server: Server, tmp_path: Path, mode: str
+) -> None:
     project = PROJECTS / "everyday"
     with served(wheel_venv, project, redis_server.url, mode, tmp_path) as url:
         sdk = get_sync_client(url=url, api_key=None, timeout=_timeout())
@@ -170,32 +218,41 @@ def test_the_memory_templates_store_namespace_is_the_users(
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_node_longer_than_the_clients_read_timeout(
-        wheel_venv: Path, redis_server: Server, tmp_path: Path, mode: str) -> None:
+    wheel_venv: Path, redis_server: Server, tmp_path: Path, mode: str
+) -> None:
     """The reference keeps a waiting response alive; a 15 s node under a 10 s read timeout."""
     project = PROJECTS / "everyday"
-    with served(wheel_venv, project, redis_server.url, mode, tmp_path,
-                FIRST_CONTACT_NAP_S="15") as url:
-        sdk = get_sync_client(url=url, api_key=None,
-                              timeout=httpx.Timeout(10, connect=scaled(5)))
+    with served(
+        wheel_venv, project, redis_server.url, mode, tmp_path, FIRST_CONTACT_NAP_S="15"
+    ) as url:
+        sdk = get_sync_client(url=url, api_key=None, timeout=httpx.Timeout(10, connect=scaled(5)))
         assert sdk.runs.wait(None, "slow", input={"text": "zz"})["steps"] == ["woke"]
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_auth_in_langgraph_json_is_enforced_like_the_reference(
-        wheel_venv: Path, redis_server: Server, tmp_path: Path, mode: str) -> None:
+    wheel_venv: Path, redis_server: Server, tmp_path: Path, mode: str
+) -> None:
     project = PROJECTS / "guarded"
-    calls = {"none": {}, "bad": {"Authorization": "Bearer nope"},
-             "alice": {"Authorization": "Bearer token-alice"}}
+    calls = {
+        "none": {},
+        "bad": {"Authorization": "Bearer nope"},
+        "alice": {"Authorization": "Bearer token-alice"},
+    }
 
     def statuses(url: str) -> dict[str, int]:
-        return {who: httpx.post(f"{url}/threads/search", json={}, headers=headers,
-                                timeout=scaled(10)).status_code
-                for who, headers in calls.items()}
+        return {
+            who: httpx.post(
+                f"{url}/threads/search", json={}, headers=headers, timeout=scaled(10)
+            ).status_code
+            for who, headers in calls.items()
+        }
 
     with served(wheel_venv, project, redis_server.url, mode, tmp_path) as url:
         ours = statuses(url)
-        sdk = get_sync_client(url=url, api_key=None,
-                              headers={"Authorization": "Bearer token-alice"})
+        sdk = get_sync_client(
+            url=url, api_key=None, headers={"Authorization": "Bearer token-alice"}
+        )
         assert sdk.runs.wait(None, "agent", input={"topic": "owls"})["steps"][-1] == "written"
     with langgraph_dev(_copy(project, tmp_path / "ref")) as ref:
         theirs = statuses(ref)
@@ -204,16 +261,22 @@ def test_auth_in_langgraph_json_is_enforced_like_the_reference(
 
 @pytest.mark.parametrize("graph", ["agent", "factory", "async_agent", "memory"])
 def test_the_python_api_invokes_each_graph(
-        wheel_venv: Path, redis_server: Server, graph: str) -> None:
+    wheel_venv: Path, redis_server: Server, graph: str
+) -> None:
     project = PROJECTS / "everyday"
-    values = _python(wheel_venv, project, redis_server.url, f"""
+    values = _python(
+        wheel_venv,
+        project,
+        redis_server.url,
+        f"""
         import json
         from graphwright import Orchestrator
         orch = Orchestrator.from_config("langgraph.json")
         result = orch.invoke({graph!r}, {{"text": "hi", "user": "li"}})
         state = orch.state(result.thread_id)
         print(json.dumps({{"status": result.status, "values": state.values}}))
-    """)
+    """,
+    )
     assert values["status"] == "completed", values
     assert values["values"].get("steps") or values["values"].get("remembered")
 
@@ -221,10 +284,21 @@ def test_the_python_api_invokes_each_graph(
 def test_the_cli_runs_a_plain_project(wheel_venv: Path, redis_server: Server) -> None:
     project = PROJECTS / "plain"
     done = subprocess.run(
-        [str(wheel_venv / "bin" / "graphwright"), "run", "agent", "--input",
-         json.dumps({"topic": "owls"}), "--json"],
-        cwd=project, env=_env(redis_server.url), capture_output=True, text=True,
-        timeout=scaled(120), check=False)
+        [
+            str(wheel_venv / "bin" / "graphwright"),
+            "run",
+            "agent",
+            "--input",
+            json.dumps({"topic": "owls"}),
+            "--json",
+        ],
+        cwd=project,
+        env=_env(redis_server.url),
+        capture_output=True,
+        text=True,
+        timeout=scaled(120),
+        check=False,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "Traceback" not in done.stderr
     assert '"completed"' in done.stdout

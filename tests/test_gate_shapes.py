@@ -19,10 +19,12 @@ def test_the_gate_value_carries_an_hitl_request_view(orch: Orchestrator) -> None
     value = orch.snapshot("g1").tasks[0].interrupts[0].value
     call = waiting.pending.calls[0] if waiting.pending else None
     assert call is not None
-    assert value["action_requests"] == [{"name": "send_email", "args": call.args,
-                                         "description": call.reason}]
-    assert value["review_configs"] == [{"action_name": "send_email",
-                                        "allowed_decisions": ["approve", "edit", "reject"]}]
+    assert value["action_requests"] == [
+        {"name": "send_email", "args": call.args, "description": call.reason}
+    ]
+    assert value["review_configs"] == [
+        {"action_name": "send_email", "allowed_decisions": ["approve", "edit", "reject"]}
+    ]
 
 
 def test_a_langchain_decisions_list_answers_a_graphwright_gate(orch: Orchestrator) -> None:
@@ -35,8 +37,10 @@ def test_a_langchain_decisions_list_answers_a_graphwright_gate(orch: Orchestrato
         orch.resume("g2", {"decisions": [{"type": "approve", "digest": "0" * 16}]})
     assert orch.client.llen(orch.keys.outbox()) == 0  # refused answers changed nothing
     args = dict(orch.state("g2").pending.calls[0].args)  # type: ignore[union-attr]
-    edit = {"type": "edit", "edited_action": {"name": "send_email",
-                                              "args": {**args, "subject": "Edited"}}}
+    edit = {
+        "type": "edit",
+        "edited_action": {"name": "send_email", "args": {**args, "subject": "Edited"}},
+    }
     done = orch.resume("g2", {"decisions": [edit]})
     assert done.status == "completed"
     (sent,) = [json.loads(m) for m in orch.client.lrange(orch.keys.outbox(), 0, -1)]
@@ -52,9 +56,13 @@ def test_a_langchain_rejection_becomes_the_calls_observation(orch: Orchestrator)
 
 
 def hitl(allowed: list[str]) -> list[PendingCall]:
-    value = {"action_requests": [{"name": "write", "args": {"n": 1}, "description": "writes"},
-                                 {"name": "write", "args": {"n": 2}, "description": "writes"}],
-             "review_configs": [{"action_name": "write", "allowed_decisions": allowed}]}
+    value = {
+        "action_requests": [
+            {"name": "write", "args": {"n": 1}, "description": "writes"},
+            {"name": "write", "args": {"n": 2}, "description": "writes"},
+        ],
+        "review_configs": [{"action_name": "write", "allowed_decisions": allowed}],
+    }
     return hitl_calls(value, "intr", [])
 
 
@@ -62,21 +70,32 @@ def test_hitl_calls_are_bound_to_digests_and_allowed_decisions() -> None:
     a, b = hitl(["approve", "reject"])
     assert (a.id, b.id) == ("intr:0", "intr:1") and a.digest == digest("write", {"n": 1})
     assert GateRequest(calls=[a, b]).review_configs == [
-        {"action_name": "write", "allowed_decisions": ["approve", "reject"]}]
-    assert hitl_resume([a, b], {a.id: {"action": "approve", "digest": a.digest},
-                                b.id: {"action": "reject", "reason": "no"}}) == \
-        {"decisions": [{"type": "approve"}, {"type": "reject", "message": "no"}]}
+        {"action_name": "write", "allowed_decisions": ["approve", "reject"]}
+    ]
+    assert hitl_resume(
+        [a, b],
+        {
+            a.id: {"action": "approve", "digest": a.digest},
+            b.id: {"action": "reject", "reason": "no"},
+        },
+    ) == {"decisions": [{"type": "approve"}, {"type": "reject", "message": "no"}]}
     with pytest.raises(GateDecisionError, match="edit is not allowed"):
-        hitl_resume([a, b], {a.id: {"action": "edit", "digest": a.digest, "args": {}},
-                             b.id: {"action": "approve", "digest": b.digest}})
+        hitl_resume(
+            [a, b],
+            {
+                a.id: {"action": "edit", "digest": a.digest, "args": {}},
+                b.id: {"action": "approve", "digest": b.digest},
+            },
+        )
     with pytest.raises(GateDecisionError, match="missing: intr:1"):
         hitl_resume([a, b], {a.id: {"action": "approve", "digest": a.digest}})
     with pytest.raises(GateDecisionError, match="other arguments"):
-        hitl_resume([a, b], {"decisions": [{"type": "approve", "digest": b.digest},
-                                           {"type": "approve"}]})
-    assert hitl_resume([a, b], {"decisions": [{"type": "approve", "digest": a.digest},
-                                              {"type": "reject"}]}) == \
-        {"decisions": [{"type": "approve"}, {"type": "reject"}]}
+        hitl_resume(
+            [a, b], {"decisions": [{"type": "approve", "digest": b.digest}, {"type": "approve"}]}
+        )
+    assert hitl_resume(
+        [a, b], {"decisions": [{"type": "approve", "digest": a.digest}, {"type": "reject"}]}
+    ) == {"decisions": [{"type": "approve"}, {"type": "reject"}]}
 
 
 def test_an_edit_cannot_switch_the_tool() -> None:

@@ -23,8 +23,15 @@ from graphwright.offline import OfflineChatModel
 def conversation(turns: int) -> list[BaseMessage]:
     out: list[BaseMessage] = [HumanMessage("read everything", id="user-1")]
     for n in range(turns):
-        out.append(AIMessage("", id=f"a{n}", tool_calls=[{"name": "read_page", "args": {"page": n},
-                                                           "id": f"c{n}", "type": "tool_call"}]))
+        out.append(
+            AIMessage(
+                "",
+                id=f"a{n}",
+                tool_calls=[
+                    {"name": "read_page", "args": {"page": n}, "id": f"c{n}", "type": "tool_call"}
+                ],
+            )
+        )
         out.append(ToolMessage("x" * 400, tool_call_id=f"c{n}", id=f"t{n}"))
     return out
 
@@ -41,14 +48,23 @@ def test_the_cut_counts_each_message_once_and_never_splits_a_call_from_its_resul
     cut = cut_index(messages, 1000, counter)
     assert counted <= len(messages)  # linear: the old cut recounted the whole tail every time
     assert isinstance(messages[cut], AIMessage) and 0 < cut < len(messages)
-    assert approximate(messages[cut:]) <= 1000 < approximate(messages[cut - 2:])
+    assert approximate(messages[cut:]) <= 1000 < approximate(messages[cut - 2 :])
 
 
 def test_the_record_stays_under_its_cap_and_folds_old_actions_into_ranges() -> None:
-    actions = [ActionDone(call_id=f"c{n}", tool="read_page", args={"page": n}, result="r" * 100,
-                          turn="user-1") for n in range(1, 501)]
-    record = bounded(Handoff(actions=actions, ids=[f"INC-{n}" for n in range(1000, 1100)],
-                             refs=[f"m{n}" for n in range(1000)]))
+    actions = [
+        ActionDone(
+            call_id=f"c{n}", tool="read_page", args={"page": n}, result="r" * 100, turn="user-1"
+        )
+        for n in range(1, 501)
+    ]
+    record = bounded(
+        Handoff(
+            actions=actions,
+            ids=[f"INC-{n}" for n in range(1000, 1100)],
+            refs=[f"m{n}" for n in range(1000)],
+        )
+    )
     assert len(record.model_dump_json()) <= MAX_CHARS
     assert folded_calls(record) == 500 and record.refs_folded + len(record.refs) == 1000
     (entry,) = record.earlier

@@ -37,13 +37,19 @@ ENDPOINTS = [  # one or more per family: system, docs, assistants, threads, runs
     ("GET", "/threads/t1/runs/r1/join", None),
     ("POST", "/threads/t1/runs/r1/cancel", None),
 ]
-REVIEW_PAGES = ["/review", "/review/t1", "/review/assets/mermaid.min.js", "/review/assets/review.js"]
+REVIEW_PAGES = [
+    "/review",
+    "/review/t1",
+    "/review/assets/mermaid.min.js",
+    "/review/assets/review.js",
+]
 
 
 @pytest.fixture
 def service(settings: Settings) -> Iterator[Service]:
-    with running(Orchestrator(settings=settings, model=OfflineChatModel()), api_key=KEY,
-                 worker=False) as svc:
+    with running(
+        Orchestrator(settings=settings, model=OfflineChatModel()), api_key=KEY, worker=False
+    ) as svc:
         yield svc
 
 
@@ -76,24 +82,41 @@ def test_review_pages_send_a_visitor_without_the_key_to_log_in(service: Service,
 def test_only_ok_needs_no_key_and_the_api_is_documented_behind_it(service: Service) -> None:
     with httpx.Client(base_url=service.url) as http:
         assert http.get("/ok").json() == {"ok": True}
-        assert http.get("/openapi.json", params={"api_key": KEY}).status_code == 401  # no query keys
+        assert (
+            http.get("/openapi.json", params={"api_key": KEY}).status_code == 401
+        )  # no query keys
         assert http.get("/health", headers={"x-api-key": KEY}).status_code == 200
         spec = http.get("/openapi.json", headers={"x-api-key": KEY}).json()
-    assert {"/threads/{thread_id}/runs/wait", "/assistants/search", "/review/{thread_id}"} <= set(spec["paths"])
+    assert {"/threads/{thread_id}/runs/wait", "/assistants/search", "/review/{thread_id}"} <= set(
+        spec["paths"]
+    )
     assert "RunCreate" in spec["components"]["schemas"]
 
 
-@pytest.mark.parametrize(("method", "path", "body", "field"), [
-    ("POST", "/assistants/search", {"limit": 0}, "limit"),
-    ("POST", "/threads", {"metadata": "not an object"}, "metadata"),
-    ("POST", "/threads/search", {"limit": "many"}, "limit"),
-    ("POST", "/threads/search", {"status": "sleeping"}, "status"),
-    ("POST", "/threads/t1/history", {"limit": -1}, "limit"),
-    ("POST", "/threads/t1/runs/wait", {"input": {"goal": "x"}}, "assistant_id"),
-    ("POST", "/threads/t1/runs/wait", {"assistant_id": 5}, "assistant_id"),
-    ("POST", "/threads/t1/runs", {"assistant_id": "agent", "stream_mode": "loud"}, "stream_mode"),
-    ("POST", "/threads/t1/runs/stream", {"assistant_id": "agent", "multitask_strategy": "shout"}, "multitask_strategy"),
-])
+@pytest.mark.parametrize(
+    ("method", "path", "body", "field"),
+    [
+        ("POST", "/assistants/search", {"limit": 0}, "limit"),
+        ("POST", "/threads", {"metadata": "not an object"}, "metadata"),
+        ("POST", "/threads/search", {"limit": "many"}, "limit"),
+        ("POST", "/threads/search", {"status": "sleeping"}, "status"),
+        ("POST", "/threads/t1/history", {"limit": -1}, "limit"),
+        ("POST", "/threads/t1/runs/wait", {"input": {"goal": "x"}}, "assistant_id"),
+        ("POST", "/threads/t1/runs/wait", {"assistant_id": 5}, "assistant_id"),
+        (
+            "POST",
+            "/threads/t1/runs",
+            {"assistant_id": "agent", "stream_mode": "loud"},
+            "stream_mode",
+        ),
+        (
+            "POST",
+            "/threads/t1/runs/stream",
+            {"assistant_id": "agent", "multitask_strategy": "shout"},
+            "multitask_strategy",
+        ),
+    ],
+)
 def test_bad_payloads_get_422_naming_the_field(
     service: Service, method: str, path: str, body: dict, field: str
 ) -> None:
@@ -107,16 +130,30 @@ def test_unknown_things_are_404_and_user_errors_400(service: Service) -> None:
     with httpx.Client(base_url=service.url, headers={"x-api-key": KEY}) as http:
         assert http.get("/assistants/nope").status_code == 404
         assert http.get("/threads/nope").status_code == 404
-        assert http.post("/threads/nope/runs/wait", json={"assistant_id": "agent", "input": {"goal": "x"}}).status_code == 404
+        assert (
+            http.post(
+                "/threads/nope/runs/wait", json={"assistant_id": "agent", "input": {"goal": "x"}}
+            ).status_code
+            == 404
+        )
         tid = http.post("/threads", json={}).json()["thread_id"]
         assert http.post("/threads", json={"thread_id": tid}).status_code == 409  # as the reference
-        assert http.post("/threads", json={"thread_id": tid, "if_exists": "do_nothing"}).status_code == 200
-        r = http.post(f"/threads/{tid}/runs/wait", json={"assistant_id": "nope", "input": {"goal": "x"}})
+        assert (
+            http.post("/threads", json={"thread_id": tid, "if_exists": "do_nothing"}).status_code
+            == 200
+        )
+        r = http.post(
+            f"/threads/{tid}/runs/wait", json={"assistant_id": "nope", "input": {"goal": "x"}}
+        )
         assert r.status_code == 422 and "Invalid assistant: 'nope'" in r.json()["detail"]  # as the
         assert "registered graphs: agent" in r.json()["detail"]  # reference: no such graph name
         gone = "00000000-0000-4000-8000-00000000dead"
-        r = http.post(f"/threads/{tid}/runs/wait", json={"assistant_id": gone, "input": {"goal": "x"}})
+        r = http.post(
+            f"/threads/{tid}/runs/wait", json={"assistant_id": gone, "input": {"goal": "x"}}
+        )
         assert r.status_code == 404 and f"Assistant {gone} not found" in r.json()["detail"]
-        r = http.post(f"/threads/{tid}/runs/wait", json={"assistant_id": "agent", "command": {"resume": {}}})
+        r = http.post(
+            f"/threads/{tid}/runs/wait", json={"assistant_id": "agent", "command": {"resume": {}}}
+        )
         assert r.status_code == 404 and "no thread" in r.json()["detail"]
         assert http.get(f"/threads/{tid}/runs/nope").status_code == 404

@@ -19,16 +19,18 @@ from graphwright.testing.until import scaled
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 
 
-
 @pytest.fixture
 def service(redis_url: str, prefix: str) -> Iterator[Service]:
-    with service_for(redis_url, prefix, "tests.slow_graphs:register_all", model=OfflineChatModel()) as svc:
+    with service_for(
+        redis_url, prefix, "tests.slow_graphs:register_all", model=OfflineChatModel()
+    ) as svc:
         yield svc
 
 
 @pytest.mark.parametrize("background", [True, False], ids=["worker", "api-process"])
 def test_a_cancel_interrupts_a_run_inside_a_model_call(
-        service: Service, prefix: str, client: redis.Redis, background: bool) -> None:
+    service: Service, prefix: str, client: redis.Redis, background: bool
+) -> None:
     sdk = get_sync_client(url=service.url, api_key=None)
     tid = sdk.threads.create()["thread_id"]
     hold = f"{prefix}:slow:hold_answer"
@@ -36,10 +38,16 @@ def test_a_cancel_interrupts_a_run_inside_a_model_call(
     if background:
         run_id = sdk.runs.create(tid, "held_answer", input={"goal": GOAL})["run_id"]
     else:
-        run_id = next(p for p in sdk.runs.stream(tid, "held_answer", input={"goal": GOAL},
-                                                 on_disconnect="continue")
-                      if p.event == "metadata").data["run_id"]
-    until(lambda: client.get(f"{prefix}:slow:answering") == b"1", "the answer's model call to start")
+        run_id = next(
+            p
+            for p in sdk.runs.stream(
+                tid, "held_answer", input={"goal": GOAL}, on_disconnect="continue"
+            )
+            if p.event == "metadata"
+        ).data["run_id"]
+    until(
+        lambda: client.get(f"{prefix}:slow:answering") == b"1", "the answer's model call to start"
+    )
     sdk.runs.cancel(tid, run_id, wait=True, action="interrupt")
     assert client.exists(hold)  # the model call is still under way
     assert sdk.runs.get(tid, run_id)["status"] == "interrupted"

@@ -33,7 +33,9 @@ EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report
 
 
 def sdk(service: Service, token: str) -> SyncLangGraphClient:
-    return get_sync_client(url=service.url, api_key=None, headers={"Authorization": f"Bearer {token}"})
+    return get_sync_client(
+        url=service.url, api_key=None, headers={"Authorization": f"Bearer {token}"}
+    )
 
 
 @pytest.fixture(params=["docs_handlers", "default_isolation"])
@@ -56,7 +58,9 @@ def test_one_user_cannot_reach_another_users_threads_or_runs(service: Service) -
     thread = alice.threads.create(metadata={"topic": "salary review"})
     tid = thread["thread_id"]
     assert thread["metadata"]["owner"] == "alice"
-    gate = alice.runs.wait(tid, "agent", input={"goal": EMAIL})["__interrupt__"][0]["value"]["calls"][0]
+    gate = alice.runs.wait(tid, "agent", input={"goal": EMAIL})["__interrupt__"][0]["value"][
+        "calls"
+    ][0]
     (run,) = alice.runs.list(tid)
     rid = run["run_id"]
     resume = {"resume": {gate["id"]: {"action": "approve", "digest": gate["digest"]}}}
@@ -100,10 +104,18 @@ def every_route(orch: Orchestrator) -> list[tuple[str, str, dict[str, Any] | Non
     """Every documented operation (ids filled in) and the documentation itself; not ``/ok`` and
     ``/metrics``, open to probes and scrapers as the reference's are (tests/test_metrics.py)."""
     paths = create_app(orch).openapi()["paths"]
-    routes = [(method.upper(), re.sub(r"\{[^}]+\}", "t1", path), {} if method == "post" else None)
-              for path, operations in paths.items() for method in operations
-              if path not in ("/ok", "/metrics")]
-    return [*routes, ("GET", "/openapi.json", None), ("GET", "/docs", None), ("GET", "/redoc", None)]
+    routes = [
+        (method.upper(), re.sub(r"\{[^}]+\}", "t1", path), {} if method == "post" else None)
+        for path, operations in paths.items()
+        for method in operations
+        if path not in ("/ok", "/metrics")
+    ]
+    return [
+        *routes,
+        ("GET", "/openapi.json", None),
+        ("GET", "/docs", None),
+        ("GET", "/redoc", None),
+    ]
 
 
 def test_every_route_but_ok_is_401_without_a_valid_token(service: Service) -> None:
@@ -121,8 +133,11 @@ def test_every_route_but_ok_is_401_without_a_valid_token(service: Service) -> No
 
 
 def test_a_false_handler_is_403_and_a_filtering_one_hides_assistants(settings: Settings) -> None:
-    with running(Orchestrator(settings=settings, model=OfflineChatModel()),
-                 auth=auth_owner.forbidding, worker=False) as svc:
+    with running(
+        Orchestrator(settings=settings, model=OfflineChatModel()),
+        auth=auth_owner.forbidding,
+        worker=False,
+    ) as svc:
         client = get_sync_client(url=svc.url, api_key=None)
         tid = client.threads.create()["thread_id"]
         assert refused(lambda: client.threads.delete(tid)).status_code == 403
@@ -139,18 +154,41 @@ def test_the_auth_object_loads_from_a_file_path_or_a_module() -> None:
 
 
 def test_the_js_sdk_sees_the_same_isolation(settings: Settings) -> None:
-    node_sdk = subprocess.run([str(ROOT / "scripts" / "node-sdk")], capture_output=True, text=True,
-                              timeout=scaled(600), check=True).stdout.strip()
+    node_sdk = subprocess.run(
+        [str(ROOT / "scripts" / "node-sdk")],
+        capture_output=True,
+        text=True,
+        timeout=scaled(600),
+        check=True,
+    ).stdout.strip()
     script = (ROOT / "tests" / "node" / "isolation.mjs").read_text()
-    with running(Orchestrator(settings=settings, model=OfflineChatModel()),
-                 auth=auth_owner.auth) as svc:
-        done = subprocess.run(["node", "--input-type=module", "-", svc.url], input=script,
-                              cwd=node_sdk, capture_output=True, text=True, timeout=scaled(120), check=False)
+    with running(
+        Orchestrator(settings=settings, model=OfflineChatModel()), auth=auth_owner.auth
+    ) as svc:
+        done = subprocess.run(
+            ["node", "--input-type=module", "-", svc.url],
+            input=script,
+            cwd=node_sdk,
+            capture_output=True,
+            text=True,
+            timeout=scaled(120),
+            check=False,
+        )
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["owner"] == "alice"
-    for what in ("read", "state", "history", "listRuns", "getRun", "join", "resume", "stream",
-                 "cancel", "delete"):
+    for what in (
+        "read",
+        "state",
+        "history",
+        "listRuns",
+        "getRun",
+        "join",
+        "resume",
+        "stream",
+        "cancel",
+        "delete",
+    ):
         assert seen[what] == 404, (what, seen[what])
     assert seen["bobSearch"] == [] and seen["aliceSearch"] == [seen["tid"]]
     assert "Sent 'Weekly report'" in seen["aliceResume"]
@@ -219,13 +257,28 @@ def test_one_user_cannot_reach_another_users_crons(service: Service) -> None:
 
 
 def test_the_js_sdk_sees_the_same_store_and_cron_isolation(settings: Settings) -> None:
-    node_sdk = subprocess.run([str(ROOT / "scripts" / "node-sdk")], capture_output=True, text=True,
-                              timeout=scaled(600), check=True).stdout.strip()
+    node_sdk = subprocess.run(
+        [str(ROOT / "scripts" / "node-sdk")],
+        capture_output=True,
+        text=True,
+        timeout=scaled(600),
+        check=True,
+    ).stdout.strip()
     script = (ROOT / "tests" / "node" / "isolation_store_crons.mjs").read_text()
-    with running(Orchestrator(settings=settings, model=OfflineChatModel()),
-                 auth=auth_owner.auth, worker=False) as svc:
-        done = subprocess.run(["node", "--input-type=module", "-", svc.url], input=script,
-                              cwd=node_sdk, capture_output=True, text=True, timeout=scaled(120), check=False)
+    with running(
+        Orchestrator(settings=settings, model=OfflineChatModel()),
+        auth=auth_owner.auth,
+        worker=False,
+    ) as svc:
+        done = subprocess.run(
+            ["node", "--input-type=module", "-", svc.url],
+            input=script,
+            cwd=node_sdk,
+            capture_output=True,
+            text=True,
+            timeout=scaled(120),
+            check=False,
+        )
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["aliceNamespace"] == ["alice", "notes"]
@@ -244,7 +297,9 @@ def test_the_review_pages_show_each_user_only_their_own_threads(service: Service
     gated: dict[str, tuple[str, dict[str, Any]]] = {}
     for name, client in (("alice", alice), ("bob", bob)):
         tid = client.threads.create()["thread_id"]
-        call = client.runs.wait(tid, "agent", input={"goal": EMAIL})["__interrupt__"][0]["value"]["calls"][0]
+        call = client.runs.wait(tid, "agent", input={"goal": EMAIL})["__interrupt__"][0]["value"][
+            "calls"
+        ][0]
         gated[name] = (tid, call)
     (mine, call), (theirs, _) = gated["alice"], gated["bob"]
     as_alice = {"Authorization": "Bearer token-alice"}
@@ -266,7 +321,9 @@ def test_the_review_pages_show_each_user_only_their_own_threads(service: Service
 
 def test_the_thread_a_users_cron_starts_is_theirs(service: Service) -> None:
     alice, bob = sdk(service, "token-alice"), sdk(service, "token-bob")
-    cron = alice.crons.create("agent", schedule=NEVER, input={"goal": "hi"}, on_run_completed="keep")
+    cron = alice.crons.create(
+        "agent", schedule=NEVER, input={"goal": "hi"}, on_run_completed="keep"
+    )
     doc = CronStore(service.orch.client, service.orch.keys).find(cron["cron_id"])
     assert doc is not None
     run_id = str(uuid.uuid4())

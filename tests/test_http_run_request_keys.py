@@ -25,20 +25,30 @@ from graphwright.testing.service import Service, running
 from tests import auth_owner
 
 GOAL = {"goal": "订单 A1001 到哪了？"}
-CLAIMED = {"langgraph_auth_user_id": "bob", "langgraph_auth_user": {"identity": "bob"},
-           "langgraph_auth_permissions": ["admin"], "langgraph_request_id": "claimed",
-           "__request_start_time_ms__": 1, "x": 1}
+CLAIMED = {
+    "langgraph_auth_user_id": "bob",
+    "langgraph_auth_user": {"identity": "bob"},
+    "langgraph_auth_permissions": ["admin"],
+    "langgraph_request_id": "claimed",
+    "__request_start_time_ms__": 1,
+    "x": 1,
+}
 
 
 @pytest.fixture
 def service(settings: Settings) -> Iterator[Service]:
-    with running(Orchestrator(settings=settings, model=OfflineChatModel()), auth=auth_owner.auth) as svc:
+    with running(
+        Orchestrator(settings=settings, model=OfflineChatModel()), auth=auth_owner.auth
+    ) as svc:
         yield svc
 
 
 def test_a_run_names_its_signed_in_caller_not_the_one_its_body_claims(service: Service) -> None:
-    alice = get_sync_client(url=service.url, api_key=None, headers={
-        "Authorization": "Bearer token-alice", "x-request-id": "req-7"})
+    alice = get_sync_client(
+        url=service.url,
+        api_key=None,
+        headers={"Authorization": "Bearer token-alice", "x-request-id": "req-7"},
+    )
     tid = alice.threads.create()["thread_id"]
     run = alice.runs.create(tid, "agent", input=GOAL, config={"configurable": CLAIMED})
     configurable = run["kwargs"]["config"]["configurable"]
@@ -56,15 +66,23 @@ def test_a_run_names_its_signed_in_caller_not_the_one_its_body_claims(service: S
 
 
 def test_a_request_without_an_id_gets_a_new_one(service: Service) -> None:
-    alice = get_sync_client(url=service.url, api_key=None, headers={"Authorization": "Bearer token-alice"})
+    alice = get_sync_client(
+        url=service.url, api_key=None, headers={"Authorization": "Bearer token-alice"}
+    )
     tid = alice.threads.create()["thread_id"]
-    ids = {alice.runs.create(tid, "agent", input=GOAL)["kwargs"]["config"]["configurable"]
-           ["langgraph_request_id"] for _ in range(2)}
+    ids = {
+        alice.runs.create(tid, "agent", input=GOAL)["kwargs"]["config"]["configurable"][
+            "langgraph_request_id"
+        ]
+        for _ in range(2)
+    }
     assert len(ids) == 2 and all(uuid.UUID(i) for i in ids)
 
 
 def test_a_run_naming_no_strategy_waits_for_a_busy_thread(service: Service) -> None:
-    alice = get_sync_client(url=service.url, api_key=None, headers={"Authorization": "Bearer token-alice"})
+    alice = get_sync_client(
+        url=service.url, api_key=None, headers={"Authorization": "Bearer token-alice"}
+    )
     tid = alice.threads.create()["thread_id"]
     with thread_lock(service.orch.client, service.orch.keys, tid):  # busy outside the service
         run = alice.runs.create(tid, "agent", input=GOAL)  # enqueued, not refused with 409

@@ -26,7 +26,6 @@ from tests.protocol_servers import graphwright_server
 STEPS: dict[str, Any] = {"steps": []}
 
 
-
 @pytest.fixture(scope="module")
 def svc(redis_server: Server) -> Iterator[Service]:
     with serving() as chat:
@@ -46,10 +45,16 @@ def test_cancel_with_wait_interrupts_a_running_run(svc: Service, background: boo
     if background:
         run_id = sdk.runs.create(tid, "slow", input=STEPS)["run_id"]
     else:
-        with httpx.stream("POST", f"{svc.url}/threads/{tid}/runs/stream", json={
-                "assistant_id": "slow", "input": STEPS, "on_disconnect": "continue"}, timeout=scaled(30)) as response:
+        with httpx.stream(
+            "POST",
+            f"{svc.url}/threads/{tid}/runs/stream",
+            json={"assistant_id": "slow", "input": STEPS, "on_disconnect": "continue"},
+            timeout=scaled(30),
+        ) as response:
             run_id = response.headers["content-location"].rsplit("/", 1)[-1]  # and hang up
-    until(lambda: sdk.runs.get(tid, run_id)["status"] == "running" and ticks(sdk, tid) >= 2, "ticks")
+    until(
+        lambda: sdk.runs.get(tid, run_id)["status"] == "running" and ticks(sdk, tid) >= 2, "ticks"
+    )
     sdk.runs.cancel(tid, run_id, wait=True, action="interrupt")
     assert sdk.runs.get(tid, run_id)["status"] == "interrupted"
     stopped = ticks(sdk, tid)
@@ -74,8 +79,15 @@ def test_cancel_with_rollback_deletes_the_run_and_its_state(svc: Service) -> Non
 def test_a_client_that_disconnects_cancels_a_run_with_on_disconnect_cancel(svc: Service) -> None:
     sdk = get_sync_client(url=svc.url, api_key=None)
     tid = sdk.threads.create()["thread_id"]
-    body = {"assistant_id": "slow", "input": STEPS, "stream_mode": "updates", "on_disconnect": "cancel"}
-    with httpx.stream("POST", f"{svc.url}/threads/{tid}/runs/stream", json=body, timeout=scaled(30)) as response:
+    body = {
+        "assistant_id": "slow",
+        "input": STEPS,
+        "stream_mode": "updates",
+        "on_disconnect": "cancel",
+    }
+    with httpx.stream(
+        "POST", f"{svc.url}/threads/{tid}/runs/stream", json=body, timeout=scaled(30)
+    ) as response:
         run_id = response.headers["content-location"].rsplit("/", 1)[-1]
         for line in response.iter_lines():
             if line.startswith("event: updates"):
@@ -103,7 +115,12 @@ def test_a_webhook_gets_the_finished_run(svc: Service) -> None:
     try:
         sdk = get_sync_client(url=svc.url, api_key=None)
         tid = sdk.threads.create()["thread_id"]
-        sdk.runs.wait(tid, "subgraph", input=STEPS, webhook=f"http://127.0.0.1:{server.server_address[1]}/hook")
+        sdk.runs.wait(
+            tid,
+            "subgraph",
+            input=STEPS,
+            webhook=f"http://127.0.0.1:{server.server_address[1]}/hook",
+        )
         assert got.wait(scaled(30))
     finally:
         server.shutdown()
@@ -128,8 +145,13 @@ def test_a_failing_run_sends_an_error_event_and_wait_returns_error(svc: Service)
     sdk = get_sync_client(url=svc.url, api_key=None)
     tid = sdk.threads.create()["thread_id"]
     parts = list(sdk.runs.stream(tid, "raising", input=STEPS, stream_mode=["updates"]))
-    assert parts[-1].event == "error" and parts[-1].data == {"error": "ValueError", "message": "boom happened"}
-    body = httpx.post(f"{svc.url}/threads/{tid}/runs/wait", json={"assistant_id": "raising", "input": STEPS}).json()
+    assert parts[-1].event == "error" and parts[-1].data == {
+        "error": "ValueError",
+        "message": "boom happened",
+    }
+    body = httpx.post(
+        f"{svc.url}/threads/{tid}/runs/wait", json={"assistant_id": "raising", "input": STEPS}
+    ).json()
     assert body == {"__error__": {"error": "ValueError", "message": "boom happened"}}
 
 

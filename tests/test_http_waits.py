@@ -31,10 +31,14 @@ NAP_S = 5.0  # how long the node sleeps
 
 @pytest.fixture
 def service(redis_url: str, prefix: str) -> Iterator[Service]:
-    settings = Settings(_env_file=None, REDIS_URL=redis_url,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_KEY_PREFIX=prefix, GRAPHWRIGHT_RUN_RATE=0,
-                        GRAPHWRIGHT_GRAPHS="tests.sleepy_graphs:register",
-                        GRAPHWRIGHT_KEEPALIVE_S=scaled(KEEPALIVE_S))
+    settings = Settings(
+        _env_file=None,
+        REDIS_URL=redis_url,  # type: ignore[call-arg]
+        GRAPHWRIGHT_KEY_PREFIX=prefix,
+        GRAPHWRIGHT_RUN_RATE=0,
+        GRAPHWRIGHT_GRAPHS="tests.sleepy_graphs:register",
+        GRAPHWRIGHT_KEEPALIVE_S=scaled(KEEPALIVE_S),
+    )
     orch = Orchestrator(settings=settings)
     try:
         with running(orch) as svc:
@@ -49,7 +53,8 @@ def short_read() -> tuple[float, float, float, float]:
 
 
 def test_waits_longer_than_the_clients_read_timeout_complete_through_the_sdk(
-        service: Service) -> None:
+    service: Service,
+) -> None:
     """A thread's wait, a stateless wait and a join of a background run, at once: each run
     sleeps past the client's read timeout, and each answer is the run's values, read on the
     first connection (the SDK reconnects to ``Location`` on a cut-off body: it must not)."""
@@ -57,12 +62,18 @@ def test_waits_longer_than_the_clients_read_timeout_complete_through_the_sdk(
 
     async def scenario() -> list[object]:
         sdk = get_client(url=service.url, api_key=None, timeout=short_read())
-        mine, theirs = (await sdk.threads.create())["thread_id"], (await sdk.threads.create())["thread_id"]
+        mine, theirs = (
+            (await sdk.threads.create())["thread_id"],
+            (await sdk.threads.create())["thread_id"],
+        )
         background = await sdk.runs.create(theirs, "nap", input=nap)
-        return list(await asyncio.gather(
-            sdk.runs.wait(mine, "nap", input=nap),
-            sdk.runs.wait(None, "nap", input=nap),
-            sdk.runs.join(theirs, background["run_id"])))
+        return list(
+            await asyncio.gather(
+                sdk.runs.wait(mine, "nap", input=nap),
+                sdk.runs.wait(None, "nap", input=nap),
+                sdk.runs.join(theirs, background["run_id"]),
+            )
+        )
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -78,8 +89,10 @@ def test_a_wait_writes_newlines_while_pending_then_json(service: Service) -> Non
     headers name the run and where to join it, as the reference's."""
     chunks: list[bytes] = []
     nap = {"seconds": scaled(2)}
-    with httpx.Client(base_url=service.url, timeout=short_read()) as http, \
-            http.stream("POST", "/runs/wait", json={"assistant_id": "nap", "input": nap}) as answer:
+    with (
+        httpx.Client(base_url=service.url, timeout=short_read()) as http,
+        http.stream("POST", "/runs/wait", json={"assistant_id": "nap", "input": nap}) as answer,
+    ):
         assert answer.status_code == 200
         chunks.extend(answer.iter_raw())
     assert answer.headers["content-type"] == "application/json"
@@ -103,77 +116,107 @@ def run_of(answer: httpx.Response) -> tuple[str, str]:
 
 @pytest.mark.parametrize("on_disconnect", ["cancel", "continue", None])
 def test_a_wait_cancels_its_run_on_disconnect_only_when_asked(
-        service: Service, on_disconnect: str | None) -> None:
+    service: Service, on_disconnect: str | None
+) -> None:
     sdk = get_sync_client(url=service.url, api_key=None)
     thread_id = sdk.threads.create()["thread_id"]
     seconds = scaled(30 if on_disconnect == "cancel" else 2)
     body = {"assistant_id": "nap", "input": {"seconds": seconds}, "on_disconnect": on_disconnect}
-    with httpx.Client(base_url=service.url, timeout=short_read()) as http, \
-            http.stream("POST", f"/threads/{thread_id}/runs/wait", json=body) as answer:
+    with (
+        httpx.Client(base_url=service.url, timeout=short_read()) as http,
+        http.stream("POST", f"/threads/{thread_id}/runs/wait", json=body) as answer,
+    ):
         first_newline(answer)
         run_id = run_of(answer)[1]
     wanted = "interrupted" if on_disconnect == "cancel" else "success"
-    until(lambda: sdk.runs.get(thread_id, run_id)["status"] == wanted, f"the run {wanted}",
-          timeout_s=15)
+    until(
+        lambda: sdk.runs.get(thread_id, run_id)["status"] == wanted,
+        f"the run {wanted}",
+        timeout_s=15,
+    )
     values = sdk.threads.get_state(thread_id)["values"]
     assert isinstance(values, dict)
     assert values.get("woke") is (None if on_disconnect == "cancel" else True)
 
 
-def test_a_client_gone_before_the_first_keepalive_cancels_when_it_asked(
-        service: Service) -> None:
+def test_a_client_gone_before_the_first_keepalive_cancels_when_it_asked(service: Service) -> None:
     """The request is sent and the socket closed at once: the status line was never sent."""
     sdk = get_sync_client(url=service.url, api_key=None)
     thread_id = sdk.threads.create()["thread_id"]
-    body = json.dumps({"assistant_id": "nap", "input": {"seconds": scaled(30)},
-                       "on_disconnect": "cancel"}).encode()
+    body = json.dumps(
+        {"assistant_id": "nap", "input": {"seconds": scaled(30)}, "on_disconnect": "cancel"}
+    ).encode()
     host, port = service.url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port))) as raw:
-        raw.sendall(f"POST /threads/{thread_id}/runs/wait HTTP/1.1\r\nHost: {host}\r\n"
-                    f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
-                    .encode() + body)
+        raw.sendall(
+            f"POST /threads/{thread_id}/runs/wait HTTP/1.1\r\nHost: {host}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
         until(lambda: sdk.runs.list(thread_id), "the run created")
-    until(lambda: sdk.runs.list(thread_id)[0]["status"] == "interrupted", "the run interrupted",
-          timeout_s=15)
+    until(
+        lambda: sdk.runs.list(thread_id)[0]["status"] == "interrupted",
+        "the run interrupted",
+        timeout_s=15,
+    )
 
 
 def test_a_join_with_cancel_on_disconnect_cancels_the_run(service: Service) -> None:
     sdk = get_sync_client(url=service.url, api_key=None)
     thread_id = sdk.threads.create()["thread_id"]
     run_id = sdk.runs.create(thread_id, "nap", input={"seconds": scaled(30)})["run_id"]
-    with httpx.Client(base_url=service.url, timeout=short_read()) as http, \
-            http.stream("GET", f"/threads/{thread_id}/runs/{run_id}/join",
-                        params={"cancel_on_disconnect": "true"}) as answer:
+    with (
+        httpx.Client(base_url=service.url, timeout=short_read()) as http,
+        http.stream(
+            "GET",
+            f"/threads/{thread_id}/runs/{run_id}/join",
+            params={"cancel_on_disconnect": "true"},
+        ) as answer,
+    ):
         first_newline(answer)
-    until(lambda: sdk.runs.get(thread_id, run_id)["status"] == "interrupted",
-          "the joined run interrupted", timeout_s=15)
+    until(
+        lambda: sdk.runs.get(thread_id, run_id)["status"] == "interrupted",
+        "the joined run interrupted",
+        timeout_s=15,
+    )
 
 
 def timed_wait(url: str, nap_s: float) -> tuple[httpx.Headers, list[tuple[float, bytes]]]:
     """A stateless wait's headers and its body's chunks, each with when it came."""
     chunks: list[tuple[float, bytes]] = []
     started = time.monotonic()
-    with httpx.Client(base_url=url, timeout=scaled(30)) as http, \
-            http.stream("POST", "/runs/wait", json={"assistant_id": "nap",
-                                                    "input": {"seconds": nap_s}}) as answer:
+    with (
+        httpx.Client(base_url=url, timeout=scaled(30)) as http,
+        http.stream(
+            "POST", "/runs/wait", json={"assistant_id": "nap", "input": {"seconds": nap_s}}
+        ) as answer,
+    ):
         assert answer.status_code == 200, answer.read()
         chunks.extend((time.monotonic() - started, c) for c in answer.iter_raw())
     return answer.headers, chunks
 
 
 def test_a_wait_answers_with_the_references_bytes_at_its_interval(
-        redis_url: str, prefix: str, tmp_path: Path) -> None:
+    redis_url: str, prefix: str, tmp_path: Path
+) -> None:
     """Default settings on both: a newline at 5 s while the 6 s run is pending, then the same
     JSON, the same content type and a Location to join."""
     nap_s = 6.0
-    settings = Settings(_env_file=None, REDIS_URL=redis_url,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_KEY_PREFIX=prefix, GRAPHWRIGHT_RUN_RATE=0,
-                        GRAPHWRIGHT_GRAPHS="tests.sleepy_graphs:register")
+    settings = Settings(
+        _env_file=None,
+        REDIS_URL=redis_url,  # type: ignore[call-arg]
+        GRAPHWRIGHT_KEY_PREFIX=prefix,
+        GRAPHWRIGHT_RUN_RATE=0,
+        GRAPHWRIGHT_GRAPHS="tests.sleepy_graphs:register",
+    )
     orch = Orchestrator(settings=settings)
     try:
-        with running(orch) as ours, reference_server(
-                {"nap": str(ROOT / "tests" / "sleepy_graphs.py") + ":graph"},
-                tmp_path / "reference") as reference:
+        with (
+            running(orch) as ours,
+            reference_server(
+                {"nap": str(ROOT / "tests" / "sleepy_graphs.py") + ":graph"}, tmp_path / "reference"
+            ) as reference,
+        ):
             answers = [timed_wait(url, nap_s) for url in (reference, ours.url)]
     finally:
         orch.close()

@@ -31,10 +31,18 @@ def keys(prefix: str) -> Keys:
     return Keys(prefix=prefix)
 
 
-def run(ex: ToolExecutor, name: str, args: Any, call_id: str = "c1", *, fence: int | None = None,
-        retry: bool = False) -> Observation:
-    return ex.execute(ToolCall(name=name, args=args, id=call_id), thread_id="t1", fence=fence,
-                      retry=retry)
+def run(
+    ex: ToolExecutor,
+    name: str,
+    args: Any,
+    call_id: str = "c1",
+    *,
+    fence: int | None = None,
+    retry: bool = False,
+) -> Observation:
+    return ex.execute(
+        ToolCall(name=name, args=args, id=call_id), thread_id="t1", fence=fence, retry=retry
+    )
 
 
 def counting(**kw: Any) -> tuple[ToolRegistry, list[int]]:
@@ -44,8 +52,9 @@ def counting(**kw: Any) -> tuple[ToolRegistry, list[int]]:
         ran.append(args.n)
         return f"wrote {args.n}"
 
-    spec = ToolSpec(name="w", description="w", args_model=Args, func=kw.pop("func", write),
-                    risk="write", **kw)
+    spec = ToolSpec(
+        name="w", description="w", args_model=Args, func=kw.pop("func", write), risk="write", **kw
+    )
     return ToolRegistry([spec]), ran
 
 
@@ -71,7 +80,9 @@ def test_a_claim_without_result_is_unknown_and_never_rerun_by_itself(
     reg, ran = counting()
     ex = ToolExecutor(reg, client, keys=keys)
     # A process claimed the call and died before recording what happened.
-    ex.records.claim("t1", "c1", tool="w", digest=args_digest("w", {"n": 1}), key="t1:c1", fence=None)
+    ex.records.claim(
+        "t1", "c1", tool="w", digest=args_digest("w", {"n": 1}), key="t1:c1", fence=None
+    )
     for _ in range(2):
         obs = run(ex, "w", {"n": 1})
         assert obs.error is not None and obs.error.type == "outcome_unknown"
@@ -85,7 +96,9 @@ def test_a_claim_without_result_is_unknown_and_never_rerun_by_itself(
 def test_a_reviewer_marks_an_unknown_write_done(client: redis.Redis, keys: Keys) -> None:
     reg, ran = counting()
     ex = ToolExecutor(reg, client, keys=keys)
-    ex.records.claim("t1", "c1", tool="w", digest=args_digest("w", {"n": 1}), key="t1:c1", fence=None)
+    ex.records.claim(
+        "t1", "c1", tool="w", digest=args_digest("w", {"n": 1}), key="t1:c1", fence=None
+    )
     done = ex.mark_done(ToolCall(name="w", args={"n": 1}, id="c1"), "it did happen", thread_id="t1")
     assert done.ok and done.result == "it did happen"
     replay = run(ex, "w", {"n": 1})
@@ -99,10 +112,17 @@ def test_a_keyed_builtin_cut_off_after_its_effect_leaves_one_effect(
     spec = ex.registry.get("send_email")
     assert spec is not None and spec.keyed
     # The effect happened under the claim, then the process died before the record.
-    ex.records.claim("t1", "c1", tool="send_email", digest=args_digest("send_email", MAIL),
-                     key="t1:c1", fence=None)
-    ctx = ToolContext(thread_id="t1", tool_call_id="c1", idempotency_key="t1:c1", redis=client,
-                      keys=keys)
+    ex.records.claim(
+        "t1",
+        "c1",
+        tool="send_email",
+        digest=args_digest("send_email", MAIL),
+        key="t1:c1",
+        fence=None,
+    )
+    ctx = ToolContext(
+        thread_id="t1", tool_call_id="c1", idempotency_key="t1:c1", redis=client, keys=keys
+    )
     spec.func(spec.args_model.model_validate(MAIL), ctx)
     assert client.llen(keys.outbox()) == 1
     again = run(ex, "send_email", MAIL)  # re-run under the same key: the outbox dedupes it
@@ -140,12 +160,24 @@ def test_writes_never_queue_behind_hung_reads_and_queue_time_is_not_timed(
     client: redis.Redis, keys: Keys
 ) -> None:
     release = threading.Event()
-    hung = ToolSpec(name="hung", description="r", args_model=Args,
-                    func=lambda a, c: release.wait(10), timeout_s=30)
-    quick = ToolSpec(name="quick", description="r", args_model=Args, func=lambda a, c: "ok",
-                     timeout_s=0.3)
-    write = ToolSpec(name="w", description="w", args_model=Args, func=lambda a, c: "wrote",
-                     risk="write", timeout_s=0.3)
+    hung = ToolSpec(
+        name="hung",
+        description="r",
+        args_model=Args,
+        func=lambda a, c: release.wait(10),
+        timeout_s=30,
+    )
+    quick = ToolSpec(
+        name="quick", description="r", args_model=Args, func=lambda a, c: "ok", timeout_s=0.3
+    )
+    write = ToolSpec(
+        name="w",
+        description="w",
+        args_model=Args,
+        func=lambda a, c: "wrote",
+        risk="write",
+        timeout_s=0.3,
+    )
     ex = ToolExecutor(ToolRegistry([hung, quick, write]), client, keys=keys, max_workers=1)
     blocker = threading.Thread(target=run, args=(ex, "hung", {}, "r1"))
     blocker.start()

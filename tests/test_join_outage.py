@@ -41,8 +41,12 @@ def joining(client: redis.Redis) -> bool:
 
 
 def test_a_join_waits_through_a_redis_outage_and_answers_the_run(restartable: Restartable) -> None:
-    settings = Settings(_env_file=None, REDIS_URL=restartable.url,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_KEY_PREFIX="j", GRAPHWRIGHT_REDIS_RETRY_S="20")
+    settings = Settings(
+        _env_file=None,
+        REDIS_URL=restartable.url,  # type: ignore[call-arg]
+        GRAPHWRIGHT_KEY_PREFIX="j",
+        GRAPHWRIGHT_REDIS_RETRY_S="20",
+    )
     orch = Orchestrator(settings=settings, model=OfflineChatModel())
     answers: list[Any] = []
     with running(orch, worker=False) as svc:
@@ -80,12 +84,19 @@ def test_a_join_waits_through_a_redis_outage_and_answers_the_run(restartable: Re
 def test_a_join_waits_through_a_cluster_failover_and_answers_the_run(tmp_path: Path) -> None:
     servers = start_cluster(tmp_path / "cluster", masters=3, replicas=1)
     try:
-        settings = Settings(_env_file=None, REDIS_URL=servers[1].url,  # type: ignore[call-arg]
-                            GRAPHWRIGHT_KEY_PREFIX="jc", GRAPHWRIGHT_REDIS_CLUSTER=True)
+        settings = Settings(
+            _env_file=None,
+            REDIS_URL=servers[1].url,  # type: ignore[call-arg]
+            GRAPHWRIGHT_KEY_PREFIX="jc",
+            GRAPHWRIGHT_REDIS_CLUSTER=True,
+        )
         orch = Orchestrator(settings=settings, model=OfflineChatModel())
         doomed = servers[0]  # its replica (servers[3]) takes its slots over
-        tid = next(t for t in (f"join-failover-{i}" for i in range(200))
-                   if owner_of(servers, orch.keys.run_end(t, "x")) is doomed)
+        tid = next(
+            t
+            for t in (f"join-failover-{i}" for i in range(200))
+            if owner_of(servers, orch.keys.run_end(t, "x")) is doomed
+        )
         answers: list[Any] = []
         with running(orch, worker=False) as svc:
             sdk = get_sync_client(url=svc.url, api_key=None)

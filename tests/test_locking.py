@@ -37,12 +37,15 @@ def test_every_acquisition_takes_a_newer_fencing_token(client: redis.Redis, keys
         assert json.loads(client.get(keys.lock("t")) or "{}")["fence"] == second.fence
 
 
-@pytest.mark.parametrize(("change", "taken"), [
-    ({}, True),  # same machine, its process gone: taken over at once
-    ({"boot": "another-boot"}, False),  # another machine or boot: wait for the expiry
-    ({"pidns": "pid:[1]"}, False),  # another container sharing the hostname
-    ({"start": None}, False),  # no way to tell
-])
+@pytest.mark.parametrize(
+    ("change", "taken"),
+    [
+        ({}, True),  # same machine, its process gone: taken over at once
+        ({"boot": "another-boot"}, False),  # another machine or boot: wait for the expiry
+        ({"pidns": "pid:[1]"}, False),  # another container sharing the hostname
+        ({"start": None}, False),  # no way to tell
+    ],
+)
 def test_a_dead_holder_is_taken_over_only_when_provably_dead(
     client: redis.Redis, keys: Keys, change: dict[str, object], taken: bool
 ) -> None:
@@ -59,7 +62,13 @@ def test_a_dead_holder_is_taken_over_only_when_provably_dead(
 def test_a_live_holder_on_this_machine_is_not_taken_over(client: redis.Redis, keys: Keys) -> None:
     holder = subprocess.Popen(["sleep", "60"])
     try:
-        owner = {**identity(), "pid": holder.pid, "start": _start_time(holder.pid), "id": "it", "fence": 1}
+        owner = {
+            **identity(),
+            "pid": holder.pid,
+            "start": _start_time(holder.pid),
+            "id": "it",
+            "fence": 1,
+        }
         client.set(keys.lock("t"), json.dumps(owner), px=30_000)
         with pytest.raises(ThreadBusyError), thread_lock(client, keys, "t"):
             pass
@@ -107,7 +116,8 @@ class PausingAfterAcquire:
 
 
 def test_a_lock_another_run_of_this_process_is_taking_is_not_taken_over(
-        client: redis.Redis, keys: Keys) -> None:
+    client: redis.Redis, keys: Keys
+) -> None:
     """Two runs of one process race for a thread (a worker's jobs): the one that took the
     lock in Redis and has not yet returned holds it; the other is busy, never its taker."""
     pausing = PausingAfterAcquire(client)

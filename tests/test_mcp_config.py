@@ -27,12 +27,26 @@ from tests.mcp_rig import stop_mcp_servers  # noqa: F401  # autouse: servers sto
 
 
 def test_stdio_and_http_entries_in_the_common_shape() -> None:
-    servers = parse_mcp_servers({
-        "git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"A": "1"}, "tools": ["*"]},
-        "web": {"type": "streamable-http", "url": "http://127.0.0.1:9/mcp",
-                "headers": {"Authorization": "Bearer x"}, "tools": ["web.fetch"]},
-    })
-    assert isinstance(servers["git"], StdioServer) and servers["git"].describe() == "uvx mcp-server-git"
+    servers = parse_mcp_servers(
+        {
+            "git": {
+                "command": "uvx",
+                "args": ["mcp-server-git"],
+                "env": {"A": "1"},
+                "tools": ["*"],
+            },
+            "web": {
+                "type": "streamable-http",
+                "url": "http://127.0.0.1:9/mcp",
+                "headers": {"Authorization": "Bearer x"},
+                "tools": ["web.fetch"],
+            },
+        }
+    )
+    assert (
+        isinstance(servers["git"], StdioServer)
+        and servers["git"].describe() == "uvx mcp-server-git"
+    )
     web = servers["web"]
     assert isinstance(web, HttpServer) and web.describe() == "http://127.0.0.1:9/mcp"
     secret = HttpServer(url="https://user:pw@mcp.example/mcp?token=abc", tools=["*"])
@@ -41,15 +55,26 @@ def test_stdio_and_http_entries_in_the_common_shape() -> None:
     assert servers["git"].allows("git", "anything")
 
 
-@pytest.mark.parametrize(("raw", "message"), [
-    ({"git": {"command": "uvx"}}, "mcpServers.git: tools: Field required"),
-    ({"git": {"command": "uvx", "tools": []}}, "mcpServers.git: tools: List should have at least 1"),
-    ({"git": {"command": "uvx", "tools": ["*"], "overrides": {"x": {"risk": "maybe"}}}},
-     "mcpServers.git: overrides.x.risk"),
-    ({"web": {"url": "ftp://x", "tools": ["*"]}}, "mcpServers.web: url"),
-    ({"web": {"type": "sse", "url": "http://x", "tools": ["*"]}}, "transport 'sse' is not supported"),
-    ({"bad name": {"command": "x", "tools": ["*"]}}, "server names must match"),
-])
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"git": {"command": "uvx"}}, "mcpServers.git: tools: Field required"),
+        (
+            {"git": {"command": "uvx", "tools": []}},
+            "mcpServers.git: tools: List should have at least 1",
+        ),
+        (
+            {"git": {"command": "uvx", "tools": ["*"], "overrides": {"x": {"risk": "maybe"}}}},
+            "mcpServers.git: overrides.x.risk",
+        ),
+        ({"web": {"url": "ftp://x", "tools": ["*"]}}, "mcpServers.web: url"),
+        (
+            {"web": {"type": "sse", "url": "http://x", "tools": ["*"]}},
+            "transport 'sse' is not supported",
+        ),
+        ({"bad name": {"command": "x", "tools": ["*"]}}, "server names must match"),
+    ],
+)
 def test_bad_configuration_names_the_server_and_field(raw: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigurationError, match="mcpServers") as caught:
         parse_mcp_servers(raw)
@@ -68,16 +93,21 @@ def test_setting_is_inline_json_or_a_file_with_an_mcpservers_key(tmp_path: Path)
         load_mcp_servers("{nope")
 
 
-@pytest.mark.parametrize(("hints", "expected"), [
-    (None, ("write", "untrusted", False)),
-    ({}, ("write", "untrusted", False)),
-    ({"readOnlyHint": True}, ("read", "untrusted", False)),
-    ({"readOnlyHint": True, "openWorldHint": False}, ("read", "trusted", False)),
-    ({"readOnlyHint": False, "openWorldHint": False, "idempotentHint": True},
-     ("write", "trusted", True)),
-    ({"readOnlyHint": True, "idempotentHint": True}, ("read", "untrusted", False)),
-    ({"destructiveHint": False, "openWorldHint": True}, ("write", "untrusted", False)),
-])
+@pytest.mark.parametrize(
+    ("hints", "expected"),
+    [
+        (None, ("write", "untrusted", False)),
+        ({}, ("write", "untrusted", False)),
+        ({"readOnlyHint": True}, ("read", "untrusted", False)),
+        ({"readOnlyHint": True, "openWorldHint": False}, ("read", "trusted", False)),
+        (
+            {"readOnlyHint": False, "openWorldHint": False, "idempotentHint": True},
+            ("write", "trusted", True),
+        ),
+        ({"readOnlyHint": True, "idempotentHint": True}, ("read", "untrusted", False)),
+        ({"destructiveHint": False, "openWorldHint": True}, ("write", "untrusted", False)),
+    ],
+)
 def test_annotations_map_to_risk_trust_and_idempotence(
     hints: dict[str, bool] | None, expected: tuple[str, str, bool]
 ) -> None:
@@ -86,12 +116,22 @@ def test_annotations_map_to_risk_trust_and_idempotence(
 
 
 def test_argument_model_follows_the_json_schema_and_names_the_field() -> None:
-    schema = {"type": "object", "required": ["repo_path"], "additionalProperties": False,
-              "properties": {"repo_path": {"type": "string"}, "max_count": {"type": "integer"},
-                             "mode": {"enum": ["short", "full"]}, "ratio": {"type": "number"}}}
+    schema = {
+        "type": "object",
+        "required": ["repo_path"],
+        "additionalProperties": False,
+        "properties": {
+            "repo_path": {"type": "string"},
+            "max_count": {"type": "integer"},
+            "mode": {"enum": ["short", "full"]},
+            "ratio": {"type": "number"},
+        },
+    }
     model = args_model("git.git_log", schema)
-    assert model.model_validate({"repo_path": "/r", "ratio": 1}).to_call() == {"repo_path": "/r",
-                                                                              "ratio": 1}
+    assert model.model_validate({"repo_path": "/r", "ratio": 1}).to_call() == {
+        "repo_path": "/r",
+        "ratio": 1,
+    }
     for bad, message in [
         ({}, "repo_path: Field required"),
         ({"repo_path": 5}, "repo_path: Input should be a valid string"),
@@ -105,9 +145,14 @@ def test_argument_model_follows_the_json_schema_and_names_the_field() -> None:
 
 
 def test_model_facing_names_have_no_dots_and_resolve_to_the_tool() -> None:
-    spec = ToolSpec(name="git.git_status", description="d", func=lambda a, c: None,
-                    args_model=args_model("git.git_status", {"type": "object"}), server="git",
-                    json_schema={"type": "object", "properties": {}})
+    spec = ToolSpec(
+        name="git.git_status",
+        description="d",
+        func=lambda a, c: None,
+        args_model=args_model("git.git_status", {"type": "object"}),
+        server="git",
+        json_schema={"type": "object", "properties": {}},
+    )
     registry = ToolRegistry([spec])
     assert spec.model_name == "git__git_status" and spec.source == "mcp:git"
     assert registry.get("git__git_status") is spec and registry.get("git.git_status") is spec
@@ -116,16 +161,23 @@ def test_model_facing_names_have_no_dots_and_resolve_to_the_tool() -> None:
 
 
 def test_a_server_that_does_not_start_is_one_error_naming_it_and_its_command() -> None:
-    missing = parse_mcp_servers({"ghost": {"command": "no-such-mcp-server", "args": ["--x"],
-                                           "tools": ["*"]}})
+    missing = parse_mcp_servers(
+        {"ghost": {"command": "no-such-mcp-server", "args": ["--x"], "tools": ["*"]}}
+    )
     with pytest.raises(ServerStartError) as caught:
         tool_specs(missing)
     message = str(caught.value)
     assert "MCP server 'ghost' (no-such-mcp-server --x) did not start" in message
     assert "\n" not in message
-    dying = parse_mcp_servers({"dying": {
-        "command": sys.executable, "args": ["-c", "import sys; sys.stderr.write('bad token'); sys.exit(2)"],
-        "tools": ["*"]}})
+    dying = parse_mcp_servers(
+        {
+            "dying": {
+                "command": sys.executable,
+                "args": ["-c", "import sys; sys.stderr.write('bad token'); sys.exit(2)"],
+                "tools": ["*"],
+            }
+        }
+    )
     with pytest.raises(ServerStartError) as caught:
         tool_specs(dying)
     assert "MCP server 'dying'" in str(caught.value) and "bad token" in str(caught.value)
@@ -135,21 +187,37 @@ def test_configured_overrides_win_over_annotations() -> None:
     from graphwright.tools.mcp import to_spec
     from graphwright.tools.mcp_client import McpConnection
 
-    (config,) = parse_mcp_servers({"s": {
-        "command": "unused", "tools": ["*"], "timeout_s": 5,
-        "overrides": {"fetch": {"trust": "untrusted", "max_result_chars": 500},
-                      "s.save": {"idempotent": True, "timeout_s": 2},
-                      "peek": {"risk": "read"}}}}).values()
+    (config,) = parse_mcp_servers(
+        {
+            "s": {
+                "command": "unused",
+                "tools": ["*"],
+                "timeout_s": 5,
+                "overrides": {
+                    "fetch": {"trust": "untrusted", "max_result_chars": 500},
+                    "s.save": {"idempotent": True, "timeout_s": 2},
+                    "peek": {"risk": "read"},
+                },
+            }
+        }
+    ).values()
     conn = McpConnection("s", config)  # never started: building specs needs no server
 
     def spec(name: str, **hints: bool) -> ToolSpec:
-        tool = mcp_types.Tool(name=name, input_schema={"type": "object"},
-                              annotations=mcp_types.ToolAnnotations.model_validate(hints))
+        tool = mcp_types.Tool(
+            name=name,
+            input_schema={"type": "object"},
+            annotations=mcp_types.ToolAnnotations.model_validate(hints),
+        )
         return to_spec(conn, tool)
 
     fetch = spec("fetch", readOnlyHint=True, openWorldHint=False)
     assert (fetch.risk, fetch.trust, fetch.max_result_chars, fetch.timeout_s) == (
-        "read", "untrusted", 500, 5)
+        "read",
+        "untrusted",
+        500,
+        5,
+    )
     save = spec("save", openWorldHint=False)
     assert (save.risk, save.keyed, save.timeout_s, save.retry_reads) == ("write", True, 2, 0)
     assert spec("peek").risk == "read" and spec("peek").retry_reads == 1

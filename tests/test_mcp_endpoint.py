@@ -34,19 +34,26 @@ GRAPHS = "tests.protocol_graphs:register"
 def served(redis_server: Server, request: pytest.FixtureRequest) -> Iterator[Service]:
     """The service; a test's ``served`` parameter is how long a gated call waits for review,
     scaled here: a parameter must read the same in every xdist worker, the load does not."""
-    settings = Settings(_env_file=None, REDIS_URL=redis_server.url,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_KEY_PREFIX=f"mcp{uuid.uuid4().hex[:8]}",
-                        GRAPHWRIGHT_GRAPHS=GRAPHS, GRAPHWRIGHT_MCP_REVIEW_WAIT_S=scaled(request.param))
-    with running(Orchestrator(settings=settings, model=OfflineChatModel()), api_key=KEY,
-                 worker=False) as svc:
+    settings = Settings(
+        _env_file=None,
+        REDIS_URL=redis_server.url,  # type: ignore[call-arg]
+        GRAPHWRIGHT_KEY_PREFIX=f"mcp{uuid.uuid4().hex[:8]}",
+        GRAPHWRIGHT_GRAPHS=GRAPHS,
+        GRAPHWRIGHT_MCP_REVIEW_WAIT_S=scaled(request.param),
+    )
+    with running(
+        Orchestrator(settings=settings, model=OfflineChatModel()), api_key=KEY, worker=False
+    ) as svc:
         yield svc
 
 
 @asynccontextmanager
 async def transport(url: str, key: str | None) -> AsyncIterator[Any]:
     headers = {"x-api-key": key} if key else None
-    async with create_mcp_http_client(headers=headers) as http, \
-            streamable_http_client(f"{url}/mcp", http_client=http) as streams:
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        streamable_http_client(f"{url}/mcp", http_client=http) as streams,
+    ):
         yield streams
 
 
@@ -56,8 +63,13 @@ async def session(url: str, key: str | None = KEY) -> dict[str, Any]:
         tools = await client.list_tools()
         done = await client.call_tool("subgraph", {"steps": ["x"]})
         failed = await client.call_tool("raising", {"steps": []})
-        return {"version": client.protocol_version, "server": client.server_info,
-                "tools": {t.name: t for t in tools.tools}, "done": done, "failed": failed}
+        return {
+            "version": client.protocol_version,
+            "server": client.server_info,
+            "tools": {t.name: t for t in tools.tools},
+            "done": done,
+            "failed": failed,
+        }
 
 
 def test_every_assistant_is_a_tool_and_a_call_is_an_ordinary_run(served: Service) -> None:
@@ -68,7 +80,10 @@ def test_every_assistant_is_a_tool_and_a_call_is_an_ordinary_run(served: Service
     assert chat.description == "Tool based on the chat assistant"
     assert chat.input_schema["type"] == "object"
     assert chat.input_schema["properties"]["messages"] == {  # a model fills in one message
-        "type": "string", "title": "Messages", "description": "The user message to send to the agent."}
+        "type": "string",
+        "title": "Messages",
+        "description": "The user message to send to the agent.",
+    }
     assert "$defs" not in chat.input_schema
     assert seen["done"].is_error is False
     client = get_sync_client(url=served.url, api_key=KEY)
@@ -89,10 +104,12 @@ def test_mcp_needs_the_key_like_every_other_route(served: Service) -> None:
         asyncio.run(session(served.url, key=None))
     assert refused.group_contains(MCPError, depth=2)
     keyed = {**bare, "x-api-key": KEY}
-    assert httpx.post(f"{served.url}/mcp", content=b"{", headers=keyed).json() == \
-        {"error": "Invalid JSON"}
-    unknown = httpx.post(f"{served.url}/mcp", headers=keyed,
-                         json={"jsonrpc": "2.0", "id": 2, "method": "nope"}).json()
+    assert httpx.post(f"{served.url}/mcp", content=b"{", headers=keyed).json() == {
+        "error": "Invalid JSON"
+    }
+    unknown = httpx.post(
+        f"{served.url}/mcp", headers=keyed, json={"jsonrpc": "2.0", "id": 2, "method": "nope"}
+    ).json()
     assert unknown["error"] == {"code": -32601, "message": "Method not found: nope"}
     note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     assert httpx.post(f"{served.url}/mcp", json=note, headers=keyed).status_code == 202
@@ -131,7 +148,8 @@ def test_a_gate_in_a_tool_call_surfaces_at_once_without_a_review_wait(served: Se
 
 @pytest.mark.parametrize("served", [60.0], indirect=True)
 def test_a_tool_call_stopped_at_a_gate_returns_the_result_once_a_reviewer_answers(
-        served: Service) -> None:
+    served: Service,
+) -> None:
     client = get_sync_client(url=served.url, api_key=KEY)
     with background() as pool:
         call = pool.submit(asyncio.run, gated(served.url))
@@ -139,12 +157,14 @@ def test_a_tool_call_stopped_at_a_gate_returns_the_result_once_a_reviewer_answer
         thread_id = waiting[0]["thread_id"]
         assert not call.done()  # the caller still waits, for the reviewer
         with httpx.Client(base_url=served.url, headers={"x-api-key": KEY}) as http:
-            answered = http.post(f"/review/{thread_id}/answer", json={"resume": "yes"},
-                                 timeout=scaled(30))
+            answered = http.post(
+                f"/review/{thread_id}/answer", json={"resume": "yes"}, timeout=scaled(30)
+            )
             assert answered.json()["status"] == "success"
         result = call.result(timeout=scaled(30))
     assert [c.text for c in result.content] == [
-        "{'messages': [], 'steps': ['first', 'answer:yes', 'last']}"]
+        "{'messages': [], 'steps': ['first', 'answer:yes', 'last']}"
+    ]
 
 
 EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'
@@ -157,7 +177,8 @@ async def agent_call(url: str) -> Any:
 
 @pytest.mark.parametrize("served", [60.0], indirect=True)
 def test_the_agents_human_gate_is_answered_on_review_and_the_mcp_caller_gets_the_answer(
-        served: Service) -> None:
+    served: Service,
+) -> None:
     """graphwright's own agent, its gate before sending an email: approved on the review
     page (its form's answer), and the tool call returns the agent's answer."""
     client = get_sync_client(url=served.url, api_key=KEY)
@@ -169,8 +190,11 @@ def test_the_agents_human_gate_is_answered_on_review_and_the_mcp_caller_gets_the
         assert pending["tool"] == "send_email"
         decision = {pending["id"]: {"action": "approve", "digest": pending["digest"]}}
         with httpx.Client(base_url=served.url, headers={"x-api-key": KEY}) as http:
-            answered = http.post(f"/review/{waiting['thread_id']}/answer",
-                                 json={"resume": decision}, timeout=scaled(30))
+            answered = http.post(
+                f"/review/{waiting['thread_id']}/answer",
+                json={"resume": decision},
+                timeout=scaled(30),
+            )
             assert answered.json()["status"] == "success"
         result = call.result(timeout=scaled(60))
     assert result.is_error is False and "Sent 'Weekly report'" in result.content[0].text

@@ -27,13 +27,22 @@ KEY = "metrics-key-7f1e"
 GRAPHS = "tests.protocol_graphs:register"
 # Every family the reference's /metrics shows after a run (langgraph dev 0.16.7), with its type.
 REFERENCE_FAMILIES = {
-    "lg_api_http_requests": "counter", "lg_api_http_requests_latency": "histogram",
-    "lg_api_workers_max": "gauge", "lg_api_workers_active": "gauge",
-    "lg_api_workers_available": "gauge", "python_gc_objects_collected": "counter",
-    "process_resident_memory_bytes": "gauge", "python_info": "gauge",
+    "lg_api_http_requests": "counter",
+    "lg_api_http_requests_latency": "histogram",
+    "lg_api_workers_max": "gauge",
+    "lg_api_workers_active": "gauge",
+    "lg_api_workers_available": "gauge",
+    "python_gc_objects_collected": "counter",
+    "process_resident_memory_bytes": "gauge",
+    "python_info": "gauge",
 }
-QUEUE_KEYS = {"n_pending", "pending_runs_wait_time_max_secs", "pending_runs_wait_time_med_secs",
-              "pending_unblocked_runs_wait_time_max_secs", "n_running"}
+QUEUE_KEYS = {
+    "n_pending",
+    "pending_runs_wait_time_max_secs",
+    "pending_runs_wait_time_med_secs",
+    "pending_unblocked_runs_wait_time_max_secs",
+    "n_running",
+}
 
 
 def families(text: str) -> dict[str, Metric]:
@@ -41,8 +50,11 @@ def families(text: str) -> dict[str, Metric]:
 
 
 def value(family: Metric, suffix: str = "", **labels: str) -> float:
-    found = [s.value for s in family.samples if s.name == family.name + suffix
-             and all(s.labels.get(k) == v for k, v in labels.items())]
+    found = [
+        s.value
+        for s in family.samples
+        if s.name == family.name + suffix and all(s.labels.get(k) == v for k, v in labels.items())
+    ]
     assert len(found) == 1, (family.name, suffix, labels, family.samples)
     return found[0]
 
@@ -50,18 +62,29 @@ def value(family: Metric, suffix: str = "", **labels: str) -> float:
 @pytest.fixture
 def two_apis(redis_server: Server) -> Iterator[tuple[Service, Service]]:
     """Two API processes' apps on one Redis and prefix, no worker: queued runs stay queued."""
-    settings = Settings(_env_file=None, REDIS_URL=redis_server.url,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_KEY_PREFIX=f"m{uuid.uuid4().hex[:8]}",
-                        GRAPHWRIGHT_GRAPHS=GRAPHS)
+    settings = Settings(
+        _env_file=None,
+        REDIS_URL=redis_server.url,  # type: ignore[call-arg]
+        GRAPHWRIGHT_KEY_PREFIX=f"m{uuid.uuid4().hex[:8]}",
+        GRAPHWRIGHT_GRAPHS=GRAPHS,
+    )
     with ExitStack() as stack:
-        apis = [stack.enter_context(running(Orchestrator(settings=settings,
-                                                         model=OfflineChatModel()),
-                                            api_key=KEY, worker=False)) for _ in range(2)]
+        apis = [
+            stack.enter_context(
+                running(
+                    Orchestrator(settings=settings, model=OfflineChatModel()),
+                    api_key=KEY,
+                    worker=False,
+                )
+            )
+            for _ in range(2)
+        ]
         yield apis[0], apis[1]
 
 
 def test_metrics_are_open_and_count_requests_runs_and_the_queue(
-        two_apis: tuple[Service, Service]) -> None:
+    two_apis: tuple[Service, Service],
+) -> None:
     first, second = two_apis
     client = get_sync_client(url=first.url, api_key=KEY)
     gated = client.threads.create()
@@ -72,14 +95,21 @@ def test_metrics_are_open_and_count_requests_runs_and_the_queue(
     assert scraped.status_code == 200
     assert scraped.headers["content-type"].startswith("text/plain; version=")
     got = families(scraped.text)
-    assert {name: got[name].type for name in REFERENCE_FAMILIES if name in got} == \
-        REFERENCE_FAMILIES
+    assert {
+        name: got[name].type for name in REFERENCE_FAMILIES if name in got
+    } == REFERENCE_FAMILIES
     requests = got["lg_api_http_requests"]
     assert value(requests, "_total", method="POST", path="/threads", status="200") == 2
-    assert value(requests, "_total", method="POST", path="/threads/{thread_id}/runs/wait",
-                 status="200") == 1
-    assert value(requests, "_total", method="POST", path="/threads/{thread_id}/runs",
-                 status="200") == 1
+    assert (
+        value(
+            requests, "_total", method="POST", path="/threads/{thread_id}/runs/wait", status="200"
+        )
+        == 1
+    )
+    assert (
+        value(requests, "_total", method="POST", path="/threads/{thread_id}/runs", status="200")
+        == 1
+    )
     assert not [s for s in requests.samples if s.labels["path"] in ("/metrics", "/ok")]
     latency = got["lg_api_http_requests_latency"]
     waited = {"method": "POST", "path": "/threads/{thread_id}/runs/wait"}
@@ -110,7 +140,8 @@ def test_metrics_json_is_the_reference_snapshot(two_apis: tuple[Service, Service
     assert body["queue"]["pending_runs_wait_time_max_secs"] >= 0
     assert body["api"]["http_requests_total"] == [
         {"method": "POST", "path": "/threads", "status": 200, "count": 1},
-        {"method": "POST", "path": "/threads/{thread_id}/runs", "status": 200, "count": 1}]
+        {"method": "POST", "path": "/threads/{thread_id}/runs", "status": 200, "count": 1},
+    ]
     assert body["workers"] == {"max": 10, "active": 0, "available": 10}
     assert set(body["redis"]) == {"idle_connections", "in_use_connections", "max_connections"}
     assert httpx.get(f"{first.url}/metrics", params={"format": "xml"}).text.startswith("# HELP")
@@ -120,7 +151,8 @@ DASHBOARD = Path(__file__).resolve().parent.parent / "docs" / "grafana" / "graph
 
 
 def test_the_example_dashboard_queries_only_families_metrics_has(
-        two_apis: tuple[Service, Service]) -> None:
+    two_apis: tuple[Service, Service],
+) -> None:
     first, _ = two_apis
     client = get_sync_client(url=first.url, api_key=KEY)
     client.runs.wait(client.threads.create()["thread_id"], "interrupting", input={})

@@ -40,8 +40,10 @@ def test_a_call_that_fails_its_schema_goes_back_to_the_model_not_to_the_gate(
     scripted_rig: AgentRig,
 ) -> None:
     rig = scripted_rig
-    rig.script(Reply(tool_calls=[call("send_email", {**EMAIL, "to": "example.com"}, "bad")]),
-               Reply(tool_calls=[call("send_email", EMAIL, "good")]))
+    rig.script(
+        Reply(tool_calls=[call("send_email", {**EMAIL, "to": "example.com"}, "bad")]),
+        Reply(tool_calls=[call("send_email", EMAIL, "good")]),
+    )
     graph = rig.build()
     out, config = rig.run(graph, GOAL)
     gate = pending_gate(graph, config)
@@ -56,8 +58,12 @@ def test_invalid_calls_spend_the_error_budget_and_never_reach_a_reviewer(
     scripted_rig: AgentRig,
 ) -> None:
     rig = scripted_rig
-    rig.script(*[Reply(tool_calls=[call("send_email", {**EMAIL, "to": f"nobody{i}"}, f"c{i}")])
-                 for i in range(2)])
+    rig.script(
+        *[
+            Reply(tool_calls=[call("send_email", {**EMAIL, "to": f"nobody{i}"}, f"c{i}")])
+            for i in range(2)
+        ]
+    )
     graph = rig.build(limits=Limits(max_tool_errors=2))
     out, config = rig.run(graph, GOAL)
     assert out["stop_reason"] == "tool_errors" and "__interrupt__" not in out
@@ -67,11 +73,16 @@ def test_invalid_calls_spend_the_error_budget_and_never_reach_a_reviewer(
 # --- 2. model errors: retried where safe, then one line; the thread stays usable ---
 
 
-@pytest.mark.parametrize("fault", [Fault(status=500), Fault(status=429), Fault(empty=True)],
-                         ids=["http-500", "http-429", "empty-reply"])
+@pytest.mark.parametrize(
+    "fault",
+    [Fault(status=500), Fault(status=429), Fault(empty=True)],
+    ids=["http-500", "http-429", "empty-reply"],
+)
 @pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
 def test_a_transient_failure_is_retried_with_backoff(
-    scripted_rig: AgentRig, fault: Fault, stream: bool,
+    scripted_rig: AgentRig,
+    fault: Fault,
+    stream: bool,
 ) -> None:
     rig = scripted_rig
     rig.script(fault, fault, Reply(content="Done."))
@@ -91,8 +102,10 @@ def test_a_refused_request_is_not_retried(scripted_rig: AgentRig) -> None:
     with pytest.raises(ModelError) as caught:
         rig.run(graph, "Say done.")
     assert waits == []
-    assert str(caught.value) == (f"the model call failed (scripted at {rig.server.base_url}, "  # type: ignore[union-attr]
-                                 "1 attempt): HTTP 400: context length exceeded")
+    assert str(caught.value) == (
+        f"the model call failed (scripted at {rig.server.base_url}, "  # type: ignore[union-attr]
+        "1 attempt): HTTP 400: context length exceeded"
+    )
 
 
 def test_a_model_call_times_out_at_the_turns_deadline(scripted_rig: AgentRig) -> None:
@@ -110,21 +123,30 @@ def test_a_model_call_times_out_at_the_turns_deadline(scripted_rig: AgentRig) ->
 @pytest.fixture
 def served(settings: Settings, scripted: ScriptedOpenAI) -> Iterator[Orchestrator]:
     """The Orchestrator with the model graphwright builds for OPENAI_BASE_URL."""
-    orch = Orchestrator(settings=settings.model_copy(update={
-        "openai_base_url": scripted.base_url, "openai_api_key": SecretStr("k"),
-        "openai_max_retries": 1, "openai_timeout_s": scaled(10)}))
+    orch = Orchestrator(
+        settings=settings.model_copy(
+            update={
+                "openai_base_url": scripted.base_url,
+                "openai_api_key": SecretStr("k"),
+                "openai_max_retries": 1,
+                "openai_timeout_s": scaled(10),
+            }
+        )
+    )
     yield orch
     orch.close()
 
 
 def test_a_failed_model_ends_the_run_failed_and_the_next_turn_works(
-    served: Orchestrator, scripted: ScriptedOpenAI,
+    served: Orchestrator,
+    scripted: ScriptedOpenAI,
 ) -> None:
     scripted.load(Fault(status=500, message="upstream overloaded"), Fault(status=502))
     failed = served.invoke("agent", "Say hello.", thread_id="t")
     assert failed.status == "failed" and failed.error == (
         f"the model call failed (gpt-4o-mini at {scripted.base_url}, 2 attempts): "
-        "HTTP 502: the server had an error while processing your request")
+        "HTTP 502: the server had an error while processing your request"
+    )
     scripted.load(Reply(content="Hello again."))
     again = served.invoke("agent", "Say hello again.", thread_id="t")
     assert again.status == "completed" and again.answer == "Hello again."
@@ -134,7 +156,8 @@ def test_a_failed_model_ends_the_run_failed_and_the_next_turn_works(
 
 
 def test_a_resume_after_a_model_failure_calls_the_model_again(
-    served: Orchestrator, scripted: ScriptedOpenAI,
+    served: Orchestrator,
+    scripted: ScriptedOpenAI,
 ) -> None:
     scripted.load(Fault(empty=True), Fault(empty=True))
     assert served.invoke("agent", "Say hello.", thread_id="r").status == "failed"
@@ -145,11 +168,18 @@ def test_a_resume_after_a_model_failure_calls_the_model_again(
 
 
 def test_the_cli_prints_one_line_for_a_model_error_and_the_next_turn_runs(
-    redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch, tmp_path: object,
+    redis_url: str,
+    prefix: str,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: object,
     scripted: ScriptedOpenAI,
 ) -> None:
-    for name, value in {"REDIS_URL": redis_url, "GRAPHWRIGHT_KEY_PREFIX": prefix,
-                        "OPENAI_BASE_URL": scripted.base_url, "OPENAI_MAX_RETRIES": "0"}.items():
+    for name, value in {
+        "REDIS_URL": redis_url,
+        "GRAPHWRIGHT_KEY_PREFIX": prefix,
+        "OPENAI_BASE_URL": scripted.base_url,
+        "OPENAI_MAX_RETRIES": "0",
+    }.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("GRAPHWRIGHT_GRAPHS", raising=False)
     monkeypatch.chdir(str(tmp_path))
@@ -172,10 +202,15 @@ def test_tools_are_offered_with_tool_choice_auto_and_no_null_content(
     settings: Settings,
 ) -> None:
     with ScriptedOpenAI(null_content=False, usage=False) as server:  # as llama.cpp's server
-        orch = Orchestrator(settings=settings.model_copy(update={
-            "openai_base_url": server.base_url, "openai_timeout_s": scaled(10)}))
-        server.load(Reply(tool_calls=[call("get_order", {"order_id": "A1001"}, "o1")]),
-                    Reply(content="A1001 is on its way."))
+        orch = Orchestrator(
+            settings=settings.model_copy(
+                update={"openai_base_url": server.base_url, "openai_timeout_s": scaled(10)}
+            )
+        )
+        server.load(
+            Reply(tool_calls=[call("get_order", {"order_id": "A1001"}, "o1")]),
+            Reply(content="A1001 is on its way."),
+        )
         result = orch.invoke("agent", "Where is order A1001?")
         orch.close()
         assert result.status == "completed", result.error
@@ -189,18 +224,28 @@ def test_tools_are_offered_with_tool_choice_auto_and_no_null_content(
 
 def test_null_content_is_a_setting_and_llama_cpp_refuses_it(settings: Settings) -> None:
     with ScriptedOpenAI(null_content=False) as server:
-        orch = Orchestrator(settings=settings.model_copy(update={
-            "openai_base_url": server.base_url, "openai_timeout_s": scaled(10),
-            "openai_null_content": True, "openai_max_retries": 0}))
+        orch = Orchestrator(
+            settings=settings.model_copy(
+                update={
+                    "openai_base_url": server.base_url,
+                    "openai_timeout_s": scaled(10),
+                    "openai_null_content": True,
+                    "openai_max_retries": 0,
+                }
+            )
+        )
         server.load(Reply(tool_calls=[call("get_order", {"order_id": "A1001"}, "o1")]))
         result = orch.invoke("agent", "Where is order A1001?")
         orch.close()
-        assert result.status == "failed" and "Expected 'content' to be a string" in str(result.error)
+        assert result.status == "failed" and "Expected 'content' to be a string" in str(
+            result.error
+        )
         assert len(server.rejected) == 1
 
 
 def test_usage_the_server_reports_is_not_marked_estimated(
-    served: Orchestrator, scripted: ScriptedOpenAI,
+    served: Orchestrator,
+    scripted: ScriptedOpenAI,
 ) -> None:
     scripted.load(Reply(content="Hi.", prompt_tokens=70, completion_tokens=5))
     result = served.invoke("agent", "Say hi.")
@@ -214,18 +259,31 @@ def test_counting_tokens_for_chat_openai_needs_no_network(monkeypatch: pytest.Mo
     from graphwright.nodes.tokens import approximate, token_counter
 
     monkeypatch.delenv("GRAPHWRIGHT_TOKENIZER", raising=False)
-    model = ChatOpenAI(model="gpt-4o-mini", api_key=SecretStr("k"), base_url="http://127.0.0.1:9/v1")
+    model = ChatOpenAI(
+        model="gpt-4o-mini", api_key=SecretStr("k"), base_url="http://127.0.0.1:9/v1"
+    )
     assert token_counter(model) is approximate  # tiktoken would fetch its encoding first
 
 
-@pytest.mark.parametrize(("host", "lookup", "allowed"), [
-    ("127.0.0.1", False, True), ("::1", False, True), ("localhost", False, True),
-    ("10.0.0.1", False, False), ("8.8.8.8", False, False), ("example.com", False, False),
-    ("10.0.0.1", True, True),  # resolving an address literal asks no server
-    ("example.com", True, False), (None, True, True), (b"localhost", True, True),
-])
+@pytest.mark.parametrize(
+    ("host", "lookup", "allowed"),
+    [
+        ("127.0.0.1", False, True),
+        ("::1", False, True),
+        ("localhost", False, True),
+        ("10.0.0.1", False, False),
+        ("8.8.8.8", False, False),
+        ("example.com", False, False),
+        ("10.0.0.1", True, True),  # resolving an address literal asks no server
+        ("example.com", True, False),
+        (None, True, True),
+        (b"localhost", True, True),
+    ],
+)
 def test_the_socket_guard_lets_only_this_machine_through(
-    host: str | bytes | None, lookup: bool, allowed: bool,
+    host: str | bytes | None,
+    lookup: bool,
+    allowed: bool,
 ) -> None:
     from tests.conftest import on_this_machine
 

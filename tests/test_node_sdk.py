@@ -25,8 +25,13 @@ ROOT = Path(__file__).resolve().parent.parent
 def node_sdk() -> Path:
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.skip("Node.js is not installed")
-    done = subprocess.run([str(ROOT / "scripts" / "node-sdk")], capture_output=True, text=True,
-                          timeout=scaled(600), check=False)
+    done = subprocess.run(
+        [str(ROOT / "scripts" / "node-sdk")],
+        capture_output=True,
+        text=True,
+        timeout=scaled(600),
+        check=False,
+    )
     if done.returncode != 0:
         pytest.skip(f"the JS SDK could not be installed: {done.stderr[-300:]}")
     return Path(done.stdout.strip())
@@ -40,10 +45,19 @@ def service_url(redis_server: Server) -> Iterator[str]:
             yield svc.url
 
 
-def test_the_js_sdk_streams_tokens_survives_a_drop_and_answers_a_gate(node_sdk: Path, service_url: str) -> None:
+def test_the_js_sdk_streams_tokens_survives_a_drop_and_answers_a_gate(
+    node_sdk: Path, service_url: str
+) -> None:
     script = (ROOT / "tests" / "node" / "client.mjs").read_text()
-    done = subprocess.run(["node", "--input-type=module", "-", service_url], input=script, cwd=node_sdk,
-                          capture_output=True, text=True, timeout=scaled(120), check=False)
+    done = subprocess.run(
+        ["node", "--input-type=module", "-", service_url],
+        input=script,
+        cwd=node_sdk,
+        capture_output=True,
+        text=True,
+        timeout=scaled(120),
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["tokens"] == WORDS and len(seen["tokens"]) == CHUNKS

@@ -46,9 +46,13 @@ def outcomes(orch: Orchestrator) -> list[tuple[Any, ...]]:
     return out
 
 
-def test_rewording_every_prompt_changes_no_run(orch: Orchestrator, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rewording_every_prompt_changes_no_run(
+    orch: Orchestrator, monkeypatch: pytest.MonkeyPatch
+) -> None:
     before = outcomes(orch)
-    assert all(status == "completed" for status, *_ in before[:-1]) and before[-1]  # a memory stored
+    assert (
+        all(status == "completed" for status, *_ in before[:-1]) and before[-1]
+    )  # a memory stored
     for (module, name), text in REWORDED.items():
         monkeypatch.setattr(module, name, text)
     assert outcomes(orch) == before
@@ -62,17 +66,21 @@ def compaction(client: redis.Redis, prefix: str) -> tuple[Any, ...]:
 
 
 def test_rewording_the_handoff_prompt_changes_no_compaction(
-        client: redis.Redis, prefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    client: redis.Redis, prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     before = compaction(client, f"{prefix}a")
     assert before[1] and all(rejected == [] for rejected, _ in before[1])  # it compacted, cleanly
     monkeypatch.setattr(compact, "HANDOFF_PROMPT", REWORDED[(compact, "HANDOFF_PROMPT")])
     assert compaction(client, f"{prefix}b") == before
 
 
-@pytest.mark.parametrize(("purpose", "human", "expected"), [
-    ("extract_order", "it's a 1001", '{"order_id": "A1001"}'),
-    ("synthesize", '{"task": "x", "results": [{}, {}]}', "Completed 2 subtasks."),
-])
+@pytest.mark.parametrize(
+    ("purpose", "human", "expected"),
+    [
+        ("extract_order", "it's a 1001", '{"order_id": "A1001"}'),
+        ("synthesize", '{"task": "x", "results": [{}, {}]}', "Completed 2 subtasks."),
+    ],
+)
 def test_the_purpose_alone_picks_the_reply(purpose: Any, human: str, expected: str) -> None:
     model = with_purpose(OfflineChatModel(), purpose)
     prompt = [SystemMessage("Any wording at all."), HumanMessage(human)]

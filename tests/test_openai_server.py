@@ -21,17 +21,25 @@ def scripted() -> Iterator[ScriptedOpenAI]:
 
 
 def _model(server: ScriptedOpenAI) -> ChatOpenAI:
-    return ChatOpenAI(model="scripted-1", base_url=server.base_url, api_key="test-key",
-                      max_retries=0, timeout=scaled(10))
+    return ChatOpenAI(
+        model="scripted-1",
+        base_url=server.base_url,
+        api_key="test-key",
+        max_retries=0,
+        timeout=scaled(10),
+    )
 
 
 def test_chat_openai_gets_tool_calls_and_usage_over_http(scripted: ScriptedOpenAI) -> None:
-    scripted.load(Reply(tool_calls=[call("get_order", {"order_id": "A1001"}, "call_1")]),
-                  Reply(content="A1001 派送中", prompt_tokens=80, completion_tokens=5))
+    scripted.load(
+        Reply(tool_calls=[call("get_order", {"order_id": "A1001"}, "call_1")]),
+        Reply(content="A1001 派送中", prompt_tokens=80, completion_tokens=5),
+    )
     model = _model(scripted)
     first = model.invoke("A1001 到哪了？")
-    assert first.tool_calls == [{"name": "get_order", "args": {"order_id": "A1001"},
-                                 "id": "call_1", "type": "tool_call"}]
+    assert first.tool_calls == [
+        {"name": "get_order", "args": {"order_id": "A1001"}, "id": "call_1", "type": "tool_call"}
+    ]
     second = model.invoke("继续")
     assert second.content == "A1001 派送中"
     assert second.usage_metadata is not None and second.usage_metadata["input_tokens"] == 80
@@ -61,8 +69,12 @@ def test_a_tool_call_without_its_answer_is_refused_with_400_as_the_real_api_does
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
     calls = [{"name": "get_order", "args": {"order_id": f"A100{i}"}, "id": f"c{i}"} for i in (1, 2)]
-    dangling = [HumanMessage("A1001 和 A1002？"), AIMessage("", tool_calls=calls),
-                ToolMessage("{}", tool_call_id="c1"), HumanMessage("然后呢？")]
+    dangling = [
+        HumanMessage("A1001 和 A1002？"),
+        AIMessage("", tool_calls=calls),
+        ToolMessage("{}", tool_call_id="c1"),
+        HumanMessage("然后呢？"),
+    ]
     with pytest.raises(openai.BadRequestError, match="c2"):
         _model(scripted).invoke(dangling)
     orphan = [HumanMessage("hi"), ToolMessage("{}", tool_call_id="nobody")]
@@ -74,10 +86,18 @@ def test_a_tool_call_without_its_answer_is_refused_with_400_as_the_real_api_does
 
 
 def test_streaming_sends_the_reply_in_chunks_with_usage_last(scripted: ScriptedOpenAI) -> None:
-    scripted.load(Reply(content="订单 A1001 正在派送中。", chunks=4, prompt_tokens=70, completion_tokens=9),
-                  Reply(tool_calls=[call("get_order", {"order_id": "A1001"}, "call_9")]))
-    model = ChatOpenAI(model="scripted-1", base_url=scripted.base_url, api_key="k",
-                       max_retries=0, timeout=scaled(10), stream_usage=True)
+    scripted.load(
+        Reply(content="订单 A1001 正在派送中。", chunks=4, prompt_tokens=70, completion_tokens=9),
+        Reply(tool_calls=[call("get_order", {"order_id": "A1001"}, "call_9")]),
+    )
+    model = ChatOpenAI(
+        model="scripted-1",
+        base_url=scripted.base_url,
+        api_key="k",
+        max_retries=0,
+        timeout=scaled(10),
+        stream_usage=True,
+    )
     chunks = list(model.stream("A1001?"))
     text = [c.content for c in chunks if c.content]
     assert len(text) == 4 and "".join(text) == "订单 A1001 正在派送中。"  # type: ignore[arg-type]
@@ -116,15 +136,21 @@ def test_json_schema_replies_are_served_or_refused_for_the_fallback() -> None:
 
 
 def test_embeddings_are_deterministic_vectors_a_store_search_can_rank(
-        scripted: ScriptedOpenAI) -> None:
+    scripted: ScriptedOpenAI,
+) -> None:
     """LangGraph's memory template indexes its store with ``openai:text-embedding-3-small``;
     the scripted server answers ``/v1/embeddings`` (floats or base64, strings or token
     ids), so such a store runs offline and its search finds the related text first."""
-    embedder = OpenAIEmbeddings(model="text-embedding-3-small", base_url=scripted.base_url,
-                                api_key=SecretStr("test-key"), max_retries=0,
-                                check_embedding_ctx_length=False)
-    tea, owls, tea_again = embedder.embed_documents(["Li likes tea", "owls hunt at night",
-                                                     "Li likes tea"])
+    embedder = OpenAIEmbeddings(
+        model="text-embedding-3-small",
+        base_url=scripted.base_url,
+        api_key=SecretStr("test-key"),
+        max_retries=0,
+        check_embedding_ctx_length=False,
+    )
+    tea, owls, tea_again = embedder.embed_documents(
+        ["Li likes tea", "owls hunt at night", "Li likes tea"]
+    )
     query = embedder.embed_query("what does Li like? tea?")
     assert len(tea) == 1536 and tea == tea_again
 

@@ -15,20 +15,28 @@ from tests.agent_rig import AgentRig
 PHRASE, EXTRACT = "Phrase the answer", "Extract the order id"
 
 
-@pytest.mark.parametrize(("state", "expected"), [
-    ({"order_id": "A1001"}, "lookup"), ({"order_id": None}, "ask"), ({}, "ask"),
-])
+@pytest.mark.parametrize(
+    ("state", "expected"),
+    [
+        ({"order_id": "A1001"}, "lookup"),
+        ({"order_id": None}, "ask"),
+        ({}, "ask"),
+    ],
+)
 def test_after_extract(state: dict[str, Any], expected: str) -> None:
     assert after_extract(state) == expected  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("state", "expected"), [
-    ({"order": {"status": "shipped", "tracking_no": "SF1001"}}, "track"),
-    ({"order": {"status": "shipped", "tracking_no": None}}, "phrase"),
-    ({"order": {"status": "paid", "tracking_no": None}}, "phrase"),
-    ({"error": {"type": "not_found"}}, "not_found"),
-    ({"error": {"type": "unavailable"}}, "failed"),
-])
+@pytest.mark.parametrize(
+    ("state", "expected"),
+    [
+        ({"order": {"status": "shipped", "tracking_no": "SF1001"}}, "track"),
+        ({"order": {"status": "shipped", "tracking_no": None}}, "phrase"),
+        ({"order": {"status": "paid", "tracking_no": None}}, "phrase"),
+        ({"error": {"type": "not_found"}}, "not_found"),
+        ({"error": {"type": "unavailable"}}, "failed"),
+    ],
+)
 def test_after_lookup(state: dict[str, Any], expected: str) -> None:
     assert after_lookup(state) == expected  # type: ignore[arg-type]
 
@@ -58,7 +66,9 @@ def test_paid_order_never_asks_for_tracking(rig: AgentRig) -> None:
 
 def test_unknown_order_and_missing_id_need_no_model(rig: AgentRig) -> None:
     out, tools = ask(rig, "帮我查一下订单 A9999")
-    assert tools == ["get_order"] and out["model_calls"] == 0 and "没有找到订单 A9999" in out["answer"]
+    assert (
+        tools == ["get_order"] and out["model_calls"] == 0 and "没有找到订单 A9999" in out["answer"]
+    )
     out, tools = ask(rig, "我的快递到哪了？")
     assert tools == [] and out["model_calls"] == 0 and "订单号" in out["answer"]
 

@@ -54,24 +54,37 @@ def test_a_new_user_runs_the_readme_commands_in_a_fresh_clone(tmp_path: Path) ->
     main_job, follow_ups = readme_commands()
     assert main_job == "./scripts/demo" and len(follow_ups) == 3
     clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True, timeout=scaled(120))
+    subprocess.run(
+        ["git", "clone", "--quiet", str(ROOT), str(clone)], check=True, timeout=scaled(120)
+    )
     venv_bin = str(Path(sys.executable).parent)
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("REDIS_URL", "OPENAI_", "GRAPHWRIGHT_", "VIRTUAL_ENV"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("REDIS_URL", "OPENAI_", "GRAPHWRIGHT_", "VIRTUAL_ENV"))
+    }
     env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if p != venv_bin)
 
     def sh(command: str) -> str:
         # Its own process group, killed whole on a timeout: the shell's children too.
-        proc = subprocess.Popen(command, shell=True, cwd=clone, env=env, text=True,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            command,
+            shell=True,
+            cwd=clone,
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         try:
             out, err = proc.communicate(timeout=scaled(600))
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             out, err = proc.communicate()
             raise AssertionError(
-                f"{command} did not finish in {scaled(600):.0f} s\n{out}\n{err}") from None
+                f"{command} did not finish in {scaled(600):.0f} s\n{out}\n{err}"
+            ) from None
         assert proc.returncode == 0, f"{command}\n{out}\n{err}"
         return out
 
@@ -94,8 +107,14 @@ def stop_embedded(clone: Path, env: dict[str, str]) -> None:
     """Stop the clone's embedded server, and kill it by its pid if that did not (no venv yet,
     a hung stop): a failed test leaves nothing running."""
     if (clone / ".venv" / "bin" / "graphwright").exists():
-        subprocess.run([".venv/bin/graphwright", "embedded", "stop"], cwd=clone, env=env,
-                       capture_output=True, check=False, timeout=scaled(60))
+        subprocess.run(
+            [".venv/bin/graphwright", "embedded", "stop"],
+            cwd=clone,
+            env=env,
+            capture_output=True,
+            check=False,
+            timeout=scaled(60),
+        )
     home = clone / ".graphwright"
     pidfile = home / "redis.pid"
     if pidfile.exists():

@@ -22,7 +22,7 @@ from tests.langgraph_dev import langgraph_dev
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAIN = Path(__file__).with_name("projects_plain")
-AUTH = '''
+AUTH = """
 from langgraph_sdk import Auth
 
 auth = Auth()
@@ -33,7 +33,7 @@ async def authenticate(authorization: str | None) -> str:
     if authorization != "Bearer let-me-in":
         raise Auth.exceptions.HTTPException(status_code=401, detail="no token")
     return "alice"
-'''
+"""
 GOOD = {"Authorization": "Bearer let-me-in"}
 
 
@@ -41,9 +41,16 @@ GOOD = {"Authorization": "Bearer let-me-in"}
 def project(tmp_path: Path) -> Path:
     shutil.copy(PLAIN / "graph.py", tmp_path / "graph.py")
     (tmp_path / "auth.py").write_text(AUTH)
-    (tmp_path / "langgraph.json").write_text(json.dumps({
-        "dependencies": ["."], "graphs": {"plain": "./graph.py:graph"},
-        "env": {"PLAIN_GREETING": "hello"}, "auth": {"path": "./auth.py:auth"}}))
+    (tmp_path / "langgraph.json").write_text(
+        json.dumps(
+            {
+                "dependencies": ["."],
+                "graphs": {"plain": "./graph.py:graph"},
+                "env": {"PLAIN_GREETING": "hello"},
+                "auth": {"path": "./auth.py:auth"},
+            }
+        )
+    )
     return tmp_path
 
 
@@ -52,9 +59,13 @@ def ours(project: Path, redis_url: str, prefix: str) -> Iterator[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "GRAPHWRIGHT_"))}
     env.update(REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix, PYTHONPATH=str(ROOT))
     port = free_port()
-    api = subprocess.Popen([sys.executable, "-m", "graphwright", "serve", "--port", str(port)],
-                           env=env, cwd=project, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
+    api = subprocess.Popen(
+        [sys.executable, "-m", "graphwright", "serve", "--port", str(port)],
+        env=env,
+        cwd=project,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         until(lambda: api.poll() is not None or _answers(url), "the API to listen")
@@ -69,8 +80,9 @@ def answers(url: str) -> dict[str, Any]:
     """What a caller sees of the API without a token, with a wrong one and with a good one."""
     seen: dict[str, Any] = {"ok": httpx.get(f"{url}/ok").status_code}
     for name, headers in (("none", {}), ("wrong", {"Authorization": "Bearer nope"})):
-        seen[f"search, {name}"] = httpx.post(f"{url}/threads/search", json={},
-                                             headers=headers).status_code
+        seen[f"search, {name}"] = httpx.post(
+            f"{url}/threads/search", json={}, headers=headers
+        ).status_code
         seen[f"create, {name}"] = httpx.post(f"{url}/threads", json={}, headers=headers).status_code
     sdk = get_sync_client(url=url, headers=GOOD)
     thread = sdk.threads.create()["thread_id"]

@@ -56,8 +56,11 @@ def both(redis_server: Server, tmp_path_factory: pytest.TempPathFactory) -> Iter
     root = tmp_path_factory.mktemp("project")
     shutil.copytree(PROJECT, root, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
     (root / "notes").mkdir()
-    env = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": model.base_url,
-           "NOTES_DIR": str(root / "notes")}
+    env = {
+        "OPENAI_API_KEY": "sk-test",
+        "OPENAI_BASE_URL": model.base_url,
+        "NOTES_DIR": str(root / "notes"),
+    }
     (root / ".env").write_text("".join(f"{k}={v}\n" for k, v in env.items()))
     patch = pytest.MonkeyPatch()
     for key, value in env.items():  # from_config applies the env file; undone after the module
@@ -67,8 +70,9 @@ def both(redis_server: Server, tmp_path_factory: pytest.TempPathFactory) -> Iter
     orch = Orchestrator.from_config(root / "langgraph.json", settings=settings)
     try:
         with langgraph_dev(root) as dev, running(orch, worker=False) as gw:
-            yield Both(gw=gw, dev=dev, model=model, root=root, prefix=prefix,
-                       redis_url=redis_server.url)
+            yield Both(
+                gw=gw, dev=dev, model=model, root=root, prefix=prefix, redis_url=redis_server.url
+            )
     finally:
         patch.undo()
         model.close()
@@ -86,7 +90,9 @@ def cli(both: Both, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable
     runner = CliRunner()
 
     def run(*args: str) -> Any:
-        result = runner.invoke(app, ["--config", str(both.root / "langgraph.json"), *args, "--json"])
+        result = runner.invoke(
+            app, ["--config", str(both.root / "langgraph.json"), *args, "--json"]
+        )
         assert result.exit_code == 0, (args, result.stdout, result.stderr)
         return json.loads(result.stdout)
 
@@ -139,7 +145,10 @@ def test_a_functional_entrypoint(both: Both, cli: Callable[..., Any]) -> None:
     result = both.gw.orch.invoke("pipeline", given)
     assert both.gw.orch.state(result.thread_id).values == {"words": 3, "loud": "HELLO BIG WORLD"}
     assert cli("run", "pipeline", "--input", json.dumps(given))["status"] == "completed"
-    assert same_on_both(both, "pipeline", given)["values"] == {"words": 3, "loud": "HELLO BIG WORLD"}
+    assert same_on_both(both, "pipeline", given)["values"] == {
+        "words": 3,
+        "loud": "HELLO BIG WORLD",
+    }
 
 
 def test_a_factory_taking_the_config_and_a_plain_string_input(
@@ -150,15 +159,21 @@ def test_a_factory_taking_the_config_and_a_plain_string_input(
     given = {"messages": [{"role": "user", "content": "Alan"}]}
     mine = same_on_both(both, "configured", given)
     assert [m["content"] for m in mine["values"]["messages"]] == ["Alan", "Hello, Alan!"]
-    configured = same_on_both(both, "configured", given, config={"configurable": {"greeting": "Hi"}})
+    configured = same_on_both(
+        both, "configured", given, config={"configurable": {"greeting": "Hi"}}
+    )
     assert configured["values"]["messages"][-1]["content"] == "Hi, Alan!"  # built for this run
 
 
 def notes_turn(both: Both) -> None:
     """What the model says in one gated conversation: two writes, then an answer."""
     both.model.load(
-        Reply(tool_calls=[call("write_note", {"title": "a", "body": "first"}, id="call_a"),
-                          call("write_note", {"title": "b", "body": "second"}, id="call_b")]),
+        Reply(
+            tool_calls=[
+                call("write_note", {"title": "a", "body": "first"}, id="call_a"),
+                call("write_note", {"title": "b", "body": "second"}, id="call_b"),
+            ]
+        ),
         Reply(content="Both notes are written."),
     )
 
@@ -170,19 +185,26 @@ def test_create_agent_gate_through_the_sdk_matches_langgraph_dev(both: Both) -> 
         thread = client.threads.create()["thread_id"]
         notes_turn(both)
         start = len(both.model.requests)
-        first = client.runs.wait(thread, "assistant",
-                                 input={"messages": [{"role": "user", "content": "two notes"}]})
+        first = client.runs.wait(
+            thread, "assistant", input={"messages": [{"role": "user", "content": "two notes"}]}
+        )
         request = first["__interrupt__"][0]["value"]
         assert [a["name"] for a in request["action_requests"]] == ["write_note", "write_note"]
         assert both.notes() == {}  # nothing written before the reviewer answers
-        edit = {"type": "edit", "edited_action": {"name": "write_note",
-                                                  "args": {"title": "b", "body": "edited"}}}
-        done = client.runs.wait(thread, "assistant",
-                                command={"resume": {"decisions": [{"type": "approve"}, edit]}})
+        edit = {
+            "type": "edit",
+            "edited_action": {"name": "write_note", "args": {"title": "b", "body": "edited"}},
+        }
+        done = client.runs.wait(
+            thread, "assistant", command={"resume": {"decisions": [{"type": "approve"}, edit]}}
+        )
         assert "__interrupt__" not in done
-        seen[name] = {"interrupt": request, "notes": both.notes(),
-                      "messages": plain(done["messages"]),
-                      "model_saw": [r["messages"] for r in both.model.requests[start:]]}
+        seen[name] = {
+            "interrupt": request,
+            "notes": both.notes(),
+            "messages": plain(done["messages"]),
+            "model_saw": [r["messages"] for r in both.model.requests[start:]],
+        }
     assert seen["graphwright"]["notes"] == {"a": "first", "b": "edited"}
     assert seen["graphwright"] == seen["langgraph dev"]
     assert not both.model.script
@@ -196,22 +218,35 @@ def test_create_agent_gate_from_the_python_api_and_the_cli(
     waiting = orch.invoke("assistant", "two notes")
     assert waiting.status == "interrupted" and waiting.pending is not None
     a, b = waiting.pending.calls
-    assert (a.id, b.id, a.description) == ("call_a", "call_b", "Writing a note changes the notes folder")
+    assert (a.id, b.id, a.description) == (
+        "call_a",
+        "call_b",
+        "Writing a note changes the notes folder",
+    )
     assert waiting.pending.action_requests[1]["args"] == {"title": "b", "body": "second"}
-    done = orch.resume(waiting.thread_id, {
-        a.id: {"action": "approve", "digest": a.digest},
-        b.id: {"action": "reject", "digest": b.digest, "reason": "not b"},
-    })
+    done = orch.resume(
+        waiting.thread_id,
+        {
+            a.id: {"action": "approve", "digest": a.digest},
+            b.id: {"action": "reject", "digest": b.digest, "reason": "not b"},
+        },
+    )
     assert done.status == "completed" and done.answer == "Both notes are written."
     assert both.notes() == {"a": "first"}
     told = [m["content"] for m in both.model.requests[-1]["messages"] if m["role"] == "tool"]
-    assert sorted(told) == ["User rejected the tool call for `write_note` with reason: not b",
-                            "wrote a.txt"]
+    assert sorted(told) == [
+        "User rejected the tool call for `write_note` with reason: not b",
+        "wrote a.txt",
+    ]
 
-    for flag, expected in ((["--approve"], {"a": "first", "b": "second"}),
-                           (["--reject", "no"], {}),
-                           (["--edit", json.dumps({"call_a": {"title": "a", "body": "x"}})],
-                            {"a": "x", "b": "second"})):
+    for flag, expected in (
+        (["--approve"], {"a": "first", "b": "second"}),
+        (["--reject", "no"], {}),
+        (
+            ["--edit", json.dumps({"call_a": {"title": "a", "body": "x"}})],
+            {"a": "x", "b": "second"},
+        ),
+    ):
         notes_turn(both)
         gate = cli("run", "assistant", "two notes")
         assert gate["status"] == "interrupted"
@@ -246,9 +281,13 @@ def test_draw_each_project_with_and_without_a_thread_offline(
     assert "subgraph polish" in report and "expand visited" not in report  # xray: drawn inside
     gate = cli("draw", "assistant", "--thread", threads["assistant"])["text"]
     assert "class HumanInTheLoopMiddleware\\2eafter_model gate;" in gate  # waits for a decision
-    assert "steps: outline → write → polish" in cli("draw", "report", "-f", "ascii", "--thread",
-                                           threads["report"])["text"]
-    done = orch.resume(threads["assistant"], {"decisions": [{"type": "reject"}, {"type": "reject"}]})
+    assert (
+        "steps: outline → write → polish"
+        in cli("draw", "report", "-f", "ascii", "--thread", threads["report"])["text"]
+    )
+    done = orch.resume(
+        threads["assistant"], {"decisions": [{"type": "reject"}, {"type": "reject"}]}
+    )
     assert done.status == "completed" and both.notes() == {}
 
 
@@ -275,8 +314,9 @@ def test_create_agent_gate_answered_on_the_review_page(both: Both) -> None:
         calls.nth(1).locator("input[value=edit]").check()
         calls.nth(1).locator("textarea.edit-args").fill('{"title": "b", "body": "from review"}')
         (Path(__file__).parent / "artifacts").mkdir(exist_ok=True)
-        page.screenshot(path=str(Path(__file__).parent / "artifacts" / "review-page-hitl.png"),
-                        full_page=True)
+        page.screenshot(
+            path=str(Path(__file__).parent / "artifacts" / "review-page-hitl.png"), full_page=True
+        )
         page.click("#submit")
         page.wait_for_selector("#answer", timeout=scaled(30_000))
         answer = page.inner_text("#answer")

@@ -36,27 +36,39 @@ from tests.protocol_servers import Blocking, graphwright_server, reference_serve
 TABLE = Path(__file__).parent / "reference" / "PROTOCOL.md"
 # graphwright refuses a bad input with 422 before any run; the reference starts the run and
 # fails it.
-DELIBERATE = {("inputs", "input of the wrong type"):
-              "graphwright checks the input against the graph's input schema: 422 before any run"}
+DELIBERATE = {
+    (
+        "inputs",
+        "input of the wrong type",
+    ): "graphwright checks the input against the graph's input schema: 422 before any run"
+}
 # Paths that differ on purpose wherever they occur (pattern -> why).
 EVERYWHERE = {
-    r"\.gw_fence: only graphwright":
-        "graphwright's fencing token rides in the run's configurable",
-    r"\.configurable\.__pregel_node_finished: only the reference":
-        "the reference's run record keeps a LangGraph-internal callback its worker put into the "
-        "run's config (listed as null); graphwright's record keeps what the run was created with",
+    r"\.gw_fence: only graphwright": "graphwright's fencing token rides in the run's configurable",
+    r"\.configurable\.__pregel_node_finished: only the reference": "the reference's run record keeps a LangGraph-internal callback its worker put into the "
+    "run's config (listed as null); graphwright's record keeps what the run was created with",
 }
 # Not answered like the reference yet (path pattern -> what is missing): none.
 OPEN: dict[str, str] = {}
 # /metrics: the labels the reference's OpenTelemetry exporter adds to every family (empty
 # outside LangSmith's hosting), and its resource family; graphwright has neither.
-DEPLOYMENT_LABELS = frozenset({"project_id", "revision_id", "deployment_type", "otel_scope_name",
-                               "otel_scope_schema_url", "otel_scope_version"})
+DEPLOYMENT_LABELS = frozenset(
+    {
+        "project_id",
+        "revision_id",
+        "deployment_type",
+        "otel_scope_name",
+        "otel_scope_schema_url",
+        "otel_scope_version",
+    }
+)
 METRICS_ONLY_REFERENCE = frozenset({"target_info"})
 # A2A: the reference's card offers its history-scope extension (graphwright answers with the
 # whole context's history, the extension's default) and names its own version.
-A2A_DELIBERATE = (r"^\$\.card\.capabilities\.extensions: only the reference$"
-                  r"|^\$\.card\.version: reference")
+A2A_DELIBERATE = (
+    r"^\$\.card\.capabilities\.extensions: only the reference$"
+    r"|^\$\.card\.version: reference"
+)
 SYSTEM_NS = uuid.UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")  # a graph's own assistant id
 # graphwright's own graphs, registered beside the test's: assistants, and so MCP tools, too.
 BUILT_IN_GRAPHS = frozenset({"agent", "orchestrator", "order_support"})
@@ -76,8 +88,10 @@ def chat_url() -> Iterator[str]:
 def servers(chat_url: str, redis_server: Server) -> Iterator[tuple[str, str]]:
     with reference_server(chat_url) as reference:
         if reference is None:
-            pytest.fail("langgraph dev (the reference) could not be installed or started: "
-                        "scripts/reference-server installs it")
+            pytest.fail(
+                "langgraph dev (the reference) could not be installed or started: "
+                "scripts/reference-server installs it"
+            )
         with graphwright_server(redis_server.url) as ours:
             yield reference, ours.url
     if os.environ.get("GW_WRITE_TABLE"):
@@ -92,21 +106,27 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
 
 
 def observe(name: str, url: str, kind: str, loop: asyncio.AbstractEventLoop) -> list[Observation]:
-    client: Any = get_sync_client(url=url, api_key=None) if kind == "sync" else \
-        Blocking(get_client(url=url, api_key=None), loop)
+    client: Any = (
+        get_sync_client(url=url, api_key=None)
+        if kind == "sync"
+        else Blocking(get_client(url=url, api_key=None), loop)
+    )
     return run_scenario(name, client)
 
 
 def open_reason(difference: str) -> str | None:
     """Why a difference is deliberate (EVERYWHERE) or still open (OPEN); None: a failure."""
     deliberate = {pattern: f"deliberate: {why}" for pattern, why in EVERYWHERE.items()}
-    return next((why for pattern, why in {**deliberate, **OPEN}.items()
-                 if re.search(pattern, difference)), None)
+    return next(
+        (why for pattern, why in {**deliberate, **OPEN}.items() if re.search(pattern, difference)),
+        None,
+    )
 
 
 @pytest.mark.parametrize(("scenario", "kind"), CASES, ids=[f"{k}-{n}" for n, k in CASES])
-def test_graphwright_answers_like_the_reference(scenario: str, kind: str, servers: tuple[str, str],
-                                               loop: asyncio.AbstractEventLoop) -> None:
+def test_graphwright_answers_like_the_reference(
+    scenario: str, kind: str, servers: tuple[str, str], loop: asyncio.AbstractEventLoop
+) -> None:
     reference, ours = servers
     expected = observe(scenario, reference, kind, loop)
     got = observe(scenario, ours, kind, loop)
@@ -130,27 +150,36 @@ def table(results: dict[tuple[str, str, str], list[str]]) -> str:
         if (scenario, label) in DELIBERATE:
             reasons = [f"deliberate: {DELIBERATE[(scenario, label)]}"]
         verdict = "; ".join(reasons) or "same"
-        kind = "same" if not found else \
-            "deliberate" if all(r.startswith("deliberate") for r in reasons) else "open"
+        kind = (
+            "same"
+            if not found
+            else "deliberate"
+            if all(r.startswith("deliberate") for r in reasons)
+            else "open"
+        )
         counts[kind] += 1
         shown = want.replace("|", "\\|")  # a subgraph event's name holds a pipe
         rows.append(f"| {scenario} | {label} | `{shown}` | {verdict} |")
     head = [
-        "# Protocol comparison: graphwright serve against langgraph dev", "",
+        "# Protocol comparison: graphwright serve against langgraph dev",
+        "",
         "Written by `GW_WRITE_TABLE=1 pytest tests/test_protocol_diff.py` from one run of the",
         "scenarios in `tests/protocol_scenarios.py` with the sync SDK client against both servers",
         "serving `tests/protocol_graphs.py`. Compared per call: every key of every body and stream",
         "event, recursively and both ways (a key only one side sends is a difference); ids and",
         "times masked, and the values of the build/address keys (`langgraph_api_version`,",
-        "`langgraph_plan`, `langgraph_api_url`, `lc_versions`).", "",
+        "`langgraph_plan`, `langgraph_api_url`, `lc_versions`).",
+        "",
         f"{counts['same']} of {len(results)} calls answer exactly like the reference; "
         f"{counts['deliberate']} differ only on purpose; {counts['open']} still differ in the paths "
-        "named (open work, not deliberate).", "",
+        "named (open work, not deliberate).",
+        "",
         "Deliberate, everywhere: `configurable.gw_fence` (and so `metadata.gw_fence`), the fencing",
         "token every checkpoint write of a run carries; and the reference's listed runs keep",
         "`configurable.__pregel_node_finished` (null), a LangGraph-internal callback its worker",
         "puts into the stored run's config while it executes: graphwright's run record keeps",
-        "what the run was created with. `__request_start_time_ms__` is compared as a time.", "",
+        "what the run was created with. `__request_start_time_ms__` is compared as a time.",
+        "",
         "Threads, assistants, store and crons are compared the same way (whole answers, ids and",
         "times masked) by `tests/test_differential_resources.py`, its table in",
         "`tests/differential_resources.md`: 67 calls, each the same but for the answer paths it",
@@ -158,8 +187,11 @@ def table(results: dict[tuple[str, str, str], list[str]]) -> str:
         "500; graphwright filters) and `assistants.set_latest` (the reference restores the config",
         "but keeps the newer context; graphwright restores both). Three users under a custom `Auth`:",
         "`tests/test_differential_auth.py`, its table and deliberate differences in",
-        "`tests/differential_auth.md`.", "",
-        "| scenario | call | reference answer (start) | verdict |", "|---|---|---|---|"]
+        "`tests/differential_auth.md`.",
+        "",
+        "| scenario | call | reference answer (start) | verdict |",
+        "|---|---|---|---|",
+    ]
     return "\n".join(head + rows) + "\n" + SURFACES
 
 
@@ -225,9 +257,15 @@ def metric_shapes(url: str) -> dict[str, tuple[str, frozenset[str]]]:
     """Each family of ``/metrics`` by name: its type and its labels but the reference's
     deployment labels (see PROTOCOL.md), read with prometheus_client's own parser."""
     text = httpx.get(f"{url}/metrics", timeout=30).text
-    return {f.name: (f.type, frozenset(k for s in f.samples for k in s.labels
-                                       if k not in DEPLOYMENT_LABELS and k != "le"))
-            for f in text_string_to_metric_families(text)}
+    return {
+        f.name: (
+            f.type,
+            frozenset(
+                k for s in f.samples for k in s.labels if k not in DEPLOYMENT_LABELS and k != "le"
+            ),
+        )
+        for f in text_string_to_metric_families(text)
+    }
 
 
 def test_metrics_have_the_reference_families_and_json(servers: tuple[str, str]) -> None:
@@ -235,8 +273,11 @@ def test_metrics_have_the_reference_families_and_json(servers: tuple[str, str]) 
     for url in servers:  # one counted request on each, whatever ran before
         assert httpx.post(f"{url}/threads", json={}, timeout=30).status_code == 200
     want, have = metric_shapes(reference), metric_shapes(ours)
-    missing = {name: shape for name, shape in want.items()
-               if name not in METRICS_ONLY_REFERENCE and have.get(name) != shape}
+    missing = {
+        name: shape
+        for name, shape in want.items()
+        if name not in METRICS_ONLY_REFERENCE and have.get(name) != shape
+    }
     assert not missing, {name: (shape, have.get(name)) for name, shape in missing.items()}
     want_json = httpx.get(f"{reference}/metrics?format=json", timeout=30).json()
     have_json = httpx.get(f"{ours}/metrics?format=json", timeout=30).json()
@@ -250,8 +291,15 @@ def test_metrics_have_the_reference_families_and_json(servers: tuple[str, str]) 
 
 
 def preflight(url: str, **asked: str) -> httpx.Response:
-    return httpx.options(f"{url}/threads/search", timeout=30, headers={
-        "Origin": "https://hosted.example", "Access-Control-Request-Method": "POST", **asked})
+    return httpx.options(
+        f"{url}/threads/search",
+        timeout=30,
+        headers={
+            "Origin": "https://hosted.example",
+            "Access-Control-Request-Method": "POST",
+            **asked,
+        },
+    )
 
 
 def test_a_private_network_preflight_is_allowed(servers: tuple[str, str]) -> None:
@@ -274,15 +322,19 @@ async def mcp_view(url: str) -> dict[str, Any]:
         done = await client.call_tool("subgraph", {"steps": ["x"]})
         failed = await client.call_tool("raising", {"steps": []})
         info = client.server_info
-        return {"version": client.protocol_version, "server": sorted(vars(info)) if info else None,
-                "capabilities": client.server_capabilities.model_dump(exclude_none=True),
-                "tools": {t.name: t.model_dump(exclude_none=True) for t in tools},
-                "done": done.model_dump(exclude_none=True),
-                "failed": [failed.is_error, [c.type for c in failed.content]]}
+        return {
+            "version": client.protocol_version,
+            "server": sorted(vars(info)) if info else None,
+            "capabilities": client.server_capabilities.model_dump(exclude_none=True),
+            "tools": {t.name: t.model_dump(exclude_none=True) for t in tools},
+            "done": done.model_dump(exclude_none=True),
+            "failed": [failed.is_error, [c.type for c in failed.content]],
+        }
 
 
-def test_mcp_answers_like_the_reference(servers: tuple[str, str],
-                                        loop: asyncio.AbstractEventLoop) -> None:
+def test_mcp_answers_like_the_reference(
+    servers: tuple[str, str], loop: asyncio.AbstractEventLoop
+) -> None:
     want, have = (loop.run_until_complete(mcp_view(url)) for url in servers)
     assert set(have["tools"]) - set(want["tools"]) <= BUILT_IN_GRAPHS  # PROTOCOL.md
     have["tools"] = {name: tool for name, tool in have["tools"].items() if name in want["tools"]}
@@ -300,17 +352,27 @@ def a2a_view(url: str) -> dict[str, Any]:
         return httpx.post(agent, json=body, timeout=30).json()
 
     def text(value: str, **ids: str) -> dict[str, Any]:
-        return {"message": {"messageId": str(uuid.uuid4()), "role": "ROLE_USER",
-                            "parts": [{"text": value}], **ids}}
+        return {
+            "message": {
+                "messageId": str(uuid.uuid4()),
+                "role": "ROLE_USER",
+                "parts": [{"text": value}],
+                **ids,
+            }
+        }
 
     asked = rpc("SendMessage", text("hi"))
     task = asked["result"]["task"]
     ids = {"taskId": task["id"], "contextId": task["contextId"]}
     answered = rpc("SendMessage", text("yes", **ids))
-    seen = {"card": card, "asked": asked, "answered": answered,
-            "read": rpc("GetTask", {"id": task["id"]}),
-            "cancel": rpc("CancelTask", {"id": task["id"]}),
-            "unknown": rpc("GetTask", {"id": "nope:nope"})}
+    seen = {
+        "card": card,
+        "asked": asked,
+        "answered": answered,
+        "read": rpc("GetTask", {"id": task["id"]}),
+        "cancel": rpc("CancelTask", {"id": task["id"]}),
+        "unknown": rpc("GetTask", {"id": "nope:nope"}),
+    }
     return mask(json.loads(json.dumps(seen).replace(url, "<server>")))
 
 

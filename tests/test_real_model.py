@@ -43,9 +43,18 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
 
 @pytest.fixture
 def real(settings: Settings, server: LlamaServer) -> Iterator[Orchestrator]:
-    orch = Orchestrator(settings=settings.model_copy(update={
-        "openai_base_url": server.base_url, "openai_model": MODEL, "graphs": GRAPHS,
-        "openai_timeout_s": scaled(120), "deadline_s": scaled(240), "max_model_calls": 2}))
+    orch = Orchestrator(
+        settings=settings.model_copy(
+            update={
+                "openai_base_url": server.base_url,
+                "openai_model": MODEL,
+                "graphs": GRAPHS,
+                "openai_timeout_s": scaled(120),
+                "deadline_s": scaled(240),
+                "max_model_calls": 2,
+            }
+        )
+    )
     yield orch
     orch.close()
 
@@ -71,8 +80,13 @@ def check_clean_end(orch: Orchestrator, result: RunResult) -> None:
 def invalid_calls_fed_back(orch: Orchestrator, thread_id: str) -> int:
     """Every call refused at validation was answered to the model as an error, not gated."""
     events = orch.trace(thread_id)
-    refused = [e for e in events if e["kind"] == "tool_call" and not e["ok"]
-               and (e.get("error") or {}).get("type") == "invalid_arguments"]
+    refused = [
+        e
+        for e in events
+        if e["kind"] == "tool_call"
+        and not e["ok"]
+        and (e.get("error") or {}).get("type") == "invalid_arguments"
+    ]
     messages: list[Any] = (orch.snapshot(thread_id).values or {}).get("messages", [])
     answered = {m.tool_call_id: str(m.content) for m in messages if m.type == "tool"}
     for event in refused:
@@ -99,31 +113,58 @@ def test_calls_that_fail_their_schema_go_back_to_the_real_model(real: Orchestrat
         result = real.invoke("real_agent", goal)
         check_clean_end(real, result)
         refused += invalid_calls_fed_back(real, result.thread_id)
-        proposed += [c["tool_calls"] for c in real.trace(result.thread_id)
-                     if c["kind"] == "model_call"]
+        proposed += [
+            c["tool_calls"] for c in real.trace(result.thread_id) if c["kind"] == "model_call"
+        ]
     assert refused >= 1, proposed
 
 
 def test_a_failing_model_server_ends_the_run_with_one_line_and_the_next_turn_works(
-    server: LlamaServer, redis_url: str, prefix: str, tmp_path: Path,
+    server: LlamaServer,
+    redis_url: str,
+    prefix: str,
+    tmp_path: Path,
 ) -> None:
-    env = {**os.environ, "REDIS_URL": redis_url, "GRAPHWRIGHT_KEY_PREFIX": prefix,
-           "OPENAI_BASE_URL": server.base_url, "OPENAI_MODEL": MODEL, "OPENAI_TIMEOUT": "2",
-           "OPENAI_MAX_RETRIES": "1", "GRAPHWRIGHT_MAX_MODEL_CALLS": "3", "COLUMNS": "200",
-           "GRAPHWRIGHT_GRAPHS": GRAPHS, "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        "GRAPHWRIGHT_KEY_PREFIX": prefix,
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_MODEL": MODEL,
+        "OPENAI_TIMEOUT": "2",
+        "OPENAI_MAX_RETRIES": "1",
+        "GRAPHWRIGHT_MAX_MODEL_CALLS": "3",
+        "COLUMNS": "200",
+        "GRAPHWRIGHT_GRAPHS": GRAPHS,
+        "PYTHONPATH": str(ROOT),
+    }
     cli = [sys.executable, "-m", "graphwright", "run", "chat"]  # the CLI streams: no tools
     server.pause()  # frozen: it takes the connection and never answers
     try:
-        failed = subprocess.run([*cli, "What is 2 + 2?", "--thread", "t"], env=env, cwd=tmp_path,
-                                capture_output=True, text=True, timeout=scaled(120))
+        failed = subprocess.run(
+            [*cli, "What is 2 + 2?", "--thread", "t"],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=scaled(120),
+        )
     finally:
         server.resume()
     assert failed.returncode == 1 and "Traceback" not in failed.stdout + failed.stderr
     lines = [line for line in failed.stdout.splitlines() if line.startswith("failed:")]
-    assert lines == [f"failed: the model call failed ({MODEL} at {server.base_url}, 2 attempts): "
-                     "APITimeoutError: Request timed out."], failed.stdout
+    assert lines == [
+        f"failed: the model call failed ({MODEL} at {server.base_url}, 2 attempts): "
+        "APITimeoutError: Request timed out."
+    ], failed.stdout
     env["OPENAI_TIMEOUT"] = str(scaled(120))
-    again = subprocess.run([*cli, "What is 2 + 2?", "--thread", "t"], env=env, cwd=tmp_path,
-                           capture_output=True, text=True, timeout=scaled(600))
+    again = subprocess.run(
+        [*cli, "What is 2 + 2?", "--thread", "t"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=scaled(600),
+    )
     assert "Traceback" not in again.stdout + again.stderr
     assert again.returncode == 0 and "thread t" in again.stdout, again.stdout + again.stderr

@@ -60,9 +60,13 @@ def restartable(tmp_path: Path) -> Iterator[Restartable]:
 
 
 def orchestrator(r: Restartable, retry_s: float) -> Orchestrator:
-    settings = Settings(_env_file=None, REDIS_URL=r.url, GRAPHWRIGHT_KEY_PREFIX="b",  # type: ignore[call-arg]
-                        GRAPHWRIGHT_GRAPHS="tests.slow_graphs:register",
-                        GRAPHWRIGHT_REDIS_RETRY_S=str(retry_s))
+    settings = Settings(
+        _env_file=None,
+        REDIS_URL=r.url,
+        GRAPHWRIGHT_KEY_PREFIX="b",  # type: ignore[call-arg]
+        GRAPHWRIGHT_GRAPHS="tests.slow_graphs:register",
+        GRAPHWRIGHT_REDIS_RETRY_S=str(retry_s),
+    )
     return Orchestrator(settings=settings, model=OfflineChatModel())
 
 
@@ -79,8 +83,10 @@ def start_run(r: Restartable, orch: Orchestrator) -> tuple[threading.Thread, lis
     runner = threading.Thread(target=run)
     runner.start()
     probe = redis.Redis(port=r.port)
-    until(lambda: probe.get("b:slow:started") == b"1" or not runner.is_alive(),
-          "the run's slow read to start")
+    until(
+        lambda: probe.get("b:slow:started") == b"1" or not runner.is_alive(),
+        "the run's slow read to start",
+    )
     probe.close()
     assert runner.is_alive(), outcome
     return runner, outcome
@@ -121,8 +127,11 @@ def test_an_outage_past_the_retry_budget_fails_clearly_and_resume_completes(
     runner, outcome = start_run(restartable, orch)
     started = time.monotonic()
     restartable.down()
-    until(lambda: not runner.is_alive(), "the run to give up on the stopped Redis",
-          timeout_s=60 + budget)
+    until(
+        lambda: not runner.is_alive(),
+        "the run to give up on the stopped Redis",
+        timeout_s=60 + budget,
+    )
     down_s = time.monotonic() - started
     restartable.up()
     failed = outcome[0]

@@ -37,38 +37,57 @@ def wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
 
 
 def _env(url: str, prefix: str) -> dict[str, str]:
-    return {**os.environ, "REDIS_URL": url, "GRAPHWRIGHT_KEY_PREFIX": prefix,
-            "GRAPHWRIGHT_REDIS_RETRY_S": "1", "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+    return {
+        **os.environ,
+        "REDIS_URL": url,
+        "GRAPHWRIGHT_KEY_PREFIX": prefix,
+        "GRAPHWRIGHT_REDIS_RETRY_S": "1",
+        "PYTHONPATH": str(ROOT),
+        "PYTHONUNBUFFERED": "1",
+    }
 
 
 def test_a_worker_waits_for_redis_at_start_and_through_an_outage(
-    tmp_path: Path, prefix: str,
+    tmp_path: Path,
+    prefix: str,
 ) -> None:
     port = free_port()
     url = f"redis://127.0.0.1:{port}/0"
     out = tmp_path / "worker.out"
     with out.open("wb") as sink:
-        worker = subprocess.Popen([sys.executable, "-m", "graphwright", "worker", "--name", "w"],
-                                  env=_env(url, prefix), cwd=ROOT, stdout=sink,
-                                  stderr=subprocess.STDOUT)
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "graphwright", "worker", "--name", "w"],
+            env=_env(url, prefix),
+            cwd=ROOT,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
     server: Server | None = None
     try:
-        time.sleep(3)  # three retry budgets with nothing listening  # the outage itself: nothing to wait on
+        time.sleep(
+            3
+        )  # three retry budgets with nothing listening  # the outage itself: nothing to wait on
         assert worker.poll() is None, out.read_text()
         server = start_server(tmp_path / "redis", *PERSIST, port=port)
         wait_for(lambda: b"reading" in out.read_bytes(), 30, "the worker to start")
         server.stop()
-        time.sleep(3)  # an outage three times the retry budget  # the outage itself: nothing to wait on
+        time.sleep(
+            3
+        )  # an outage three times the retry budget  # the outage itself: nothing to wait on
         assert worker.poll() is None, out.read_text()
         server = start_server(tmp_path / "redis", *PERSIST, port=port)
         settings = Settings(_env_file=None, REDIS_URL=url, GRAPHWRIGHT_KEY_PREFIX=prefix)  # type: ignore[call-arg]
-        with running(Orchestrator(settings=settings, model=OfflineChatModel()),
-                     worker=False) as svc:
+        with running(
+            Orchestrator(settings=settings, model=OfflineChatModel()), worker=False
+        ) as svc:
             sdk = get_sync_client(url=svc.url, api_key=None)
             tid = sdk.threads.create()["thread_id"]
             run = sdk.runs.create(tid, "agent", input={"goal": ORDER})
-            wait_for(lambda: sdk.runs.get(tid, run["run_id"])["status"] == "success", 60,
-                     "the worker to run the run after the outage")
+            wait_for(
+                lambda: sdk.runs.get(tid, run["run_id"])["status"] == "success",
+                60,
+                "the worker to run the run after the outage",
+            )
     finally:
         worker.terminate()
         worker.wait(timeout=30)
@@ -81,8 +100,13 @@ def test_serve_waits_out_the_window_then_names_the_sentinel_url(prefix: str) -> 
         held.bind(("127.0.0.1", 0))  # can take the port meanwhile (one once answered HTML)
         url = f"redis+sentinel://127.0.0.1:{held.getsockname()[1]}/mymaster"
         started = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "graphwright", "serve", "--port", str(free_port())],
-                              env=_env(url, prefix), cwd=ROOT, capture_output=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "graphwright", "serve", "--port", str(free_port())],
+            env=_env(url, prefix),
+            cwd=ROOT,
+            capture_output=True,
+            timeout=120,
+        )
         took = time.monotonic() - started
     assert took >= 1  # the retry window
     # and no more than it: the imports (3 s) and the window (redis-py's default retries of
@@ -114,9 +138,13 @@ def test_serve_pointed_at_a_server_that_is_not_redis_says_so_in_one_line(prefix:
         threading.Thread(target=answer_html, daemon=True).start()
         url = f"redis://127.0.0.1:{listener.getsockname()[1]}"
         try:
-            done = subprocess.run([sys.executable, "-m", "graphwright", "serve", "--port",
-                                   str(free_port())], env=_env(url, prefix), cwd=ROOT,
-                                  capture_output=True, timeout=120)
+            done = subprocess.run(
+                [sys.executable, "-m", "graphwright", "serve", "--port", str(free_port())],
+                env=_env(url, prefix),
+                cwd=ROOT,
+                capture_output=True,
+                timeout=120,
+            )
         finally:
             stop.set()
     err = done.stderr.decode()

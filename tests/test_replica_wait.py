@@ -50,21 +50,26 @@ def waits(client: redis.Redis) -> int:
 
 
 def test_a_run_waits_for_the_replica_on_every_checkpoint_and_record(
-    pair: tuple[Server, Server], prefix: str, monkeypatch: pytest.MonkeyPatch,
+    pair: tuple[Server, Server],
+    prefix: str,
+    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     master, replica = pair
     monkeypatch.setenv("GRAPHWRIGHT_WAIT_REPLICAS", "1")
     settings = Settings(_env_file=None, REDIS_URL=master.url, GRAPHWRIGHT_KEY_PREFIX=prefix)  # type: ignore[call-arg]
-    orch = Orchestrator(settings=settings, model=OfflineChatModel(),
-                        policy=Policy(per_tool={"send_email": "never"}))
+    orch = Orchestrator(
+        settings=settings, model=OfflineChatModel(), policy=Policy(per_tool={"send_email": "never"})
+    )
     before = waits(orch.client)
     with caplog.at_level(logging.WARNING, logger="graphwright.checkpoints.replicas"):
         result = orch.invoke("agent", EMAIL, thread_id="acked")
     assert result.status == "completed", result
     assert waits(orch.client) - before >= 4  # each step's checkpoint, the email's claim and outcome
     assert not caplog.records, [r.getMessage() for r in caplog.records]
-    assert ReplicaWait(1, 1000).acknowledge(orch.client, orch.keys.replica_ack("acked"), "probe") >= 1
+    assert (
+        ReplicaWait(1, 1000).acknowledge(orch.client, orch.keys.replica_ack("acked"), "probe") >= 1
+    )
     copy = redis.Redis(port=replica.port)
     assert copy.exists(orch.keys.checkpoints("acked")) == 1  # the replica holds the checkpoints
     copy.close()
@@ -72,7 +77,8 @@ def test_a_run_waits_for_the_replica_on_every_checkpoint_and_record(
 
 
 def test_an_idempotency_record_is_on_the_replica_when_claim_and_settle_return(
-    pair: tuple[Server, Server], prefix: str,
+    pair: tuple[Server, Server],
+    prefix: str,
 ) -> None:
     master, replica = pair
     client, copy = redis.Redis(port=master.port), redis.Redis(port=replica.port)
@@ -80,7 +86,9 @@ def test_an_idempotency_record_is_on_the_replica_when_claim_and_settle_return(
     before = waits(client)
     claim = records.claim("t", "call-1", tool="send_email", digest="d", key="t:call-1", fence=None)
     assert claim.outcome == "claimed"
-    assert records.settle("t", "call-1", attempt=claim.attempt, status="done", result="sent", fence=None)
+    assert records.settle(
+        "t", "call-1", attempt=claim.attempt, status="done", result="sent", fence=None
+    )
     assert waits(client) - before == 2
     assert copy.hget(Keys(prefix=prefix).idempotency("t", "call-1"), "status") == b"done"
     client.close()
@@ -88,7 +96,9 @@ def test_an_idempotency_record_is_on_the_replica_when_claim_and_settle_return(
 
 
 def test_fewer_replicas_than_asked_is_a_warning_naming_the_write(
-    pair: tuple[Server, Server], prefix: str, monkeypatch: pytest.MonkeyPatch,
+    pair: tuple[Server, Server],
+    prefix: str,
+    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     master, _ = pair
@@ -99,14 +109,18 @@ def test_fewer_replicas_than_asked_is_a_warning_naming_the_write(
     with caplog.at_level(logging.WARNING, logger="graphwright.checkpoints.replicas"):
         assert orch.invoke("agent", "订单 A1001 到哪了？", thread_id="short").status == "completed"
     messages = [r.getMessage() for r in caplog.records]
-    assert messages and all("only 1 of 2 replica(s) acknowledged it within 50 ms" in m for m in messages)
+    assert messages and all(
+        "only 1 of 2 replica(s) acknowledged it within 50 ms" in m for m in messages
+    )
     assert any(m.startswith("checkpoint of thread 'short'") for m in messages), messages
     orch.client.close()
 
 
 def test_a_malformed_setting_is_a_configuration_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GRAPHWRIGHT_WAIT_REPLICAS", "one")
-    with pytest.raises(ConfigurationError, match="GRAPHWRIGHT_WAIT_REPLICAS must be a whole number"):
+    with pytest.raises(
+        ConfigurationError, match="GRAPHWRIGHT_WAIT_REPLICAS must be a whole number"
+    ):
         ReplicaWait.from_env()
     monkeypatch.setenv("GRAPHWRIGHT_WAIT_REPLICAS", "0")
     assert ReplicaWait.from_env() is None
@@ -125,7 +139,9 @@ def test_on_a_cluster_the_wait_goes_to_the_node_of_the_thread(tmp_path: Path) ->
 
 
 def test_taking_the_run_lock_waits_for_the_replica_to_hold_the_fence(
-    pair: tuple[Server, Server], prefix: str, monkeypatch: pytest.MonkeyPatch,
+    pair: tuple[Server, Server],
+    prefix: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     master, replica = pair
     monkeypatch.setenv("GRAPHWRIGHT_WAIT_REPLICAS", "1")

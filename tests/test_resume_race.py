@@ -24,24 +24,40 @@ RACERS = 20
 
 
 def test_twenty_approvals_race_one_proceeds(
-    redis_url: str, prefix: str, client: redis.Redis, tmp_path: Path,
+    redis_url: str,
+    prefix: str,
+    client: redis.Redis,
+    tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     effects = tmp_path / "effects"
     monkeypatch.setenv("SLOW_GRAPHS_EFFECTS", str(effects))
-    env = {"REDIS_URL": redis_url, "GRAPHWRIGHT_KEY_PREFIX": prefix, "SLOW_GRAPHS_EFFECTS": str(effects),
-           "GRAPHWRIGHT_GRAPHS": "tests.slow_graphs:register", "OPENAI_API_KEY": "",
-           "OPENAI_BASE_URL": ""}
-    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_GRAPHS="tests.slow_graphs:register")
+    env = {
+        "REDIS_URL": redis_url,
+        "GRAPHWRIGHT_KEY_PREFIX": prefix,
+        "SLOW_GRAPHS_EFFECTS": str(effects),
+        "GRAPHWRIGHT_GRAPHS": "tests.slow_graphs:register",
+        "OPENAI_API_KEY": "",
+        "OPENAI_BASE_URL": "",
+    }
+    settings = Settings(
+        _env_file=None,
+        REDIS_URL=redis_url,
+        GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
+        GRAPHWRIGHT_GRAPHS="tests.slow_graphs:register",
+    )
     orch = Orchestrator(settings=settings, model=OfflineChatModel())
     assert orch.invoke("slow_write_gated", GOAL, thread_id="r").status == "interrupted"
     client.set(f"{prefix}:slow:hold", 1)  # the winner's write waits after its effect until released
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["graphwright.cli", "tests.slow_graphs"])
-    racers = [ctx.Process(target=cli_child, args=(["resume", "r", "--approve", "--json"], env,
-                                                  str(tmp_path / f"out{i}")))
-              for i in range(RACERS)]
+    racers = [
+        ctx.Process(
+            target=cli_child,
+            args=(["resume", "r", "--approve", "--json"], env, str(tmp_path / f"out{i}")),
+        )
+        for i in range(RACERS)
+    ]
     for p in racers:
         p.start()
     deadline = time.monotonic() + scaled(120)

@@ -27,7 +27,8 @@ ORDER = "订单 A1001 到哪了？"
 
 
 def test_a_replayed_first_put_still_lists_the_thread_and_its_run(
-    redis_server: Server, prefix: str,
+    redis_server: Server,
+    prefix: str,
 ) -> None:
     with reply_proxy(redis_server.port, b"ZREMRANGEBYLEX") as proxy:
         client = connect(proxy.url, retry_budget_s=10)
@@ -44,7 +45,8 @@ def test_a_replayed_first_put_still_lists_the_thread_and_its_run(
 
 
 def test_a_replayed_trace_write_and_first_put_keep_the_usage_exact(
-    redis_server: Server, prefix: str,
+    redis_server: Server,
+    prefix: str,
 ) -> None:
     def orchestrator(url: str) -> Orchestrator:
         settings = Settings(_env_file=None, REDIS_URL=url, GRAPHWRIGHT_KEY_PREFIX=prefix)  # type: ignore[call-arg]
@@ -78,7 +80,9 @@ def test_a_replayed_publish_adds_the_event_once(redis_server: Server, prefix: st
         for i in range(3):
             assert store.publish("t", run.run_id, "me", "values", {"i": i})
         assert proxy.dropped == [sha]
-        seen = [json.loads(d)["i"] for _, _, d in
-                EventLog(client, Keys(prefix=prefix), "t", run.run_id).read(follow=False)]
+        seen = [
+            json.loads(d)["i"]
+            for _, _, d in EventLog(client, Keys(prefix=prefix), "t", run.run_id).read(follow=False)
+        ]
         assert seen == [0, 1, 2]  # every event once, in order
         client.close()

@@ -47,8 +47,13 @@ def service(settings: Settings) -> Iterator[Service]:
 @pytest.fixture
 def keyed(settings: Settings, scripted: ScriptedOpenAI) -> Iterator[Service]:
     """The agent on the real ChatOpenAI client against the scripted server, behind an API key."""
-    model = ChatOpenAI(model="scripted", base_url=scripted.base_url, api_key=SecretStr("sk-test"),
-                       max_retries=0, timeout=scaled(10))
+    model = ChatOpenAI(
+        model="scripted",
+        base_url=scripted.base_url,
+        api_key=SecretStr("sk-test"),
+        max_retries=0,
+        timeout=scaled(10),
+    )
     with running(Orchestrator(settings=settings, model=model), api_key=KEY, worker=False) as svc:
         yield svc
     scripted.assert_done()
@@ -66,7 +71,9 @@ def test_reviewer_approves_in_the_browser_and_sees_the_answer(service: Service) 
         page.goto(f"{service.url}/review")
         assert page.locator("a").all_inner_texts() == ["mail-1"]  # only threads at a gate
         page.click("text=mail-1")
-        page.wait_for_selector("pre.mermaid svg", timeout=scaled(30_000))  # the graph rendered offline
+        page.wait_for_selector(
+            "pre.mermaid svg", timeout=scaled(30_000)
+        )  # the graph rendered offline
         assert "Weekly report" in page.inner_text("#conversation")  # what the user asked
         args = page.inner_text("fieldset.call pre.args")
         assert '"to": "li@example.com"' in args and '"subject": "Weekly report"' in args
@@ -88,15 +95,28 @@ def test_log_in_once_then_answer_two_calls_with_one_submit(
     from playwright.sync_api import sync_playwright
 
     scripted.load(
-        Reply(content="I will send both.", tool_calls=[
-            call("send_email", {"to": "li@example.com", "subject": "Plan", "body": "x" * 900},
-                 id=HOSTILE),
-            call("send_email", {"to": "bo@example.com", "subject": "Plan", "body": "hi"}, id="call_2"),
-        ]),
+        Reply(
+            content="I will send both.",
+            tool_calls=[
+                call(
+                    "send_email",
+                    {"to": "li@example.com", "subject": "Plan", "body": "x" * 900},
+                    id=HOSTILE,
+                ),
+                call(
+                    "send_email",
+                    {"to": "bo@example.com", "subject": "Plan", "body": "hi"},
+                    id="call_2",
+                ),
+            ],
+        ),
         Reply(content="Sent the plan to li; bo was not written to."),
     )
     waiting = keyed.orch.invoke("agent", "Send the plan to li and bo", thread_id="two-1")
-    assert waiting.pending is not None and [c.id for c in waiting.pending.calls] == [HOSTILE, "call_2"]
+    assert waiting.pending is not None and [c.id for c in waiting.pending.calls] == [
+        HOSTILE,
+        "call_2",
+    ]
     source = httpx.get(f"{keyed.url}/review/two-1", headers={"x-api-key": KEY}).text
     assert HOSTILE not in source and html.escape(HOSTILE, quote=True) in source
     assert KEY not in source and "<script>" not in source  # no inline script at all
@@ -131,8 +151,9 @@ def test_log_in_once_then_answer_two_calls_with_one_submit(
         browser.close()
     assert all(KEY not in u for u in urls)
     assert sorted(c["name"] for c in cookies) == ["gw_review_session", "gw_session"]
-    assert all(c["httpOnly"] and c["sameSite"] == "Strict" and KEY not in c["value"]
-               for c in cookies)  # the login, and the session the answer's CSRF token binds to
+    assert all(
+        c["httpOnly"] and c["sameSite"] == "Strict" and KEY not in c["value"] for c in cookies
+    )  # the login, and the session the answer's CSRF token binds to
     sent = [json.loads(m) for m in keyed.orch.client.lrange(keyed.orch.keys.outbox(), 0, -1)]
     assert [m["to"] for m in sent] == ["li@example.com"]
     told = [m["content"] for m in scripted.requests[-1]["messages"] if m["role"] == "tool"]
@@ -142,11 +163,15 @@ def test_log_in_once_then_answer_two_calls_with_one_submit(
 def test_review_pages_refuse_a_key_in_the_url_and_a_forged_cookie(keyed: Service) -> None:
     page = httpx.get(f"{keyed.url}/review?api_key={KEY}", follow_redirects=False)
     assert page.status_code == 303 and page.headers["location"].startswith("/review/login")
-    forged = httpx.get(f"{keyed.url}/review", cookies={"gw_session": "e30.AAAA"},
-                       follow_redirects=False)
+    forged = httpx.get(
+        f"{keyed.url}/review", cookies={"gw_session": "e30.AAAA"}, follow_redirects=False
+    )
     assert forged.status_code == 303
-    wrong = httpx.post(f"{keyed.url}/review/login", content="api_key=nope&next=/review",
-                       headers={"content-type": "application/x-www-form-urlencoded"})
+    wrong = httpx.post(
+        f"{keyed.url}/review/login",
+        content="api_key=nope&next=/review",
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
     assert wrong.status_code == 401 and "gw_session" not in wrong.headers.get("set-cookie", "")
     answer = httpx.post(f"{keyed.url}/review/x/answer", json={"resume": None})
     assert answer.status_code == 401
@@ -155,14 +180,25 @@ def test_review_pages_refuse_a_key_in_the_url_and_a_forged_cookie(keyed: Service
 def test_the_login_cookie_does_not_answer_for_a_page_of_another_origin(keyed: Service) -> None:
     """Any origin may call the API (the CORS default), and SameSite=Strict lets another port
     of the same host send the cookie: a write from such a page must not count as logged in."""
-    login = httpx.post(f"{keyed.url}/review/login", content=f"api_key={KEY}&next=/review",
-                       headers={"content-type": "application/x-www-form-urlencoded"})
+    login = httpx.post(
+        f"{keyed.url}/review/login",
+        content=f"api_key={KEY}&next=/review",
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
     cookie = {"gw_session": login.cookies["gw_session"]}
-    other = httpx.post(f"{keyed.url}/review/x/answer", json={"resume": None}, cookies=cookie,
-                       headers={"origin": "http://127.0.0.1:1"})
+    other = httpx.post(
+        f"{keyed.url}/review/x/answer",
+        json={"resume": None},
+        cookies=cookie,
+        headers={"origin": "http://127.0.0.1:1"},
+    )
     assert other.status_code == 403  # refused for its origin before the cookie is read
-    own = httpx.post(f"{keyed.url}/review/x/answer", json={"resume": None}, cookies=cookie,
-                     headers={"origin": keyed.url})
+    own = httpx.post(
+        f"{keyed.url}/review/x/answer",
+        json={"resume": None},
+        cookies=cookie,
+        headers={"origin": keyed.url},
+    )
     assert own.status_code != 401  # let in: the thread's own answer (unknown here) decides
 
 

@@ -33,14 +33,24 @@ GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 
 def environment(redis_url: str, prefix: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    env.update(REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix, GRAPHWRIGHT_GRAPHS=PLUGIN,
-               GRAPHWRIGHT_CLAIM_IDLE_MS="1000", PYTHONPATH=str(ROOT))
+    env.update(
+        REDIS_URL=redis_url,
+        GRAPHWRIGHT_KEY_PREFIX=prefix,
+        GRAPHWRIGHT_GRAPHS=PLUGIN,
+        GRAPHWRIGHT_CLAIM_IDLE_MS="1000",
+        PYTHONPATH=str(ROOT),
+    )
     return env
 
 
 def spawn(env: dict[str, str], *args: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "graphwright", *args], env=env, cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [sys.executable, "-m", "graphwright", *args],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def answers(url: str) -> bool:
@@ -57,7 +67,8 @@ def ask(url: str, body: dict[str, object]) -> None:
 
 @pytest.mark.parametrize("verb", ["wait", "stream"])
 def test_an_api_killed_during_after_seconds_leaves_the_run_to_a_worker_once(
-        verb: str, redis_url: str, prefix: str, client: redis.Redis) -> None:
+    verb: str, redis_url: str, prefix: str, client: redis.Redis
+) -> None:
     env = environment(redis_url, prefix)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -67,15 +78,20 @@ def test_an_api_killed_during_after_seconds_leaves_the_run_to_a_worker_once(
         until(lambda: answers(url), "the API to listen")
         tid = httpx.post(f"{url}/threads", json={}).json()["thread_id"]
         body = {"assistant_id": "slow_agent", "input": {"goal": GOAL}, "after_seconds": 2}
-        threading.Thread(target=ask, args=(f"{url}/threads/{tid}/runs/{verb}", body), daemon=True).start()
+        threading.Thread(
+            target=ask, args=(f"{url}/threads/{tid}/runs/{verb}", body), daemon=True
+        ).start()
         store = RunStore(client, Keys(prefix=prefix))
         until(lambda: bool(store.active(tid)), "the run to be recorded")
         api.send_signal(signal.SIGKILL)  # inside the delay: nothing of the run is in this process
         api.wait(timeout=10)
         (run_id,) = store.active(tid)
         worker = spawn(env, "worker", "--name", "W")
-        until(lambda: store.get(tid, run_id).status not in ("pending", "running"),
-              "a worker to finish the run", 30)
+        until(
+            lambda: store.get(tid, run_id).status not in ("pending", "running"),
+            "a worker to finish the run",
+            30,
+        )
         assert store.get(tid, run_id).status == "success"
         assert client.hlen(Keys(prefix=prefix).calendar()) == 1
     finally:
@@ -92,7 +108,8 @@ def service(redis_url: str, prefix: str) -> Iterator[Service]:
 
 
 def test_a_run_recorded_without_an_owner_is_swept_onto_the_queue_and_finished_once(
-        service: Service, redis_url: str, prefix: str, client: redis.Redis) -> None:
+    service: Service, redis_url: str, prefix: str, client: redis.Redis
+) -> None:
     sdk = get_sync_client(url=service.url, api_key=None)
     tid = sdk.threads.create()["thread_id"]
     store = RunStore(client, service.orch.keys)
@@ -100,8 +117,11 @@ def test_a_run_recorded_without_an_owner_is_swept_onto_the_queue_and_finished_on
     run = store.create(tid, RunCreate(assistant_id="slow_agent", input={"goal": GOAL}), queue=False)
     worker = spawn(environment(redis_url, prefix), "worker", "--name", "W")
     try:
-        until(lambda: store.get(tid, run.run_id).status not in ("pending", "running"),
-              "the sweeper to hand the run to a worker", 30)
+        until(
+            lambda: store.get(tid, run.run_id).status not in ("pending", "running"),
+            "the sweeper to hand the run to a worker",
+            30,
+        )
         assert store.get(tid, run.run_id).status == "success"
         assert client.hlen(service.orch.keys.calendar()) == 1
     finally:
@@ -120,7 +140,8 @@ def test_a_run_id_is_created_once(service: Service, client: redis.Redis) -> None
 
 
 def test_the_queue_stays_bounded_behind_a_busy_run_with_ten_waiting(
-        redis_url: str, prefix: str, client: redis.Redis) -> None:
+    redis_url: str, prefix: str, client: redis.Redis
+) -> None:
     client.set(f"{prefix}:slow:hold_answer", 1)  # the first run stays busy while this exists
     with service_for(redis_url, prefix, PLUGIN, worker=True) as svc:
         sdk = get_sync_client(url=svc.url, api_key=None)
@@ -140,5 +161,8 @@ def test_the_queue_stays_bounded_behind_a_busy_run_with_ten_waiting(
         assert max(lengths) <= 12, lengths  # the waiting ten and the busy one, trimmed behind
         client.delete(f"{prefix}:slow:hold_answer")
         sdk.runs.join(tid, first["run_id"])
-        until(lambda: not svc.orch.client.zcard(f"{svc.orch.keys.thread_tag(tid)}:inflight"),
-              "the waiting runs to run", 120)
+        until(
+            lambda: not svc.orch.client.zcard(f"{svc.orch.keys.thread_tag(tid)}:inflight"),
+            "the waiting runs to run",
+            120,
+        )

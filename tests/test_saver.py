@@ -269,10 +269,13 @@ def test_a_copy_renames_only_the_metadata_that_names_the_source(
     saver.put(_cfg("src", "sub:1"), _cp(a=2), generate_metadata(thread_id="other"), {"a": 1})
     saver.put(_cfg("src", "sub:2"), _cp(a=3), generate_metadata(), {"a": 1})
     saver.copy_thread("src", "dst")
-    named = {t.config["configurable"]["checkpoint_ns"]: t.metadata.get("thread_id")
-             for t in saver.list({"configurable": {"thread_id": "dst"}})}
+    named = {
+        t.config["configurable"]["checkpoint_ns"]: t.metadata.get("thread_id")
+        for t in saver.list({"configurable": {"thread_id": "dst"}})
+    }
     assert named == {"": "dst", "sub:1": "other", "sub:2": None}
     src, dst = (set(client.zrange(saver.keys.checkpoints(t), 0, -1)) for t in ("src", "dst"))
     assert len(src - dst) == len(dst - src) == 1  # the others are byte copies
-    assert {t.metadata.get("thread_id") for t in saver.list({"configurable": {"thread_id": "src"}})} == \
-        {"src", "other", None}
+    assert {
+        t.metadata.get("thread_id") for t in saver.list({"configurable": {"thread_id": "src"}})
+    } == {"src", "other", None}

@@ -66,7 +66,9 @@ def test_round_trips_per_put_put_writes_and_latest_get_tuple(
 ) -> None:
     saver = RedisSaver(counting_client, prefix=prefix)
     _step(saver, "warm", None, 0)
-    saver.get_tuple(_cfg("warm"))  # a read loads the scripts: the server has them, as in a running worker
+    saver.get_tuple(
+        _cfg("warm")
+    )  # a read loads the scripts: the server has them, as in a running worker
     parent = None
     for step in range(4):
         sends = Sends()

@@ -73,7 +73,9 @@ async def test_the_async_saver_refuses_a_stale_token_too(
     with pytest.raises(LockLostError):
         await saver.aput(_cfg("af", gw_fence=4), _cp(a=2), generate_metadata(), {"a": 2})
     with pytest.raises(LockLostError):
-        await saver.aput_writes({"configurable": {**stored["configurable"], "gw_fence": 4}}, [("a", 1)], "t")
+        await saver.aput_writes(
+            {"configurable": {**stored["configurable"], "gw_fence": 4}}, [("a", 1)], "t"
+        )
     got = await saver.aget_tuple(_cfg("af"))
     assert got is not None and got.checkpoint["id"] == stored["configurable"]["checkpoint_id"]
     assert got.pending_writes == []
@@ -154,7 +156,9 @@ async def test_async_saver_sync_calls_bridge_from_other_threads_only(
     await aclient.aclose()
 
 
-def test_a_sync_node_runs_a_subgraph_inside_an_async_graph(redis_server: Server, prefix: str) -> None:
+def test_a_sync_node_runs_a_subgraph_inside_an_async_graph(
+    redis_server: Server, prefix: str
+) -> None:
     async def main() -> Any:
         aclient = aredis.Redis(port=redis_server.port)
         saver = AsyncRedisSaver(aclient, prefix=prefix)
@@ -195,7 +199,12 @@ def test_keep_latest_leaves_the_kept_checkpoint_without_a_parent_and_no_orphans(
     for step in range(5):
         cp = generate_checkpoint(channel_values={"a": step, "big": "same"})
         cp["channel_versions"] = {"a": step + 1, "big": 1}
-        config = saver.put(config, cp, generate_metadata(step=step), {"a": step + 1, "big": 1} if not step else {"a": step + 1})
+        config = saver.put(
+            config,
+            cp,
+            generate_metadata(step=step),
+            {"a": step + 1, "big": 1} if not step else {"a": step + 1},
+        )
         saver.put_writes(config, [("a", step)], f"t{step}")
     saver.prune(["p"])
     (kept,) = list(saver.list(_cfg("p")))
@@ -264,9 +273,15 @@ def test_a_thread_of_layout_1_is_migrated_when_read(saver: RedisSaver, client: r
     typed = serde.dumps_typed("old")
     write_type, write_data = serde.dumps_typed("w")
     old_keys = {
-        k.legacy_checkpoints("l", ""): ("hash", {cid: ormsgpack.packb([cid, None, ctype, cbytes, mtype, mbytes])}),
+        k.legacy_checkpoints("l", ""): (
+            "hash",
+            {cid: ormsgpack.packb([cid, None, ctype, cbytes, mtype, mbytes])},
+        ),
         k.legacy_blobs("l", ""): ("hash", {"a\x001": typed[0].encode() + b"\x00" + typed[1]}),
-        k.legacy_writes("l", "", cid): ("hash", {"task\x000": ormsgpack.packb(["task", "a", write_type, write_data, ""])}),
+        k.legacy_writes("l", "", cid): (
+            "hash",
+            {"task\x000": ormsgpack.packb(["task", "a", write_type, write_data, ""])},
+        ),
     }
     for key, (_, mapping) in old_keys.items():
         client.hset(key, mapping=mapping)
@@ -306,5 +321,7 @@ def test_keep_latest_keeps_a_turn_saved_after_it_read_the_thread(
     pruner._send = hooked  # type: ignore[method-assign]
     pruner.prune(["pruned"])
     graph.invoke({"notes": []}, {"configurable": {"thread_id": "twin"}})
-    state = {t: graph.get_state({"configurable": {"thread_id": t}}).values for t in ("pruned", "twin")}
+    state = {
+        t: graph.get_state({"configurable": {"thread_id": t}}).values for t in ("pruned", "twin")
+    }
     assert state["pruned"] == state["twin"]

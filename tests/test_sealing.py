@@ -38,8 +38,14 @@ from graphwright.tools.records import Records
 KEY = b"k" * 32
 GOAL = 'Email li@example.com with the subject "Plain Pangolin" saying hello.'
 LATER = 'Email li@example.com with the subject "Sealed Sloth" saying goodbye.'
-PLAIN = [b"Plain Pangolin", b"li@example.com", b"Cron Quokka", b"Assistant Axolotl", b"Okapi",
-         b"Diary Dugong"]
+PLAIN = [
+    b"Plain Pangolin",
+    b"li@example.com",
+    b"Cron Quokka",
+    b"Assistant Axolotl",
+    b"Okapi",
+    b"Diary Dugong",
+]
 
 
 def approve(gated: Any) -> dict[str, Any]:
@@ -48,8 +54,12 @@ def approve(gated: Any) -> dict[str, Any]:
 
 
 def encrypted(settings: Settings) -> Settings:
-    return Settings(_env_file=None, REDIS_URL=settings.redis_url,  # type: ignore[call-arg]
-                    GRAPHWRIGHT_KEY_PREFIX=settings.key_prefix, GRAPHWRIGHT_ENCRYPT=True)
+    return Settings(
+        _env_file=None,
+        REDIS_URL=settings.redis_url,  # type: ignore[call-arg]
+        GRAPHWRIGHT_KEY_PREFIX=settings.key_prefix,
+        GRAPHWRIGHT_ENCRYPT=True,
+    )
 
 
 def cli(monkeypatch: pytest.MonkeyPatch, settings: Settings, *args: str) -> str:
@@ -81,8 +91,12 @@ def test_a_sealed_cron_copied_to_another_cron_or_key_fails_to_open_and_loses_not
     monkeypatch.setenv(KEYS_ENV, KEY.decode())
     orch = Orchestrator(settings=encrypted(settings), model=OfflineChatModel())
     crons = crons_of(orch)
-    alpha, beta = (crons.create(payload={"input": {"goal": g}}, schedule="0 0 1 1 *",
-                                assistant_id="agent")["cron_id"] for g in ("alpha", "beta"))
+    alpha, beta = (
+        crons.create(payload={"input": {"goal": g}}, schedule="0 0 1 1 *", assistant_id="agent")[
+            "cron_id"
+        ]
+        for g in ("alpha", "beta")
+    )
     stolen = client.hget(orch.keys.crons(), alpha)
     assert stolen is not None and b"alpha" not in stolen
     client.hset(orch.keys.crons(), beta, stolen)  # alpha's document planted as beta's
@@ -131,13 +145,18 @@ def everything(client: redis.Redis, prefix: str) -> bytes:
 
 
 def reads(orch: Orchestrator, tid: str) -> dict[str, Any]:
-    return {"meta": orch.meta(tid)["metadata"], "values": orch.state(tid).values,
-            "trace": [e["kind"] for e in orch.trace(tid)],
-            "crons": [c["payload"]["input"] for c in crons_of(orch).search()],
-            "assistants": sorted(a["name"] for a in AssistantStore.of(orch).all()),
-            "note": orch.store.get(("notes", "alice"), "n1").value,  # type: ignore[union-attr]
-            "records": [Records(orch.client, orch.keys, ttl_s=60).get(tid, c)["result"]
-                        for c in calls_of(orch, tid)]}
+    return {
+        "meta": orch.meta(tid)["metadata"],
+        "values": orch.state(tid).values,
+        "trace": [e["kind"] for e in orch.trace(tid)],
+        "crons": [c["payload"]["input"] for c in crons_of(orch).search()],
+        "assistants": sorted(a["name"] for a in AssistantStore.of(orch).all()),
+        "note": orch.store.get(("notes", "alice"), "n1").value,  # type: ignore[union-attr]
+        "records": [
+            Records(orch.client, orch.keys, ttl_s=60).get(tid, c)["result"]
+            for c in calls_of(orch, tid)
+        ],
+    }
 
 
 def outbox(orch: Orchestrator) -> list[str]:
@@ -158,7 +177,9 @@ def test_a_value_written_before_encryption_is_refused_until_graphwright_seal(
     with running(plain) as svc:
         sdk = get_sync_client(url=svc.url, api_key=None)
         tid = sdk.threads.create(metadata={"codename": "Okapi"})["thread_id"]
-        sdk.runs.wait(tid, "agent", command=approve(sdk.runs.wait(tid, "agent", input={"goal": GOAL})))
+        sdk.runs.wait(
+            tid, "agent", command=approve(sdk.runs.wait(tid, "agent", input={"goal": GOAL}))
+        )
         gated = sdk.runs.wait(tid, "agent", input={"goal": LATER})  # left at its gate
         sdk.crons.create("agent", schedule="0 0 1 1 *", input={"goal": "Cron Quokka"})
         sdk.assistants.create("agent", name="Assistant Axolotl")
@@ -173,8 +194,12 @@ def test_a_value_written_before_encryption_is_refused_until_graphwright_seal(
     with pytest.raises(CorruptCheckpointError, match="not sealed") as caught:
         sealed.meta(tid)
     assert sealed.keys.meta(tid) in str(caught.value)
-    for read in (lambda: crons_of(sealed).search(), lambda: AssistantStore.of(sealed).all(),
-                 lambda: sealed.state(tid), lambda: sealed.trace(tid)):
+    for read in (
+        lambda: crons_of(sealed).search(),
+        lambda: AssistantStore.of(sealed).all(),
+        lambda: sealed.state(tid),
+        lambda: sealed.trace(tid),
+    ):
         with pytest.raises(CorruptCheckpointError, match="not sealed"):
             read()
 
@@ -205,12 +230,16 @@ def test_old_format_values_open_and_rekey_reseals_crons_and_assistants(
 ) -> None:
     monkeypatch.setenv(KEYS_ENV, KEY.decode())
     orch = Orchestrator(settings=encrypted(settings), model=OfflineChatModel())
-    cron = crons_of(orch).create(payload={"input": {"goal": "old"}}, schedule="0 0 1 1 *",
-                                 assistant_id="agent")
+    cron = crons_of(orch).create(
+        payload={"input": {"goal": "old"}}, schedule="0 0 1 1 *", assistant_id="agent"
+    )
     assistant = AssistantStore.of(orch).create(graph_id="agent", name="Old Otter")
     aid, cid = assistant["assistant_id"], cron["cron_id"]
-    places = [(orch.keys.crons(), cid), (orch.keys.assistants(), aid),
-              (orch.keys.assistant_versions(aid), "1")]
+    places = [
+        (orch.keys.crons(), cid),
+        (orch.keys.assistants(), aid),
+        (orch.keys.assistant_versions(aid), "1"),
+    ]
     docs = [crons_of(orch).get(cid), AssistantStore.of(orch).get(aid)]
     for key, field in places:  # as an older graphwright sealed them
         opened = orch.sealer.open(client.hget(key, field), key, field)  # type: ignore[arg-type]
@@ -243,8 +272,14 @@ def test_the_places_graphwright_seal_covers_include_every_sealed_field() -> None
     places = {p.glob: p.fields for p in Keys(prefix="p").sealed_places()}
     assert places["p:{*}:meta"] == {f.encode() for f in SEALED_META}
     assert places["p:{*}:runrec:*"] == SEALED_RUN
-    for whole in ("p:{crons}:all", "p:{assistants}:latest", "p:{assistants}:versions:*",
-                  "p:calendar", "p:outbox", "{p:outbox}:ids"):
+    for whole in (
+        "p:{crons}:all",
+        "p:{assistants}:latest",
+        "p:{assistants}:versions:*",
+        "p:calendar",
+        "p:outbox",
+        "{p:outbox}:ids",
+    ):
         assert places[whole] is None
 
 
@@ -252,28 +287,41 @@ def test_a_calendar_booked_before_encryption_still_refuses_an_overlap_after_seal
     settings: Settings, monkeypatch: pytest.MonkeyPatch, client: redis.Redis
 ) -> None:
     keys = Keys(prefix=settings.key_prefix, sealer=Sealer((KEY,)))
-    legacy = {"id": "e0", "title": "Old Review", "start_time": "2026-12-01T10:00",
-              "end_time": "2026-12-01T11:00"}
+    legacy = {
+        "id": "e0",
+        "title": "Old Review",
+        "start_time": "2026-12-01T10:00",
+        "end_time": "2026-12-01T11:00",
+    }
     client.hset(keys.calendar(), "e0", json.dumps(legacy))  # as graphwright booked it before slots
     monkeypatch.setenv(KEYS_ENV, KEY.decode())
     cli(monkeypatch, settings, "seal")
     assert b"Old Review" not in client.hget(keys.calendar(), "e0")  # type: ignore[operator]
     tools = ToolExecutor(build_registry(), client, keys=keys)
-    clash = tools.execute(ToolCall(name="create_event", id="c1", args={
-        "title": "Lunch", "start_time": "2026-12-01T10:30", "end_time": "2026-12-01T11:30"}),
-        thread_id="t1")
+    clash = tools.execute(
+        ToolCall(
+            name="create_event",
+            id="c1",
+            args={
+                "title": "Lunch",
+                "start_time": "2026-12-01T10:30",
+                "end_time": "2026-12-01T11:30",
+            },
+        ),
+        thread_id="t1",
+    )
     assert clash.error is not None and "Old Review" in clash.error.message
-    day = tools.execute(ToolCall(name="get_schedule", id="c2", args={"date": "2026-12-01"}),
-                        thread_id="t1")
+    day = tools.execute(
+        ToolCall(name="get_schedule", id="c2", args={"date": "2026-12-01"}), thread_id="t1"
+    )
     assert [e["title"] for e in day.result] == ["Old Review"]
 
 
-def test_runs_the_scripts_cancel_read_under_encryption(
-    client: redis.Redis, prefix: str
-) -> None:
+def test_runs_the_scripts_cancel_read_under_encryption(client: redis.Redis, prefix: str) -> None:
     store = RunStore(client, Keys(prefix=prefix, sealer=Sealer((KEY,))))
-    body = RunCreate(assistant_id="agent", input={"goal": "Pending Puffin"},
-                     multitask_strategy="interrupt")
+    body = RunCreate(
+        assistant_id="agent", input={"goal": "Pending Puffin"}, multitask_strategy="interrupt"
+    )
     first = store.create("t1", body, queue=False)
     second = store.create("t1", body, queue=False)  # cancels the first in its script
     third = store.create("t2", body, queue=False)

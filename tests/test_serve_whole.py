@@ -67,16 +67,23 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def serve(project: Path, redis_url: str, prefix: str) -> Iterator[Callable[..., tuple[str, subprocess.Popen[str]]]]:
+def serve(
+    project: Path, redis_url: str, prefix: str
+) -> Iterator[Callable[..., tuple[str, subprocess.Popen[str]]]]:
     started: list[subprocess.Popen[str]] = []
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "GRAPHWRIGHT_"))}
     env.update(REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix, PYTHONPATH=str(ROOT))
 
     def start(*flags: str) -> tuple[str, subprocess.Popen[str]]:
         port = free_port()
-        api = subprocess.Popen([sys.executable, "-m", "graphwright", "serve", "--port", str(port),
-                                *flags], env=env, cwd=project, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
+        api = subprocess.Popen(
+            [sys.executable, "-m", "graphwright", "serve", "--port", str(port), *flags],
+            env=env,
+            cwd=project,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         started.append(api)
         url = f"http://127.0.0.1:{port}"
         until(lambda: api.poll() is not None or _answers(url), "the API to listen")
@@ -90,7 +97,8 @@ def serve(project: Path, redis_url: str, prefix: str) -> Iterator[Callable[..., 
 
 
 def test_background_delayed_and_cron_runs_end_with_no_worker_process(
-        serve: Callable[..., tuple[str, subprocess.Popen[str]]]) -> None:
+    serve: Callable[..., tuple[str, subprocess.Popen[str]]],
+) -> None:
     url, _ = serve()
     sdk = get_sync_client(url=url)
     thread = sdk.threads.create()["thread_id"]
@@ -100,8 +108,9 @@ def test_background_delayed_and_cron_runs_end_with_no_worker_process(
     delayed = sdk.runs.create(later, "held", input={"tag": "later"}, after_seconds=1)
     assert sdk.runs.join(later, delayed["run_id"]) == {"tag": "later!"}
     cron_thread = sdk.threads.create()["thread_id"]
-    cron = sdk.crons.create_for_thread(cron_thread, "held", schedule="* * * * * *",
-                                       input={"tag": "cron"})
+    cron = sdk.crons.create_for_thread(
+        cron_thread, "held", schedule="* * * * * *", input={"tag": "cron"}
+    )
     until(lambda: sdk.runs.list(cron_thread), "the cron to fire", 30)
     sdk.crons.delete(cron["cron_id"])
     first = sdk.runs.list(cron_thread)[-1]
@@ -110,16 +119,20 @@ def test_background_delayed_and_cron_runs_end_with_no_worker_process(
 
 
 def test_jobs_bounds_what_serve_runs_at_once(
-        serve: Callable[..., tuple[str, subprocess.Popen[str]]], client: redis.Redis,
-        prefix: str) -> None:
+    serve: Callable[..., tuple[str, subprocess.Popen[str]]], client: redis.Redis, prefix: str
+) -> None:
     client.set(f"{prefix}:t:hold", 1)
     url, _ = serve("--jobs", "2")
     sdk = get_sync_client(url=url, timeout=scaled(120))
     threads = [sdk.threads.create()["thread_id"] for _ in range(6)]
     for thread in threads[:3]:  # background runs
         sdk.runs.create(thread, "held", input={"tag": "bg"})
-    waits = [threading.Thread(target=sdk.runs.wait, args=(t, "held"),
-                              kwargs={"input": {"tag": "wait"}}, daemon=True) for t in threads[3:]]
+    waits = [
+        threading.Thread(
+            target=sdk.runs.wait, args=(t, "held"), kwargs={"input": {"tag": "wait"}}, daemon=True
+        )
+        for t in threads[3:]
+    ]
     for waiting in waits:
         waiting.start()
     until(lambda: int(client.get(f"{prefix}:t:started") or 0) >= 2, "two runs to start")
@@ -137,7 +150,8 @@ def test_jobs_bounds_what_serve_runs_at_once(
 
 
 def test_serve_queue_with_no_worker_says_so(
-        serve: Callable[..., tuple[str, subprocess.Popen[str]]]) -> None:
+    serve: Callable[..., tuple[str, subprocess.Popen[str]]],
+) -> None:
     url, api = serve("--queue")
     info = httpx.get(f"{url}/info").json()["graphwright"]
     assert info["workers"] == 0 and info["runs_here"] is False

@@ -22,14 +22,28 @@ from graphwright_errors import ConfigurationError
 @pytest.mark.parametrize(
     ("info", "expected"),
     [
-        ({"redis_version": "7.0.15"}, ServerInfo(name="redis", version=(7, 0, 15), eviction_policy="noeviction")),
-        ({"redis_version": "7.2.4", "server_name": "valkey", "valkey_version": "9.1.2",
-          "maxmemory_policy": "allkeys-lru"},
-         ServerInfo(name="valkey", version=(9, 1, 2), eviction_policy="allkeys-lru")),
-        ({"redis_version": "6.2.0-rc1"}, ServerInfo(name="redis", version=(6, 2, 0), eviction_policy="noeviction")),
+        (
+            {"redis_version": "7.0.15"},
+            ServerInfo(name="redis", version=(7, 0, 15), eviction_policy="noeviction"),
+        ),
+        (
+            {
+                "redis_version": "7.2.4",
+                "server_name": "valkey",
+                "valkey_version": "9.1.2",
+                "maxmemory_policy": "allkeys-lru",
+            },
+            ServerInfo(name="valkey", version=(9, 1, 2), eviction_policy="allkeys-lru"),
+        ),
+        (
+            {"redis_version": "6.2.0-rc1"},
+            ServerInfo(name="redis", version=(6, 2, 0), eviction_policy="noeviction"),
+        ),
     ],
 )
-def test_server_info_reads_name_version_and_policy(info: dict[str, str], expected: ServerInfo) -> None:
+def test_server_info_reads_name_version_and_policy(
+    info: dict[str, str], expected: ServerInfo
+) -> None:
     assert server_info(info) == expected
 
 
@@ -38,11 +52,15 @@ def test_servers_older_than_the_minimum_are_named_with_the_fix() -> None:
     assert old is not None and "redis 6.0.9 is too old" in old and "Redis >= 6.2" in old
     ok, _ = problems(ServerInfo(name="redis", version=(6, 2, 0), eviction_policy="noeviction"))
     assert ok is None
-    old_valkey, _ = problems(ServerInfo(name="valkey", version=(7, 0), eviction_policy="noeviction"))
+    old_valkey, _ = problems(
+        ServerInfo(name="valkey", version=(7, 0), eviction_policy="noeviction")
+    )
     assert old_valkey is not None and "Valkey >= 7.2" in old_valkey
 
 
-@pytest.mark.parametrize("policy", ["allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-ttl"])
+@pytest.mark.parametrize(
+    "policy", ["allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-ttl"]
+)
 def test_every_evicting_policy_is_a_problem(policy: str) -> None:
     _, evicts = problems(ServerInfo(name="redis", version=(7, 2), eviction_policy=policy))
     assert evicts is not None and policy in evicts and "noeviction" in evicts
@@ -50,7 +68,9 @@ def test_every_evicting_policy_is_a_problem(policy: str) -> None:
 
 @pytest.fixture
 def lru_server(tmp_path: Path) -> Iterator[Server]:
-    server = start_server(tmp_path / "lru", "--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru")
+    server = start_server(
+        tmp_path / "lru", "--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru"
+    )
     yield server
     server.stop()
 
@@ -91,10 +111,14 @@ def test_a_safe_server_passes_without_a_warning(
 @pytest.mark.parametrize(
     ("url", "target"),
     [
-        ("redis+sentinel://127.0.0.1:26379/mymaster",
-         SentinelTarget(sentinels=(("127.0.0.1", 26379),), service="mymaster")),
-        ("redis+sentinel://:s3cret@a:1,b:2/svc/3",
-         SentinelTarget(sentinels=(("a", 1), ("b", 2)), service="svc", db=3, password="s3cret")),
+        (
+            "redis+sentinel://127.0.0.1:26379/mymaster",
+            SentinelTarget(sentinels=(("127.0.0.1", 26379),), service="mymaster"),
+        ),
+        (
+            "redis+sentinel://:s3cret@a:1,b:2/svc/3",
+            SentinelTarget(sentinels=(("a", 1), ("b", 2)), service="svc", db=3, password="s3cret"),
+        ),
     ],
 )
 def test_sentinel_urls_name_the_sentinels_and_the_service(url: str, target: SentinelTarget) -> None:

@@ -19,7 +19,9 @@ WORKERS = "订单 A1001 到哪了？帮我安排“设计评审”，2026-12-01 
 
 
 @pytest.fixture
-def cli(redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> CliRunner:
+def cli(
+    redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> CliRunner:
     monkeypatch.setenv("REDIS_URL", redis_url)
     monkeypatch.setenv("GRAPHWRIGHT_KEY_PREFIX", prefix)
     for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GRAPHWRIGHT_GRAPHS", "GRAPHWRIGHT_CONFIG"):
@@ -44,8 +46,9 @@ def threads_in_every_state(orch: Orchestrator) -> list[str]:
     return ["done", "gated", "rejected", "workers"]
 
 
-def test_the_recorded_summary_is_what_the_graph_reads(orch: Orchestrator, settings: Settings,
-                                                       cli: CliRunner) -> None:
+def test_the_recorded_summary_is_what_the_graph_reads(
+    orch: Orchestrator, settings: Settings, cli: CliRunner
+) -> None:
     threads = threads_in_every_state(orch)
     reader = ThreadReader(settings)
     recorded = {t: shown(cli, t) for t in threads}
@@ -58,7 +61,8 @@ def test_the_recorded_summary_is_what_the_graph_reads(orch: Orchestrator, settin
 
 
 def test_a_thread_changed_after_its_run_is_read_through_its_graph(
-        orch: Orchestrator, settings: Settings, cli: CliRunner) -> None:
+    orch: Orchestrator, settings: Settings, cli: CliRunner
+) -> None:
     orch.invoke("agent", "What is 2 + 2?", thread_id="t")
     reader = ThreadReader(settings)
     assert reader.summary("t") is not None

@@ -37,24 +37,47 @@ MODEL_CLIENT = {"langchain_openai", "openai", "tiktoken"}
 SERVER = {"fastapi", "starlette", "uvicorn", "sse_starlette"}
 MCP = {"mcp", "mcp_types"}
 LANGGRAPH = {"langgraph", "langchain_core", "langsmith", "redis", "pydantic_settings"}
-LANGGRAPH_ITSELF = {"langgraph", "langchain_core", "langsmith"}  # what a read without the graph skips
+LANGGRAPH_ITSELF = {
+    "langgraph",
+    "langchain_core",
+    "langsmith",
+}  # what a read without the graph skips
 
 
 def loaded(args: list[str], env: dict[str, str] | None = None) -> set[str]:
     """Top-level packages a fresh interpreter running ``args`` ends with."""
-    out = subprocess.run([sys.executable, *args], capture_output=True, text=True, check=True,
-                         env=env, timeout=60 * slowdown()).stdout
+    out = subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        timeout=60 * slowdown(),
+    ).stdout
     return {name.split(".")[0] for name in json.loads(out.splitlines()[-1])}
 
 
 @pytest.fixture
 def env(redis_url: str, prefix: str, tmp_path: Path) -> dict[str, str]:
     """The environment of a user's shell on the test Redis, offline model, no plugins."""
-    out = {k: v for k, v in os.environ.items()
-           if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GRAPHWRIGHT_GRAPHS",
-                        "GRAPHWRIGHT_MCP_SERVERS", "GRAPHWRIGHT_CONFIG")}
-    return {**out, "REDIS_URL": redis_url, "GRAPHWRIGHT_KEY_PREFIX": prefix,
-            "GRAPHWRIGHT_HOME": str(tmp_path)}
+    out = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "GRAPHWRIGHT_GRAPHS",
+            "GRAPHWRIGHT_MCP_SERVERS",
+            "GRAPHWRIGHT_CONFIG",
+        )
+    }
+    return {
+        **out,
+        "REDIS_URL": redis_url,
+        "GRAPHWRIGHT_KEY_PREFIX": prefix,
+        "GRAPHWRIGHT_HOME": str(tmp_path),
+    }
 
 
 def test_import_graphwright_loads_no_langgraph_model_client_server_or_mcp() -> None:
@@ -77,14 +100,25 @@ def test_help_loads_no_langgraph_model_client_server_or_mcp() -> None:
     assert not modules & (LANGGRAPH | MODEL_CLIENT | SERVER | MCP), modules
 
 
-@pytest.mark.parametrize("command", [
-    ["show", "s1"], ["trace", "s1"], ["threads"], ["history", "s1"], ["draw", "agent"],
-    ["run", "agent", "What is 2 + 2?"],
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["show", "s1"],
+        ["trace", "s1"],
+        ["threads"],
+        ["history", "s1"],
+        ["draw", "agent"],
+        ["run", "agent", "What is 2 + 2?"],
+    ],
+)
 def test_inspections_and_an_offline_run_load_no_model_client_server_or_mcp(
-        env: dict[str, str], command: list[str]) -> None:
-    settings = Settings(_env_file=None, REDIS_URL=env["REDIS_URL"],  # type: ignore[call-arg]
-                        GRAPHWRIGHT_KEY_PREFIX=env["GRAPHWRIGHT_KEY_PREFIX"])
+    env: dict[str, str], command: list[str]
+) -> None:
+    settings = Settings(
+        _env_file=None,
+        REDIS_URL=env["REDIS_URL"],  # type: ignore[call-arg]
+        GRAPHWRIGHT_KEY_PREFIX=env["GRAPHWRIGHT_KEY_PREFIX"],
+    )
     orch = Orchestrator(settings=settings)
     try:
         orch.invoke("agent", "What is 2 + 2?", thread_id="s1")
@@ -96,9 +130,13 @@ def test_inspections_and_an_offline_run_load_no_model_client_server_or_mcp(
 
 @pytest.mark.parametrize("command", [["show", "s1"], ["show", "gated"], ["trace", "s1"]])
 def test_show_of_a_recorded_thread_and_trace_load_no_langgraph(
-        env: dict[str, str], command: list[str]) -> None:
-    settings = Settings(_env_file=None, REDIS_URL=env["REDIS_URL"],  # type: ignore[call-arg]
-                        GRAPHWRIGHT_KEY_PREFIX=env["GRAPHWRIGHT_KEY_PREFIX"])
+    env: dict[str, str], command: list[str]
+) -> None:
+    settings = Settings(
+        _env_file=None,
+        REDIS_URL=env["REDIS_URL"],  # type: ignore[call-arg]
+        GRAPHWRIGHT_KEY_PREFIX=env["GRAPHWRIGHT_KEY_PREFIX"],
+    )
     orch = Orchestrator(settings=settings)
     try:
         orch.invoke("agent", "What is 2 + 2?", thread_id="s1")

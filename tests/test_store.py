@@ -43,7 +43,11 @@ def test_put_get_update_and_times(store: BaseStore) -> None:
 
 def test_search_by_prefix_with_filters_and_pages(store: BaseStore) -> None:
     for i in range(5):
-        store.put(("docs", "a"), f"d{i}", {"n": i, "kind": "even" if i % 2 == 0 else "odd", "meta": {"lang": "zh"}})
+        store.put(
+            ("docs", "a"),
+            f"d{i}",
+            {"n": i, "kind": "even" if i % 2 == 0 else "odd", "meta": {"lang": "zh"}},
+        )
     store.put(("docs", "b"), "x", {"n": 10, "kind": "even", "meta": {"lang": "en"}})
     store.put(("other",), "y", {"n": 0, "kind": "even"})
     everything = store.search(("docs",), limit=100)
@@ -51,8 +55,14 @@ def test_search_by_prefix_with_filters_and_pages(store: BaseStore) -> None:
     assert [i.key for i in store.search(("docs", "a"), limit=100)] == ["d0", "d1", "d2", "d3", "d4"]
     evens = store.search(("docs",), filter={"kind": "even"}, limit=100)
     assert sorted(i.key for i in evens) == ["d0", "d2", "d4", "x"]
-    assert sorted(i.key for i in store.search(("docs",), filter={"n": {"$gte": 3}}, limit=100)) == ["d3", "d4", "x"]
-    assert sorted(i.key for i in store.search(("docs",), filter={"n": {"$ne": 0}, "kind": "even"}, limit=100)) == ["d2", "d4", "x"]
+    assert sorted(i.key for i in store.search(("docs",), filter={"n": {"$gte": 3}}, limit=100)) == [
+        "d3",
+        "d4",
+        "x",
+    ]
+    assert sorted(
+        i.key for i in store.search(("docs",), filter={"n": {"$ne": 0}, "kind": "even"}, limit=100)
+    ) == ["d2", "d4", "x"]
     assert [i.key for i in store.search(("docs",), filter={"meta": {"lang": "en"}})] == ["x"]
     page = store.search(("docs", "a"), limit=2, offset=2)
     assert [i.key for i in page] == ["d2", "d3"]
@@ -69,10 +79,19 @@ def test_delete_removes_from_get_and_search(store: BaseStore) -> None:
 def test_list_namespaces_with_prefix_suffix_and_depth(store: BaseStore) -> None:
     for ns in [("a", "b", "c"), ("a", "b", "d"), ("a", "e"), ("x", "b", "c")]:
         store.put(ns, "k", {"v": 1})
-    assert store.list_namespaces() == [("a", "b", "c"), ("a", "b", "d"), ("a", "e"), ("x", "b", "c")]
+    assert store.list_namespaces() == [
+        ("a", "b", "c"),
+        ("a", "b", "d"),
+        ("a", "e"),
+        ("x", "b", "c"),
+    ]
     assert store.list_namespaces(prefix=("a", "b")) == [("a", "b", "c"), ("a", "b", "d")]
     assert store.list_namespaces(suffix=("c",)) == [("a", "b", "c"), ("x", "b", "c")]
-    assert store.list_namespaces(prefix=("*", "b")) == [("a", "b", "c"), ("a", "b", "d"), ("x", "b", "c")]
+    assert store.list_namespaces(prefix=("*", "b")) == [
+        ("a", "b", "c"),
+        ("a", "b", "d"),
+        ("x", "b", "c"),
+    ]
     assert store.list_namespaces(max_depth=2) == [("a", "b"), ("a", "e"), ("x", "b")]
     assert store.list_namespaces(limit=2, offset=1) == [("a", "b", "d"), ("a", "e")]
 
@@ -93,7 +112,9 @@ def test_ttl_expires_items_where_supported(store: BaseStore) -> None:
 
 
 @pytest.fixture(params=["redis-sync", "redis-async", "memory"])
-async def astore(request: pytest.FixtureRequest, redis_url: str, prefix: str) -> AsyncIterator[BaseStore]:
+async def astore(
+    request: pytest.FixtureRequest, redis_url: str, prefix: str
+) -> AsyncIterator[BaseStore]:
     if request.param == "memory":
         yield InMemoryStore()
         return
@@ -138,8 +159,10 @@ def test_semantic_search_with_an_embedding_function(client: redis.Redis, prefix:
     def embed(texts: list[str]) -> list[list[float]]:  # a tiny deterministic embedding
         return [[float("redis" in t.lower()), float("postgres" in t.lower()), 1.0] for t in texts]
 
-    stores: list[BaseStore] = [RedisStore(client, prefix=prefix, index={"dims": 3, "embed": embed}),
-                               InMemoryStore(index={"dims": 3, "embed": embed})]
+    stores: list[BaseStore] = [
+        RedisStore(client, prefix=prefix, index={"dims": 3, "embed": embed}),
+        InMemoryStore(index={"dims": 3, "embed": embed}),
+    ]
     for s in stores:
         s.put(("kb",), "pg", {"text": "Postgres tuning notes"})
         s.put(("kb",), "rd", {"text": "Redis streams and consumer groups"})
@@ -161,7 +184,9 @@ def test_store_on_a_dead_redis_is_a_clear_error(prefix: str) -> None:
         s.get(("a",), "b")
 
 
-def test_a_graph_compiled_with_the_store_reads_and_writes_it(client: redis.Redis, prefix: str) -> None:
+def test_a_graph_compiled_with_the_store_reads_and_writes_it(
+    client: redis.Redis, prefix: str
+) -> None:
     from langgraph.graph import START, StateGraph
     from langgraph.runtime import Runtime
     from typing_extensions import TypedDict

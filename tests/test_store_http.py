@@ -24,7 +24,10 @@ def test_items_with_a_ttl_expire_in_redis_and_text_queries_match(service: Servic
     sdk = get_sync_client(url=service.url, api_key=None)
     sdk.store.put_item(["notes"], "a", {"text": "redis streams are fast"}, ttl=1)  # minutes
     sdk.store.put_item(["notes"], "b", {"text": "postgres is elsewhere"})
-    ttls = [service.orch.client.ttl(k) for k in service.orch.client.scan_iter(f"{service.orch.keys.prefix}:store:*")]
+    ttls = [
+        service.orch.client.ttl(k)
+        for k in service.orch.client.scan_iter(f"{service.orch.keys.prefix}:store:*")
+    ]
     assert any(0 < t <= 60 for t in ttls)  # the item with a TTL
     found = sdk.store.search_items(["notes"], query="redis streams")
     assert found["items"][0]["key"] == "a"
@@ -42,13 +45,21 @@ def test_bad_namespaces_and_missing_keys_get_the_reference_codes(service: Servic
         nul = {"namespace": ["a\x00b"], "key": "k"}  # the store's own refusal: the reference's 400
         assert http.request("DELETE", "/store/items", json=nul).status_code == 400
         assert http.put("/store/items", json={**nul, "value": {}}).status_code == 400
-        assert http.put("/store/items", json={"namespace": ["langgraph"], "key": "k", "value": {}}
-                        ).status_code == 400  # LangGraph's reserved root
+        assert (
+            http.put(
+                "/store/items", json={"namespace": ["langgraph"], "key": "k", "value": {}}
+            ).status_code
+            == 400
+        )  # LangGraph's reserved root
         empty = http.put("/store/items", json={"namespace": [], "key": "", "value": {}})
         assert empty.status_code == 422 and "cannot be empty" in empty.text  # the fuzzer's 500
         forever = {"namespace": ["a"], "key": "k", "value": {}, "ttl": 5e16}
         assert http.put("/store/items", json=forever).status_code == 422
         assert http.put("/store/items", json={**forever, "ttl": -1e-15}).status_code == 422
-        assert http.put("/store/items", json={**forever, "ttl": 1e-15}).status_code == 204  # a second
+        assert (
+            http.put("/store/items", json={**forever, "ttl": 1e-15}).status_code == 204
+        )  # a second
         assert 0 < service.orch.client.ttl(service.orch.store.layout.item(("a",), "k")) <= 1
-        assert http.post("/threads", json={"ttl": {"ttl": 5e16}}).status_code == 422  # Redis refuses it
+        assert (
+            http.post("/threads", json={"ttl": {"ttl": 5e16}}).status_code == 422
+        )  # Redis refuses it

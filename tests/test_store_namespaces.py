@@ -44,7 +44,9 @@ def test_the_memory_agent_templates_namespace_works_like_any_other(service: Serv
 
 
 @pytest.mark.parametrize("label", ODD)
-def test_every_label_langgraph_accepts_is_stored_and_read_back(service: Service, label: str) -> None:
+def test_every_label_langgraph_accepts_is_stored_and_read_back(
+    service: Service, label: str
+) -> None:
     sdk = get_sync_client(url=service.url, api_key=None)
     sdk.store.put_item([label, label], "k", {"label": label})
     assert sdk.store.get_item([label, label], "k")["value"] == {"label": label}
@@ -65,15 +67,16 @@ def test_no_user_namespace_reaches_graphwrights_own_memories(service: Service) -
 
 
 def test_memory_migrate_moves_an_older_versions_memories_and_only_those(
-        settings: Settings, redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch,
-        tmp_path: Path) -> None:
+    settings: Settings, redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     orch = Orchestrator(settings=settings, model=OfflineChatModel())
     try:
         ana = scope_of("user", "ana")
         old = MemoryBook(orch.store)  # where an older graphwright kept them: the users' store
         old.remember(ana, "fact", "city", "Lisbon", Source(thread_id="t0"))
-        old.remember(scope_of("project", "default"), "procedure", "tone", "brief",
-                     Source(thread_id="t0"))
+        old.remember(
+            scope_of("project", "default"), "procedure", "tone", "brief", Source(thread_id="t0")
+        )
         orch.store.put(("memories", ana), "notes", {"text": "a user's item, not a record"})
         orch.store.put(("memories", "user-2"), "m", {"content": "the template's"})
         assert orch.memories("ana") == []  # not read from the users' store any more
@@ -83,8 +86,10 @@ def test_memory_migrate_moves_an_older_versions_memories_and_only_those(
         moved = CliRunner().invoke(app, ["memory", "migrate", "--json"])
         assert moved.exit_code == 0, moved.output
         assert json.loads(moved.stdout) == {"moved": 2}
-        assert {(r.key, r.value) for r in orch.memories("ana")} == {("city", "Lisbon"),
-                                                                   ("tone", "brief")}
+        assert {(r.key, r.value) for r in orch.memories("ana")} == {
+            ("city", "Lisbon"),
+            ("tone", "brief"),
+        }
         assert orch.store.get(("memories", ana), "city") is None
         assert orch.store.get(("memories", ana), "notes") is not None  # the user's stays
         assert orch.store.get(("memories", "user-2"), "m") is not None
@@ -98,6 +103,8 @@ def test_the_two_stores_key_templates_are_pinned() -> None:
     namespace of the one can spell a key of the other."""
     users, own = Layout(prefix=f"gw:{USER_STORE}"), Layout(prefix=f"gw:{SERVICE_STORE}")
     assert users.item(("memories", "user:ana"), "k") == "gw:store:{memories.user%3Aana}:item:k"
-    assert own.item(("memories", "user:ana"), "k") == "gw:service-store:{memories.user%3Aana}:item:k"
+    assert (
+        own.item(("memories", "user:ana"), "k") == "gw:service-store:{memories.user%3Aana}:item:k"
+    )
     assert users.namespaces == "gw:store:namespaces"
     assert own.keys(("memories", "user:ana")) == "gw:service-store:{memories.user%3Aana}:keys"

@@ -30,8 +30,14 @@ ANSWER = "订单 A1001 已发货，物流单号 SF1001，正在派送中。"
 
 
 def chat_model(server: ScriptedOpenAI) -> ChatOpenAI:
-    return ChatOpenAI(model="scripted", base_url=server.base_url, api_key=SecretStr("k"),
-                      max_retries=0, timeout=scaled(10), stream_usage=True)
+    return ChatOpenAI(
+        model="scripted",
+        base_url=server.base_url,
+        api_key=SecretStr("k"),
+        max_retries=0,
+        timeout=scaled(10),
+        stream_usage=True,
+    )
 
 
 def by_message(events: list[StepEvent]) -> dict[str, list[StepEvent]]:
@@ -43,13 +49,16 @@ def by_message(events: list[StepEvent]) -> dict[str, list[StepEvent]]:
 
 
 def script_order(server: ScriptedOpenAI) -> None:
-    server.load(Reply(tool_calls=[call("get_order", {"order_id": "A1001"}, "c1")]),
-                Reply(tool_calls=[call("get_tracking", {"tracking_no": "SF1001"}, "c2")]),
-                Reply(content=ANSWER, chunks=5))
+    server.load(
+        Reply(tool_calls=[call("get_order", {"order_id": "A1001"}, "c1")]),
+        Reply(tool_calls=[call("get_tracking", {"tracking_no": "SF1001"}, "c2")]),
+        Reply(content=ANSWER, chunks=5),
+    )
 
 
 def test_chat_openai_tokens_arrive_in_chunks_with_their_node_and_run(
-    settings: Settings, scripted: ScriptedOpenAI,
+    settings: Settings,
+    scripted: ScriptedOpenAI,
 ) -> None:
     script_order(scripted)
     orch = Orchestrator(settings=settings, model=chat_model(scripted))
@@ -63,8 +72,10 @@ def test_chat_openai_tokens_arrive_in_chunks_with_their_node_and_run(
     assert {(c.node, c.run_id) for c in chunks} == {("plan", result.run_id)}
     kinds = [e.kind for e in events]
     assert kinds.index("token") < max(i for i, e in enumerate(events) if e.node == "plan")
-    assert all(body["stream"] and body["stream_options"] == {"include_usage": True}
-               for body in scripted.requests)
+    assert all(
+        body["stream"] and body["stream_options"] == {"include_usage": True}
+        for body in scripted.requests
+    )
     assert result.usage.tokens == scripted.usage_total()  # usage survives streaming
     scripted.assert_done()
     orch.client.close()
@@ -80,7 +91,9 @@ def test_the_offline_model_streams_its_reply_in_chunks(orch: Orchestrator) -> No
 
 def test_the_async_twin_streams_the_same_tokens(orch: Orchestrator) -> None:
     async def collect() -> list[StepEvent]:
-        return [e async for e in orch.astream("orchestrator", "订单 A1001 到哪了？", mode="messages")]
+        return [
+            e async for e in orch.astream("orchestrator", "订单 A1001 到哪了？", mode="messages")
+        ]
 
     events = asyncio.run(collect())
     tokens = [e for e in events if e.kind == "token"]
@@ -94,19 +107,28 @@ def test_steps_mode_yields_no_tokens(orch: Orchestrator) -> None:
 
 
 def test_usage_with_compaction_and_remember_is_the_sum_of_the_servers_usage(
-    settings: Settings, scripted: ScriptedOpenAI,
+    settings: Settings,
+    scripted: ScriptedOpenAI,
 ) -> None:
     def notes(body: dict[str, Any]) -> Reply:
-        return Reply(content='{"facts": [], "open_items": []}', prompt_tokens=300, completion_tokens=7)
+        return Reply(
+            content='{"facts": [], "open_items": []}', prompt_tokens=300, completion_tokens=7
+        )
 
     scripted.respond(HANDOFF_PROMPT[:40], notes)
-    scripted.respond("Extract what the user explicitly asked",
-                     lambda body: Reply(content='{"memories": []}', prompt_tokens=40, completion_tokens=3))
+    scripted.respond(
+        "Extract what the user explicitly asked",
+        lambda body: Reply(content='{"memories": []}', prompt_tokens=40, completion_tokens=3),
+    )
     script_order(scripted)
     orch = Orchestrator(settings=settings, model=chat_model(scripted))
     long_question = "订单 A1001 到哪了？以后都用中文回答。" + "我很着急，请尽快告诉我。" * 12
-    result = orch.invoke("agent", long_question, user_id="u1",
-                         limits=Limits(input_budget_tokens=256, max_model_calls=8))
+    result = orch.invoke(
+        "agent",
+        long_question,
+        user_id="u1",
+        limits=Limits(input_budget_tokens=256, max_model_calls=8),
+    )
     nodes = [e["node"] for e in orch.trace(result.thread_id) if e["kind"] == "model_call"]
     assert "compact" in nodes and "remember" in nodes
     assert result.usage.model_calls == len(scripted.served) == len(nodes)
@@ -116,19 +138,36 @@ def test_usage_with_compaction_and_remember_is_the_sum_of_the_servers_usage(
 
 
 def test_the_cli_prints_partial_text_while_the_model_is_still_streaming(
-    redis_url: str, prefix: str, scripted: ScriptedOpenAI, tmp_path: Path,
+    redis_url: str,
+    prefix: str,
+    scripted: ScriptedOpenAI,
+    tmp_path: Path,
 ) -> None:
     release = threading.Event()
     first, rest = "订单 A1001 已发货，", "正在派送中。"
-    scripted.load(Reply(tool_calls=[call("get_order", {"order_id": "A1001"}, "c1")]),
-                  Reply(tool_calls=[call("get_tracking", {"tracking_no": "SF1001"}, "c2")]),
-                  Reply(content=first + rest, parts=[first, rest], hold=release))
-    env = {**os.environ, "REDIS_URL": redis_url, "GRAPHWRIGHT_KEY_PREFIX": prefix,
-           "OPENAI_BASE_URL": scripted.base_url, "OPENAI_API_KEY": "test-key",
-           "COLUMNS": "120", "TERM": "xterm"}
+    scripted.load(
+        Reply(tool_calls=[call("get_order", {"order_id": "A1001"}, "c1")]),
+        Reply(tool_calls=[call("get_tracking", {"tracking_no": "SF1001"}, "c2")]),
+        Reply(content=first + rest, parts=[first, rest], hold=release),
+    )
+    env = {
+        **os.environ,
+        "REDIS_URL": redis_url,
+        "GRAPHWRIGHT_KEY_PREFIX": prefix,
+        "OPENAI_BASE_URL": scripted.base_url,
+        "OPENAI_API_KEY": "test-key",
+        "COLUMNS": "120",
+        "TERM": "xterm",
+    }
     main, child = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "graphwright", "run", "agent", "订单 A1001 到哪了？"],
-                            stdin=child, stdout=child, stderr=child, env=env, cwd=tmp_path)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "graphwright", "run", "agent", "订单 A1001 到哪了？"],
+        stdin=child,
+        stdout=child,
+        stderr=child,
+        env=env,
+        cwd=tmp_path,
+    )
     os.close(child)
     seen = b""
     try:

@@ -18,8 +18,13 @@ ASK = [SystemMessage(EXTRACT_PROMPT), HumanMessage("我的耳机，单号 a 1001
 
 
 def model_for(server: ScriptedOpenAI) -> ChatOpenAI:
-    return ChatOpenAI(model="scripted", base_url=server.base_url, api_key=SecretStr("k"),
-                      max_retries=0, timeout=scaled(10))
+    return ChatOpenAI(
+        model="scripted",
+        base_url=server.base_url,
+        api_key=SecretStr("k"),
+        max_retries=0,
+        timeout=scaled(10),
+    )
 
 
 def test_chat_openai_is_asked_for_json_schema_output(scripted: ScriptedOpenAI) -> None:
@@ -33,7 +38,9 @@ def test_chat_openai_is_asked_for_json_schema_output(scripted: ScriptedOpenAI) -
 
 def test_a_server_that_refuses_json_schema_gets_the_prompt_and_its_text_is_parsed() -> None:
     server = ScriptedOpenAI(json_schema=False)
-    server.load(Reply(content='```json\n{"order_id": "A1001"}\n```'), Reply(content='{"order_id": null}'))
+    server.load(
+        Reply(content='```json\n{"order_id": "A1001"}\n```'), Reply(content='{"order_id": null}')
+    )
     model = model_for(server)
     assert structured_reply(model, Extracted, ASK)[0].order_id == "A1001"
     assert structured_reply(model, Extracted, ASK)[0].order_id is None  # remembered: no second 400
@@ -47,7 +54,9 @@ def test_an_invalid_reply_raises_with_the_raw_reply_for_the_trace(scripted: Scri
     scripted.load(Reply(content="not json", prompt_tokens=12))
     with pytest.raises(StructuredReplyError) as caught:
         structured_reply(model_for(scripted), Extracted, ASK)
-    assert caught.value.reply is not None and caught.value.reply.usage_metadata["input_tokens"] == 12  # type: ignore[index]
+    assert (
+        caught.value.reply is not None and caught.value.reply.usage_metadata["input_tokens"] == 12
+    )  # type: ignore[index]
     scripted.assert_done()
 
 

@@ -112,16 +112,23 @@ def ended(store: RunStore, tid: str, run_id: str, timeout_s: float) -> dict[str,
 
 
 def test_a_follow_up_cut_off_after_run_start_is_answered_by_the_worker_taking_it_over(
-        settings: Settings, redis_server: Server) -> None:
+    settings: Settings, redis_server: Server
+) -> None:
     orch = Orchestrator(settings=settings, model=OfflineChatModel())
     store = RunStore.of(orch)
     with partition(redis_server.port, b"run_start") as proxy:
-        cut_settings = Settings(_env_file=None, REDIS_URL=proxy.url,  # type: ignore[call-arg]
-                                GRAPHWRIGHT_KEY_PREFIX=settings.key_prefix,
-                                GRAPHWRIGHT_LOCK_TTL_S="1.5", GRAPHWRIGHT_REDIS_RETRY_S="1")
+        cut_settings = Settings(
+            _env_file=None,
+            REDIS_URL=proxy.url,  # type: ignore[call-arg]
+            GRAPHWRIGHT_KEY_PREFIX=settings.key_prefix,
+            GRAPHWRIGHT_LOCK_TTL_S="1.5",
+            GRAPHWRIGHT_REDIS_RETRY_S="1",
+        )
         cut_orch = Orchestrator(settings=cut_settings, model=OfflineChatModel())
-        with working(Worker(cut_orch, name="cut-off", claim_idle_ms=1_000, block_ms=100,
-                            grace_s=1), before_stop=proxy.sever):
+        with working(
+            Worker(cut_orch, name="cut-off", claim_idle_ms=1_000, block_ms=100, grace_s=1),
+            before_stop=proxy.sever,
+        ):
             tid = orch.create_thread("partitioned", {})
             body: dict[str, Any] = {"assistant_id": "agent", "multitask_strategy": "enqueue"}
             first = store.create(tid, RunCreate(**body, input={"goal": FIRST}), queue=True)
@@ -129,8 +136,7 @@ def test_a_follow_up_cut_off_after_run_start_is_answered_by_the_worker_taking_it
             proxy.armed.set()
             second = store.create(tid, RunCreate(**body, input={"goal": SECOND}), queue=True)
             until(proxy.cut.is_set, "the worker to be cut off after run_start", 20)
-            with working(Worker(orch, name="heir", claim_idle_ms=1_000, block_ms=100,
-                                grace_s=1)):
+            with working(Worker(orch, name="heir", claim_idle_ms=1_000, block_ms=100, grace_s=1)):
                 record = ended(store, tid, second.run_id, 30)
     assert record["status"] == "success", record.get("error")
     values: dict[str, Any] = orch.snapshot(tid).values

@@ -73,7 +73,8 @@ def graphwright_graphs() -> GraphRegistry:
 
 
 def test_a_custom_graph_runs_against_the_scripted_model_and_persists_in_redis(
-        graphwright_orchestrator: Orchestrator, scripted_openai: ScriptedOpenAI) -> None:
+    graphwright_orchestrator: Orchestrator, scripted_openai: ScriptedOpenAI
+) -> None:
     scripted_openai.load(Reply(content="Hello, Ada!", prompt_tokens=12, completion_tokens=4))
     result = graphwright_orchestrator.invoke("greeter", "Greet Ada")
     assert result.status == "completed" and result.answer == "Hello, Ada!"
@@ -85,7 +86,8 @@ def test_a_custom_graph_runs_against_the_scripted_model_and_persists_in_redis(
 
 
 def test_the_scripted_model_refuses_an_invalid_message_sequence_with_400(
-        graphwright_orchestrator: Orchestrator, scripted_openai: ScriptedOpenAI) -> None:
+    graphwright_orchestrator: Orchestrator, scripted_openai: ScriptedOpenAI
+) -> None:
     result = graphwright_orchestrator.invoke("broken", "Look it up")
     assert result.status == "failed" and "400" in (result.error or "")
     [(why, _)] = scripted_openai.rejected
@@ -101,6 +103,10 @@ def test_the_kit_works_without_pytest_fixtures() -> None:
             first = orch.invoke("greeter", "Greet Ada")
             second = orch.invoke("greeter", "Are you there?", thread_id=first.thread_id)
         assert second.answer == "Still here."
-        assert [m["role"] for m in model.requests[1]["messages"]] == \
-            ["system", "user", "assistant", "user"]
+        assert [m["role"] for m in model.requests[1]["messages"]] == [
+            "system",
+            "user",
+            "assistant",
+            "user",
+        ]
         model.assert_done()

@@ -23,15 +23,22 @@ def test_index_key_templates_are_pinned() -> None:
 
 
 def test_only_scalar_pairs_are_indexed_and_containment_is_recursive() -> None:
-    assert scalar_pairs({"a": 1, "b": "x", "c": None, "d": {"e": 1}, "f": [1]}) == \
-        {"a": "1", "b": '"x"', "c": "null"}
+    assert scalar_pairs({"a": 1, "b": "x", "c": None, "d": {"e": 1}, "f": [1]}) == {
+        "a": "1",
+        "b": '"x"',
+        "c": "null",
+    }
     assert contains({"a": {"b": 1, "c": 2}, "d": 3}, {"a": {"b": 1}})
     assert not contains({"a": {"b": 1}}, {"a": {"b": 2}})
     assert not contains({"a": 1}, {"z": None})
 
 
-def _write(index: ThreadIndex, client: redis.Redis, thread_id: str, now: float, **fields: str) -> None:
-    if isinstance(client, RedisCluster):  # as Orchestrator._set_meta: a cluster pipeline runs no scripts
+def _write(
+    index: ThreadIndex, client: redis.Redis, thread_id: str, now: float, **fields: str
+) -> None:
+    if isinstance(
+        client, RedisCluster
+    ):  # as Orchestrator._set_meta: a cluster pipeline runs no scripts
         index.on_write(client, thread_id, fields, now)  # type: ignore[arg-type]  # same command API
         return
     with client.pipeline(transaction=True) as pipe:
@@ -64,7 +71,9 @@ def test_search_by_status_and_metadata_follows_changes(client: redis.Redis, pref
 def test_orchestrator_runs_and_deletes_keep_the_index(orch: Orchestrator) -> None:
     orch.create_thread("t-1", {"graph_id": "agent"})
     orch.invoke("agent", "订单 A1001 到哪了？", thread_id="t-1")
-    orch.invoke("agent", 'Email li@example.com with the subject "Hi" saying hello.', thread_id="t-2")
+    orch.invoke(
+        "agent", 'Email li@example.com with the subject "Hi" saying hello.', thread_id="t-2"
+    )
     assert orch.index.page(Query(status="idle", metadata={"graph_id": "agent"}), 0, 10) == ["t-1"]
     assert orch.index.page(Query(status="interrupted"), 0, 10) == ["t-2"]
     orch.delete("t-1")

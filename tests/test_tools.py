@@ -303,8 +303,16 @@ def test_every_builtin_is_a_langchain_tool_with_documented_arguments() -> None:
         assert len(schema["description"]) > 40, spec.name
         for prop in schema["parameters"]["properties"].values():
             assert prop.get("description"), spec.name
-    assert REG.names() == ["calculate", "create_event", "get_current_time", "get_order",
-                           "get_schedule", "get_tracking", "search_notes", "send_email"]
+    assert REG.names() == [
+        "calculate",
+        "create_event",
+        "get_current_time",
+        "get_order",
+        "get_schedule",
+        "get_tracking",
+        "search_notes",
+        "send_email",
+    ]
 
 
 def test_users_register_their_own_tools_with_a_decorator() -> None:

@@ -32,7 +32,9 @@ SECRET = "sk-live-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
         ({"input_tokens": 12, "refresh_token": "r"}, {"input_tokens": 12, "refresh_token": MASK}),
     ],
 )
-def test_redact_masks_secret_names_and_credential_shaped_values(value: object, expected: object) -> None:
+def test_redact_masks_secret_names_and_credential_shaped_values(
+    value: object, expected: object
+) -> None:
     assert redact(value) == expected
 
 
@@ -74,10 +76,14 @@ def test_trace_records_each_step_with_secrets_redacted(rig: AgentRig) -> None:
     from graphwright.tools.executor import ToolCall, ToolExecutor
 
     executor = ToolExecutor(reg, rig.client, keys=rig.keys)
-    obs = executor.execute(ToolCall(name="check_login", args={"user": "li", "api_token": SECRET}, id="x"),
-                           thread_id="t-secret")
+    obs = executor.execute(
+        ToolCall(name="check_login", args={"user": "li", "api_token": SECRET}, id="x"),
+        thread_id="t-secret",
+    )
     writer = TraceWriter(rig.client, rig.keys)
-    writer.emit("t-secret", "tool_call", args={"user": "li", "api_token": SECRET}, result=obs.result)
+    writer.emit(
+        "t-secret", "tool_call", args={"user": "li", "api_token": SECRET}, result=obs.result
+    )
     raw = b"".join(v for _, f in rig.client.xrange(rig.keys.events("t-secret")) for v in f.values())
     assert SECRET.encode() not in raw and b"li" in raw
 
@@ -105,14 +111,18 @@ def test_a_trace_write_with_redis_gone_waits_in_memory_and_is_written_later(
     keys = Keys(prefix=prefix)
     writer = TraceWriter(redis.Redis(port=1, socket_connect_timeout=0.2), keys)
     with caplog.at_level("ERROR", logger="graphwright.checkpoints.trace"):
-        assert writer.emit("t1", "tool_call", tool="send_email") == ""  # no exception: the step goes on
+        assert (
+            writer.emit("t1", "tool_call", tool="send_email") == ""
+        )  # no exception: the step goes on
     assert "not written yet" in caplog.text
     writer.redis = client  # Redis is back
     writer.emit("t1", "stop")
     assert [e["kind"] for e in TraceWriter(client, keys).read("t1")] == ["tool_call", "stop"]
 
 
-def test_a_trace_write_of_a_run_that_lost_its_lock_is_refused(client: redis.Redis, prefix: str) -> None:
+def test_a_trace_write_of_a_run_that_lost_its_lock_is_refused(
+    client: redis.Redis, prefix: str
+) -> None:
     from graphwright.checkpoints.errors import LockLostError
     from graphwright.checkpoints.keys import Keys
     from graphwright.checkpoints.trace import TraceWriter

@@ -28,7 +28,12 @@ CASES: list[tuple[str, str, Any, str]] = [  # method, path, body, the field at f
     ("POST", "/store/namespaces", {"prefix": [{}]}, "prefix"),
     ("POST", "/threads/search", {"limit": "many"}, "limit"),
     ("PATCH", f"/threads/{T}", {"metadata": 3}, "metadata"),
-    ("POST", f"/threads/{T}/runs/wait", {"assistant_id": "agent", "stream_mode": "x"}, "stream_mode"),
+    (
+        "POST",
+        f"/threads/{T}/runs/wait",
+        {"assistant_id": "agent", "stream_mode": "x"},
+        "stream_mode",
+    ),
     ("POST", "/runs/batch", [{"assistant_id": 3}], "assistant_id"),
     ("POST", "/runs/cancel", {"status": "some"}, "status"),
     ("POST", "/assistants/search", {"limit": "x"}, "limit"),
@@ -43,9 +48,14 @@ CASES: list[tuple[str, str, Any, str]] = [  # method, path, body, the field at f
 def api(request: pytest.FixtureRequest, settings: Settings) -> Iterator[httpx.Client]:
     custom = request.param == "custom-auth"
     orch = Orchestrator(settings=settings, model=OfflineChatModel())
-    with running(orch, worker=False, auth=auth_three.auth if custom else None) as svc, \
-            httpx.Client(base_url=svc.url, timeout=30, headers={
-                "Authorization": "Bearer token-alice"} if custom else {}) as http:
+    with (
+        running(orch, worker=False, auth=auth_three.auth if custom else None) as svc,
+        httpx.Client(
+            base_url=svc.url,
+            timeout=30,
+            headers={"Authorization": "Bearer token-alice"} if custom else {},
+        ) as http,
+    ):
         yield http
 
 
@@ -55,14 +65,18 @@ def test_a_malformed_body_is_a_422_naming_its_field(api: httpx.Client) -> None:
     for method, path, body, field in CASES:
         answer = api.request(method, path, json=body)
         named = answer.status_code == 422 and any(
-            field in error["loc"] for error in answer.json()["detail"])
+            field in error["loc"] for error in answer.json()["detail"]
+        )
         if not named:
             wrong.append(f"{method} {path} {body}: {answer.status_code} {answer.text[:200]}")
     assert not wrong, "\n".join(wrong)
 
 
 def test_deleting_an_item_without_a_namespace_deletes_nothing_as_the_reference(
-        api: httpx.Client) -> None:
+    api: httpx.Client,
+) -> None:
     api.put("/store/items", json={"namespace": ["a"], "key": "k", "value": {"v": 1}})
     assert api.request("DELETE", "/store/items", json={"key": "k"}).status_code == 204
-    assert api.get("/store/items", params={"namespace": "a", "key": "k"}).json()["value"] == {"v": 1}
+    assert api.get("/store/items", params={"namespace": "a", "key": "k"}).json()["value"] == {
+        "v": 1
+    }

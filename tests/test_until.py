@@ -29,7 +29,8 @@ def test_a_bad_setting_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_until_returns_what_held_and_names_what_did_not_happen(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setenv("GRAPHWRIGHT_TEST_SLOWDOWN", "1")
     calls = iter([None, None, "ready"])
     assert until(lambda: next(calls), "the value") == "ready"

@@ -21,6 +21,7 @@ STREAMS = 100
 async def hold_streams(url: str, path: str, opened: asyncio.Event, done: asyncio.Event) -> None:
     limits = httpx.Limits(max_connections=STREAMS + 10)
     async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
+
         async def one() -> None:
             async with http.stream("GET", path) as response:
                 async for _ in response.aiter_lines():
@@ -42,7 +43,8 @@ def blocked(client: redis.Redis) -> int:
 
 
 def test_a_hundred_open_join_streams_leave_threads_search_answering(
-        redis_url: str, prefix: str, client: redis.Redis) -> None:
+    redis_url: str, prefix: str, client: redis.Redis
+) -> None:
     client.set(f"{prefix}:slow:hold_answer", 1)  # the run stays under way while the key exists
     with service_for(redis_url, prefix, PLUGIN, worker=True) as svc:
         sdk = get_sync_client(url=svc.url, api_key=None)

@@ -34,7 +34,7 @@ sys.meta_path.insert(0, NoLangChain())
 # a compiled graph by file path and by module path; factories sync and async, with and
 # without the config
 FORMS = ["plain", "module_path", "factory", "async_factory", "async_configured"]
-INVOKE = '''
+INVOKE = """
 import sys
 from graphwright import Orchestrator
 orch = Orchestrator.from_config(sys.argv[1])
@@ -43,27 +43,40 @@ for graph in sys.argv[2:]:
     assert orch.state(done.thread_id).values == {"items": ["a", "hello"]}, graph
     print(done.status)
 assert "langchain" not in sys.modules
-'''
+"""
 
 
 @pytest.fixture
 def env(tmp_path: Path, redis_url: str, prefix: str) -> dict[str, str]:
     (tmp_path / "sitecustomize.py").write_text(BLOCKER)
     given = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "GRAPHWRIGHT_"))}
-    given.update(REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,
-                 PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]))
+    given.update(
+        REDIS_URL=redis_url,
+        GRAPHWRIGHT_KEY_PREFIX=prefix,
+        PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]),
+    )
     return given
 
 
 def test_the_blocker_makes_langchain_unimportable(env: dict[str, str]) -> None:
-    done = subprocess.run([sys.executable, "-c", "import langchain.agents"], env=env,
-                          capture_output=True, text=True, timeout=scaled(60))
+    done = subprocess.run(
+        [sys.executable, "-c", "import langchain.agents"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=scaled(60),
+    )
     assert done.returncode == 1 and "No module named 'langchain'" in done.stderr
 
 
 def test_a_plain_project_is_invoked_without_langchain(env: dict[str, str]) -> None:
-    done = subprocess.run([sys.executable, "-c", INVOKE, str(PROJECT / "langgraph.json"), *FORMS],
-                          env=env, capture_output=True, text=True, timeout=scaled(60))
+    done = subprocess.run(
+        [sys.executable, "-c", INVOKE, str(PROJECT / "langgraph.json"), *FORMS],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=scaled(60),
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["completed"] * len(FORMS)
 
@@ -71,8 +84,13 @@ def test_a_plain_project_is_invoked_without_langchain(env: dict[str, str]) -> No
 @pytest.fixture
 def served(env: dict[str, str]) -> Iterator[str]:
     port = free_port()
-    api = subprocess.Popen([sys.executable, "-m", "graphwright", "serve", "--port", str(port)],
-                           env=env, cwd=PROJECT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    api = subprocess.Popen(
+        [sys.executable, "-m", "graphwright", "serve", "--port", str(port)],
+        env=env,
+        cwd=PROJECT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         until(lambda: api.poll() is not None or _answers(url), "the API to listen")

@@ -32,10 +32,21 @@ def service(redis_url: str, prefix: str) -> Iterator[Service]:
 
 def start_worker(name: str, redis_url: str, prefix: str, **extra: str) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    env.update(REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix, GRAPHWRIGHT_GRAPHS=PLUGIN,
-               GRAPHWRIGHT_CLAIM_IDLE_MS="1000", PYTHONPATH=str(ROOT), **extra)
-    return subprocess.Popen([sys.executable, "-m", "graphwright", "worker", "--name", name],
-                            env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env.update(
+        REDIS_URL=redis_url,
+        GRAPHWRIGHT_KEY_PREFIX=prefix,
+        GRAPHWRIGHT_GRAPHS=PLUGIN,
+        GRAPHWRIGHT_CLAIM_IDLE_MS="1000",
+        PYTHONPATH=str(ROOT),
+        **extra,
+    )
+    return subprocess.Popen(
+        [sys.executable, "-m", "graphwright", "worker", "--name", name],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
 def test_a_worker_killed_inside_a_write_is_claimed_and_left_to_a_reviewer(
@@ -64,10 +75,15 @@ def test_a_worker_killed_inside_a_write_is_claimed_and_left_to_a_reviewer(
         pending = service.orch.state(tid).pending
         assert pending is not None and pending.calls[0].kind == "outcome_unknown"
         assert int(client.get(f"{prefix}:slow:write_started") or 0) == 1  # never re-run by itself
-        consumers = {c["name"]: c["pending"] for c in client.xinfo_consumers(service.orch.keys.queue(), "workers")}
+        consumers = {
+            c["name"]: c["pending"]
+            for c in client.xinfo_consumers(service.orch.keys.queue(), "workers")
+        }
         assert consumers.get(b"A", consumers.get("A")) == 0  # B claimed A's entry
         assert len(effects.read_text().splitlines()) == 1
-        done = service.orch.resume(tid, decide_all(pending, "mark_done", result="booked, seen by hand"))
+        done = service.orch.resume(
+            tid, decide_all(pending, "mark_done", result="booked, seen by hand")
+        )
         assert done.status == "completed" and len(effects.read_text().splitlines()) == 1
     finally:
         for proc in (first, second):

@@ -29,7 +29,9 @@ from graphwright.testing.until import scaled
 
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = "tests.slow_graphs:register_all"
-STOPPED = b"taken over by another executor; this one stops"  # the executor's last line, after its writes
+STOPPED = (
+    b"taken over by another executor; this one stops"  # the executor's last line, after its writes
+)
 GOAL = 'My name is Ada. Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 
 
@@ -40,17 +42,29 @@ def remote(redis_url: str, prefix: str) -> Iterator[Service]:
 
 
 def test_a_worker_frozen_past_its_lock_is_fenced_out_after_a_takeover(
-        remote: Service, redis_url: str, prefix: str, client: redis.Redis, tmp_path: Path) -> None:
+    remote: Service, redis_url: str, prefix: str, client: redis.Redis, tmp_path: Path
+) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    env.update(REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix, GRAPHWRIGHT_GRAPHS=PLUGIN,
-               GRAPHWRIGHT_CLAIM_IDLE_MS="1000", GRAPHWRIGHT_LOCK_TTL_S="1.5", PYTHONPATH=str(ROOT))
+    env.update(
+        REDIS_URL=redis_url,
+        GRAPHWRIGHT_KEY_PREFIX=prefix,
+        GRAPHWRIGHT_GRAPHS=PLUGIN,
+        GRAPHWRIGHT_CLAIM_IDLE_MS="1000",
+        GRAPHWRIGHT_LOCK_TTL_S="1.5",
+        PYTHONPATH=str(ROOT),
+    )
     logs = {name: tmp_path / f"{name}.log" for name in ("A", "B")}
     procs: list[subprocess.Popen[bytes]] = []
 
     def worker(name: str) -> subprocess.Popen[bytes]:
         with logs[name].open("wb") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "graphwright", "worker", "--name", name],
-                                    env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "graphwright", "worker", "--name", name],
+                env=env,
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         procs.append(proc)
         return proc
 
@@ -63,24 +77,37 @@ def test_a_worker_frozen_past_its_lock_is_fenced_out_after_a_takeover(
         first.send_signal(signal.SIGSTOP)  # frozen inside the tool, past the lock's 1.5 s
         until(lambda: not client.exists(remote.orch.keys.lock(tid)), "A's lock to expire")
         worker("B")
-        until(lambda: sdk.runs.get(tid, run["run_id"])["status"] == "success", "B to finish the run")
+        until(
+            lambda: sdk.runs.get(tid, run["run_id"])["status"] == "success", "B to finish the run"
+        )
         fence = int(client.get(remote.orch.keys.fence(tid)) or 0)
         assert fence == 2  # B's acquisition came after A's
         before = _everything(remote.orch, tid, run["run_id"])
         assert before["memories"]  # B's run remembered the name: A must not store it again
         first.send_signal(signal.SIGCONT)
-        until(lambda: STOPPED in logs["A"].read_bytes(),
-              "A to find that it lost the run", timeout_s=30)
+        until(
+            lambda: STOPPED in logs["A"].read_bytes(),
+            "A to find that it lost the run",
+            timeout_s=30,
+        )
         assert _everything(remote.orch, tid, run["run_id"]) == before
         assert client.hlen(remote.orch.keys.calendar()) == 1  # the event, created once
         state = remote.orch.state(tid)
         results = [_tool_call_id(m) for m in state.values["messages"] if _tool_call_id(m)]
         assert len(results) == len(set(results)) == 2  # one result per call: a single run's history
-        assert state.status == "completed" and sdk.runs.get(tid, run["run_id"])["status"] == "success"
+        assert (
+            state.status == "completed" and sdk.runs.get(tid, run["run_id"])["status"] == "success"
+        )
         assert int(client.get(remote.orch.keys.fence(tid)) or 0) == fence  # A took nothing back
-        saved = list(remote.orch.saver.list({"configurable": {"thread_id": tid, "checkpoint_ns": ""}}))
-        parents = [t.parent_config["configurable"]["checkpoint_id"] for t in saved if t.parent_config]
-        assert len(parents) == len(set(parents)) == len(saved) - 1  # one chain: no step of A's forked it
+        saved = list(
+            remote.orch.saver.list({"configurable": {"thread_id": tid, "checkpoint_ns": ""}})
+        )
+        parents = [
+            t.parent_config["configurable"]["checkpoint_id"] for t in saved if t.parent_config
+        ]
+        assert (
+            len(parents) == len(set(parents)) == len(saved) - 1
+        )  # one chain: no step of A's forked it
     finally:
         for proc in procs:
             if proc.poll() is None:
@@ -90,7 +117,8 @@ def test_a_worker_frozen_past_its_lock_is_fenced_out_after_a_takeover(
 
 
 def test_a_worker_frozen_while_it_remembers_stores_nothing_after_a_takeover(
-        remote: Service, redis_url: str, prefix: str, client: redis.Redis, tmp_path: Path) -> None:
+    remote: Service, redis_url: str, prefix: str, client: redis.Redis, tmp_path: Path
+) -> None:
     """Frozen in its last step, the remember call after the run's end: the successor ends
     the run, and the thawed worker's extraction stores no memory, writes no meta, record or
     event (the one window where only those writes' fences stand between it and the thread)."""
@@ -99,29 +127,46 @@ def test_a_worker_frozen_while_it_remembers_stores_nothing_after_a_takeover(
     def remember(_: dict[str, Any]) -> Reply:  # runs while the scripted server holds its lock:
         asked.set()  # nothing else asks the model while it waits
         answer.wait(timeout=scaled(60))
-        return Reply(content=json.dumps({"memories": [{"kind": "fact", "key": "name", "value": "Ada"}]}))
+        return Reply(
+            content=json.dumps({"memories": [{"kind": "fact", "key": "name", "value": "Ada"}]})
+        )
 
     model = ScriptedOpenAI()
     model.load(Reply(content="Hello Ada."))
     model.respond("Extract what the user explicitly asked to be remembered", remember)
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    env.update(REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix, GRAPHWRIGHT_GRAPHS=PLUGIN,
-               GRAPHWRIGHT_CLAIM_IDLE_MS="1000", GRAPHWRIGHT_LOCK_TTL_S="1.5", PYTHONPATH=str(ROOT),
-               OPENAI_API_KEY="sk-test", OPENAI_BASE_URL=model.base_url, OPENAI_MODEL="scripted",
-               OPENAI_MAX_RETRIES="0")
+    env.update(
+        REDIS_URL=redis_url,
+        GRAPHWRIGHT_KEY_PREFIX=prefix,
+        GRAPHWRIGHT_GRAPHS=PLUGIN,
+        GRAPHWRIGHT_CLAIM_IDLE_MS="1000",
+        GRAPHWRIGHT_LOCK_TTL_S="1.5",
+        PYTHONPATH=str(ROOT),
+        OPENAI_API_KEY="sk-test",
+        OPENAI_BASE_URL=model.base_url,
+        OPENAI_MODEL="scripted",
+        OPENAI_MAX_RETRIES="0",
+    )
     logs = {name: tmp_path / f"{name}.log" for name in ("A", "B")}
     procs: list[subprocess.Popen[bytes]] = []
 
     def worker(name: str) -> subprocess.Popen[bytes]:
         with logs[name].open("wb") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "graphwright", "worker", "--name", name],
-                                    env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "graphwright", "worker", "--name", name],
+                env=env,
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         procs.append(proc)
         return proc
 
     sdk = get_sync_client(url=remote.url, api_key=None)
     tid = sdk.threads.create()["thread_id"]
-    run = sdk.runs.create(tid, "agent", input={"goal": "My name is Ada."}, metadata={"user_id": "ada"})
+    run = sdk.runs.create(
+        tid, "agent", input={"goal": "My name is Ada."}, metadata={"user_id": "ada"}
+    )
     try:
         first = worker("A")
         until(asked.is_set, "A to ask the model what to remember")
@@ -132,8 +177,11 @@ def test_a_worker_frozen_while_it_remembers_stores_nothing_after_a_takeover(
         before = _everything(remote.orch, tid, run["run_id"])
         answer.set()  # A gets its extraction the moment it thaws
         first.send_signal(signal.SIGCONT)
-        until(lambda: STOPPED in logs["A"].read_bytes(),
-              "A to find that it lost the run", timeout_s=30)
+        until(
+            lambda: STOPPED in logs["A"].read_bytes(),
+            "A to find that it lost the run",
+            timeout_s=30,
+        )
         assert _everything(remote.orch, tid, run["run_id"]) == before
         assert before["memories"] == []  # A took the note before it froze: nobody stores it
     finally:
@@ -148,11 +196,13 @@ def test_a_worker_frozen_while_it_remembers_stores_nothing_after_a_takeover(
 
 def _everything(orch: Orchestrator, thread_id: str, run_id: str) -> dict[str, object]:
     """What a thawed executor could still touch outside the checkpoints, raw from Redis."""
-    return {"meta": orch.client.hgetall(orch.keys.meta(thread_id)),
-            "record": RunStore(orch.client, orch.keys).raw(thread_id, run_id),
-            "events": orch.client.xrange(stream_key(orch.keys, thread_id, run_id)),
-            "trace": orch.trace(thread_id),
-            "memories": [m.model_dump() for m in orch.memories("ada")]}
+    return {
+        "meta": orch.client.hgetall(orch.keys.meta(thread_id)),
+        "record": RunStore(orch.client, orch.keys).raw(thread_id, run_id),
+        "events": orch.client.xrange(stream_key(orch.keys, thread_id, run_id)),
+        "trace": orch.trace(thread_id),
+        "memories": [m.model_dump() for m in orch.memories("ada")],
+    }
 
 
 def _tool_call_id(message: object) -> str | None:

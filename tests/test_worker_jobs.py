@@ -36,11 +36,20 @@ def service(redis_url: str, prefix: str) -> Iterator[Service]:
 
 def start_worker(name: str, redis_url: str, prefix: str, *args: str) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    env.update(REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix, GRAPHWRIGHT_GRAPHS=PLUGIN,
-               GRAPHWRIGHT_CLAIM_IDLE_MS="1000", PYTHONPATH=str(ROOT))
-    return subprocess.Popen([sys.executable, "-m", "graphwright", "worker", "--name", name,
-                             "--jobs", str(RUNS), *args],
-                            env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env.update(
+        REDIS_URL=redis_url,
+        GRAPHWRIGHT_KEY_PREFIX=prefix,
+        GRAPHWRIGHT_GRAPHS=PLUGIN,
+        GRAPHWRIGHT_CLAIM_IDLE_MS="1000",
+        PYTHONPATH=str(ROOT),
+    )
+    return subprocess.Popen(
+        [sys.executable, "-m", "graphwright", "worker", "--name", name, "--jobs", str(RUNS), *args],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
 def held_runs(service: Service, client: redis.Redis, prefix: str) -> list[tuple[str, str]]:
@@ -66,7 +75,8 @@ def stop(*procs: subprocess.Popen[bytes] | None) -> None:
 
 
 def test_a_worker_killed_with_ten_runs_in_flight_has_each_finished_once_by_another(
-        service: Service, redis_url: str, prefix: str, client: redis.Redis) -> None:
+    service: Service, redis_url: str, prefix: str, client: redis.Redis
+) -> None:
     runs = held_runs(service, client, prefix)
     first = start_worker("A", redis_url, prefix)
     second = None
@@ -90,7 +100,8 @@ def test_a_worker_killed_with_ten_runs_in_flight_has_each_finished_once_by_anoth
 
 
 def test_a_stopped_worker_hands_back_its_runs_within_the_grace_period_and_loses_none(
-        service: Service, redis_url: str, prefix: str, client: redis.Redis) -> None:
+    service: Service, redis_url: str, prefix: str, client: redis.Redis
+) -> None:
     runs = held_runs(service, client, prefix)
     grace_s = 3.0
     first = start_worker("A", redis_url, prefix, "--grace", str(grace_s))
@@ -115,7 +126,8 @@ def test_a_stopped_worker_hands_back_its_runs_within_the_grace_period_and_loses_
 
 
 def test_a_stopped_worker_finishes_the_runs_that_end_within_the_grace_period(
-        service: Service, redis_url: str, prefix: str, client: redis.Redis) -> None:
+    service: Service, redis_url: str, prefix: str, client: redis.Redis
+) -> None:
     runs = held_runs(service, client, prefix)
     first = start_worker("A", redis_url, prefix, "--grace", "20")
     try:

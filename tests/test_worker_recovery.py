@@ -31,13 +31,30 @@ def orphan_decision(svc: Service, gate_ids: list[str]) -> tuple[str, str]:
     """A thread at a gate, and a run answering it that a dead executor had taken."""
     sdk = get_sync_client(url=svc.url, api_key=None)
     tid = sdk.threads.create()["thread_id"]
-    call = sdk.runs.wait(tid, "agent", input={"goal": EMAIL})["__interrupt__"][0]["value"]["calls"][0]
-    body = RunCreate(assistant_id="agent", command={"resume": {call["id"]: {  # type: ignore[arg-type]
-        "action": "approve", "digest": call["digest"]}}})
+    call = sdk.runs.wait(tid, "agent", input={"goal": EMAIL})["__interrupt__"][0]["value"]["calls"][
+        0
+    ]
+    body = RunCreate(
+        assistant_id="agent",
+        command={
+            "resume": {
+                call["id"]: {  # type: ignore[arg-type]
+                    "action": "approve",
+                    "digest": call["digest"],
+                }
+            }
+        },
+    )
     store = RunStore(svc.orch.client, svc.orch.keys)
     run = store.create(tid, body, queue=False)
-    store.update(tid, run.run_id, status="running", started="1", owner="dead-worker",
-                 gate=json.dumps(gate_ids or current_gate(svc, tid)))
+    store.update(
+        tid,
+        run.run_id,
+        status="running",
+        started="1",
+        owner="dead-worker",
+        gate=json.dumps(gate_ids or current_gate(svc, tid)),
+    )
     return tid, run.run_id
 
 
@@ -47,13 +64,19 @@ def current_gate(svc: Service, tid: str) -> list[str]:
 
 
 @pytest.mark.parametrize("same_gate", [True, False], ids=["its-gate", "another-gate"])
-def test_a_recovered_decision_applies_only_to_its_own_gate(service: Service, same_gate: bool) -> None:
+def test_a_recovered_decision_applies_only_to_its_own_gate(
+    service: Service, same_gate: bool
+) -> None:
     tid, run_id = orphan_decision(service, [] if same_gate else ["an-interrupt-of-another-gate"])
     executor = Executor(service.orch, RunStore(service.orch.client, service.orch.keys))
     # runs.wait answers as the first run ends, a moment before its executor lets the thread
     # go: "busy" is the retry a worker would make, so retry it the same way.
-    assert until(lambda: (o := executor.run(tid, run_id)) != "busy" and o, "the thread lock let go",
-                 10) == "done"
+    assert (
+        until(
+            lambda: (o := executor.run(tid, run_id)) != "busy" and o, "the thread lock let go", 10
+        )
+        == "done"
+    )
     sent = service.orch.client.llen(service.orch.keys.outbox())  # the e-mails queued
     state = service.orch.state(tid)
     if same_gate:

@@ -35,11 +35,13 @@ GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 ORDER = "订单 A1001 到哪了？"
 
 
-
 def events_of(svc: Service, tid: str, rid: str) -> list[tuple[str, str, str]]:
     entries = svc.orch.client.xrange(stream_key(svc.orch.keys, tid, rid))
-    return [(i.decode(), f[b"event"].decode(), f[b"data"].decode()) for i, f in entries
-            if f[b"event"] != b"__end__"]
+    return [
+        (i.decode(), f[b"event"].decode(), f[b"data"].decode())
+        for i, f in entries
+        if f[b"event"] != b"__end__"
+    ]
 
 
 @pytest.fixture
@@ -58,13 +60,23 @@ def remote(redis_url: str, prefix: str) -> Iterator[Service]:
 class Workers:
     def __init__(self, redis_url: str, prefix: str) -> None:
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-        self.env.update(REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix, GRAPHWRIGHT_GRAPHS=PLUGIN,
-                        GRAPHWRIGHT_CLAIM_IDLE_MS="1000", PYTHONPATH=str(ROOT))
+        self.env.update(
+            REDIS_URL=redis_url,
+            GRAPHWRIGHT_KEY_PREFIX=prefix,
+            GRAPHWRIGHT_GRAPHS=PLUGIN,
+            GRAPHWRIGHT_CLAIM_IDLE_MS="1000",
+            PYTHONPATH=str(ROOT),
+        )
         self.procs: list[subprocess.Popen[bytes]] = []
 
     def start(self, name: str) -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen([sys.executable, "-m", "graphwright", "worker", "--name", name],
-                                env=self.env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "graphwright", "worker", "--name", name],
+            env=self.env,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         self.procs.append(proc)
         return proc
 
@@ -104,8 +116,15 @@ def test_racing_creates_with_reject_make_exactly_one_run(local: Service) -> None
 
     def create() -> None:
         start.wait()
-        response = httpx.post(f"{local.url}/threads/{tid}/runs", timeout=scaled(30), json={
-            "assistant_id": "agent", "input": {"goal": ORDER}, "multitask_strategy": "reject"})
+        response = httpx.post(
+            f"{local.url}/threads/{tid}/runs",
+            timeout=scaled(30),
+            json={
+                "assistant_id": "agent",
+                "input": {"goal": ORDER},
+                "multitask_strategy": "reject",
+            },
+        )
         codes.append(response.status_code)
 
     racers = [threading.Thread(target=create) for _ in range(8)]
@@ -141,14 +160,21 @@ def test_a_thread_created_but_never_run_can_be_deleted(local: Service) -> None:
 
 
 def test_a_worker_killed_mid_tool_mid_stream_is_finished_once_and_the_stream_resumes(
-        remote: Service, workers: Workers, prefix: str, client: redis.Redis) -> None:
+    remote: Service, workers: Workers, prefix: str, client: redis.Redis
+) -> None:
     sdk = get_sync_client(url=remote.url, api_key=None)
     tid = sdk.threads.create()["thread_id"]
     first = workers.start("A")
     seen: list[tuple[str, str, str]] = []
-    body = {"assistant_id": "slow_agent", "input": {"goal": GOAL}, "stream_mode": ["updates"],
-            "stream_resumable": True}
-    with httpx.stream("POST", f"{remote.url}/threads/{tid}/runs/stream", json=body, timeout=scaled(60)) as response:
+    body = {
+        "assistant_id": "slow_agent",
+        "input": {"goal": GOAL},
+        "stream_mode": ["updates"],
+        "stream_resumable": True,
+    }
+    with httpx.stream(
+        "POST", f"{remote.url}/threads/{tid}/runs/stream", json=body, timeout=scaled(60)
+    ) as response:
         event_id = event = None
         for line in response.iter_lines():
             if line.startswith("id:"):
@@ -168,8 +194,9 @@ def test_a_worker_killed_mid_tool_mid_stream_is_finished_once_and_the_stream_res
     got = [e for _, e, _ in seen] + [p.event for p in rest]
     logged = events_of(remote, tid, run_id)
     assert got == [e for _, e, _ in logged]  # every event, none twice
-    assert [json.loads(d) for _, e, d in seen if e == "updates"] + \
-        [p.data for p in rest if p.event == "updates"] == [json.loads(d) for _, e, d in logged if e == "updates"]
+    assert [json.loads(d) for _, e, d in seen if e == "updates"] + [
+        p.data for p in rest if p.event == "updates"
+    ] == [json.loads(d) for _, e, d in logged if e == "updates"]
     assert sdk.runs.get(tid, run_id)["status"] == "success"
     assert client.hlen(remote.orch.keys.calendar()) == 1  # the event, created once
     assert [json.loads(d)["attempt"] for _, e, d in logged if e == "metadata"] == [1, 2]
@@ -177,7 +204,8 @@ def test_a_worker_killed_mid_tool_mid_stream_is_finished_once_and_the_stream_res
 
 
 def test_a_frozen_worker_is_not_robbed_and_its_run_ends_once(
-        remote: Service, workers: Workers, prefix: str, client: redis.Redis) -> None:
+    remote: Service, workers: Workers, prefix: str, client: redis.Redis
+) -> None:
     sdk = get_sync_client(url=remote.url, api_key=None)
     tid = sdk.threads.create()["thread_id"]
     run = sdk.runs.create(tid, "slow_agent", input={"goal": GOAL})
@@ -200,7 +228,8 @@ def test_a_frozen_worker_is_not_robbed_and_its_run_ends_once(
 
 
 def test_a_worker_killed_mid_checkpoint_is_finished_by_another_once(
-        remote: Service, workers: Workers, prefix: str, client: redis.Redis) -> None:
+    remote: Service, workers: Workers, prefix: str, client: redis.Redis
+) -> None:
     sdk = get_sync_client(url=remote.url, api_key=None)
     tid = sdk.threads.create()["thread_id"]
     run = sdk.runs.create(tid, "slow_checkpoint", input={"steps": []})
@@ -213,5 +242,9 @@ def test_a_worker_killed_mid_checkpoint_is_finished_by_another_once(
     assert sdk.runs.get(tid, run["run_id"])["status"] == "success"
     assert joined["steps"] == ["first", "last"]
     assert client.get(f"{prefix}:ckpt:runs:first") == b"1"  # its writes were kept, not redone
-    starts = [json.loads(d)["attempt"] for _, e, d in events_of(remote, tid, run["run_id"]) if e == "metadata"]
+    starts = [
+        json.loads(d)["attempt"]
+        for _, e, d in events_of(remote, tid, run["run_id"])
+        if e == "metadata"
+    ]
     assert starts == [1, 2]

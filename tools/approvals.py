@@ -50,22 +50,30 @@ class GateDecision:
 class Approvals:
     """Reads and writes the recorded gate decisions of one Redis, under one key prefix."""
 
-    def __init__(self, client: redis.Redis, keys: Keys, *, ttl_s: int,
-                 wait: ReplicaWait | None = None) -> None:
+    def __init__(
+        self, client: redis.Redis, keys: Keys, *, ttl_s: int, wait: ReplicaWait | None = None
+    ) -> None:
         """``ttl_s`` matches the idempotency records: a decision lives as long as its call's."""
         self.redis = client
         self.keys = keys
         self.ttl_s = ttl_s
         self.wait = wait or ReplicaWait.from_env()
 
-    def record(self, thread_id: str, granted: Mapping[str, GateDecision],
-               revoked: Iterable[str] = (), *, fence: int | None) -> None:
+    def record(
+        self,
+        thread_id: str,
+        granted: Mapping[str, GateDecision],
+        revoked: Iterable[str] = (),
+        *,
+        fence: int | None,
+    ) -> None:
         """Grant and revoke in one fenced script; a stale run's gate records nothing."""
         pairs: list[bytes | str] = []
         key = self.keys.gate_decisions(thread_id)
         for call_id, decision in granted.items():
-            text = json.dumps({"action": decision.action, "digest": decision.digest,
-                               "result": decision.result})
+            text = json.dumps(
+                {"action": decision.action, "digest": decision.digest, "result": decision.result}
+            )
             pairs += [escape(call_id), self.keys.sealer.seal_text(text, key, escape(call_id))]
         for call_id in revoked:
             pairs += [escape(call_id), ""]
@@ -78,8 +86,10 @@ class Approvals:
         except redis.RedisError as exc:
             raise RedisUnavailableError(f"cannot record the gate's decisions ({exc})") from exc
         if _text(reply) == "fenced":
-            raise LockLostError(f"thread {thread_id!r} is held by a newer run; the gate's "
-                                "decisions were not recorded")
+            raise LockLostError(
+                f"thread {thread_id!r} is held by a newer run; the gate's "
+                "decisions were not recorded"
+            )
         if self.wait is not None:
             self.wait.acknowledge(self.redis, self.keys.replica_ack(thread_id), "gate decisions")
 
@@ -89,8 +99,11 @@ class Approvals:
         back to the reviewer as an unknown outcome instead of running again."""
         key = self.keys.gate_decisions(thread_id)
         text = json.dumps({"action": "approve", "digest": digest, "result": None})
-        return Spend(key=key, field=escape(call_id),
-                     value=self.keys.sealer.seal_text(text, key, escape(call_id)))
+        return Spend(
+            key=key,
+            field=escape(call_id),
+            value=self.keys.sealer.seal_text(text, key, escape(call_id)),
+        )
 
     def get(self, thread_id: str, call_id: str) -> GateDecision | None:
         found = self.held(thread_id, call_id)
@@ -102,7 +115,9 @@ class Approvals:
         try:
             raw = self.redis.hget(key, escape(call_id))
         except redis.RedisError as exc:
-            raise RedisUnavailableError(f"cannot read the gate's decision on {call_id} ({exc})") from exc
+            raise RedisUnavailableError(
+                f"cannot read the gate's decision on {call_id} ({exc})"
+            ) from exc
         if raw is None:
             return None
         data = json.loads(self.keys.sealer.open_text(raw, key, escape(call_id)))
@@ -113,21 +128,26 @@ class Approvals:
         """An approval used up by the claim of the execution it allowed (``Records.claim``),
         in the same script, and only while it is still ``stored``: of two executions of one
         approved call (a replay, a fork, a forged update) exactly one claims it."""
-        return Spend(key=self.keys.gate_decisions(thread_id), field=escape(call_id), value="",
-                     expect=stored)
+        return Spend(
+            key=self.keys.gate_decisions(thread_id), field=escape(call_id), value="", expect=stored
+        )
 
     def mark_tainted(self, thread_id: str, *, fence: int | None) -> None:
         """Remember, fenced, that a run of the thread read untrusted content."""
-        keys = [self.keys.taint(thread_id), self.keys.fence(thread_id),
-                self.keys.registry(thread_id)]
+        keys = [
+            self.keys.taint(thread_id),
+            self.keys.fence(thread_id),
+            self.keys.registry(thread_id),
+        ]
         token = "" if fence is None else str(fence)
         try:
             reply = self.redis.eval(_WRITE, len(keys), *keys, token, self.ttl_s, "tainted", "1")
         except redis.RedisError as exc:
             raise RedisUnavailableError(f"cannot record the thread's taint ({exc})") from exc
         if _text(reply) == "fenced":
-            raise LockLostError(f"thread {thread_id!r} is held by a newer run; its taint was "
-                                "not recorded")
+            raise LockLostError(
+                f"thread {thread_id!r} is held by a newer run; its taint was not recorded"
+            )
 
     def tainted(self, thread_id: str) -> bool:
         """Whether a run of the thread read untrusted content (``mark_tainted``)."""

@@ -158,8 +158,10 @@ def fill_calendar_slots(client: redis.Redis, keys: Keys) -> int:
     still sees it once ``graphwright seal`` has sealed it; returns how many were added."""
     raw: dict[bytes, bytes] = client.hgetall(keys.calendar())  # type: ignore[assignment]  # bytes client
     plain = {k: json.loads(v) for k, v in raw.items() if v.startswith(b"{")}
-    return sum(int(client.hsetnx(keys.calendar_slots(), k, f"{e['start_time']}|{e['end_time']}"))
-               for k, e in plain.items())
+    return sum(
+        int(client.hsetnx(keys.calendar_slots(), k, f"{e['start_time']}|{e['end_time']}"))
+        for k, e in plain.items()
+    )
 
 
 def _events(ctx: ToolContext) -> list[dict[str, Any]]:
@@ -228,11 +230,7 @@ def _add_reads(reg: ToolRegistry) -> None:
     def get_schedule(args: ScheduleArgs, ctx: ToolContext) -> list[dict[str, Any]]:
         """List the calendar events of one day, ordered by start time. Use it before
         create_event to find a free slot."""
-        day = [
-            e
-            for e in _events(ctx)
-            if e["start_time"].startswith(args.date)
-        ]
+        day = [e for e in _events(ctx) if e["start_time"].startswith(args.date)]
         return sorted(day, key=lambda e: e["start_time"])
 
 
@@ -251,12 +249,21 @@ def _add_writes(reg: ToolRegistry) -> None:
         # key returns the first booking instead of booking again.
         calendar, sealer = ctx.keys.calendar(), ctx.keys.sealer
         outcome, event_id, stored = ctx.redis.eval(
-            _BOOK, 2, calendar, ctx.keys.calendar_slots(), event["id"], args.start_time,
-            args.end_time, sealer.seal_json(event, calendar, event["id"]))
+            _BOOK,
+            2,
+            calendar,
+            ctx.keys.calendar_slots(),
+            event["id"],
+            args.start_time,
+            args.end_time,
+            sealer.seal_json(event, calendar, event["id"]),
+        )
         booked: dict[str, Any] = sealer.open_json(stored, calendar, event_id)
         if outcome in (b"overlap", "overlap"):
-            raise Conflict(f"the slot overlaps '{booked['title']}' "
-                           f"({booked['start_time']} to {booked['end_time']})")
+            raise Conflict(
+                f"the slot overlaps '{booked['title']}' "
+                f"({booked['start_time']} to {booked['end_time']})"
+            )
         return booked
 
     @reg.tool(EmailArgs, risk="write", keyed=True)
@@ -267,6 +274,13 @@ def _add_writes(reg: ToolRegistry) -> None:
         # The message and its key are stored in one script: a second call under the same
         # key queues nothing.
         outbox, ids, sealer = ctx.keys.outbox(), ctx.keys.outbox_ids(), ctx.keys.sealer
-        ctx.redis.eval(_QUEUE_MAIL, 2, outbox, ids, message["id"],
-                       sealer.seal_json(message, ids, message["id"]), sealer.seal_json(message, outbox))
+        ctx.redis.eval(
+            _QUEUE_MAIL,
+            2,
+            outbox,
+            ids,
+            message["id"],
+            sealer.seal_json(message, ids, message["id"]),
+            sealer.seal_json(message, outbox),
+        )
         return {"queued": message["id"], "to": args.to}

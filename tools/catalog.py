@@ -30,10 +30,17 @@ def catalog(registry: ToolRegistry, policy: Policy | None = None) -> list[ToolIn
         spec = registry.get(name)
         assert spec is not None  # listed by the registry itself
         decision = policy.decide(registry, name, {}, tainted=False)
-        out.append(ToolInfo(
-            name=name, source=spec.source, risk=spec.risk, trust=spec.trust,
-            needs_approval=decision.action == "needs_approval", idempotent=spec.keyed,
-            timeout_s=spec.timeout_s, max_result_chars=spec.max_result_chars,
-            description=(spec.description.splitlines() or [""])[0],
-        ))
+        out.append(
+            ToolInfo(
+                name=name,
+                source=spec.source,
+                risk=spec.risk,
+                trust=spec.trust,
+                needs_approval=decision.action == "needs_approval",
+                idempotent=spec.keyed,
+                timeout_s=spec.timeout_s,
+                max_result_chars=spec.max_result_chars,
+                description=(spec.description.splitlines() or [""])[0],
+            )
+        )
     return out

@@ -142,9 +142,13 @@ def cap(text: str, limit: int) -> tuple[str, bool]:
 
 def outcome_unknown(call: ToolCall, key: str, why: str) -> Observation:
     """A write that may or may not have happened: the run stops for a reviewer."""
-    obs = _failure(call, "outcome_unknown",
-                   f"{why}; whether {call.name} took effect is unknown (idempotency key {key}); "
-                   "a reviewer decides: retry with the same key, mark it done, or reject", False)
+    obs = _failure(
+        call,
+        "outcome_unknown",
+        f"{why}; whether {call.name} took effect is unknown (idempotency key {key}); "
+        "a reviewer decides: retry with the same key, mark it done, or reject",
+        False,
+    )
     return obs.model_copy(update={"idempotency_key": key})
 
 
@@ -173,8 +177,15 @@ class ToolExecutor:
         self._reads = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="gw-read")
         self._writes = ThreadPoolExecutor(max_workers=write_workers, thread_name_prefix="gw-write")
 
-    def execute(self, call: ToolCall, *, thread_id: str, fence: int | None = None,
-                retry: bool = False, spend: Spend | None = None) -> Observation:
+    def execute(
+        self,
+        call: ToolCall,
+        *,
+        thread_id: str,
+        fence: int | None = None,
+        retry: bool = False,
+        spend: Spend | None = None,
+    ) -> Observation:
         """Run ``call``. ``retry`` re-runs a write whose outcome is unknown, under its key,
         using up the reviewer's decision ``spend`` as it claims the record."""
         spec = self.registry.get(call.name)
@@ -193,66 +204,119 @@ class ToolExecutor:
         except ValueError as exc:
             return _failure(call, "invalid_arguments", str(exc), False)
         if spec.risk == "write":
-            return self._write_once(spec, call, args, thread_id, fence, retry,
-                                    spend if retry else None)
+            return self._write_once(
+                spec, call, args, thread_id, fence, retry, spend if retry else None
+            )
         return self._run_with_retries(spec, call, args, thread_id)
 
-    async def aexecute(self, call: ToolCall, *, thread_id: str, fence: int | None = None,
-                       retry: bool = False, spend: Spend | None = None) -> Observation:
+    async def aexecute(
+        self,
+        call: ToolCall,
+        *,
+        thread_id: str,
+        fence: int | None = None,
+        retry: bool = False,
+        spend: Spend | None = None,
+    ) -> Observation:
         """``execute`` for a coroutine: its record round trips and sync tools run in the
         loop's executor, an async tool on the loop."""
-        return await asyncio.to_thread(self.execute, call, thread_id=thread_id, fence=fence,
-                                       retry=retry, spend=spend)
+        return await asyncio.to_thread(
+            self.execute, call, thread_id=thread_id, fence=fence, retry=retry, spend=spend
+        )
 
     # --- writes: exactly once per idempotency key ---
 
     def idempotency_key(self, thread_id: str, call_id: str) -> str:
         return f"{thread_id}:{call_id}"
 
-    def mark_done(self, call: ToolCall, result: str, *, thread_id: str,
-                  fence: int | None = None) -> Observation:
+    def mark_done(
+        self, call: ToolCall, result: str, *, thread_id: str, fence: int | None = None
+    ) -> Observation:
         """A reviewer's word that a write whose outcome was unknown did happen, with its result."""
         key = self.idempotency_key(thread_id, call.id)
-        obs = Observation(ok=True, tool=call.name, call_id=call.id, result=result,
-                          idempotency_key=key)
-        claim = self.records.claim(thread_id, call.id, tool=call.name, key=key, fence=fence,
-                                   digest=args_digest(call.name, call.args), reclaim=True)
+        obs = Observation(
+            ok=True, tool=call.name, call_id=call.id, result=result, idempotency_key=key
+        )
+        claim = self.records.claim(
+            thread_id,
+            call.id,
+            tool=call.name,
+            key=key,
+            fence=fence,
+            digest=args_digest(call.name, call.args),
+            reclaim=True,
+        )
         if claim.outcome in ("conflict", "done"):
             return self._not_run(call, key, claim)
-        self.records.settle(thread_id, call.id, attempt=claim.attempt, status="done",
-                            result=obs.model_dump_json(), fence=fence)
+        self.records.settle(
+            thread_id,
+            call.id,
+            attempt=claim.attempt,
+            status="done",
+            result=obs.model_dump_json(),
+            fence=fence,
+        )
         return obs
 
     def _write_once(
-        self, spec: ToolSpec, call: ToolCall, args: BaseModel, thread_id: str,
-        fence: int | None, retry: bool, spend: Spend | None = None,
+        self,
+        spec: ToolSpec,
+        call: ToolCall,
+        args: BaseModel,
+        thread_id: str,
+        fence: int | None,
+        retry: bool,
+        spend: Spend | None = None,
     ) -> Observation:
         key = self.idempotency_key(thread_id, call.id)
         # A tool that dedupes on the key itself is safe to run again under the same key.
-        claim = self.records.claim(thread_id, call.id, tool=spec.name, key=key, fence=fence,
-                                   digest=args_digest(spec.name, call.args),
-                                   reclaim=retry or spec.keyed, spend=spend)
+        claim = self.records.claim(
+            thread_id,
+            call.id,
+            tool=spec.name,
+            key=key,
+            fence=fence,
+            digest=args_digest(spec.name, call.args),
+            reclaim=retry or spec.keyed,
+            spend=spend,
+        )
         if claim.outcome != "claimed":
             return self._not_run(call, key, claim)
-        ctx = ToolContext(thread_id=thread_id, tool_call_id=call.id, idempotency_key=key,
-                          redis=self.redis, keys=self.keys)
+        ctx = ToolContext(
+            thread_id=thread_id,
+            tool_call_id=call.id,
+            idempotency_key=key,
+            redis=self.redis,
+            keys=self.keys,
+        )
         obs, future = self._attempt(spec, call, args, ctx)
         obs = obs.model_copy(update={"idempotency_key": key})
         # The tool itself may not know (an MCP server that died mid-call): unknown as well.
         lost = obs.error is not None and obs.error.type == "outcome_unknown"
         if future is not None or lost:  # timed out, still running: its outcome is unknown for now
-            why = obs.error.message if lost and obs.error else (
-                f"{spec.name} did not finish within {spec.timeout_s}s")
+            why = (
+                obs.error.message
+                if lost and obs.error
+                else (f"{spec.name} did not finish within {spec.timeout_s}s")
+            )
             obs = outcome_unknown(call, key, why)
-            self.records.settle(thread_id, call.id, attempt=claim.attempt, status="unknown",
-                                result="", fence=fence)
+            self.records.settle(
+                thread_id, call.id, attempt=claim.attempt, status="unknown", result="", fence=fence
+            )
             if future is not None:
                 future.add_done_callback(
-                    lambda f: self._late(spec, call, thread_id, claim.attempt, f))
+                    lambda f: self._late(spec, call, thread_id, claim.attempt, f)
+                )
             return obs
         # Recorded before returning: a resumed run or a retried node gets this result back.
-        self.records.settle(thread_id, call.id, attempt=claim.attempt, status="done",
-                            result=obs.model_dump_json(), fence=fence)
+        self.records.settle(
+            thread_id,
+            call.id,
+            attempt=claim.attempt,
+            status="done",
+            result=obs.model_dump_json(),
+            fence=fence,
+        )
         return obs
 
     def _not_run(self, call: ToolCall, key: str, claim: Claim) -> Observation:
@@ -260,31 +324,54 @@ class ToolExecutor:
             replay = Observation.model_validate_json(claim.result)
             return replay.model_copy(update={"replayed": True})
         if claim.outcome == "conflict":
-            return _failure(call, "conflict",
-                            f"call id {call.id} was already used for {call.name} with other "
-                            "arguments; nothing was run or replayed", False)
-        return outcome_unknown(call, key, "an earlier execution of this call never recorded its "
-                               "result (its process stopped, or it timed out)")
+            return _failure(
+                call,
+                "conflict",
+                f"call id {call.id} was already used for {call.name} with other "
+                "arguments; nothing was run or replayed",
+                False,
+            )
+        return outcome_unknown(
+            call,
+            key,
+            "an earlier execution of this call never recorded its "
+            "result (its process stopped, or it timed out)",
+        )
 
-    def _late(self, spec: ToolSpec, call: ToolCall, thread_id: str, attempt: str,
-              future: Future[Any]) -> None:
+    def _late(
+        self, spec: ToolSpec, call: ToolCall, thread_id: str, attempt: str, future: Future[Any]
+    ) -> None:
         """A timed-out write that finished after all: record its result if nobody moved on."""
         if future.cancelled() or future.exception() is not None:
             return
         obs = self._observation(spec, call, future.result())
         try:
-            self.records.settle(thread_id, call.id, attempt=attempt, status="done",
-                                result=obs.model_dump_json(), fence=None, required="unknown")
+            self.records.settle(
+                thread_id,
+                call.id,
+                attempt=attempt,
+                status="done",
+                result=obs.model_dump_json(),
+                fence=None,
+                required="unknown",
+            )
         except Exception:  # a callback thread has nobody to raise to
-            log.exception("the late result of %s (call %s) could not be recorded", spec.name, call.id)
+            log.exception(
+                "the late result of %s (call %s) could not be recorded", spec.name, call.id
+            )
 
     # --- reads: bounded retries on retryable failures ---
 
     def _run_with_retries(
         self, spec: ToolSpec, call: ToolCall, args: BaseModel, thread_id: str
     ) -> Observation:
-        ctx = ToolContext(thread_id=thread_id, tool_call_id=call.id, idempotency_key=None,
-                          redis=self.redis, keys=self.keys)
+        ctx = ToolContext(
+            thread_id=thread_id,
+            tool_call_id=call.id,
+            idempotency_key=None,
+            redis=self.redis,
+            keys=self.keys,
+        )
         attempts = 0
         while True:
             attempts += 1
@@ -302,9 +389,11 @@ class ToolExecutor:
         """
         if inspect.iscoroutinefunction(spec.func):
             if on_run_loop():
-                raise ConfigurationError(f"{spec.name} is async and was called through the "
-                                         "blocking ToolExecutor.execute on the run loop; "
-                                         "await ToolExecutor.aexecute there")
+                raise ConfigurationError(
+                    f"{spec.name} is async and was called through the "
+                    "blocking ToolExecutor.execute on the run loop; "
+                    "await ToolExecutor.aexecute there"
+                )
             return submit(spec.func(args, ctx))
         started = threading.Event()
 
@@ -325,8 +414,12 @@ class ToolExecutor:
         future = self._start(spec, args, ctx)
         start = time.perf_counter()
         if future is None:
-            obs = _failure(call, "unavailable", f"{spec.name} could not start: every worker was "
-                           "busy; it was not run", True)
+            obs = _failure(
+                call,
+                "unavailable",
+                f"{spec.name} could not start: every worker was busy; it was not run",
+                True,
+            )
             return obs, None
         late: Future[Any] | None = None
         try:
@@ -337,8 +430,12 @@ class ToolExecutor:
             if inspect.iscoroutinefunction(spec.func):
                 future.cancel()
             late = future
-            obs = _failure(call, "timeout", f"{spec.name} did not finish within {spec.timeout_s}s",
-                           spec.risk == "read")
+            obs = _failure(
+                call,
+                "timeout",
+                f"{spec.name} did not finish within {spec.timeout_s}s",
+                spec.risk == "read",
+            )
         except ToolFailure as exc:
             obs = _failure(call, exc.kind, str(exc), exc.retryable)  # type: ignore[arg-type]
         except Exception as exc:  # a bug in a tool: recorded as ours, not the model's
@@ -353,8 +450,17 @@ class ToolExecutor:
         return obs.model_copy(update=update), late
 
     def _observation(self, spec: ToolSpec, call: ToolCall, result: Any) -> Observation:
-        text = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+        text = (
+            result
+            if isinstance(result, str)
+            else json.dumps(result, ensure_ascii=False, default=str)
+        )
         capped, truncated = cap(text, spec.max_result_chars)
-        return Observation(ok=True, tool=spec.name, call_id=call.id,
-                           result=capped if truncated else result, truncated=truncated,
-                           trust=spec.trust)
+        return Observation(
+            ok=True,
+            tool=spec.name,
+            call_id=call.id,
+            result=capped if truncated else result,
+            truncated=truncated,
+            trust=spec.trust,
+        )

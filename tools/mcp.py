@@ -57,8 +57,7 @@ def tool_specs(servers: Mapping[str, ServerConfig]) -> list[ToolSpec]:
     for name, config in servers.items():
         conn = connection(name, config)
         listed = {tool.name: tool for tool in conn.list_tools()}
-        missing = [t for t in config.tools
-                   if t.removeprefix(f"{name}.") not in {*listed, "*"}]
+        missing = [t for t in config.tools if t.removeprefix(f"{name}.") not in {*listed, "*"}]
         if missing:
             raise ServerStartError(
                 f"{conn.describe()} has no tool {', '.join(map(repr, missing))}; "
@@ -79,8 +78,9 @@ def to_spec(conn: McpConnection, tool: mcp_types.Tool) -> ToolSpec:
     override = config.override(server, tool.name)
     risk = override.risk or risk
     trust = override.trust or trust
-    idempotent = risk == "write" and (idempotent if override.idempotent is None
-                                      else override.idempotent)
+    idempotent = risk == "write" and (
+        idempotent if override.idempotent is None else override.idempotent
+    )
     timeout_s = override.timeout_s or config.timeout_s
     max_chars = override.max_result_chars or config.max_result_chars
     name = f"{server}.{tool.name}"
@@ -109,8 +109,13 @@ def _caller(conn: McpConnection, tool: str, risk: Risk, timeout_s: float, max_ch
         meta = {META_KEY: ctx.idempotency_key} if ctx.idempotency_key else None
         try:
             # A second past the executor's own timeout, which then speaks first.
-            result = await conn.acall(tool, args.to_call(), meta=meta, timeout_s=timeout_s + 1,
-                                      check_first=risk == "write")
+            result = await conn.acall(
+                tool,
+                args.to_call(),
+                meta=meta,
+                timeout_s=timeout_s + 1,
+                check_first=risk == "write",
+            )
         except ConnectionLost as exc:
             if risk == "write":  # never retried blindly: a reviewer decides
                 raise LostMidWrite(f"{exc} during the call") from exc
@@ -139,8 +144,9 @@ def _protocol_failure(conn: McpConnection, tool: str, exc: MCPError) -> ToolFail
     return ToolFailure(message)
 
 
-def _result(conn: McpConnection, tool: str, result: mcp_types.CallToolResult,
-            max_chars: int) -> Any:
+def _result(
+    conn: McpConnection, tool: str, result: mcp_types.CallToolResult, max_chars: int
+) -> Any:
     """The model-facing result: the text blocks (what the server wrote for models), else
     the structured content."""
     text = _text(result)

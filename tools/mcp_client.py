@@ -32,8 +32,13 @@ from graphwright_errors import ConfigurationError
 
 T = TypeVar("T")
 # A connection that broke under a call, whichever layer noticed.
-TRANSPORT_ERRORS = (OSError, EOFError, anyio.ClosedResourceError, anyio.BrokenResourceError,
-                    httpx2.TransportError)
+TRANSPORT_ERRORS = (
+    OSError,
+    EOFError,
+    anyio.ClosedResourceError,
+    anyio.BrokenResourceError,
+    httpx2.TransportError,
+)
 
 
 class ServerStartError(ConfigurationError):
@@ -92,8 +97,15 @@ class McpConnection:
     def list_tools(self) -> list[mcp_types.Tool]:
         return event_loop().run(self._list_tools(), self.config.startup_timeout_s + 30)
 
-    def call(self, tool: str, arguments: dict[str, Any], *, meta: dict[str, Any] | None,
-             timeout_s: float, check_first: bool = False) -> mcp_types.CallToolResult:
+    def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        meta: dict[str, Any] | None,
+        timeout_s: float,
+        check_first: bool = False,
+    ) -> mcp_types.CallToolResult:
         """Call ``tool``; raises ConnectionLost, ServerStartError or MCPError.
 
         With ``check_first`` (writes), a round trip proves the connection alive before the
@@ -101,15 +113,22 @@ class McpConnection:
         write whose outcome would then be unknown.
         """
         budget = 2 * self.config.startup_timeout_s + timeout_s + 5
-        return event_loop().run(self._call(tool, arguments, meta, timeout_s, check_first),
-                                budget)
+        return event_loop().run(self._call(tool, arguments, meta, timeout_s, check_first), budget)
 
-    async def acall(self, tool: str, arguments: dict[str, Any], *, meta: dict[str, Any] | None,
-                    timeout_s: float, check_first: bool = False) -> mcp_types.CallToolResult:
+    async def acall(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        meta: dict[str, Any] | None,
+        timeout_s: float,
+        check_first: bool = False,
+    ) -> mcp_types.CallToolResult:
         """``call`` for a coroutine on the run loop: awaited there, no thread held."""
         budget = 2 * self.config.startup_timeout_s + timeout_s + 5
-        return await hand(asyncio.wait_for(
-            self._call(tool, arguments, meta, timeout_s, check_first), budget))
+        return await hand(
+            asyncio.wait_for(self._call(tool, arguments, meta, timeout_s, check_first), budget)
+        )
 
     def close(self) -> None:
         event_loop().run(self._disconnect(), 10)
@@ -128,8 +147,14 @@ class McpConnection:
             if not cursor:
                 return tools
 
-    async def _call(self, tool: str, arguments: dict[str, Any], meta: dict[str, Any] | None,
-                    timeout_s: float, check_first: bool) -> mcp_types.CallToolResult:
+    async def _call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        meta: dict[str, Any] | None,
+        timeout_s: float,
+        check_first: bool,
+    ) -> mcp_types.CallToolResult:
         client = await self._connected()
         if check_first:
             try:  # ping is gone from the 2026 protocol; listing tools is as cheap
@@ -138,8 +163,12 @@ class McpConnection:
                 await self._drop(client)
                 client = await self._connected()
         try:
-            return await client.call_tool(tool, arguments, read_timeout_seconds=timeout_s,
-                                          meta=meta)  # type: ignore[arg-type]  # a plain _meta dict
+            return await client.call_tool(
+                tool,
+                arguments,
+                read_timeout_seconds=timeout_s,
+                meta=meta,  # type: ignore[arg-type]  # a plain _meta dict
+            )
         except MCPError as exc:
             if exc.error.code == mcp_types.CONNECTION_CLOSED:
                 await self._drop(client)
@@ -171,17 +200,21 @@ class McpConnection:
         self._task = asyncio.create_task(self._hold(ready, self._stop))
         self.starts += 1
         try:
-            self._client = await asyncio.wait_for(asyncio.shield(ready),
-                                                  self.config.startup_timeout_s)
+            self._client = await asyncio.wait_for(
+                asyncio.shield(ready), self.config.startup_timeout_s
+            )
         except TimeoutError as exc:
             await self._disconnect()
-            raise ServerStartError(f"{self.describe()} did not answer the MCP handshake within "
-                                   f"{self.config.startup_timeout_s}s{self._stderr_tail()}") from exc
+            raise ServerStartError(
+                f"{self.describe()} did not answer the MCP handshake within "
+                f"{self.config.startup_timeout_s}s{self._stderr_tail()}"
+            ) from exc
         except Exception as exc:
             await self._disconnect()
             verb = "did not start" if isinstance(self.config, StdioServer) else "is unreachable"
-            raise ServerStartError(f"{self.describe()} {verb}: {_reason(exc)}"
-                                   f"{self._stderr_tail()}") from exc
+            raise ServerStartError(
+                f"{self.describe()} {verb}: {_reason(exc)}{self._stderr_tail()}"
+            ) from exc
         return self._client
 
     async def _hold(self, ready: asyncio.Future[Client], stop: asyncio.Event) -> None:
@@ -203,8 +236,9 @@ class McpConnection:
                 self._errlog.close()
             # Kept open for the life of the server; read back when it fails to start.
             self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
-            params = StdioServerParameters(command=config.command, args=config.args,
-                                           env=config.env or None, cwd=config.cwd)
+            params = StdioServerParameters(
+                command=config.command, args=config.args, env=config.env or None, cwd=config.cwd
+            )
             return stdio_client(params, errlog=self._errlog)
         assert isinstance(config, HttpServer)
         return _http_transport(config)

@@ -102,7 +102,9 @@ def parse_mcp_servers(raw: Mapping[str, Any]) -> dict[str, ServerConfig]:
     try:
         entries = _servers.validate_python(dict(raw))
     except ValidationError as exc:
-        raise ConfigurationError(f"mcpServers: server names must match {SERVER_NAME} ({exc.errors()[0]['msg']})") from exc
+        raise ConfigurationError(
+            f"mcpServers: server names must match {SERVER_NAME} ({exc.errors()[0]['msg']})"
+        ) from exc
     out: dict[str, ServerConfig] = {}
     for name, entry in entries.items():
         entry = {k: v for k, v in entry.items() if k != "type" or v != "stdio"}

@@ -37,8 +37,9 @@ class McpArguments(BaseModel):
         if errors:
             first = errors[0]
             where = ".".join(str(p) for p in first.absolute_path) or "arguments"
-            raise PydanticCustomError("json_schema", "{where}: {message}",
-                                      {"where": where, "message": first.message})
+            raise PydanticCustomError(
+                "json_schema", "{where}: {message}", {"where": where, "message": first.message}
+            )
         return self
 
     def to_call(self) -> dict[str, Any]:
@@ -85,8 +86,10 @@ def args_model(tool_name: str, schema: dict[str, Any]) -> type[McpArguments]:
         if key in required:
             fields[key] = (annotation, described)
         else:
-            fields[key] = (annotation | None, Field(default=prop.get("default"),
-                                                    description=prop.get("description")))
+            fields[key] = (
+                annotation | None,
+                Field(default=prop.get("default"), description=prop.get("description")),
+            )
     closed = schema.get("additionalProperties") is False
     model = create_model(
         f"{tool_name.replace('.', '_')}_args",

@@ -33,7 +33,9 @@ if ARGV[1] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[1] then return {'fenced'
 # KEYS: record, fence, registry[, gate decisions]. ARGV: fence, digest, attempt, ttl, tool,
 # key, now, reclaim[, decision field, its replacement ('' deletes), the decision expected]:
 # the claim spends the decision that allowed it, and fails ('spent') once another did.
-_CLAIM = _FENCE + """
+_CLAIM = (
+    _FENCE
+    + """
 if KEYS[4] and ARGV[11] and redis.call('HGET', KEYS[4], ARGV[9]) ~= ARGV[11] then
   return {'spent'}
 end
@@ -57,20 +59,29 @@ if KEYS[4] then
 end
 return {'claimed'}
 """
+)
 # KEYS: record, fence. ARGV: fence, attempt ('' = any), status, result, ttl, required status.
-_SETTLE = _FENCE + """
+_SETTLE = (
+    _FENCE
+    + """
 if ARGV[2] ~= '' and redis.call('HGET', KEYS[1], 'attempt') ~= ARGV[2] then return {'lost'} end
 if ARGV[6] ~= '' and redis.call('HGET', KEYS[1], 'status') ~= ARGV[6] then return {'lost'} end
 redis.call('HSET', KEYS[1], 'status', ARGV[3], 'result', ARGV[4])
 redis.call('EXPIRE', KEYS[1], ARGV[5])
 return {'ok'}
 """
+)
 
 
 def args_digest(name: str, args: object) -> str:
     """The call's identity beyond its key: tool name and canonical arguments."""
-    text = args if isinstance(args, str) else json.dumps(
-        args, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    text = (
+        args
+        if isinstance(args, str)
+        else json.dumps(
+            args, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str
+        )
+    )
     return hashlib.sha256(f"{name}\n{text}".encode()).hexdigest()
 
 
@@ -100,25 +111,52 @@ class Claim:
 class Records:
     """Reads and writes the records of one Redis, under one key prefix."""
 
-    def __init__(self, client: redis.Redis, keys: Keys, *, ttl_s: int,
-                 wait: ReplicaWait | None = None) -> None:
+    def __init__(
+        self, client: redis.Redis, keys: Keys, *, ttl_s: int, wait: ReplicaWait | None = None
+    ) -> None:
         """``wait`` (default: GRAPHWRIGHT_WAIT_REPLICAS) makes every record wait for replicas."""
         self.redis = client
         self.keys = keys
         self.ttl_s = ttl_s
         self.wait = wait or ReplicaWait.from_env()
 
-    def claim(self, thread_id: str, call_id: str, *, tool: str, digest: str, key: str,
-              fence: int | None, reclaim: bool = False, spend: Spend | None = None) -> Claim:
+    def claim(
+        self,
+        thread_id: str,
+        call_id: str,
+        *,
+        tool: str,
+        digest: str,
+        key: str,
+        fence: int | None,
+        reclaim: bool = False,
+        spend: Spend | None = None,
+    ) -> Claim:
         """Claim the call's record, or report what an earlier execution left there; with
         ``spend``, the claim also uses up the decision that allowed it (see ``Spend``)."""
         attempt = uuid.uuid4().hex
-        spent: tuple[bytes | str, ...] = () if spend is None else (spend.field, spend.value) + (
-            (spend.expect,) if spend.expect is not None else ())
-        reply = self._run(_CLAIM, thread_id, call_id, fence, digest, attempt, self.ttl_s, tool, key,
-                          f"{time.time():.3f}", "1" if reclaim else "0", *spent, registry=True,
-                          failing="; the write was not run",
-                          extra_keys=(spend.key,) if spend is not None else ())
+        spent: tuple[bytes | str, ...] = (
+            ()
+            if spend is None
+            else (spend.field, spend.value) + ((spend.expect,) if spend.expect is not None else ())
+        )
+        reply = self._run(
+            _CLAIM,
+            thread_id,
+            call_id,
+            fence,
+            digest,
+            attempt,
+            self.ttl_s,
+            tool,
+            key,
+            f"{time.time():.3f}",
+            "1" if reclaim else "0",
+            *spent,
+            registry=True,
+            failing="; the write was not run",
+            extra_keys=(spend.key,) if spend is not None else (),
+        )
         outcome = reply[0]
         if outcome == "claimed":
             return Claim("claimed", attempt)
@@ -130,13 +168,24 @@ class Records:
             return Claim("conflict", attempt, detail=reply[1])
         return Claim("unknown", attempt, detail=reply[1] if len(reply) > 1 else None)
 
-    def settle(self, thread_id: str, call_id: str, *, attempt: str, status: Status, result: str,
-               fence: int | None, required: Status | None = None) -> bool:
+    def settle(
+        self,
+        thread_id: str,
+        call_id: str,
+        *,
+        attempt: str,
+        status: Status,
+        result: str,
+        fence: int | None,
+        required: Status | None = None,
+    ) -> bool:
         """Record the outcome of ``attempt``; False when the record moved on (another attempt)."""
         sealed = self.keys.sealer.seal_text(  # results hold what the tool returned
-            result, self.keys.idempotency(thread_id, call_id), "result")
-        reply = self._run(_SETTLE, thread_id, call_id, fence, attempt, status, sealed, self.ttl_s,
-                          required or "")
+            result, self.keys.idempotency(thread_id, call_id), "result"
+        )
+        reply = self._run(
+            _SETTLE, thread_id, call_id, fence, attempt, status, sealed, self.ttl_s, required or ""
+        )
         return reply[0] == "ok"
 
     def get(self, thread_id: str, call_id: str) -> dict[str, str]:
@@ -147,11 +196,23 @@ class Records:
         return record
 
     def _open(self, stored: str, thread_id: str, call_id: str) -> str:
-        return self.keys.sealer.open_text(stored.encode("utf-8", "surrogateescape"),
-                                          self.keys.idempotency(thread_id, call_id), "result")
+        return self.keys.sealer.open_text(
+            stored.encode("utf-8", "surrogateescape"),
+            self.keys.idempotency(thread_id, call_id),
+            "result",
+        )
 
-    def _run(self, script: str, thread_id: str, call_id: str, fence: int | None, *args: object,
-             registry: bool = False, failing: str = "", extra_keys: tuple[str, ...] = ()) -> list[str]:
+    def _run(
+        self,
+        script: str,
+        thread_id: str,
+        call_id: str,
+        fence: int | None,
+        *args: object,
+        registry: bool = False,
+        failing: str = "",
+        extra_keys: tuple[str, ...] = (),
+    ) -> list[str]:
         keys = [self.keys.idempotency(thread_id, call_id), self.keys.fence(thread_id)]
         if registry:
             keys.append(self.keys.registry(thread_id))
@@ -169,8 +230,11 @@ class Records:
                 f"thread {thread_id!r} is held by a newer run; call {call_id} was not recorded"
             )
         if self.wait is not None:
-            self.wait.acknowledge(self.redis, self.keys.replica_ack(thread_id),
-                                  f"idempotency record of call {call_id}")
+            self.wait.acknowledge(
+                self.redis,
+                self.keys.replica_ack(thread_id),
+                f"idempotency record of call {call_id}",
+            )
         return out
 
 

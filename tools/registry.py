@@ -22,8 +22,10 @@ class ToolRegistry:
         if spec.name in self._specs:
             raise ValueError(f"a tool named {spec.name!r} is already registered")
         if self._by_model_name.get(spec.model_name, spec.name) != spec.name:
-            raise ValueError(f"tools {spec.name!r} and {self._by_model_name[spec.model_name]!r} "
-                             f"would both be called {spec.model_name!r} by the model")
+            raise ValueError(
+                f"tools {spec.name!r} and {self._by_model_name[spec.model_name]!r} "
+                f"would both be called {spec.model_name!r} by the model"
+            )
         self._specs[spec.name] = spec
         self._by_model_name[spec.model_name] = spec.name
         return spec

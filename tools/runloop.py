@@ -35,11 +35,15 @@ def run_loop() -> asyncio.AbstractEventLoop:
         if _loop is None or _loop.is_closed() or _pid != os.getpid():
             loop = asyncio.new_event_loop()
             # LangGraph runs sync nodes in the loop's default executor: size it for many runs.
-            loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(
-                EXECUTOR_THREADS, thread_name_prefix="gw-run-sync"))
+            loop.set_default_executor(
+                concurrent.futures.ThreadPoolExecutor(
+                    EXECUTOR_THREADS, thread_name_prefix="gw-run-sync"
+                )
+            )
             ready = threading.Event()
-            threading.Thread(target=_serve, args=(loop, ready), daemon=True,
-                             name="gw-run-loop").start()
+            threading.Thread(
+                target=_serve, args=(loop, ready), daemon=True, name="gw-run-loop"
+            ).start()
             ready.wait()
             _loop, _pid = loop, os.getpid()
         return _loop
@@ -63,7 +67,8 @@ def _refuse_on_loop(what: str) -> None:
     if on_run_loop():
         raise ConfigurationError(
             f"{what} was called on graphwright's run loop, where waiting would block every "
-            "run; await its async twin instead")
+            "run; await its async twin instead"
+        )
 
 
 def submit(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:

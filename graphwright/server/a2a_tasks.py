@@ -16,16 +16,27 @@ INVALID_PARAMS = -32602
 TASK_NOT_FOUND = -32001
 NOT_CANCELABLE = -32002
 UNSUPPORTED = -32004
-METHODS = {"message/send": "SendMessage", "message/stream": "SendStreamingMessage",
-           "tasks/get": "GetTask", "tasks/cancel": "CancelTask"}  # v0.x names of v1.0 methods
+METHODS = {
+    "message/send": "SendMessage",
+    "message/stream": "SendStreamingMessage",
+    "tasks/get": "GetTask",
+    "tasks/cancel": "CancelTask",
+}  # v0.x names of v1.0 methods
 MODES = ["application/json", "text/plain"]
 TERMINAL = frozenset({"TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED"})
-STATE_OF_RUN = {"pending": "TASK_STATE_SUBMITTED", "running": "TASK_STATE_WORKING",
-                "success": "TASK_STATE_COMPLETED", "error": "TASK_STATE_FAILED",
-                "timeout": "TASK_STATE_FAILED", "interrupted": "TASK_STATE_CANCELED"}
-STATUS_TEXT = {"TASK_STATE_COMPLETED": "Task completed successfully",
-               "TASK_STATE_FAILED": "Task failed with status: error",
-               "TASK_STATE_CANCELED": "Task was canceled"}
+STATE_OF_RUN = {
+    "pending": "TASK_STATE_SUBMITTED",
+    "running": "TASK_STATE_WORKING",
+    "success": "TASK_STATE_COMPLETED",
+    "error": "TASK_STATE_FAILED",
+    "timeout": "TASK_STATE_FAILED",
+    "interrupted": "TASK_STATE_CANCELED",
+}
+STATUS_TEXT = {
+    "TASK_STATE_COMPLETED": "Task completed successfully",
+    "TASK_STATE_FAILED": "Task failed with status: error",
+    "TASK_STATE_CANCELED": "Task was canceled",
+}
 
 
 def task_id(context_id: str, run_id: str) -> str:
@@ -42,27 +53,45 @@ def now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-def card(assistant: Mapping[str, Any], url: str, version: str,
-         input_schema: Mapping[str, Any] | None) -> dict[str, Any]:
+def card(
+    assistant: Mapping[str, Any], url: str, version: str, input_schema: Mapping[str, Any] | None
+) -> dict[str, Any]:
     """The agent card of one assistant, served at ``url``."""
     name = str(assistant.get("name") or assistant["graph_id"])
     description = assistant.get("description") or f"{name} assistant"
     properties = sorted((input_schema or {}).get("properties") or {})
     return {
-        "name": name, "description": description, "url": url,
-        "supportedInterfaces": [{"url": url, "protocolBinding": "JSONRPC",
-                                 "protocolVersion": "1.0"}],
-        "capabilities": {"streaming": True, "pushNotifications": False,
-                         "stateTransitionHistory": False},
-        "defaultInputModes": MODES, "defaultOutputModes": MODES,
-        "skills": [{
-            "id": f"{assistant['assistant_id']}-main", "name": f"{name} Capabilities",
-            "description": description, "tags": ["assistant", "langgraph"], "examples": [],
-            "inputModes": MODES, "outputModes": MODES,
-            "metadata": {"inputSchema": {"required": list((input_schema or {}).get("required")
-                                                          or []),
-                                         "properties": properties,
-                                         "supportsA2A": "messages" in properties}}}],
+        "name": name,
+        "description": description,
+        "url": url,
+        "supportedInterfaces": [
+            {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        ],
+        "capabilities": {
+            "streaming": True,
+            "pushNotifications": False,
+            "stateTransitionHistory": False,
+        },
+        "defaultInputModes": MODES,
+        "defaultOutputModes": MODES,
+        "skills": [
+            {
+                "id": f"{assistant['assistant_id']}-main",
+                "name": f"{name} Capabilities",
+                "description": description,
+                "tags": ["assistant", "langgraph"],
+                "examples": [],
+                "inputModes": MODES,
+                "outputModes": MODES,
+                "metadata": {
+                    "inputSchema": {
+                        "required": list((input_schema or {}).get("required") or []),
+                        "properties": properties,
+                        "supportsA2A": "messages" in properties,
+                    }
+                },
+            }
+        ],
         "version": version,
     }
 
@@ -112,11 +141,16 @@ def history(messages: Sequence[Any], task: str, context_id: str) -> list[dict[st
         text = _text_of(message.get("content"))
         if message.get("type") == "ai" and not text:
             continue
-        out.append({"kind": "message",
-                    "role": "ROLE_USER" if message["type"] == "human" else "ROLE_AGENT",
-                    "parts": [{"kind": "text", "text": text}],
-                    "messageId": str(message.get("id") or uuid.uuid4()),
-                    "taskId": task, "contextId": context_id})
+        out.append(
+            {
+                "kind": "message",
+                "role": "ROLE_USER" if message["type"] == "human" else "ROLE_AGENT",
+                "parts": [{"kind": "text", "text": text}],
+                "messageId": str(message.get("id") or uuid.uuid4()),
+                "taskId": task,
+                "contextId": context_id,
+            }
+        )
     return out
 
 
@@ -136,13 +170,24 @@ def reply_parts(output: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def agent_message(text: str, task: str, context_id: str | None) -> dict[str, Any]:
-    message = {"kind": "message", "role": "ROLE_AGENT", "parts": [{"kind": "text", "text": text}],
-               "messageId": str(uuid.uuid4()), "taskId": task}
+    message = {
+        "kind": "message",
+        "role": "ROLE_AGENT",
+        "parts": [{"kind": "text", "text": text}],
+        "messageId": str(uuid.uuid4()),
+        "taskId": task,
+    }
     return {**message, "contextId": context_id} if context_id else message
 
 
-def task_of(output: Mapping[str, Any], task: str, context_id: str, assistant_id: str,
-            *, with_history: bool = True) -> dict[str, Any]:
+def task_of(
+    output: Mapping[str, Any],
+    task: str,
+    context_id: str,
+    assistant_id: str,
+    *,
+    with_history: bool = True,
+) -> dict[str, Any]:
     """The task a run's output makes: failed with its error, waiting for input with its
     gate's questions as an artifact, or completed with the answer as an artifact."""
     body: dict[str, Any] = {"kind": "task", "id": task, "contextId": context_id}
@@ -150,20 +195,33 @@ def task_of(output: Mapping[str, Any], task: str, context_id: str, assistant_id:
         body["history"] = history(output.get("messages") or [], task, context_id)
     if "__error__" in output:
         error = output["__error__"].get("error", "Error")
-        body["status"] = {"state": "TASK_STATE_FAILED", "message": agent_message(
-            f"Error executing assistant: {error}", task, context_id)}
+        body["status"] = {
+            "state": "TASK_STATE_FAILED",
+            "message": agent_message(f"Error executing assistant: {error}", task, context_id),
+        }
     elif output.get("__interrupt__"):
         body["status"] = {"state": "TASK_STATE_INPUT_REQUIRED", "timestamp": now()}
-        body["artifacts"] = [{"artifactId": str(uuid.uuid4()), "name": "Interrupt",
-                              "description": "Agent requires input to continue",
-                              "parts": [{"kind": "data", "data": {"id": i.get("id"),
-                                                                  "value": i.get("value")}}
-                                        for i in output["__interrupt__"]]}]
+        body["artifacts"] = [
+            {
+                "artifactId": str(uuid.uuid4()),
+                "name": "Interrupt",
+                "description": "Agent requires input to continue",
+                "parts": [
+                    {"kind": "data", "data": {"id": i.get("id"), "value": i.get("value")}}
+                    for i in output["__interrupt__"]
+                ],
+            }
+        ]
     else:
         body["status"] = {"state": "TASK_STATE_COMPLETED", "timestamp": now()}
-        body["artifacts"] = [{"artifactId": str(uuid.uuid4()), "name": "Assistant Response",
-                              "description": f"Response from assistant {assistant_id}",
-                              "parts": reply_parts(output)}]
+        body["artifacts"] = [
+            {
+                "artifactId": str(uuid.uuid4()),
+                "name": "Assistant Response",
+                "description": f"Response from assistant {assistant_id}",
+                "parts": reply_parts(output),
+            }
+        ]
     return body
 
 

@@ -80,14 +80,16 @@ class Grant:
         return tuple(self.value.get("namespace") or ())
 
 
-async def decide(request: Request, user: User, resource: str, action: str,
-                 value: dict[str, Any]) -> Grant:
+async def decide(
+    request: Request, user: User, resource: str, action: str, value: dict[str, Any]
+) -> Grant:
     """``authorize`` with the service's authority, for a request."""
     return await authorize(authority(request), user, resource, action, value)
 
 
-async def authorize(auth: Authority, user: User, resource: str, action: str,
-                    value: dict[str, Any]) -> Grant:
+async def authorize(
+    auth: Authority, user: User, resource: str, action: str, value: dict[str, Any]
+) -> Grant:
     """The one policy point: the deciding handler's verdict on ``value`` (it may edit it),
     then default isolation and the identity stamped server-side; 403 on a deny."""
     _normalize(resource, action, value)
@@ -95,16 +97,25 @@ async def authorize(auth: Authority, user: User, resource: str, action: str,
     handler = auth.handler(resource, action)
     result: Any = None
     if handler is not None:
-        ctx = AuthContext(permissions=list(user.permissions), user=user,
-                          resource=resource, action=action)  # type: ignore[arg-type]  # our routes pass the Literal names
+        ctx = AuthContext(  # our routes pass the Literal names
+            permissions=list(user.permissions),
+            user=user,
+            resource=resource,  # type: ignore[arg-type]
+            action=action,  # type: ignore[arg-type]
+        )
         try:
             result = await handler(ctx=ctx, value=value)
         except auth_exceptions.HTTPException as exc:
             raise as_http(exc) from exc
     if result is False:
         raise HTTPException(status_code=403, detail="Forbidden")
-    grant = Grant(user=user, resource=resource, action=action, value=value,
-                  filters=dict(result) if isinstance(result, Mapping) else None)
+    grant = Grant(
+        user=user,
+        resource=resource,
+        action=action,
+        value=value,
+        filters=dict(result) if isinstance(result, Mapping) else None,
+    )
     if auth.isolating and user.identity:
         _isolate(grant, decided=handler is not None, sent_owner=sent)
     return grant
@@ -113,8 +124,9 @@ async def authorize(auth: Authority, user: User, resource: str, action: str,
 def _normalize(resource: str, action: str, value: dict[str, Any]) -> None:
     if resource == "store":  # the SDK sends it as a list, a dotted query string, or a prefix
         ns = next((value[k] for k in STORE_NAMESPACE if k in value), None)
-        value["namespace"] = tuple(ns.split(".") if ns else ()) if isinstance(ns, str) else \
-            tuple(ns or ())
+        value["namespace"] = (
+            tuple(ns.split(".") if ns else ()) if isinstance(ns, str) else tuple(ns or ())
+        )
     elif action in WITH_METADATA and not isinstance(value.get("metadata"), dict):
         value["metadata"] = {}
 
@@ -145,19 +157,34 @@ def _isolate(grant: Grant, *, decided: bool, sent_owner: Any) -> None:
 # but where ``langgraph dev`` gives others (tests/test_differential_handler_values.py).
 SHAPES: dict[tuple[str, str], tuple[str, ...]] = {
     ("threads", "create"): ("thread_id", "metadata", "if_exists"),
-    ("threads", "read"): ("thread_id",), ("threads", "delete"): ("thread_id",),
+    ("threads", "read"): ("thread_id",),
+    ("threads", "delete"): ("thread_id",),
     ("threads", "update"): ("thread_id", "metadata"),
     ("threads", "search"): ("metadata", "values", "status", "limit", "offset"),
-    ("threads", "create_run"): ("thread_id", "assistant_id", "run_id", "status", "metadata",
-                                "prevent_insert_if_inflight", "multitask_strategy",
-                                "if_not_exists", "after_seconds", "kwargs"),
-    ("assistants", "create"): ("assistant_id", "graph_id", "config", "context", "metadata",
-                               "name"),
-    ("assistants", "update"): ("assistant_id", "graph_id", "config", "context", "metadata",
-                               "name"),
+    ("threads", "create_run"): (
+        "thread_id",
+        "assistant_id",
+        "run_id",
+        "status",
+        "metadata",
+        "prevent_insert_if_inflight",
+        "multitask_strategy",
+        "if_not_exists",
+        "after_seconds",
+        "kwargs",
+    ),
+    ("assistants", "create"): ("assistant_id", "graph_id", "config", "context", "metadata", "name"),
+    ("assistants", "update"): ("assistant_id", "graph_id", "config", "context", "metadata", "name"),
     ("assistants", "read"): ("assistant_id",),
-    ("crons", "create"): ("payload", "schedule", "cron_id", "thread_id", "user_id", "end_time",
-                          "metadata"),
+    ("crons", "create"): (
+        "payload",
+        "schedule",
+        "cron_id",
+        "thread_id",
+        "user_id",
+        "end_time",
+        "metadata",
+    ),
     ("store", "put"): ("namespace", "key", "value", "index", "ttl"),
     ("store", "get"): ("namespace", "key", "refresh_ttl"),
     ("store", "search"): ("namespace", "filter", "limit", "offset", "query", "refresh_ttl"),
@@ -190,8 +217,7 @@ async def request_value(request: Request, resource: str, action: str) -> dict[st
     keys = _keys(resource, action)
     if keys is None:
         return value
-    kept = {k: value.get(k, RUN_DEFAULTS.get(k) if action == "create_run" else None)
-            for k in keys}
+    kept = {k: value.get(k, RUN_DEFAULTS.get(k) if action == "create_run" else None) for k in keys}
     if (only := ONLY_SENT.get((resource, action))) is not None and only not in body:
         del kept[only]
     if "kwargs" in keys:
@@ -213,8 +239,7 @@ async def _validated_body(request: Request) -> dict[str, Any]:
 def access(resource: str, action: str) -> Callable[..., Awaitable[Grant]]:
     """A dependency that authorizes ``action`` on ``resource`` for this request."""
 
-    async def dependency(request: Request,
-                         user: Annotated[User, Depends(current_user)]) -> Grant:
+    async def dependency(request: Request, user: Annotated[User, Depends(current_user)]) -> Grant:
         value = await request_value(request, resource, action)
         grant = await decide(request, user, resource, action, value)
         if (resource, action) in NAMES_AN_ASSISTANT:
@@ -248,15 +273,19 @@ def audit(routes: list[Any]) -> None:
     def asks(dependant: Any) -> bool:
         return any(getattr(d.call, "grants", False) or asks(d) for d in dependant.dependencies)
 
-    open_routes = sorted(r.path for r in routes
-                         if isinstance(r, APIRoute) and not asks(r.dependant))
+    open_routes = sorted(
+        r.path for r in routes if isinstance(r, APIRoute) and not asks(r.dependant)
+    )
     if open_routes:
-        raise ConfigurationError(f"routes {open_routes} authorize no action; give each an "
-                                 "access(resource, action) dependency")
+        raise ConfigurationError(
+            f"routes {open_routes} authorize no action; give each an "
+            "access(resource, action) dependency"
+        )
 
 
-def visible_thread(orch: Orchestrator, grant: Grant, thread_id: str,
-                   meta: dict[str, str] | None = None) -> dict[str, str]:
+def visible_thread(
+    orch: Orchestrator, grant: Grant, thread_id: str, meta: dict[str, str] | None = None
+) -> dict[str, str]:
     """The thread's stored fields (``meta`` if just read), or 404 when it is missing or the
     grant's filter hides it."""
     meta = orch.meta(thread_id) if meta is None else meta
@@ -271,8 +300,9 @@ def creatable_thread(orch: Orchestrator, grant: Grant, thread_id: str | None) ->
         raise ConflictError(f"Thread with ID {thread_id} already exists")
 
 
-def admit_run(orch: Orchestrator, grant: Grant, thread_id: str | None,
-              body: RunCreate) -> dict[str, str] | None:
+def admit_run(
+    orch: Orchestrator, grant: Grant, thread_id: str | None, body: RunCreate
+) -> dict[str, str] | None:
     """A new run on a thread the caller may see (or a new thread), with the granted metadata;
     returns the thread's meta as read for the check (None for a stateless run)."""
     meta = orch.meta(thread_id) if thread_id is not None else None

@@ -26,16 +26,26 @@ def async_client(settings: Settings, *, max_connections: int = POOL) -> AsyncCli
     """A client for the configured Redis (one server, Sentinels or a cluster) on this loop;
     each blocking read holds one of its ``max_connections`` while it waits."""
     url = redis_url(settings)
-    retry = Retry(ExponentialWithJitterBackoff(cap=1.0, base=0.05), RETRIES,
-                  supported_errors=(RedisConnectionError, RedisTimeoutError))
+    retry = Retry(
+        ExponentialWithJitterBackoff(cap=1.0, base=0.05),
+        RETRIES,
+        supported_errors=(RedisConnectionError, RedisTimeoutError),
+    )
     if settings.redis_cluster:
         return AsyncRedisCluster.from_url(url, retry=retry, max_connections=max_connections)
     if url.split("://", 1)[0] in SENTINEL_SCHEMES:
         target = parse_sentinel_url(url)
-        sentinel = Sentinel(list(target.sentinels),  # type: ignore[no-untyped-call,unused-ignore]  # untyped in redis-py
-                            sentinel_kwargs=async_sentinel_kwargs(sentinel_kwargs(target)))
-        master: aredis.Redis = sentinel.master_for(target.service, db=target.db,
-                                                   password=target.password, ssl=target.ssl,
-                                                   retry=retry, max_connections=max_connections)
+        sentinel = Sentinel(
+            list(target.sentinels),  # type: ignore[no-untyped-call,unused-ignore]  # untyped in redis-py
+            sentinel_kwargs=async_sentinel_kwargs(sentinel_kwargs(target)),
+        )
+        master: aredis.Redis = sentinel.master_for(
+            target.service,
+            db=target.db,
+            password=target.password,
+            ssl=target.ssl,
+            retry=retry,
+            max_connections=max_connections,
+        )
         return master
     return aredis.Redis.from_url(url, retry=retry, max_connections=max_connections)

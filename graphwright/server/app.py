@@ -53,9 +53,16 @@ from graphwright_errors import (
     UserError,
 )
 
-STATUS_OF_ERROR = ((NotFoundError, 404), (ThreadBusyError, 409), (ConflictError, 409),
-                   (GateDecisionError, 422), (UnprocessableError, 422), (InvalidScheduleError, 422),
-                   (UserError, 400), (InfrastructureError, 503))
+STATUS_OF_ERROR = (
+    (NotFoundError, 404),
+    (ThreadBusyError, 409),
+    (ConflictError, 409),
+    (GateDecisionError, 422),
+    (UnprocessableError, 422),
+    (InvalidScheduleError, 422),
+    (UserError, 400),
+    (InfrastructureError, 503),
+)
 RETRY_AFTER_S = "5"  # what a client should wait when Redis (or another dependency) is down
 
 
@@ -70,8 +77,11 @@ async def redis_error(request: Request, exc: Exception) -> JSONResponse:
     except a refused command, which is a bug of ours (500), unless Redis is read-only or full."""
     if type(exc) is redis.ResponseError:
         raise exc
-    return JSONResponse({"detail": f"Redis is unavailable: {type(exc).__name__}"},
-                        status_code=503, headers={"Retry-After": RETRY_AFTER_S})
+    return JSONResponse(
+        {"detail": f"Redis is unavailable: {type(exc).__name__}"},
+        status_code=503,
+        headers={"Retry-After": RETRY_AFTER_S},
+    )
 
 
 async def invalid_namespace(request: Request, exc: Exception) -> PlainTextResponse:
@@ -80,8 +90,15 @@ async def invalid_namespace(request: Request, exc: Exception) -> PlainTextRespon
     return PlainTextResponse(str(exc), status_code=400)
 
 
-def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: bool = False,
-               auth: Auth | None = None, jobs: int = 10, whole: bool = False) -> FastAPI:
+def create_app(
+    orch: Orchestrator,
+    *,
+    api_key: str | None = None,
+    queue_waits: bool = False,
+    auth: Auth | None = None,
+    jobs: int = 10,
+    whole: bool = False,
+) -> FastAPI:
     """The service over one Orchestrator; every endpoint but ``/ok`` needs the caller let in.
 
     ``auth`` (or the ``GRAPHWRIGHT_AUTH`` setting, or ``auth.path`` in ``langgraph.json``) is a ``langgraph_sdk.Auth`` that decides
@@ -93,18 +110,31 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
     to this process's own worker, which shares the ``jobs`` bound, and crons fire here too.
     """
     if auth is None:
-        auth = configured_auth(orch.settings.auth,
-                               orch.project.auth_path() if orch.project is not None else None)
+        auth = configured_auth(
+            orch.settings.auth, orch.project.auth_path() if orch.project is not None else None
+        )
     run_store = RunStore.of(orch)
     local = LocalRuns(orch, run_store, limit=jobs)
-    span = lifespan(orch, local, Authority(auth=auth) if auth is not None else None,
-                    queue=queue_waits, run_here=whole and not queue_waits)
-    app = FastAPI(title="graphwright", version="0.1.0", openapi_url=None, docs_url=None,
-                  redoc_url=None, lifespan=span,
-                  description="LangGraph-compatible API on Redis: assistants, threads, runs, review.")
+    span = lifespan(
+        orch,
+        local,
+        Authority(auth=auth) if auth is not None else None,
+        queue=queue_waits,
+        run_here=whole and not queue_waits,
+    )
+    app = FastAPI(
+        title="graphwright",
+        version="0.1.0",
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
+        lifespan=span,
+        description="LangGraph-compatible API on Redis: assistants, threads, runs, review.",
+    )
     app.state.authority = Authority(auth=auth, api_key=api_key)
-    app.state.service = Service(orch=orch, store=run_store, local=local, api_key=api_key,
-                                queue_waits=queue_waits)
+    app.state.service = Service(
+        orch=orch, store=run_store, local=local, api_key=api_key, queue_waits=queue_waits
+    )
     app.add_exception_handler(GraphwrightError, graphwright_error)
     app.add_exception_handler(redis.RedisError, redis_error)
     app.add_exception_handler(InvalidNamespaceError, invalid_namespace)
@@ -115,8 +145,12 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
     app.add_middleware(RememberHeaders)  # runs get the request's id, start and caller
     cors = cors_options(orch.settings.cors_origins, http.cors)
     names = [h for h in orch.settings.allowed_hosts.split(",") if h.strip()]
-    app.add_middleware(BrowserGuard, open_server=auth is None and api_key is None,
-                       origins=Origins.of(cors), hosts=own_names(names))
+    app.add_middleware(
+        BrowserGuard,
+        open_server=auth is None and api_key is None,
+        origins=Origins.of(cors),
+        hosts=own_names(names),
+    )
     allow_origins(app, orch.settings.cors_origins, http.cors)  # outermost: a preflight needs no key
     app.state.review_secret = browsers.secret_of(orch.client, orch.keys.review_secret())
     AssistantStore.of(orch).ensure_graphs(orch)
@@ -127,9 +161,14 @@ def create_app(orch: Orchestrator, *, api_key: str | None = None, queue_waits: b
     if not http.disable_meta:
         app.include_router(system.router, prefix=prefix)
         app.include_router(metrics.router, prefix=prefix)  # open, as /ok: scrapers hold no key
-    for resource, off in ((assistants, http.disable_assistants), (threads, http.disable_threads),
-                          (runs, http.disable_runs), (store, http.disable_store),
-                          (crons, http.disable_runs), (docs, False)):
+    for resource, off in (
+        (assistants, http.disable_assistants),
+        (threads, http.disable_threads),
+        (runs, http.disable_runs),
+        (store, http.disable_store),
+        (crons, http.disable_runs),
+        (docs, False),
+    ):
         if not off:
             app.include_router(resource.router, prefix=prefix, dependencies=Guarded)
     if not http.disable_mcp:  # its own inner calls carry the caller's headers: authorized as any

@@ -37,8 +37,10 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat()
 
 
-def _settle(config: Mapping[str, Any] | None, context: Mapping[str, Any] | None,
-            ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+def _settle(
+    config: Mapping[str, Any] | None,
+    context: Mapping[str, Any] | None,
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Config and context kept in step, as the reference does (context mirrors configurable)."""
     config = dict(config or {})
     if config.get("configurable") and context:
@@ -54,7 +56,9 @@ def _settle(config: Mapping[str, Any] | None, context: Mapping[str, Any] | None,
 class AssistantStore:
     """Create, version, search and delete assistants; ``graphs`` names the known graph ids."""
 
-    def __init__(self, client: redis.Redis, keys: Keys, graphs: Callable[[], Iterable[str]]) -> None:
+    def __init__(
+        self, client: redis.Redis, keys: Keys, graphs: Callable[[], Iterable[str]]
+    ) -> None:
         self.redis = client
         self.keys = keys
         self.sealer = keys.sealer  # documents hold the assistant's config and context
@@ -66,14 +70,20 @@ class AssistantStore:
         return cls(orch.client, orch.keys, orch.graphs.names)
 
     def ensure_graphs(self, orch: Orchestrator) -> None:
-        self.ensure_system({spec.name: spec.description for spec in orch.graphs},
-                           {spec.name: graph_name(orch, spec) for spec in orch.graphs})
+        self.ensure_system(
+            {spec.name: spec.description for spec in orch.graphs},
+            {spec.name: graph_name(orch, spec) for spec in orch.graphs},
+        )
 
     # --- reading -----------------------------------------------------------------
 
     def _load(self, assistant_id: str) -> Doc | None:
         raw: bytes | None = self.redis.hget(self.keys.assistants(), assistant_id)  # type: ignore[assignment]  # bytes client
-        return None if raw is None else dict(self.sealer.open_json(raw, self.keys.assistants(), assistant_id))
+        return (
+            None
+            if raw is None
+            else dict(self.sealer.open_json(raw, self.keys.assistants(), assistant_id))
+        )
 
     def resolve_id(self, assistant_id: str) -> str:
         """A graph name stands for its system assistant."""
@@ -97,20 +107,37 @@ class AssistantStore:
         raw: dict[bytes, bytes] = self.redis.hgetall(self.keys.assistants())  # type: ignore[assignment]  # bytes client
         return [self.sealer.open_json(v, self.keys.assistants(), k) for k, v in raw.items()]
 
-    def _matching(self, graph_id: str | None, name: str | None,
-                  metadata: Mapping[str, Any] | None, allows: Allows | None) -> list[Doc]:
+    def _matching(
+        self,
+        graph_id: str | None,
+        name: str | None,
+        metadata: Mapping[str, Any] | None,
+        allows: Allows | None,
+    ) -> list[Doc]:
         if graph_id is not None:
             self._check_graph(graph_id)
-        return [a for a in self.all()
-                if (not graph_id or a["graph_id"] == graph_id)
-                and (not name or name.lower() in str(a.get("name") or "").lower())
-                and (not metadata or contains(a.get("metadata") or {}, metadata))
-                and (allows is None or allows(a.get("metadata") or {}))]
+        return [
+            a
+            for a in self.all()
+            if (not graph_id or a["graph_id"] == graph_id)
+            and (not name or name.lower() in str(a.get("name") or "").lower())
+            and (not metadata or contains(a.get("metadata") or {}, metadata))
+            and (allows is None or allows(a.get("metadata") or {}))
+        ]
 
-    def search(self, *, graph_id: str | None = None, name: str | None = None,
-               metadata: Mapping[str, Any] | None = None, limit: int = 10, offset: int = 0,
-               sort_by: str | None = None, sort_order: str | None = None,
-               select: list[str] | None = None, allows: Allows | None = None) -> list[Doc]:
+    def search(
+        self,
+        *,
+        graph_id: str | None = None,
+        name: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        sort_by: str | None = None,
+        sort_order: str | None = None,
+        select: list[str] | None = None,
+        allows: Allows | None = None,
+    ) -> list[Doc]:
         """One page of the assistants matching the query that ``allows`` (the caller's
         grant) lets them see; the grant narrows the list before the page is cut."""
         found = self._matching(graph_id, name, metadata, allows)
@@ -118,27 +145,46 @@ class AssistantStore:
         descending = not (sort_order and sort_order.upper() == "ASC")
         if field in SORTABLE:
             lowered = field in ("name", "graph_id")
-            found.sort(key=lambda a: str(a.get(field) or "").lower() if lowered else str(a.get(field)),
-                       reverse=descending)
+            found.sort(
+                key=lambda a: str(a.get(field) or "").lower() if lowered else str(a.get(field)),
+                reverse=descending,
+            )
         else:
             found.sort(key=lambda a: str(a["created_at"]), reverse=True)
-        page = found[offset: offset + limit]
+        page = found[offset : offset + limit]
         return [{k: v for k, v in a.items() if k in select} for a in page] if select else page
 
-    def count(self, *, graph_id: str | None = None, name: str | None = None,
-              metadata: Mapping[str, Any] | None = None, allows: Allows | None = None) -> int:
+    def count(
+        self,
+        *,
+        graph_id: str | None = None,
+        name: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        allows: Allows | None = None,
+    ) -> int:
         return len(self._matching(graph_id, name, metadata, allows))
 
-    def versions(self, assistant_id: str, *, metadata: Mapping[str, Any] | None = None,
-                 limit: int = 10, offset: int = 0, allows: Allows | None = None) -> list[Doc]:
+    def versions(
+        self,
+        assistant_id: str,
+        *,
+        metadata: Mapping[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+        allows: Allows | None = None,
+    ) -> list[Doc]:
         assistant_id = self.get(assistant_id)["assistant_id"]
         key = self.keys.assistant_versions(assistant_id)
         raw: dict[bytes, bytes] = self.redis.hgetall(key)  # type: ignore[assignment]  # bytes client
         docs = [self.sealer.open_json(v, key, n) for n, v in raw.items()]
-        docs = [d for d in docs if (not metadata or contains(d.get("metadata") or {}, metadata))
-                and (allows is None or allows(d.get("metadata") or {}))]
+        docs = [
+            d
+            for d in docs
+            if (not metadata or contains(d.get("metadata") or {}, metadata))
+            and (allows is None or allows(d.get("metadata") or {}))
+        ]
         docs.sort(key=lambda d: int(d["version"]), reverse=True)
-        return docs[offset: offset + limit]
+        return docs[offset : offset + limit]
 
     # --- writing -----------------------------------------------------------------
 
@@ -147,10 +193,18 @@ class AssistantStore:
         if graph_id not in known:
             raise NotFoundError(f"Graph '{graph_id}' not found. Expected one of: {known}")
 
-    def create(self, *, graph_id: str, assistant_id: str | None = None,
-               config: Mapping[str, Any] | None = None, context: Mapping[str, Any] | None = None,
-               metadata: Mapping[str, Any] | None = None, if_exists: str | None = None,
-               name: str | None = None, description: str | None = None) -> Doc:
+    def create(
+        self,
+        *,
+        graph_id: str,
+        assistant_id: str | None = None,
+        config: Mapping[str, Any] | None = None,
+        context: Mapping[str, Any] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        if_exists: str | None = None,
+        name: str | None = None,
+        description: str | None = None,
+    ) -> Doc:
         self._check_graph(graph_id)
         config_, context_ = _settle(config, context)
         assistant_id = assistant_id or str(uuid.uuid4())
@@ -160,48 +214,78 @@ class AssistantStore:
                 raise ConflictError(f"Assistant {assistant_id} already exists")
             return existing
         now = now_iso()
-        doc: Doc = {"assistant_id": assistant_id, "graph_id": graph_id, "config": config_,
-                    "context": context_ or {}, "metadata": dict(metadata or {}),
-                    "name": name or "Untitled", "description": description,
-                    "created_at": now, "updated_at": now, "version": 1}
+        doc: Doc = {
+            "assistant_id": assistant_id,
+            "graph_id": graph_id,
+            "config": config_,
+            "context": context_ or {},
+            "metadata": dict(metadata or {}),
+            "name": name or "Untitled",
+            "description": description,
+            "created_at": now,
+            "updated_at": now,
+            "version": 1,
+        }
         version = {k: v for k, v in doc.items() if k != "updated_at"}
         with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hsetnx(self.keys.assistants(), assistant_id,
-                        self.sealer.seal_json(doc, self.keys.assistants(), assistant_id))
-            pipe.hsetnx(self.keys.assistant_versions(assistant_id), "1",
-                        self.sealer.seal_json(version, self.keys.assistant_versions(assistant_id), "1"))
+            pipe.hsetnx(
+                self.keys.assistants(),
+                assistant_id,
+                self.sealer.seal_json(doc, self.keys.assistants(), assistant_id),
+            )
+            pipe.hsetnx(
+                self.keys.assistant_versions(assistant_id),
+                "1",
+                self.sealer.seal_json(version, self.keys.assistant_versions(assistant_id), "1"),
+            )
             created, _ = pipe.execute()
         return doc if created else self.get(assistant_id)
 
-    def ensure_system(self, descriptions: Mapping[str, str],
-                      names: Mapping[str, str] | None = None) -> None:
+    def ensure_system(
+        self, descriptions: Mapping[str, str], names: Mapping[str, str] | None = None
+    ) -> None:
         """Give each registered graph its assistant (kept across restarts; name and
         description follow the registry)."""
         for graph_id, description in descriptions.items():
             aid = system_id(graph_id)
             name = (names or {}).get(graph_id, graph_id)
-            doc = self.create(graph_id=graph_id, assistant_id=aid, if_exists="do_nothing",
-                              metadata={"created_by": "system"}, name=name,
-                              description=description or None)
+            doc = self.create(
+                graph_id=graph_id,
+                assistant_id=aid,
+                if_exists="do_nothing",
+                metadata={"created_by": "system"},
+                name=name,
+                description=description or None,
+            )
             if doc.get("description") != (description or None) or doc.get("name") != name:
                 self.update(aid, name=name, description=description or None)
 
-    def update(self, assistant_id: str, *, graph_id: str | None = None,
-               config: Mapping[str, Any] | None = None, context: Mapping[str, Any] | None = None,
-               metadata: Mapping[str, Any] | None = None, name: str | None = None,
-               description: str | None = None) -> Doc:
+    def update(
+        self,
+        assistant_id: str,
+        *,
+        graph_id: str | None = None,
+        config: Mapping[str, Any] | None = None,
+        context: Mapping[str, Any] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        name: str | None = None,
+        description: str | None = None,
+    ) -> Doc:
         """A new version from the current one; metadata is merged, the rest replaced if given."""
         if graph_id is not None:
             self._check_graph(graph_id)
         config_, context_ = _settle(config, context)
 
         def change(doc: Doc) -> Doc:
-            return {**doc, "graph_id": graph_id or doc["graph_id"],
-                    "config": config_ or doc["config"],
-                    "context": context_ if context_ is not None else doc.get("context", {}),
-                    "metadata": {**doc.get("metadata", {}), **(metadata or {})},
-                    "name": name if name is not None else doc["name"],
-                    "description": description if description is not None else doc.get("description")}
+            return {
+                **doc,
+                "graph_id": graph_id or doc["graph_id"],
+                "config": config_ or doc["config"],
+                "context": context_ if context_ is not None else doc.get("context", {}),
+                "metadata": {**doc.get("metadata", {}), **(metadata or {})},
+                "name": name if name is not None else doc["name"],
+                "description": description if description is not None else doc.get("description"),
+            }
 
         return self._new_version(assistant_id, change)
 
@@ -221,10 +305,16 @@ class AssistantStore:
                     version = {k: v for k, v in doc.items() if k != "updated_at"}
                     version["created_at"] = now
                     pipe.multi()
-                    pipe.hset(versions_key, str(number),
-                              self.sealer.seal_json(version, versions_key, str(number)))
-                    pipe.hset(self.keys.assistants(), assistant_id,
-                              self.sealer.seal_json(doc, self.keys.assistants(), assistant_id))
+                    pipe.hset(
+                        versions_key,
+                        str(number),
+                        self.sealer.seal_json(version, versions_key, str(number)),
+                    )
+                    pipe.hset(
+                        self.keys.assistants(),
+                        assistant_id,
+                        self.sealer.seal_json(doc, self.keys.assistants(), assistant_id),
+                    )
                     pipe.execute()
                     return doc
                 except redis.WatchError:
@@ -238,11 +328,19 @@ class AssistantStore:
         if raw is None:
             raise NotFoundError(f"Version {version} not found for assistant {doc['assistant_id']}")
         chosen = self.sealer.open_json(raw, versions_key, str(version))
-        doc.update({k: chosen.get(k) for k in ("config", "context", "metadata", "name",
-                                               "description", "graph_id")},
-                   version=int(chosen["version"]), updated_at=now_iso())
-        self.redis.hset(self.keys.assistants(), doc["assistant_id"],
-                        self.sealer.seal_json(doc, self.keys.assistants(), doc["assistant_id"]))
+        doc.update(
+            {
+                k: chosen.get(k)
+                for k in ("config", "context", "metadata", "name", "description", "graph_id")
+            },
+            version=int(chosen["version"]),
+            updated_at=now_iso(),
+        )
+        self.redis.hset(
+            self.keys.assistants(),
+            doc["assistant_id"],
+            self.sealer.seal_json(doc, self.keys.assistants(), doc["assistant_id"]),
+        )
         return doc
 
     def delete(self, assistant_id: str) -> str:
@@ -252,7 +350,6 @@ class AssistantStore:
             pipe.delete(self.keys.assistant_versions(doc["assistant_id"]))
             pipe.execute()
         return str(doc["assistant_id"])
-
 
 
 def graph_name(orch: Orchestrator, spec: Any) -> str:

@@ -38,9 +38,13 @@ class User:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def _as_dict(self) -> dict[str, Any]:
-        return {**self.extra, "identity": self.identity, "permissions": list(self.permissions),
-                "display_name": self.display_name or self.identity,
-                "is_authenticated": self.is_authenticated}
+        return {
+            **self.extra,
+            "identity": self.identity,
+            "permissions": list(self.permissions),
+            "display_name": self.display_name or self.identity,
+            "is_authenticated": self.is_authenticated,
+        }
 
     def __getitem__(self, key: str) -> Any:
         return self._as_dict()[key]
@@ -62,24 +66,38 @@ def to_user(found: Any) -> User:
     if isinstance(found, Mapping):
         if not found.get("identity"):
             raise ConfigurationError("the authenticate handler returned a user without 'identity'")
-        rest = {k: v for k, v in found.items()
-                if k not in ("identity", "permissions", "display_name", "is_authenticated")}
-        return User(identity=str(found["identity"]), permissions=tuple(found.get("permissions") or ()),
-                    display_name=str(found.get("display_name") or ""),
-                    is_authenticated=bool(found.get("is_authenticated", True)), extra=rest)
+        rest = {
+            k: v
+            for k, v in found.items()
+            if k not in ("identity", "permissions", "display_name", "is_authenticated")
+        }
+        return User(
+            identity=str(found["identity"]),
+            permissions=tuple(found.get("permissions") or ()),
+            display_name=str(found.get("display_name") or ""),
+            is_authenticated=bool(found.get("is_authenticated", True)),
+            extra=rest,
+        )
     identity = getattr(found, "identity", None)
     if not identity:
-        raise ConfigurationError(f"the authenticate handler returned {type(found).__name__}, "
-                                 "not a string, a user dict or an object with .identity")
-    return User(identity=str(identity), permissions=tuple(getattr(found, "permissions", ()) or ()),
-                display_name=str(getattr(found, "display_name", "") or ""))
+        raise ConfigurationError(
+            f"the authenticate handler returned {type(found).__name__}, "
+            "not a string, a user dict or an object with .identity"
+        )
+    return User(
+        identity=str(identity),
+        permissions=tuple(getattr(found, "permissions", ()) or ()),
+        display_name=str(getattr(found, "display_name", "") or ""),
+    )
 
 
 def load_auth(target: str, *, base: Path | None = None) -> Auth:
     """The ``Auth`` object at ``file.py:name`` (relative to ``base``) or ``module:name``."""
     where, sep, name = target.rpartition(":")
     if not sep or not where or not name:
-        raise ConfigurationError(f"auth path {target!r} must look like 'auth.py:auth' or 'pkg.mod:auth'")
+        raise ConfigurationError(
+            f"auth path {target!r} must look like 'auth.py:auth' or 'pkg.mod:auth'"
+        )
     if where.endswith(".py"):
         path = (base or Path.cwd()) / where
         spec = importlib.util.spec_from_file_location(f"graphwright_auth_{path.stem}", path)
@@ -100,15 +118,20 @@ def configured_auth(setting: str | None, project_path: str | None) -> Auth | Non
     """The ``Auth`` the service runs under: ``GRAPHWRIGHT_AUTH`` or ``auth.path`` in
     ``langgraph.json``. Both set is refused rather than one of them dropped."""
     if setting and project_path:
-        raise ConfigurationError(f"auth is named twice: GRAPHWRIGHT_AUTH={setting} and auth.path "
-                                 f"{project_path} in langgraph.json; keep one")
+        raise ConfigurationError(
+            f"auth is named twice: GRAPHWRIGHT_AUTH={setting} and auth.path "
+            f"{project_path} in langgraph.json; keep one"
+        )
     target = setting or project_path
     return load_auth(target) if target else None
 
 
 def as_http(exc: auth_exceptions.HTTPException) -> HTTPException:
-    return HTTPException(status_code=exc.status_code, detail=exc.detail,
-                         headers=dict(exc.headers) if exc.headers else None)
+    return HTTPException(
+        status_code=exc.status_code,
+        detail=exc.detail,
+        headers=dict(exc.headers) if exc.headers else None,
+    )
 
 
 @dataclass
@@ -168,6 +191,7 @@ def _authenticate_args(handler: Callable[..., Any], request: Request) -> dict[st
     wanted: Sequence[str] = list(inspect.signature(handler).parameters)
     unknown = [n for n in wanted if n not in available]
     if unknown:
-        raise ConfigurationError(f"the authenticate handler asks for {unknown}; it may take "
-                                 f"any of {sorted(available)}")
+        raise ConfigurationError(
+            f"the authenticate handler asks for {unknown}; it may take any of {sorted(available)}"
+        )
     return {n: available[n]() for n in wanted}

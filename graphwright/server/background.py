@@ -19,14 +19,22 @@ from graphwright.server.local_runs import LocalRuns
 from graphwright.server.worker import Worker, live_workers
 
 log = logging.getLogger(__name__)
-NO_WORKER = ("serve --queue: no graphwright worker is running on this queue (%s); background "
-             "runs, waits, streams and crons wait until one starts: run `graphwright worker`")
+NO_WORKER = (
+    "serve --queue: no graphwright worker is running on this queue (%s); background "
+    "runs, waits, streams and crons wait until one starts: run `graphwright worker`"
+)
 
 Lifespan = Callable[[Any], AbstractAsyncContextManager[None]]
 
 
-def lifespan(orch: Orchestrator, local: LocalRuns, authority: Authority | None, *,
-             queue: bool, run_here: bool) -> Lifespan:
+def lifespan(
+    orch: Orchestrator,
+    local: LocalRuns,
+    authority: Authority | None,
+    *,
+    queue: bool,
+    run_here: bool,
+) -> Lifespan:
     """The app's lifespan: start the background work on start-up, stop it on shutdown."""
 
     @asynccontextmanager
@@ -36,8 +44,12 @@ def lifespan(orch: Orchestrator, local: LocalRuns, authority: Authority | None, 
         if not run_here:
             yield
             return
-        worker = Worker(orch, name=f"serve-{socket.gethostname()}-{os.getpid()}",
-                        claim_idle_ms=orch.settings.claim_idle_ms, jobs=local.jobs.limit)
+        worker = Worker(
+            orch,
+            name=f"serve-{socket.gethostname()}-{os.getpid()}",
+            claim_idle_ms=orch.settings.claim_idle_ms,
+            jobs=local.jobs.limit,
+        )
         scheduler = scheduler_for(orch, authority)
         local.run_in_background(worker)
         scheduler.start()

@@ -33,15 +33,16 @@ def hostname(host_header: str) -> str:
     """The name in a ``Host`` header, without its port (``[::1]:80`` is ``::1``)."""
     host = host_header.strip().lower()
     if host.startswith("["):
-        return host[1:host.find("]")] if "]" in host else host
+        return host[1 : host.find("]")] if "]" in host else host
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
 def own_names(allowed: Iterable[str]) -> frozenset[str]:
     """``localhost``, this machine's name and the configured ones (no DNS query: a name
     that only DNS ties to this machine must be configured)."""
-    return frozenset({"localhost", socket.gethostname().lower(),
-                      *(a.strip().lower() for a in allowed)})
+    return frozenset(
+        {"localhost", socket.gethostname().lower(), *(a.strip().lower() for a in allowed)}
+    )
 
 
 def own_host(name: str, names: frozenset[str]) -> bool:
@@ -77,7 +78,8 @@ class Origins:
         if urlsplit(origin).netloc.lower() == host_header.strip().lower():
             return True
         return origin.rstrip("/") in self.named or bool(
-            self.pattern is not None and self.pattern.fullmatch(origin))
+            self.pattern is not None and self.pattern.fullmatch(origin)
+        )
 
 
 class BrowserGuard:
@@ -86,8 +88,9 @@ class BrowserGuard:
     server's (DNS rebinding) and any request from an origin not allowed. On every server: a
     review write (which a login cookie may carry) from an origin not allowed."""
 
-    def __init__(self, app: ASGIApp, *, open_server: bool, origins: Origins,
-                 hosts: frozenset[str]) -> None:
+    def __init__(
+        self, app: ASGIApp, *, open_server: bool, origins: Origins, hosts: frozenset[str]
+    ) -> None:
         """``hosts``: the server's own names (``own_names``, looked up before serving)."""
         self.app, self.open, self.origins, self.hosts = app, open_server, origins, hosts
 
@@ -105,13 +108,18 @@ class BrowserGuard:
         headers = Headers(scope=scope)
         host = headers.get("host", "")
         if self.open and not own_host(hostname(host), self.hosts):
-            return (f"Host {hostname(host)!r} is not this server's name; name it in "
-                    "GRAPHWRIGHT_ALLOWED_HOSTS if it is")
-        review_write = str(scope.get("path", "")).startswith("/review") \
-            and scope.get("method") not in SAFE
+            return (
+                f"Host {hostname(host)!r} is not this server's name; name it in "
+                "GRAPHWRIGHT_ALLOWED_HOSTS if it is"
+            )
+        review_write = (
+            str(scope.get("path", "")).startswith("/review") and scope.get("method") not in SAFE
+        )
         if (self.open or review_write) and not self.origins.allow(headers.get("origin"), host):
-            return (f"Origin {headers.get('origin')!r} may not call this server; name it in "
-                    "CORS_ALLOW_ORIGINS (or http.cors) if it should")
+            return (
+                f"Origin {headers.get('origin')!r} may not call this server; name it in "
+                "CORS_ALLOW_ORIGINS (or http.cors) if it should"
+            )
         return None
 
 
@@ -131,8 +139,14 @@ def review_csrf(request: Request, secret: bytes) -> tuple[str, str | None]:
 
 def set_session(request: Request, response: Response, session: str) -> None:
     """``HttpOnly`` (no script reads it) and ``SameSite=Strict`` (no other site sends it)."""
-    response.set_cookie(SESSION_COOKIE, session, path="/review", httponly=True,
-                        samesite="strict", secure=request.url.scheme == "https")
+    response.set_cookie(
+        SESSION_COOKIE,
+        session,
+        path="/review",
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
 
 
 def check_csrf(request: Request, secret: bytes, *, by_header: bool) -> None:
@@ -144,8 +158,11 @@ def check_csrf(request: Request, secret: bytes, *, by_header: bool) -> None:
     session = request.cookies.get(SESSION_COOKIE) or ""
     given = request.headers.get(CSRF_HEADER) or ""
     if not session or not hmac.compare_digest(given, _token(secret, session)):
-        raise HTTPException(status_code=403, detail="the answer carries no valid CSRF token: "
-                            "answer from the review page itself (reload it)")
+        raise HTTPException(
+            status_code=403,
+            detail="the answer carries no valid CSRF token: "
+            "answer from the review page itself (reload it)",
+        )
 
 
 def secret_of(client: Any, key: str) -> bytes:

@@ -38,14 +38,17 @@ def call_webhook(url: str, payload: dict[str, Any], allow: str = "") -> bool:
             log.warning("webhook %s answered %s", webhooks.redacted(url), response.status_code)
         except httpx.HTTPError as exc:  # its text may quote the URL
             log.warning("webhook %s failed: %s", webhooks.redacted(url), type(exc).__name__)
-        time.sleep(0.2 * 2 ** attempt)
+        time.sleep(0.2 * 2**attempt)
     return False
 
 
 def kept_keys(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> tuple[str, ...]:
     """The keys of a stateless run that outlive its thread: for ``wait`` and ``join``."""
-    return (orch.keys.run_record(thread_id, run_id), orch.keys.thread_runs(thread_id),
-            store.inflight(thread_id))
+    return (
+        orch.keys.run_record(thread_id, run_id),
+        orch.keys.thread_runs(thread_id),
+        store.inflight(thread_id),
+    )
 
 
 def drop_temporary_thread(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:
@@ -77,7 +80,8 @@ def after_run(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) 
         log.info("webhooks are off (http.disable_webhooks): run %s's is not called", run_id)
     elif body.webhook:
         run = store.get(thread_id, run_id).model_dump(mode="json")
-        call_webhook(body.webhook, {**run, "values": raw.get("output")},
-                     orch.settings.webhook_allow)
+        call_webhook(
+            body.webhook, {**run, "values": raw.get("output")}, orch.settings.webhook_allow
+        )
     if raw.get("stateless") == "delete":
         expire_kept(orch, store, thread_id, run_id)

@@ -31,8 +31,9 @@ from graphwright_errors import NotFoundError, UserError
 log = logging.getLogger(__name__)
 
 
-def as_creator(authority: Authority | None, cron: dict[str, Any], thread: str,
-               metadata: dict[str, Any]) -> dict[str, Any]:
+def as_creator(
+    authority: Authority | None, cron: dict[str, Any], thread: str, metadata: dict[str, Any]
+) -> dict[str, Any]:
     """The run's metadata as the cron's creator may start it: their grant, decided now."""
     user = creator_of(cron)
     if authority is None or authority.auth is None or user is None:
@@ -87,20 +88,29 @@ def fire_for(orch: Orchestrator, authority: Authority | None = None) -> Fire:
         run_assistant.stamp(orch, thread, assistant)
         try:
             if thread_id:
-                runs.create(thread, body, queue=True, run_id=run_id,
-                            assistant_id=assistant["assistant_id"])
+                runs.create(
+                    thread, body, queue=True, run_id=run_id, assistant_id=assistant["assistant_id"]
+                )
             else:  # its thread goes when the run ends, unless the cron keeps it
-                runs.create(thread, body, queue=True, run_id=run_id,
-                            assistant_id=assistant["assistant_id"],
-                            stateless=str(cron.get("on_run_completed") or "delete"))
+                runs.create(
+                    thread,
+                    body,
+                    queue=True,
+                    run_id=run_id,
+                    assistant_id=assistant["assistant_id"],
+                    stateless=str(cron.get("on_run_completed") or "delete"),
+                )
         except RunExistsError:
-            log.info("cron %s: run %s was already made by another scheduler", cron["cron_id"], run_id)
+            log.info(
+                "cron %s: run %s was already made by another scheduler", cron["cron_id"], run_id
+            )
 
     return fire
 
 
-def matches_grant(authority: Authority | None, meta: dict[str, str],
-                  metadata: dict[str, Any]) -> bool:
+def matches_grant(
+    authority: Authority | None, meta: dict[str, str], metadata: dict[str, Any]
+) -> bool:
     """Whether the cron's thread is its creator's: under isolation its owner is theirs."""
     if authority is None or not authority.isolating or OWNER not in metadata:
         return True
@@ -110,12 +120,19 @@ def matches_grant(authority: Authority | None, meta: dict[str, str],
 def scheduler_for(orch: Orchestrator, authority: Authority | None = None) -> CronScheduler:
     """The scheduler a worker runs beside its queue consumer."""
     if orch.settings.cron_lease_s <= orch.settings.redis_retry_s:
-        log.warning("GRAPHWRIGHT_CRON_LEASE_S (%ss) is not longer than the Redis retry budget "
-                    "(%ss): a claimer still retrying is taken over, and its run is refused as made",
-                    orch.settings.cron_lease_s, orch.settings.redis_retry_s)
-    return CronScheduler(orch.client, orch.keys, fire_for(orch, authority),
-                         interval_s=orch.settings.cron_tick_s,
-                         lease_s=orch.settings.cron_lease_s)
+        log.warning(
+            "GRAPHWRIGHT_CRON_LEASE_S (%ss) is not longer than the Redis retry budget "
+            "(%ss): a claimer still retrying is taken over, and its run is refused as made",
+            orch.settings.cron_lease_s,
+            orch.settings.redis_retry_s,
+        )
+    return CronScheduler(
+        orch.client,
+        orch.keys,
+        fire_for(orch, authority),
+        interval_s=orch.settings.cron_tick_s,
+        lease_s=orch.settings.cron_lease_s,
+    )
 
 
 __all__ = ["fire_for", "scheduler_for"]

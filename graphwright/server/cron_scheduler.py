@@ -64,8 +64,16 @@ def run_id_of(cron_id: str, slot: int) -> str:
 class CronScheduler:
     """Claims due runs and hands them to ``fire``; ``tick`` is one pass, ``run_forever`` loops."""
 
-    def __init__(self, client: redis.Redis, keys: Keys, fire: Fire, *, interval_s: float = 1.0,
-                 lease_s: float = 10.0, batch: int = 100) -> None:
+    def __init__(
+        self,
+        client: redis.Redis,
+        keys: Keys,
+        fire: Fire,
+        *,
+        interval_s: float = 1.0,
+        lease_s: float = 10.0,
+        batch: int = 100,
+    ) -> None:
         self.redis = client
         self.keys = keys
         self.crons = CronStore(client, keys)
@@ -97,7 +105,8 @@ class CronScheduler:
         now = time.time() if now is None else now
         fired = self._take_over(now)
         rows: list[tuple[bytes, float]] = self.redis.zrangebyscore(  # type: ignore[assignment]  # bytes client
-            self.keys.cron_due(), "-inf", now, start=0, num=self.batch, withscores=True)
+            self.keys.cron_due(), "-inf", now, start=0, num=self.batch, withscores=True
+        )
         for raw_id, score in rows:
             cron_id = raw_id.decode()
             try:
@@ -117,13 +126,16 @@ class CronScheduler:
             return 0
         # The next slot after now, not after this one: slots missed while every scheduler
         # was down are run once together (this run), as the reference does, not each once.
-        following: int | None = next_after(cron["schedule"], max(slot, int(now)),
-                                           cron.get("timezone"))
+        following: int | None = next_after(
+            cron["schedule"], max(slot, int(now)), cron.get("timezone")
+        )
         end = parse_time(cron.get("end_time"))
         if end is not None and following is not None and following > end:
             following = None
-        won = self._claim(keys=[self.keys.cron_due(), self.keys.cron_firing()],
-                          args=[cron_id, slot, "" if following is None else following, now])
+        won = self._claim(
+            keys=[self.keys.cron_due(), self.keys.cron_firing()],
+            args=[cron_id, slot, "" if following is None else following, now],
+        )
         if not won:
             return 0  # another scheduler took this slot
         self._fire(cron, slot)
@@ -142,7 +154,8 @@ class CronScheduler:
 
     def _take_over(self, now: float) -> int:
         stale: list[tuple[bytes, float]] = self.redis.zrangebyscore(  # type: ignore[assignment]  # bytes client
-            self.keys.cron_firing(), "-inf", now - self.lease_s, withscores=True)
+            self.keys.cron_firing(), "-inf", now - self.lease_s, withscores=True
+        )
         taken = 0
         for raw, claimed_at in stale:
             member = raw.decode()
@@ -153,8 +166,11 @@ class CronScheduler:
             if cron is None:
                 self.redis.zrem(self.keys.cron_firing(), member)
                 continue
-            log.warning("cron %s: taking over the run due at %s from a scheduler that stopped",
-                        cron_id, slot)
+            log.warning(
+                "cron %s: taking over the run due at %s from a scheduler that stopped",
+                cron_id,
+                slot,
+            )
             self._fire(cron, int(slot))
             taken += 1
         return taken

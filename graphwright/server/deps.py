@@ -47,6 +47,7 @@ def service(request: Request) -> Service:
 # The dependencies are coroutines: FastAPI runs a sync dependency in a thread of its pool,
 # a hop per dependency per request for what is an attribute read.
 
+
 async def service_dependency(request: Request) -> Service:
     return service(request)
 

@@ -41,14 +41,17 @@ class EventLog:
 
     def publish(self, event: str, data: Any) -> str:
         with self.redis.pipeline(transaction=True) as pipe:
-            pipe.xadd(self.key, {"event": event,
-                                "data": self.sealer.seal_text(encode(data), self.key, "data")})
+            pipe.xadd(
+                self.key,
+                {"event": event, "data": self.sealer.seal_text(encode(data), self.key, "data")},
+            )
             pipe.sadd(self.registry, self.key)
             entry_id, _ = pipe.execute()
         return entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
 
-    def read(self, after: str = "0-0", *, follow: bool = True,
-             alive: Any = None) -> Iterator[tuple[str, str, str]]:
+    def read(
+        self, after: str = "0-0", *, follow: bool = True, alive: Any = None
+    ) -> Iterator[tuple[str, str, str]]:
         """``(id, event, data)`` after ``after`` until the end marker; ``follow=False`` stops at
         the current tail. ``alive()`` returning False stops a follow (the run is gone)."""
         cursor = after or "0-0"

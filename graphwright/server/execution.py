@@ -72,8 +72,14 @@ class Executor:
     async def _arun(self, thread_id: str, run_id: str) -> Outcome:
         async with AsyncExitStack() as stack:
             try:
-                lock = await stack.enter_async_context(athread_lock(
-                    self.orch.client, self.orch.keys, thread_id, ttl_s=self.orch.settings.lock_ttl_s))
+                lock = await stack.enter_async_context(
+                    athread_lock(
+                        self.orch.client,
+                        self.orch.keys,
+                        thread_id,
+                        ttl_s=self.orch.settings.lock_ttl_s,
+                    )
+                )
             except ThreadBusyError:
                 return "busy"  # a retry, never an error
             picked = await asyncio.to_thread(self.store.pickup, thread_id, run_id, self.owner)
@@ -93,8 +99,9 @@ class Executor:
             raise Lost(run_id)
         return published[1]
 
-    async def drive(self, thread_id: str, run_id: str, *, recovering: bool,
-                    lock: ThreadLock | None = None) -> None:
+    async def drive(
+        self, thread_id: str, run_id: str, *, recovering: bool, lock: ThreadLock | None = None
+    ) -> None:
         """Prepare (blocking reads, in the loop's executor), stream on the loop, record the end."""
         started = await asyncio.to_thread(self.prepare, thread_id, run_id, recovering, lock)
         if started is None:
@@ -104,13 +111,20 @@ class Executor:
         # to continue (prepare writes no checkpoint, so this is the state before the run).
         state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
         before = state.config.get("configurable", {}).get("checkpoint_id")
-        error, cancel = await self.stream(graph, payload, config, body, thread_id, run_id, lock,
-                                          state)
-        await asyncio.to_thread(self.finish, spec, graph, thread_id, run_id, error, cancel, before,
-                                lock)
+        error, cancel = await self.stream(
+            graph, payload, config, body, thread_id, run_id, lock, state
+        )
+        await asyncio.to_thread(
+            self.finish, spec, graph, thread_id, run_id, error, cancel, before, lock
+        )
 
-    def prepare(self, thread_id: str, run_id: str, recovering: bool, lock: ThreadLock | None,
-                ) -> tuple[GraphSpec, Graph, Any, RunCreate, Any] | None:
+    def prepare(
+        self,
+        thread_id: str,
+        run_id: str,
+        recovering: bool,
+        lock: ThreadLock | None,
+    ) -> tuple[GraphSpec, Graph, Any, RunCreate, Any] | None:
         """The run's graph, config and payload, its start recorded; None when it failed here."""
         body = self.store.body(thread_id, run_id)
         try:
@@ -125,22 +139,35 @@ class Executor:
         except Exception as exc:  # the run's own: its graph, its factory or its config
             self.fail_early(thread_id, run_id, exc, lock)
             return None
-        self.publish(thread_id, run_id, "metadata", {"run_id": run_id, "attempt": 2 if recovering else 1})
+        self.publish(
+            thread_id, run_id, "metadata", {"run_id": run_id, "attempt": 2 if recovering else 1}
+        )
         try:
             payload = self.payload(spec, graph, config, body, recovering, thread_id, run_id)
         except Exception as exc:  # a decision that no longer fits, an input the graph refuses
             self.publish(thread_id, run_id, "error", error_data(exc))
-            self.finish(spec, graph, thread_id, run_id, exc, None, None, lock)  # no rollback: no before
+            self.finish(
+                spec, graph, thread_id, run_id, exc, None, None, lock
+            )  # no rollback: no before
             return None
         fence = lock.fence if lock is not None else None  # no write of a stale run lands
-        self.orch._set_meta(thread_id, fence, graph=spec.name, status="running", thread_id=thread_id)
-        self.orch.tracer.emit(thread_id, "run_start", fence=fence, run_id=run_id, graph=spec.name,
-                              input=body.input if isinstance(body.input, dict) else None,
-                              resumed=body.input is None)
+        self.orch._set_meta(
+            thread_id, fence, graph=spec.name, status="running", thread_id=thread_id
+        )
+        self.orch.tracer.emit(
+            thread_id,
+            "run_start",
+            fence=fence,
+            run_id=run_id,
+            graph=spec.name,
+            input=body.input if isinstance(body.input, dict) else None,
+            resumed=body.input is None,
+        )
         return spec, graph, config, body, payload
 
-    def fail_early(self, thread_id: str, run_id: str, exc: Exception,
-                   lock: ThreadLock | None) -> None:
+    def fail_early(
+        self, thread_id: str, run_id: str, exc: Exception, lock: ThreadLock | None
+    ) -> None:
         """End a run that failed before its graph existed: ``error`` with the reason, once
         (FINISH is owner-checked), and its thread given back for the next run."""
         log.warning("run %s on thread %s failed before it started: %s", run_id, thread_id, exc)
@@ -152,14 +179,28 @@ class Executor:
         cap = self.orch.refresh_ttl(thread_id)
         if lock is not None:
             lock.renewal_stop.set()  # FINISH deletes the lock: no renewal may find it gone
-        if not self.store.finish(thread_id, run_id, self.owner, "error",
-                                 json.dumps(error_data(exc)),
-                                 lock.value if lock is not None else "", cap):
+        if not self.store.finish(
+            thread_id,
+            run_id,
+            self.owner,
+            "error",
+            json.dumps(error_data(exc)),
+            lock.value if lock is not None else "",
+            cap,
+        ):
             raise Lost(run_id)
         after_run(self.orch, self.store, thread_id, run_id)
 
-    def payload(self, spec: GraphSpec, graph: Graph, config: Any, body: RunCreate,
-                recovering: bool, thread_id: str, run_id: str) -> Any:
+    def payload(
+        self,
+        spec: GraphSpec,
+        graph: Graph,
+        config: Any,
+        body: RunCreate,
+        recovering: bool,
+        thread_id: str,
+        run_id: str,
+    ) -> Any:
         if recovering:
             recovered = self.recovered_payload(spec, graph, config, body, thread_id, run_id)
             if recovered is not FRESH:
@@ -167,30 +208,52 @@ class Executor:
         if body.command is not None:
             gate = pending_gate(graph, {"configurable": {"thread_id": thread_id}})
             if gate is not None:  # remember which gate the decision answers
-                self.store.update(thread_id, run_id, config["configurable"].get("gw_fence"),
-                                  gate=json.dumps(sorted(
-                    {c.interrupt_id or "" for c in gate.calls})))
+                self.store.update(
+                    thread_id,
+                    run_id,
+                    config["configurable"].get("gw_fence"),
+                    gate=json.dumps(sorted({c.interrupt_id or "" for c in gate.calls})),
+                )
             return command_of(spec, graph, config, body)
         payload = graph_input(spec, body.input)
         user = (body.metadata or {}).get("user_id")
         if user is not None and spec.make_input is not None and isinstance(payload, dict):
-            self.recall(spec, thread_id, str(user), body, payload,
-                        config["configurable"].get("gw_fence"))
+            self.recall(
+                spec, thread_id, str(user), body, payload, config["configurable"].get("gw_fence")
+            )
         return payload
 
-    def recall(self, spec: GraphSpec, thread_id: str, user: str, body: RunCreate,
-               payload: dict[str, Any], fence: int | None = None) -> None:
+    def recall(
+        self,
+        spec: GraphSpec,
+        thread_id: str,
+        user: str,
+        body: RunCreate,
+        payload: dict[str, Any],
+        fence: int | None = None,
+    ) -> None:
         """Recall the user's memories into the run and note what to remember when it ends."""
         scopes = self.orch._scopes(user)
-        run_input = RunInput.model_validate(goal_of(body.input if isinstance(body.input, dict) else None))
-        self.orch._set_meta(thread_id, fence, user_id=user,
-                            remember=json.dumps(user_messages(payload, run_input)))
+        run_input = RunInput.model_validate(
+            goal_of(body.input if isinstance(body.input, dict) else None)
+        )
+        self.orch._set_meta(
+            thread_id, fence, user_id=user, remember=json.dumps(user_messages(payload, run_input))
+        )
         if spec.uses_memory:
-            payload["memories"] = [f"{r.kind} {r.key}: {r.value}"
-                                   for r in effective(self.orch.memory.recall(scopes))]
+            payload["memories"] = [
+                f"{r.kind} {r.key}: {r.value}" for r in effective(self.orch.memory.recall(scopes))
+            ]
 
-    def recovered_payload(self, spec: GraphSpec, graph: Graph, config: Any, body: RunCreate,
-                          thread_id: str, run_id: str) -> Any:
+    def recovered_payload(
+        self,
+        spec: GraphSpec,
+        graph: Graph,
+        config: Any,
+        body: RunCreate,
+        thread_id: str,
+        run_id: str,
+    ) -> Any:
         """Finish from the checkpoint; a decision is applied again only to its own gate;
         ``FRESH`` when the run saved no checkpoint."""
         recorded = self.store.raw(thread_id, run_id).get("gate")
@@ -213,16 +276,26 @@ class Executor:
         running its input again could repeat them."""
         return (body.durability or self.orch.settings.durability) != "exit"
 
-    async def stream(self, graph: Graph, payload: Any, config: Any, body: RunCreate,
-                     thread_id: str, run_id: str, lock: ThreadLock | None = None,
-                     state: Any = None) -> tuple[BaseException | None, str | None]:
+    async def stream(
+        self,
+        graph: Graph,
+        payload: Any,
+        config: Any,
+        body: RunCreate,
+        thread_id: str,
+        run_id: str,
+        lock: ThreadLock | None = None,
+        state: Any = None,
+    ) -> tuple[BaseException | None, str | None]:
         """Stream the graph, relaying each chunk; ``state`` is the thread's before the run,
         if the caller has it. Returns the graph's error or the cancel that stopped it."""
         framer = Framer(body.modes(), body.stream_subgraphs)
         # "sync" unless the request asks otherwise: a step's checkpoint (with the tool calls
         # it proposed) is saved before the next step runs, as on the CLI path.
-        options: dict[str, Any] = {"subgraphs": body.stream_subgraphs,
-                                   "durability": self.orch.settings.durability}
+        options: dict[str, Any] = {
+            "subgraphs": body.stream_subgraphs,
+            "durability": self.orch.settings.durability,
+        }
         for name in ("interrupt_before", "interrupt_after", "durability"):
             if getattr(body, name) is not None:
                 options[name] = getattr(body, name)
@@ -235,8 +308,10 @@ class Executor:
             # reads as finished), so only a waiting gate means there is nothing to continue.
             if payload is None and state.interrupts:
                 return None, None
-            pump = Pump(produce(graph, payload, config, body, framer, options, run_id),
-                        name=f"gw-produce-{run_id}")
+            pump = Pump(
+                produce(graph, payload, config, body, framer, options, run_id),
+                name=f"gw-produce-{run_id}",
+            )
             try:
                 while (item := await pump.get(SIGNAL_POLL_S)) is None or item[0] != "end":
                     if item is not None and item[0] == "error":
@@ -246,7 +321,9 @@ class Executor:
                     owner, cancel = await asyncio.to_thread(self.relay, thread_id, run_id, frames)
                     if owner != self.owner or (lock is not None and lock.lost.is_set()):
                         raise Lost(run_id)
-                    if cancel:  # also mid-node: a long model call or tool is left behind, fenced out
+                    if (
+                        cancel
+                    ):  # also mid-node: a long model call or tool is left behind, fenced out
                         await self.abandon(pump, thread_id, lock)
                         return None, cancel
             finally:
@@ -261,8 +338,12 @@ class Executor:
             return exc, None
         return None, None
 
-    def relay(self, thread_id: str, run_id: str, frames: Iterable[tuple[str, Any]],
-              ) -> tuple[str | None, str | None]:
+    def relay(
+        self,
+        thread_id: str,
+        run_id: str,
+        frames: Iterable[tuple[str, Any]],
+    ) -> tuple[str | None, str | None]:
         """Publish a chunk's events; the run's owner and cancel signal as they are now (read
         by the last publish, each of which checks the owner, or on their own without one)."""
         published = False
@@ -277,13 +358,22 @@ class Executor:
         """Leave the cancelled run's producer behind: moving the fence on first refuses
         every write its unfinished step still makes."""
         if lock is not None:  # this executor's own writes (the run's end) carry the new token
-            lock.fence = int(await asyncio.to_thread(self.orch.client.incr,
-                                                     self.orch.keys.fence(thread_id)))
+            lock.fence = int(
+                await asyncio.to_thread(self.orch.client.incr, self.orch.keys.fence(thread_id))
+            )
         await pump.abandon()
 
-    def finish(self, spec: GraphSpec, graph: Graph, thread_id: str, run_id: str,
-               error: BaseException | None, cancel: str | None, before: str | None,
-               lock: ThreadLock | None = None) -> None:
+    def finish(
+        self,
+        spec: GraphSpec,
+        graph: Graph,
+        thread_id: str,
+        run_id: str,
+        error: BaseException | None,
+        cancel: str | None,
+        before: str | None,
+        lock: ThreadLock | None = None,
+    ) -> None:
         """The run's end: status, output and memories, each refused (LockLostError) once
         another executor took the thread over, before the owner-checked FINISH, which also
         gives the lock back; a stateless run's thread is gone before its waiters wake."""
@@ -293,29 +383,48 @@ class Executor:
         if error is not None:
             status, thread_status = "error", "failed"
         elif cancel is not None:  # the reference marks a thread whose run was interrupted so
-            status, thread_status = "interrupted", "interrupted" if cancel == "interrupt" else "completed"
+            status, thread_status = (
+                "interrupted",
+                "interrupted" if cancel == "interrupt" else "completed",
+            )
             if cancel == "rollback":
                 self.rollback(graph, thread_id, run_id, before)
         elif state.next:  # a run that stops at an interrupt succeeded; its thread waits
             status, thread_status = "success", "interrupted"
         else:
-            stop = (state.values or {}).get("stop_reason") if isinstance(state.values, dict) else None
-            status, thread_status = "success", "completed" if stop in (None, "answered") else "stopped"
+            stop = (
+                (state.values or {}).get("stop_reason") if isinstance(state.values, dict) else None
+            )
+            status, thread_status = (
+                "success",
+                "completed" if stop in (None, "answered") else "stopped",
+            )
         self.orch._set_meta(thread_id, fence, status=thread_status)
         message = json.dumps(error_data(error)) if error is not None else ""
-        output = final_values(self.orch, thread_id) if cancel == "rollback" else values_of(graph, state)
+        output = (
+            final_values(self.orch, thread_id) if cancel == "rollback" else values_of(graph, state)
+        )
         self.store.update(thread_id, run_id, fence, output=json.dumps(output))
         if thread_status == "completed" and cancel != "rollback":
-            self.orch._remember(thread_id, run_id, fence)  # before the run reads as ended to its waiters
+            self.orch._remember(
+                thread_id, run_id, fence
+            )  # before the run reads as ended to its waiters
         if self.store.raw(thread_id, run_id).get("stateless") == "delete":
             drop_temporary_thread(self.orch, self.store, thread_id, run_id)
         # A thread with a TTL: the keys this run added expire with it, before its end is seen.
         cap = self.orch.refresh_ttl(thread_id)
         if lock is not None:
             lock.renewal_stop.set()  # FINISH deletes the lock: no renewal may find it gone
-        if not self.store.finish(thread_id, run_id, self.owner, status, message,
-                                 lock.value if lock is not None else "", cap,
-                                 delete=cancel == "rollback"):
+        if not self.store.finish(
+            thread_id,
+            run_id,
+            self.owner,
+            status,
+            message,
+            lock.value if lock is not None else "",
+            cap,
+            delete=cancel == "rollback",
+        ):
             raise Lost(run_id)
         if cancel == "rollback":
             return

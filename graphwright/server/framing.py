@@ -85,10 +85,17 @@ def debug_checkpoint(payload: dict[str, Any]) -> dict[str, Any]:
     for task in payload.get("tasks") or []:
         state = task.get("state") if isinstance(task, dict) else None
         if isinstance(state, dict) and state.get("configurable"):
-            task = {**{k: v for k, v in task.items() if k != "state"}, "checkpoint": state["configurable"]}
+            task = {
+                **{k: v for k, v in task.items() if k != "state"},
+                "checkpoint": state["configurable"],
+            }
         tasks.append(task)
-    return {**payload, "checkpoint": checkpoint_of(payload.get("config")),
-            "parent_checkpoint": checkpoint_of(payload.get("parent_config")), "tasks": tasks}
+    return {
+        **payload,
+        "checkpoint": checkpoint_of(payload.get("config")),
+        "parent_checkpoint": checkpoint_of(payload.get("parent_config")),
+        "tasks": tasks,
+    }
 
 
 def error_data(exc: BaseException) -> dict[str, str]:

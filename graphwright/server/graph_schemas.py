@@ -20,7 +20,13 @@ from graphwright.graphs.context import Graph
 
 log = logging.getLogger(__name__)
 # Keys of ``configurable`` that the server fills in itself, not the assistant's config.
-SERVER_KEYS = ("__pregel_checkpointer", "__pregel_store", "checkpoint_id", "checkpoint_ns", "thread_id")
+SERVER_KEYS = (
+    "__pregel_checkpointer",
+    "__pregel_store",
+    "checkpoint_id",
+    "checkpoint_ns",
+    "thread_id",
+)
 SchemaError = (PydanticUserError, TypeError, ValueError, KeyError, AttributeError)
 
 
@@ -53,8 +59,11 @@ def state_schema(graph: Any) -> dict[str, Any]:
     """One property per state channel the graph streams."""
     props = {}
     for key in graph.stream_channels_list:
-        props[key] = {"default": None, "title": key.replace("_", " ").title(),
-                      **_field(graph.channels[key].UpdateType)}
+        props[key] = {
+            "default": None,
+            "title": key.replace("_", " ").title(),
+            **_field(graph.channels[key].UpdateType),
+        }
     return {"title": graph.get_name("State"), "type": "object", "properties": props}
 
 
@@ -83,4 +92,6 @@ def schemas(graph: Graph | Any) -> dict[str, Any]:
 
 
 def subgraphs(graph: Graph | Any, namespace: str | None, recurse: bool) -> dict[str, Any]:
-    return {ns: schemas(sub) for ns, sub in graph.get_subgraphs(namespace=namespace, recurse=recurse)}
+    return {
+        ns: schemas(sub) for ns, sub in graph.get_subgraphs(namespace=namespace, recurse=recurse)
+    }

@@ -30,8 +30,17 @@ def segment(value: Any) -> str:
 
 
 # Headers of the caller's request that do not describe the inner calls' own bodies.
-NOT_FORWARDED = frozenset({"host", "content-length", "content-type", "accept",
-                           "accept-encoding", "connection", "transfer-encoding"})
+NOT_FORWARDED = frozenset(
+    {
+        "host",
+        "content-length",
+        "content-type",
+        "accept",
+        "accept-encoding",
+        "connection",
+        "transfer-encoding",
+    }
+)
 
 
 class Inner:
@@ -48,10 +57,10 @@ class Inner:
 
     async def call(self, method: str, path: str, body: Any = None) -> httpx.Response:
         transport = httpx.ASGITransport(app=self.app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://graphwright",
-                                     timeout=None) as client:
-            return await client.request(method, self.prefix + path, json=body,
-                                        headers=self.headers)
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://graphwright", timeout=None
+        ) as client:
+            return await client.request(method, self.prefix + path, json=body, headers=self.headers)
 
     async def json(self, method: str, path: str, body: Any = None) -> Any:
         answer = await self.call(method, path, body)

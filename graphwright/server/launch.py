@@ -43,8 +43,14 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 # What a failover or restart answers for a while; a read that meets it is made again.
 PASSING: tuple[type[Exception], ...] = (
-    redis.ConnectionError, redis.TimeoutError, ClusterDownError, TryAgainError, ReadOnlyError,
-    MasterDownError, RedisClusterException)
+    redis.ConnectionError,
+    redis.TimeoutError,
+    ClusterDownError,
+    TryAgainError,
+    ReadOnlyError,
+    MasterDownError,
+    RedisClusterException,
+)
 
 
 class Launcher:
@@ -55,13 +61,21 @@ class Launcher:
         self.orch = svc.orch
         self.store = svc.store
 
-    def start(self, thread_id: str | None, body: RunCreate, *, background: bool,
-              meta: dict[str, str] | None = None) -> Run:
+    def start(
+        self,
+        thread_id: str | None,
+        body: RunCreate,
+        *,
+        background: bool,
+        meta: dict[str, str] | None = None,
+    ) -> Run:
         """Check, record and queue (or begin executing) a run; on a temporary thread if none.
         ``meta`` is the thread's as the caller has just read it (its admission), if it has."""
         if (body.config or {}).get("configurable") and body.context:  # 400, as the reference
-            raise UserError("Cannot specify both configurable and context: prefer setting "
-                            "context alone (it replaces configurable since LangGraph 0.6)")
+            raise UserError(
+                "Cannot specify both configurable and context: prefer setting "
+                "context alone (it replaces configurable since LangGraph 0.6)"
+            )
         assistant = run_assistant.resolve(self.orch, body)  # body now names the graph
         spec = self.orch.graphs.get(body.assistant_id)
         graph = self.orch.compiled(spec.name)
@@ -72,7 +86,9 @@ class Launcher:
             meta = self.orch.meta(thread_id) if thread_id is not None else {}
         if thread_id is None:
             owner = (body.metadata or {}).get("owner")  # a temporary thread is its caller's too
-            thread_id = self.orch.create_thread(str(uuid.uuid4()), {"owner": owner} if owner else {})
+            thread_id = self.orch.create_thread(
+                str(uuid.uuid4()), {"owner": owner} if owner else {}
+            )
             extra = {"stateless": body.on_completion or "delete"}
             meta = self.orch.meta(thread_id)
         elif not meta:
@@ -85,21 +101,29 @@ class Launcher:
         if body.command is not None and body.command.resume is not None:
             config = run_config(thread_id, str(uuid.uuid4()), body)
             if pending_gate(graph, config) is not None:
-                gate_command(graph, config, body.command.resume, spec.tools())  # 422 if it does not fit
+                gate_command(
+                    graph, config, body.command.resume, spec.tools()
+                )  # 422 if it does not fit
         run_assistant.merge_metadata(meta, assistant, body, stateless="stateless" in extra)
         run_assistant.stamp(self.orch, thread_id, assistant, meta)
-        extra["assistant_id"] = assistant["assistant_id"]  # the record names the assistant, as the reference
+        extra["assistant_id"] = assistant[
+            "assistant_id"
+        ]  # the record names the assistant, as the reference
         strategy = body.multitask_strategy or "reject"
-        if strategy == "reject" and held(self.orch.client, self.orch.keys, thread_id) \
-                and not self.store.active(thread_id):
+        if (
+            strategy == "reject"
+            and held(self.orch.client, self.orch.keys, thread_id)
+            and not self.store.active(thread_id)
+        ):
             raise ThreadBusyError(f"thread {thread_id!r} is running outside the HTTP service")
         # Here only a wait or stream that may start now; a run for later sits in the delayed
         # queue for the workers, never in a sleeping process.
         delay_s = body.after_seconds or 0
         here = not (background or self.svc.queue_waits or delay_s > 0)
         lease_s = self.store.claim_window_s if here else None
-        run = self.store.create(thread_id, body, queue=not here, delay_s=delay_s, lease_s=lease_s,
-                                **extra)
+        run = self.store.create(
+            thread_id, body, queue=not here, delay_s=delay_s, lease_s=lease_s, **extra
+        )
         if here:
             self.svc.local.submit(run.thread_id, run.run_id)
         return run
@@ -115,7 +139,7 @@ class Launcher:
                 return await read()
             except PASSING as exc:
                 failures += 1
-                pause = min(1.0, 0.05 * 2 ** failures) * random.uniform(0.5, 1.0)  # jitter
+                pause = min(1.0, 0.05 * 2**failures) * random.uniform(0.5, 1.0)  # jitter
                 if time.monotonic() + pause > deadline:
                     raise
                 log.info("a wait's Redis read failed (%s); trying again", type(exc).__name__)
@@ -147,8 +171,11 @@ class Launcher:
             return {}
         raw = self.store.opened(key, data)
         if raw.get("status") == "error":
-            return {"__error__": json.loads(raw.get("error") or "{}") if raw.get("error", "").startswith("{")
-                    else {"error": "Error", "message": raw.get("error", "")}}
+            return {
+                "__error__": json.loads(raw.get("error") or "{}")
+                if raw.get("error", "").startswith("{")
+                else {"error": "Error", "message": raw.get("error", "")}
+            }
         if raw.get("output"):
             return json.loads(raw["output"])
         return await offload(final_values, self.orch, run.thread_id)
@@ -168,8 +195,9 @@ class Launcher:
             self.store.delete(thread_id, run_id)
         return outcome
 
-    def cancel_many(self, body: CancelMany, action: str,
-                    visible: Callable[[str], bool] = lambda _: True) -> None:
+    def cancel_many(
+        self, body: CancelMany, action: str, visible: Callable[[str], bool] = lambda _: True
+    ) -> None:
         if body.status and (body.thread_id or body.run_ids):
             raise UnprocessableError("with a status, give neither thread_id nor run_ids")
         if not body.status and not (body.thread_id and body.run_ids):
@@ -207,8 +235,15 @@ def wanted(event: str, modes: list[str]) -> bool:
     return base in modes or (base == "messages" and "messages-tuple" in modes)
 
 
-async def relay(launch: Launcher, run: Run, modes: list[str], request: Request,
-                last_event_id: str | None, *, cancel_on_disconnect: bool = False) -> AsyncIterator[dict[str, str]]:
+async def relay(
+    launch: Launcher,
+    run: Run,
+    modes: list[str],
+    request: Request,
+    last_event_id: str | None,
+    *,
+    cancel_on_disconnect: bool = False,
+) -> AsyncIterator[dict[str, str]]:
     """The run's events from its Redis stream, from ``last_event_id`` on, until it ends:
     blocking reads on the server's loop, no thread held while the run is quiet."""
     client = launch.svc.aio()
@@ -216,13 +251,16 @@ async def relay(launch: Launcher, run: Run, modes: list[str], request: Request,
     record = launch.orch.keys.run_record(run.thread_id, run.run_id)
     sealer = launch.orch.keys.sealer
     # A Last-Event-ID that is no stream id (a client's "null") replays from the start.
-    cursor = last_event_id if last_event_id and re.fullmatch(r"\d+(-\d+)?", last_event_id) else "0-0"
+    cursor = (
+        last_event_id if last_event_id and re.fullmatch(r"\d+(-\d+)?", last_event_id) else "0-0"
+    )
     ended = False
 
     async def batch(after: str) -> tuple[list[tuple[str, str, str]], bool]:
         # Each read rides a Redis outage or failover within the retry budget, as a wait does.
-        got: Any = await launch.ride(lambda: client.xread({key: after}, count=500,
-                                                          block=WAIT_BLOCK_MS))
+        got: Any = await launch.ride(
+            lambda: client.xread({key: after}, count=500, block=WAIT_BLOCK_MS)
+        )
         if not got:  # quiet for a while: has the run ended (or gone) meanwhile?
             if not over(await launch.ride(lambda: client.hget(record, "status"))):
                 return [], False

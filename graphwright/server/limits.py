@@ -71,11 +71,22 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
     async def _refuse(self, send: Send) -> None:
-        body = json.dumps({"detail": f"request body is larger than {self.max_bytes} bytes "
-                                     "(GRAPHWRIGHT_MAX_BODY_BYTES)"}).encode()
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(body)).encode())]})
+        body = json.dumps(
+            {
+                "detail": f"request body is larger than {self.max_bytes} bytes "
+                "(GRAPHWRIGHT_MAX_BODY_BYTES)"
+            }
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
 
@@ -97,18 +108,24 @@ def take_runs(request: Request, user: User, runs: int) -> None:
     who = user.identity or "shared"  # the static key is one caller
     capacity = max(1, int(settings.run_burst or math.ceil(per_minute)))
     if runs > capacity:
-        raise HTTPException(status_code=429, detail=f"{runs} runs at once is more than the "
-                            f"{capacity} allowed (GRAPHWRIGHT_RUN_BURST); send fewer")
+        raise HTTPException(
+            status_code=429,
+            detail=f"{runs} runs at once is more than the "
+            f"{capacity} allowed (GRAPHWRIGHT_RUN_BURST); send fewer",
+        )
     try:
-        allowed, wait_ms = orch.client.eval(TOKEN_BUCKET, 1, orch.keys.rate(who),
-                                            capacity, per_minute / 60, runs)
+        allowed, wait_ms = orch.client.eval(
+            TOKEN_BUCKET, 1, orch.keys.rate(who), capacity, per_minute / 60, runs
+        )
     except redis.RedisError as exc:
         raise RedisUnavailableError(f"cannot check the run rate limit: {exc}") from exc
     if not int(allowed):
         retry = max(1, math.ceil(int(wait_ms) / 1000))
-        raise HTTPException(status_code=429, headers={"Retry-After": str(retry)},
-                            detail=f"too many runs created; retry in {retry} s "
-                                   "(GRAPHWRIGHT_RUN_RATE per minute)")
+        raise HTTPException(
+            status_code=429,
+            headers={"Retry-After": str(retry)},
+            detail=f"too many runs created; retry in {retry} s (GRAPHWRIGHT_RUN_RATE per minute)",
+        )
 
 
 RateLimited = [Depends(run_rate_limit)]

@@ -68,7 +68,10 @@ class LocalRuns:
     async def execute(self, thread_id: str, run_id: str, beating: asyncio.Task[None]) -> None:
         try:
             tries = 0
-            while await self.jobs.attempt(self.jobs.executor(), thread_id, run_id) in ("busy", "wait"):
+            while await self.jobs.attempt(self.jobs.executor(), thread_id, run_id) in (
+                "busy",
+                "wait",
+            ):
                 tries += 1
                 await asyncio.sleep(backoff(tries))
         except Exception:  # nothing above to tell: the lease hands the run on to a worker

@@ -16,13 +16,29 @@ LATEST_VERSION = "2025-11-25"
 PAGE = 100  # assistants per tools/list page, as the reference's
 NAME_MAX = 128
 INVALID_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_\-.]")
-MESSAGE_TYPES = frozenset({
-    f"{kind}{chunk}" for kind in ("AI", "Human", "Chat", "System", "Function", "Tool")
-    for chunk in ("Message", "MessageChunk")})
-SUPPORT_TYPES = frozenset({"ToolCall", "ToolCallChunk", "InvalidToolCall", "UsageMetadata",
-                           "InputTokenDetails", "OutputTokenDetails"})
-ANNOTATIONS = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False,
-               "openWorldHint": True}
+MESSAGE_TYPES = frozenset(
+    {
+        f"{kind}{chunk}"
+        for kind in ("AI", "Human", "Chat", "System", "Function", "Tool")
+        for chunk in ("Message", "MessageChunk")
+    }
+)
+SUPPORT_TYPES = frozenset(
+    {
+        "ToolCall",
+        "ToolCallChunk",
+        "InvalidToolCall",
+        "UsageMetadata",
+        "InputTokenDetails",
+        "OutputTokenDetails",
+    }
+)
+ANNOTATIONS = {
+    "readOnlyHint": False,
+    "destructiveHint": False,
+    "idempotentHint": False,
+    "openWorldHint": True,
+}
 REF = "#/$defs/"
 
 
@@ -41,8 +57,10 @@ def _lists_messages(prop: Mapping[str, Any]) -> bool:
     if prop.get("type") != "array":
         return False
     items = prop.get("items") or {}
-    return any(str(c.get("$ref", "")).removeprefix(REF) in MESSAGE_TYPES
-               for c in items.get("oneOf") or items.get("anyOf") or [])
+    return any(
+        str(c.get("$ref", "")).removeprefix(REF) in MESSAGE_TYPES
+        for c in items.get("oneOf") or items.get("anyOf") or []
+    )
 
 
 def simplified(schema: dict[str, Any]) -> dict[str, Any]:
@@ -57,17 +75,24 @@ def simplified(schema: dict[str, Any]) -> dict[str, Any]:
         props = schema.get("properties") or {}
         for key, prop in props.items():
             if _lists_messages(prop):
-                props[key] = {"type": "string", "title": prop.get("title", key),
-                              "description": "The user message to send to the agent."}
+                props[key] = {
+                    "type": "string",
+                    "title": prop.get("title", key),
+                    "description": "The user message to send to the agent.",
+                }
     schema.setdefault("type", "object")
     return schema
 
 
 def tool(assistant: Mapping[str, Any], name: str, schema: dict[str, Any]) -> dict[str, Any]:
-    return {"name": name, "title": assistant["name"],
-            "description": assistant.get("description")
-            or f"Tool based on the {assistant['name']} assistant",
-            "inputSchema": simplified(schema), "annotations": dict(ANNOTATIONS)}
+    return {
+        "name": name,
+        "title": assistant["name"],
+        "description": assistant.get("description")
+        or f"Tool based on the {assistant['name']} assistant",
+        "inputSchema": simplified(schema),
+        "annotations": dict(ANNOTATIONS),
+    }
 
 
 def call_result(value: Any, thread_id: str | None) -> dict[str, Any]:
@@ -78,9 +103,15 @@ def call_result(value: Any, thread_id: str | None) -> dict[str, Any]:
         return {"isError": True, "content": [{"type": "text", "text": value["__error__"]["error"]}]}
     content = [{"type": "text", "text": repr(value)}]
     if isinstance(value, dict) and value.get("__interrupt__") and thread_id:
-        content.append({"type": "text", "text": (
-            f"The run waits for a reviewer: thread {thread_id} (its review page: "
-            f"/review/{thread_id}). The answer resumes it as a run of that thread.")})
+        content.append(
+            {
+                "type": "text",
+                "text": (
+                    f"The run waits for a reviewer: thread {thread_id} (its review page: "
+                    f"/review/{thread_id}). The answer resumes it as a run of that thread."
+                ),
+            }
+        )
     return {"content": content}
 
 

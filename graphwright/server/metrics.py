@@ -14,8 +14,21 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 # The reference's latency buckets (langgraph_api.http_metrics_utils), in milliseconds as
 # its Prometheus exporter shows them; an overflow bucket (+Inf) follows.
-BUCKETS_MS = (10.0, 100.0, 500.0, 1000.0, 5000.0, 15000.0, 30000.0, 60000.0, 120000.0,
-              300000.0, 600000.0, 1800000.0, 3600000.0)
+BUCKETS_MS = (
+    10.0,
+    100.0,
+    500.0,
+    1000.0,
+    5000.0,
+    15000.0,
+    30000.0,
+    60000.0,
+    120000.0,
+    300000.0,
+    600000.0,
+    1800000.0,
+    3600000.0,
+)
 # Routes the reference leaves out of its HTTP figures: probes and the scrape itself.
 UNCOUNTED = ("/ok", "/info", "/metrics", "/docs", "/openapi.json")
 MAX_SERIES = 5000  # distinct (method, route, status): past it, new ones are not counted

@@ -31,8 +31,11 @@ def text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content
-                       if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text"))
+        return "".join(
+            b if isinstance(b, str) else str(b.get("text", ""))
+            for b in content
+            if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")
+        )
     return str(content)
 
 
@@ -80,7 +83,9 @@ def _check(spec: GraphSpec, validate: Callable[[], Any], where: str) -> None:
         wrong = [e for e in exc.errors() if e["type"] != "missing"]
         if wrong:
             place = ".".join(filter(None, (where, *map(str, wrong[0]["loc"])))) or "input"
-            raise UnprocessableError(f"bad input for graph {spec.name!r}: {place}: {wrong[0]['msg']}") from exc
+            raise UnprocessableError(
+                f"bad input for graph {spec.name!r}: {place}: {wrong[0]['msg']}"
+            ) from exc
 
 
 def graph_input(spec: GraphSpec, value: Any) -> Any:
@@ -89,14 +94,20 @@ def graph_input(spec: GraphSpec, value: Any) -> Any:
     return spec.make_input(RunInput.model_validate(goal_of(value)))
 
 
-def command_of(spec: GraphSpec, graph: Graph, config: RunnableConfig, body: RunCreate) -> Command[Any]:
+def command_of(
+    spec: GraphSpec, graph: Graph, config: RunnableConfig, body: RunCreate
+) -> Command[Any]:
     assert body.command is not None
     cmd = body.command
     if cmd.resume is not None and pending_gate(graph, config) is not None:
         return gate_command(graph, config, cmd.resume, spec.tools())  # checked against the gate
-    fields: dict[str, Any] = {k: v for k, v in (("resume", cmd.resume), ("goto", cmd.goto)) if v is not None}
+    fields: dict[str, Any] = {
+        k: v for k, v in (("resume", cmd.resume), ("goto", cmd.goto)) if v is not None
+    }
     if cmd.update is not None:
-        fields["update"] = [tuple(u) for u in cmd.update] if isinstance(cmd.update, list) else cmd.update
+        fields["update"] = (
+            [tuple(u) for u in cmd.update] if isinstance(cmd.update, list) else cmd.update
+        )
     return Command(**fields)
 
 
@@ -114,27 +125,45 @@ def run_context(graph: Graph, context: dict[str, Any]) -> dict[str, Any]:
 def server_metadata(run_id: str, attempt: int = 1) -> dict[str, Any]:
     """What the Agent Server adds to every run's metadata (so to its checkpoints, tasks and
     message events): the attempt, the versions, the plan, the host and the run id."""
-    return {"run_attempt": attempt, "langgraph_version": langgraph_version,
-            "langgraph_api_version": graphwright_version, "langgraph_plan": "developer",
-            "langgraph_host": "self-hosted", "langgraph_api_url": os.environ.get("LANGGRAPH_API_URL"),
-            "run_id": run_id}
+    return {
+        "run_attempt": attempt,
+        "langgraph_version": langgraph_version,
+        "langgraph_api_version": graphwright_version,
+        "langgraph_plan": "developer",
+        "langgraph_host": "self-hosted",
+        "langgraph_api_url": os.environ.get("LANGGRAPH_API_URL"),
+        "run_id": run_id,
+    }
 
 
-def run_config(thread_id: str, run_id: str, body: RunCreate, *, stateless: bool = False) -> RunnableConfig:
+def run_config(
+    thread_id: str, run_id: str, body: RunCreate, *, stateless: bool = False
+) -> RunnableConfig:
     """The request's config with the thread, run and starting checkpoint filled in."""
     given: dict[str, Any] = dict(body.config or {})
-    configurable: dict[str, Any] = {**(given.pop("configurable", None) or {}), "thread_id": thread_id,
-                                    "run_id": run_id, "__after_seconds__": body.after_seconds or 0}
+    configurable: dict[str, Any] = {
+        **(given.pop("configurable", None) or {}),
+        "thread_id": thread_id,
+        "run_id": run_id,
+        "__after_seconds__": body.after_seconds or 0,
+    }
     checkpoint = dict(body.checkpoint or {})
     if body.checkpoint_id:
         checkpoint["checkpoint_id"] = body.checkpoint_id
     if checkpoint.get("checkpoint_id"):
         configurable["checkpoint_id"] = checkpoint["checkpoint_id"]
         configurable["checkpoint_ns"] = checkpoint.get("checkpoint_ns", "")
-    metadata = {**(given.pop("metadata", None) or {}), **(body.metadata or {}),
-                **server_metadata(run_id)}
-    config: RunnableConfig = {**given, "configurable": configurable,  # type: ignore[typeddict-item]
-                              "metadata": metadata, "run_id": uuid.UUID(run_id)}
+    metadata = {
+        **(given.pop("metadata", None) or {}),
+        **(body.metadata or {}),
+        **server_metadata(run_id),
+    }
+    config: RunnableConfig = {
+        **given,  # type: ignore[typeddict-item]
+        "configurable": configurable,
+        "metadata": metadata,
+        "run_id": uuid.UUID(run_id),
+    }
     config.setdefault("recursion_limit", 10_000)  # budgets in Limits end runs, not this counter
     return config
 
@@ -145,25 +174,33 @@ def run_kwargs(record: dict[str, str]) -> dict[str, Any]:
     in ``config`` (with what the server adds, once the run has started)."""
     body: dict[str, Any] = json.loads(record["body"])
     config = dict(body.get("config") or {})
-    configurable = {**(config.pop("configurable", None) or {}),
-                    "__after_seconds__": body.get("after_seconds") or 0,
-                    "run_id": record["run_id"], "thread_id": record["thread_id"]}
+    configurable = {
+        **(config.pop("configurable", None) or {}),
+        "__after_seconds__": body.get("after_seconds") or 0,
+        "run_id": record["run_id"],
+        "thread_id": record["thread_id"],
+    }
     metadata = dict(body.get("metadata") or {})
     if record.get("started") == "1":
-        metadata.update({k: v for k, v in server_metadata(record["run_id"]).items() if k != "run_id"})
+        metadata.update(
+            {k: v for k, v in server_metadata(record["run_id"]).items() if k != "run_id"}
+        )
     during = body.get("checkpoint_during")
     modes = body.get("stream_mode") or "values"
     command = body.get("command")  # as it was sent: the fields given
-    return {"input": body.get("input"),
-            "command": {k: v for k, v in command.items() if v is not None} if command else None,
-            "config": {**config, "configurable": configurable, "metadata": metadata},
-            "context": body.get("context") or {},
-            "stream_mode": [modes] if isinstance(modes, str) else modes,
-            "interrupt_before": body.get("interrupt_before"),
-            "interrupt_after": body.get("interrupt_after"), "webhook": body.get("webhook"),
-            "feedback_keys": body.get("feedback_keys"),
-            "temporary": record.get("stateless") == "delete",
-            "subgraphs": bool(body.get("stream_subgraphs")),
-            "resumable": bool(body.get("stream_resumable")),
-            "checkpoint_during": during is not False,
-            "durability": body.get("durability") or ("async" if during is not False else "exit")}
+    return {
+        "input": body.get("input"),
+        "command": {k: v for k, v in command.items() if v is not None} if command else None,
+        "config": {**config, "configurable": configurable, "metadata": metadata},
+        "context": body.get("context") or {},
+        "stream_mode": [modes] if isinstance(modes, str) else modes,
+        "interrupt_before": body.get("interrupt_before"),
+        "interrupt_after": body.get("interrupt_after"),
+        "webhook": body.get("webhook"),
+        "feedback_keys": body.get("feedback_keys"),
+        "temporary": record.get("stateless") == "delete",
+        "subgraphs": bool(body.get("stream_subgraphs")),
+        "resumable": bool(body.get("stream_resumable")),
+        "checkpoint_during": during is not False,
+        "durability": body.get("durability") or ("async" if during is not False else "exit"),
+    }

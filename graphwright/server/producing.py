@@ -15,8 +15,15 @@ from graphwright.server.schemas import RunCreate
 Frames = list[tuple[str, Any]]
 
 
-async def produce(graph: Graph, payload: Any, config: Any, body: RunCreate, framer: Framer,
-                  options: dict[str, Any], run_id: str) -> AsyncIterator[Frames]:
+async def produce(
+    graph: Graph,
+    payload: Any,
+    config: Any,
+    body: RunCreate,
+    framer: Framer,
+    options: dict[str, Any],
+    run_id: str,
+) -> AsyncIterator[Frames]:
     modes = graph_modes(body.modes())
     if "events" not in body.modes():
         # ``values`` carries the output schema's channels, after the steps that write them,
@@ -26,10 +33,13 @@ async def produce(graph: Graph, payload: Any, config: Any, body: RunCreate, fram
             ns, mode, chunk = item if body.stream_subgraphs else ((), *item)
             yield framer.frames(ns, mode, chunk)
         return
-    if graph.name == "LangGraph":  # the reference names a graph of LangGraph's default name by its id
+    if (
+        graph.name == "LangGraph"
+    ):  # the reference names a graph of LangGraph's default name by its id
         graph = graph.with_config(run_name=body.assistant_id)
-    async for event in graph.astream_events(payload, config, version="v2", stream_mode=modes,
-                                            **options):
+    async for event in graph.astream_events(
+        payload, config, version="v2", stream_mode=modes, **options
+    ):
         if "langsmith:hidden" in (event.get("tags") or []):
             continue
         if event["event"] == "on_chain_stream" and str(event.get("run_id")) == run_id:

@@ -35,11 +35,13 @@ class QueueStats:
         """The ``queue`` object of the reference's ``/metrics?format=json``. The queue holds
         only runs ready to start (one whose thread is busy waits on the delayed set), so the
         unblocked runs' longest wait is the longest wait."""
-        return {"n_pending": self.n_pending,
-                "pending_runs_wait_time_max_secs": self.wait_max_s,
-                "pending_runs_wait_time_med_secs": self.wait_med_s,
-                "pending_unblocked_runs_wait_time_max_secs": self.wait_max_s,
-                "n_running": self.n_running}
+        return {
+            "n_pending": self.n_pending,
+            "pending_runs_wait_time_max_secs": self.wait_max_s,
+            "pending_runs_wait_time_med_secs": self.wait_med_s,
+            "pending_unblocked_runs_wait_time_max_secs": self.wait_max_s,
+            "n_running": self.n_running,
+        }
 
 
 def _entry_ms(entry_id: bytes | str) -> int:
@@ -59,7 +61,9 @@ async def _group(client: AsyncClient, queue: str) -> tuple[int, str]:
         name = group.get("name")
         if (name.decode() if isinstance(name, bytes) else name) == GROUP:
             last = group.get("last-delivered-id") or b"0-0"
-            return int(group.get("pending") or 0), last.decode() if isinstance(last, bytes) else last
+            return int(group.get("pending") or 0), last.decode() if isinstance(
+                last, bytes
+            ) else last
     return 0, "0-0"
 
 
@@ -68,14 +72,21 @@ async def read(client: AsyncClient, keys: Keys, delayed_key: str) -> QueueStats:
     queue = keys.queue()
     taken, last = await _group(client, queue)
     length = int(await client.xlen(queue))
-    waiting: Any = await client.xrange(queue, min=f"({last}", count=WAITS_READ) \
-        if length > taken else []
+    waiting: Any = (
+        await client.xrange(queue, min=f"({last}", count=WAITS_READ) if length > taken else []
+    )
     now_ms = time.time() * 1000
     waits = [max(now_ms - _entry_ms(entry_id), 0.0) / 1000 for entry_id, _ in waiting]
-    threads = {status: int(await client.scard(keys.threads_with_status(status)))
-               for status in THREAD_STATUSES}
-    return QueueStats(n_pending=max(length - taken, 0), n_running=threads["busy"],
-                      wait_max_s=max(waits) if waits else None,
-                      wait_med_s=statistics.median(waits) if waits else None,
-                      taken=taken, delayed=int(await client.zcard(delayed_key)),
-                      threads=threads)
+    threads = {
+        status: int(await client.scard(keys.threads_with_status(status)))
+        for status in THREAD_STATUSES
+    }
+    return QueueStats(
+        n_pending=max(length - taken, 0),
+        n_running=threads["busy"],
+        wait_max_s=max(waits) if waits else None,
+        wait_med_s=statistics.median(waits) if waits else None,
+        taken=taken,
+        delayed=int(await client.zcard(delayed_key)),
+        threads=threads,
+    )

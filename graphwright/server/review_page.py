@@ -32,8 +32,14 @@ button{font-size:1rem;padding:.4rem 1rem}details{display:inline}summary{cursor:p
 
 
 def page(title: str, body: str, *, scripts: bool = False) -> str:
-    tags = ('<script src="/review/assets/mermaid.min.js"></script>'
-            '<script src="/review/assets/review.js"></script>') if scripts else ""
+    tags = (
+        (
+            '<script src="/review/assets/mermaid.min.js"></script>'
+            '<script src="/review/assets/review.js"></script>'
+        )
+        if scripts
+        else ""
+    )
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <title>{html.escape(title)} · graphwright review</title><style>{STYLE}</style></head>
 <body>{body}{tags}</body></html>"""
@@ -51,8 +57,10 @@ def clipped(text: str) -> str:
     """Escaped text, cut at SHOWN_CHARS with the rest behind a "more" toggle."""
     if len(text) <= SHOWN_CHARS:
         return f"<pre>{e(text)}</pre>"
-    return (f"<pre>{e(text[:SHOWN_CHARS])}…<details><summary>more</summary>"
-            f"{e(text[SHOWN_CHARS:])}</details></pre>")
+    return (
+        f"<pre>{e(text[:SHOWN_CHARS])}…<details><summary>more</summary>"
+        f"{e(text[SHOWN_CHARS:])}</details></pre>"
+    )
 
 
 def _json(value: Any) -> str:
@@ -67,13 +75,18 @@ def conversation(messages: list[Any]) -> str:
             continue
         role = {"human": "user", "ai": "assistant", "tool": "tool result", "system": "system"}
         text = m.text if isinstance(m.content, list) else str(m.content)
-        parts = [f'<div class="role">{e(role.get(m.type, m.type))}'
-                 + (f" · {e(m.name)}" if isinstance(m, ToolMessage) and m.name else "") + "</div>"]
+        parts = [
+            f'<div class="role">{e(role.get(m.type, m.type))}'
+            + (f" · {e(m.name)}" if isinstance(m, ToolMessage) and m.name else "")
+            + "</div>"
+        ]
         if text:
             parts.append(clipped(text))
         if isinstance(m, AIMessage):
-            parts += [f"<div>calls <b>{e(c['name'])}</b></div>{clipped(_json(c['args']))}"
-                      for c in m.tool_calls]
+            parts += [
+                f"<div>calls <b>{e(c['name'])}</b></div>{clipped(_json(c['args']))}"
+                for c in m.tool_calls
+            ]
         out.append(f'<div class="msg {e(m.type)}">{"".join(parts)}</div>')
     return "".join(out) or "<p>No messages yet.</p>"
 
@@ -84,23 +97,27 @@ def pending_form(thread_id: str, graph: str, calls: list[PendingCall]) -> str:
     for i, c in enumerate(calls):
         choices = "".join(
             f'<label><input type="radio" name="decision-{i}" value="{e(d)}"> {e(d)}</label>'
-            for d in c.allowed_decisions if d in ("approve", "edit", "reject")
+            for d in c.allowed_decisions
+            if d in ("approve", "edit", "reject")
         )
         about = c.description or c.reason
-        where = (f", MCP server {e(c.server)}" if c.server else "") + \
-            (f", worker {e(c.worker)}" if c.worker else "")
+        where = (f", MCP server {e(c.server)}" if c.server else "") + (
+            f", worker {e(c.worker)}" if c.worker else ""
+        )
         edit = "edit" in c.allowed_decisions
         fieldsets.append(f"""<fieldset class="call" data-call="{e(c.id)}" data-digest="{e(c.digest)}">
 <legend>{i + 1}. {e(c.tool)} <small>({e(c.risk)}{where}) · call {e(c.id)}</small></legend>
-{f'<p class="description">{e(about)}</p>' if about else ''}
+{f'<p class="description">{e(about)}</p>' if about else ""}
 <pre class="args">{e(_json(c.args))}</pre>
 <p class="choices">{choices}</p>
-{f'<p><textarea class="edit-args" rows="5" aria-label="edited arguments">{e(_json(c.args))}</textarea></p>' if edit else ''}
+{f'<p><textarea class="edit-args" rows="5" aria-label="edited arguments">{e(_json(c.args))}</textarea></p>' if edit else ""}
 <p><input class="reason" placeholder="reason, if you reject" aria-label="reason"></p>
 </fieldset>""")
-    return (f'<form id="decide" data-thread="{e(thread_id)}" data-graph="{e(graph)}">'
-            f'{"".join(fieldsets)}<button type="submit" id="submit">Send '
-            f'{"these decisions" if len(calls) > 1 else "this decision"}</button></form>')
+    return (
+        f'<form id="decide" data-thread="{e(thread_id)}" data-graph="{e(graph)}">'
+        f'{"".join(fieldsets)}<button type="submit" id="submit">Send '
+        f"{'these decisions' if len(calls) > 1 else 'this decision'}</button></form>"
+    )
 
 
 def generic_form(thread_id: str, interrupts: list[tuple[str, Any]]) -> str:
@@ -111,19 +128,34 @@ def generic_form(thread_id: str, interrupts: list[tuple[str, Any]]) -> str:
 </fieldset>"""
         for iid, value in interrupts
     )
-    return (f'<form id="generic" data-thread="{e(thread_id)}">{blocks}'
-            '<button type="submit">Send the answer</button></form>')
+    return (
+        f'<form id="generic" data-thread="{e(thread_id)}">{blocks}'
+        '<button type="submit">Send the answer</button></form>'
+    )
 
 
 def steps(history: list[CheckpointInfo]) -> str:
     """The nodes the run went through, numbered, oldest first."""
-    items = [f"<li>{e(', '.join(h.node))}</li>" for h in reversed(history)
-             if h.node and h.node != ["__start__"]]
+    items = [
+        f"<li>{e(', '.join(h.node))}</li>"
+        for h in reversed(history)
+        if h.node and h.node != ["__start__"]
+    ]
     return f'<ol id="steps">{"".join(items)}</ol>' if items else "<p>No step has run yet.</p>"
 
 
-TRACE_KEYS = ("graph", "resumed", "tool", "args", "ok", "error", "stop_reason", "decisions",
-              "model", "tool_calls")
+TRACE_KEYS = (
+    "graph",
+    "resumed",
+    "tool",
+    "args",
+    "ok",
+    "error",
+    "stop_reason",
+    "decisions",
+    "model",
+    "tool_calls",
+)
 
 
 def trace(events: list[dict[str, Any]]) -> str:

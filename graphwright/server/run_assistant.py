@@ -36,7 +36,8 @@ def resolve(orch: Orchestrator, body: RunCreate, *, creator: User | None = None)
             graphs = ", ".join(orch.graphs.names())
             raise UnprocessableError(
                 f"Invalid assistant: '{body.assistant_id}'. Must be either:\n- A valid assistant "
-                f"UUID, or\n- One of the registered graphs: {graphs}") from None
+                f"UUID, or\n- One of the registered graphs: {graphs}"
+            ) from None
         raise
     orch.graphs.get(assistant["graph_id"])
     body.assistant_id = assistant["graph_id"]
@@ -44,9 +45,13 @@ def resolve(orch: Orchestrator, body: RunCreate, *, creator: User | None = None)
     base = dict(assistant.get("config") or {})
     wanted = orch.project.config.http.configurable_headers if orch.project is not None else None
     given = {k: v for k, v in (mine.pop("configurable", None) or {}).items() if k not in RESERVED}
-    configurable = {**(base.pop("configurable", None) or {}), **given,
-                    **configurable_headers(request_headers.get(), wanted),
-                    "graph_id": assistant["graph_id"], "assistant_id": assistant["assistant_id"]}
+    configurable = {
+        **(base.pop("configurable", None) or {}),
+        **given,
+        **configurable_headers(request_headers.get(), wanted),
+        "graph_id": assistant["graph_id"],
+        "assistant_id": assistant["assistant_id"],
+    }
     for key in RESERVED & configurable.keys():  # the server's to set, dropped as the reference does
         del configurable[key]
     claimed = configurable.get("user_id")
@@ -71,8 +76,9 @@ def _is_uuid(text: str) -> bool:
     return True
 
 
-def merge_metadata(meta: dict[str, str], assistant: dict[str, Any], body: RunCreate,
-                   *, stateless: bool) -> None:
+def merge_metadata(
+    meta: dict[str, str], assistant: dict[str, Any], body: RunCreate, *, stateless: bool
+) -> None:
     """The run's metadata as the reference records it: the assistant's, then the thread's
     (``meta``) as it was before this run (its ``graph_id`` the first graph run on it; none on
     a stateless run's thread), then the run's assistant id, then the run's own metadata
@@ -80,11 +86,19 @@ def merge_metadata(meta: dict[str, str], assistant: dict[str, Any], body: RunCre
     thread = json.loads(meta.get("metadata") or "{}")
     if not stateless:
         thread.setdefault("graph_id", assistant["graph_id"])
-    body.metadata = {**(assistant.get("metadata") or {}), **thread,
-                     "assistant_id": assistant["assistant_id"], **(body.metadata or {})}
+    body.metadata = {
+        **(assistant.get("metadata") or {}),
+        **thread,
+        "assistant_id": assistant["assistant_id"],
+        **(body.metadata or {}),
+    }
 
 
-def stamp(orch: Orchestrator, thread_id: str, assistant: dict[str, Any],
-          meta: dict[str, str] | None = None) -> None:
+def stamp(
+    orch: Orchestrator,
+    thread_id: str,
+    assistant: dict[str, Any],
+    meta: dict[str, str] | None = None,
+) -> None:
     """Note the run's graph and assistant on its thread (chat UIs list threads by them)."""
     Threads(orch).stamp(thread_id, assistant["graph_id"], assistant["assistant_id"], meta)

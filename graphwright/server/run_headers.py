@@ -15,12 +15,23 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 NEVER = frozenset({"authorization", "x-api-key", "x-service-key", "x-tenant-id", "cookie"})
 # Keys of a run's configurable only the server sets: a request's own are dropped.
-RESERVED = frozenset({
-    "langgraph_auth_user", "langgraph_auth_user_id", "langgraph_auth_permissions",
-    "langgraph_request_id", "__request_start_time_ms__", "__after_seconds__",
-    "__langsmith_project__", "__langsmith_example_id__", "__otel_traceparent__",
-    "__otel_tracestate__", "__dd_trace_headers__", "__pregel_node_finished", "__context_provided__",
-})
+RESERVED = frozenset(
+    {
+        "langgraph_auth_user",
+        "langgraph_auth_user_id",
+        "langgraph_auth_permissions",
+        "langgraph_request_id",
+        "__request_start_time_ms__",
+        "__after_seconds__",
+        "__langsmith_project__",
+        "__langsmith_example_id__",
+        "__otel_traceparent__",
+        "__otel_tracestate__",
+        "__dd_trace_headers__",
+        "__pregel_node_finished",
+        "__context_provided__",
+    }
+)
 # The headers of the request being answered: runs are created deep below the route, which
 # has no reason to carry them; a context variable follows the request into its threads.
 request_headers: ContextVar[Mapping[str, str] | None] = ContextVar("request_headers", default=None)
@@ -38,8 +49,9 @@ def _patterns(config: Mapping[str, Any], *names: str) -> list[re.Pattern[str]]:
     return [_pattern(str(p)) for p in found]
 
 
-def configurable_headers(headers: Mapping[str, str] | None,
-                         config: Mapping[str, Any] | None) -> dict[str, str]:
+def configurable_headers(
+    headers: Mapping[str, str] | None, config: Mapping[str, Any] | None
+) -> dict[str, str]:
     """The headers a run gets in ``configurable``: those an include pattern names and no
     exclude pattern does; with no include patterns, none."""
     if not headers or not config:
@@ -48,9 +60,13 @@ def configurable_headers(headers: Mapping[str, str] | None,
     excludes = _patterns(config, "excludes", "exclude")
     if not includes:
         return {}
-    return {k: v for k, v in ((k.lower(), v) for k, v in headers.items())
-            if k not in NEVER and any(p.match(k) for p in includes)
-            and not any(p.match(k) for p in excludes)}
+    return {
+        k: v
+        for k, v in ((k.lower(), v) for k, v in headers.items())
+        if k not in NEVER
+        and any(p.match(k) for p in includes)
+        and not any(p.match(k) for p in excludes)
+    }
 
 
 class RememberHeaders:
@@ -63,8 +79,9 @@ class RememberHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        token = request_headers.set({k.decode("latin-1"): v.decode("latin-1")
-                                     for k, v in scope.get("headers") or []})
+        token = request_headers.set(
+            {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers") or []}
+        )
         began = request_scope.set((scope, int(time.time() * 1000)))
         try:
             await self.app(scope, receive, send)
@@ -86,16 +103,20 @@ def request_configurable(creator: Any = None) -> dict[str, Any]:
     scope, began = found
     headers = {k.lower(): v for k, v in (request_headers.get() or {}).items()}
     user: Any = (scope.get("state") or {}).get("user")  # set by authentication (access.py)
-    return {**_caller(user),
-            "langgraph_request_id": headers.get("x-request-id") or str(uuid.uuid4()),
-            "__request_start_time_ms__": began}
+    return {
+        **_caller(user),
+        "langgraph_request_id": headers.get("x-request-id") or str(uuid.uuid4()),
+        "__request_start_time_ms__": began,
+    }
 
 
 def _caller(user: Any) -> dict[str, Any]:
     if not getattr(user, "is_authenticated", False):
         user = None  # anonymous: stored as None, as the reference stores it
     identity = str(user.identity) if user is not None else ""
-    return {"langgraph_auth_user": {k: user[k] for k in user} if user is not None else None,
-            "langgraph_auth_user_id": identity,
-            "langgraph_auth_permissions": list(user.permissions) if user is not None else [],
-            "user_id": identity}
+    return {
+        "langgraph_auth_user": {k: user[k] for k in user} if user is not None else None,
+        "langgraph_auth_user_id": identity,
+        "langgraph_auth_permissions": list(user.permissions) if user is not None else [],
+        "user_id": identity,
+    }

@@ -11,8 +11,17 @@ from pydantic import BaseModel, ConfigDict, Field
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 RunStatus = Literal["pending", "running", "success", "error", "interrupted", "timeout"]
 # "tools" and "lifecycle" are refused (422) on these endpoints, as the reference does.
-StreamMode = Literal["values", "updates", "events", "messages", "debug", "custom", "tasks",
-                     "checkpoints", "messages-tuple"]
+StreamMode = Literal[
+    "values",
+    "updates",
+    "events",
+    "messages",
+    "debug",
+    "custom",
+    "tasks",
+    "checkpoints",
+    "messages-tuple",
+]
 
 
 class _Request(BaseModel):

@@ -71,8 +71,15 @@ class CronPatchBody(CronRunFields):
     on_run_completed: Literal["delete", "keep"] | None = None
     metadata: dict[str, Any] | None = None
 
-    @field_validator("assistant_id", "schedule", "enabled", "timezone", "on_run_completed",
-                     "metadata", mode="before")
+    @field_validator(
+        "assistant_id",
+        "schedule",
+        "enabled",
+        "timezone",
+        "on_run_completed",
+        "metadata",
+        mode="before",
+    )
     @classmethod
     def _given_not_null(cls, value: Any) -> Any:
         """Left out, a field is unchanged; null is no value for it (only ``end_time`` clears)."""

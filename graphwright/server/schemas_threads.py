@@ -44,7 +44,9 @@ class ThreadSearchBody(_Request):
     status: ThreadStatus | None = None
     limit: int = Field(default=10, ge=1, le=1000)
     offset: int = Field(default=0, ge=0)
-    sort_by: Literal["thread_id", "status", "created_at", "updated_at", "state_updated_at"] | None = None
+    sort_by: (
+        Literal["thread_id", "status", "created_at", "updated_at", "state_updated_at"] | None
+    ) = None
     sort_order: Literal["asc", "desc", "ASC", "DESC"] | None = None
     select: list[str] | None = None
     extract: dict[str, str] | None = None

@@ -26,8 +26,9 @@ def secret_for(api_key: str) -> bytes:
     return hmac.new(api_key.encode(), b"graphwright signed cookie v1", hashlib.sha256).digest()
 
 
-def sign(claims: dict[str, Any], secret: bytes, *, ttl_s: int = DEFAULT_TTL_S,
-         now: float | None = None) -> str:
+def sign(
+    claims: dict[str, Any], secret: bytes, *, ttl_s: int = DEFAULT_TTL_S, now: float | None = None
+) -> str:
     """``claims`` plus an expiry, as ``<base64 JSON>.<base64 HMAC>``."""
     issued = time.time() if now is None else now
     body = _b64(json.dumps({**claims, "exp": int(issued + ttl_s)}, separators=(",", ":")).encode())
@@ -69,8 +70,9 @@ def claims_of(request: Request, secret: bytes) -> dict[str, Any] | None:
 
 
 def set_cookie(response: Response, token: str, *, secure: bool, ttl_s: int = DEFAULT_TTL_S) -> None:
-    response.set_cookie(COOKIE, token, max_age=ttl_s, path="/", httponly=True,
-                        samesite="strict", secure=secure)
+    response.set_cookie(
+        COOKIE, token, max_age=ttl_s, path="/", httponly=True, samesite="strict", secure=secure
+    )
 
 
 def clear_cookie(response: Response) -> None:

@@ -22,9 +22,16 @@ from graphwright.server.framing import checkpoint_of
 from graphwright_errors import NotFoundError, UserError
 
 EMPTY_STATE: dict[str, Any] = {
-    "values": {}, "next": [], "tasks": [], "metadata": None, "created_at": None,
-    "checkpoint": None, "parent_checkpoint": None, "interrupts": [],
-    "checkpoint_id": None, "parent_checkpoint_id": None,
+    "values": {},
+    "next": [],
+    "tasks": [],
+    "metadata": None,
+    "created_at": None,
+    "checkpoint": None,
+    "parent_checkpoint": None,
+    "interrupts": [],
+    "checkpoint_id": None,
+    "parent_checkpoint_id": None,
 }
 
 
@@ -50,34 +57,54 @@ def snapshot_doc(snap: StateSnapshot) -> dict[str, Any]:
     metadata = dict(snap.metadata or {}) if snap.metadata is not None else None
     if metadata is not None and metadata.get("checkpoint_ns") == "":
         metadata.pop("checkpoint_ns")
-    tasks = [{
-        "id": t.id, "name": t.name, "path": wire(list(t.path)), "error": t.error,
-        "interrupts": [interrupt_doc(i) for i in t.interrupts],
-        "checkpoint": dict(t.state["configurable"])
-        if t.state is not None and not isinstance(t.state, StateSnapshot) else None,
-        "state": snapshot_doc(t.state) if isinstance(t.state, StateSnapshot) else None,
-        "result": wire(t.result),
-    } for t in snap.tasks]
+    tasks = [
+        {
+            "id": t.id,
+            "name": t.name,
+            "path": wire(list(t.path)),
+            "error": t.error,
+            "interrupts": [interrupt_doc(i) for i in t.interrupts],
+            "checkpoint": dict(t.state["configurable"])
+            if t.state is not None and not isinstance(t.state, StateSnapshot)
+            else None,
+            "state": snapshot_doc(t.state) if isinstance(t.state, StateSnapshot) else None,
+            "result": wire(t.result),
+        }
+        for t in snap.tasks
+    ]
     parent = snap.parent_config or {}
     return {
-        "values": wire(snap.values), "next": list(snap.next), "tasks": tasks,
-        "metadata": wire(metadata), "created_at": snap.created_at,
-        "checkpoint": checkpoint_of(snap.config), "parent_checkpoint": checkpoint_of(snap.parent_config),
+        "values": wire(snap.values),
+        "next": list(snap.next),
+        "tasks": tasks,
+        "metadata": wire(metadata),
+        "created_at": snap.created_at,
+        "checkpoint": checkpoint_of(snap.config),
+        "parent_checkpoint": checkpoint_of(snap.parent_config),
         "interrupts": [interrupt_doc(i) for i in snap.interrupts],
         "checkpoint_id": (snap.config or {}).get("configurable", {}).get("checkpoint_id"),
-        "parent_checkpoint_id": parent.get("configurable", {}).get("checkpoint_id") if parent else None,
+        "parent_checkpoint_id": parent.get("configurable", {}).get("checkpoint_id")
+        if parent
+        else None,
     }
 
 
 def _config(thread_id: str, checkpoint: Mapping[str, Any] | None = None) -> RunnableConfig:
-    conf: dict[str, Any] = {"checkpoint_ns": "", **{k: v for k, v in (checkpoint or {}).items()
-                                                    if v is not None}}
+    conf: dict[str, Any] = {
+        "checkpoint_ns": "",
+        **{k: v for k, v in (checkpoint or {}).items() if v is not None},
+    }
     conf["thread_id"] = thread_id
     return {"configurable": conf}
 
 
-def get_state(orch: Orchestrator, thread_id: str, checkpoint: Mapping[str, Any] | None = None,
-              *, subgraphs: bool = False) -> dict[str, Any]:
+def get_state(
+    orch: Orchestrator,
+    thread_id: str,
+    checkpoint: Mapping[str, Any] | None = None,
+    *,
+    subgraphs: bool = False,
+) -> dict[str, Any]:
     graph = graph_of(orch, thread_id)
     if graph is None:
         return dict(EMPTY_STATE)
@@ -88,14 +115,22 @@ def get_state(orch: Orchestrator, thread_id: str, checkpoint: Mapping[str, Any] 
 def _needs_graph(orch: Orchestrator, thread_id: str) -> str:
     graph = graph_of(orch, thread_id)
     if graph is None:
-        raise UserError(f"Thread '{thread_id}' has no assigned graph ID. Run it once, or set "
-                        "metadata.graph_id on the thread, before updating its state.")
+        raise UserError(
+            f"Thread '{thread_id}' has no assigned graph ID. Run it once, or set "
+            "metadata.graph_id on the thread, before updating its state."
+        )
     orch.graphs.get(graph)
     return graph
 
 
-def update_state(orch: Orchestrator, thread_id: str, values: Any, *, as_node: str | None = None,
-                 checkpoint: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def update_state(
+    orch: Orchestrator,
+    thread_id: str,
+    values: Any,
+    *,
+    as_node: str | None = None,
+    checkpoint: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """Write ``values`` as if ``as_node`` had returned them: a new checkpoint (a fork when
     ``checkpoint`` names an older one)."""
     graph = _needs_graph(orch, thread_id)
@@ -110,11 +145,21 @@ def update_state(orch: Orchestrator, thread_id: str, values: Any, *, as_node: st
     return {"checkpoint": conf, "configurable": conf, "checkpoint_id": conf.get("checkpoint_id")}
 
 
-def bulk_update(orch: Orchestrator, thread_id: str, supersteps: Sequence[Sequence[Mapping[str, Any]]]) -> None:
+def bulk_update(
+    orch: Orchestrator, thread_id: str, supersteps: Sequence[Sequence[Mapping[str, Any]]]
+) -> None:
     """Apply supersteps of updates (``threads.create(supersteps=...)``), one checkpoint each."""
     graph = _needs_graph(orch, thread_id)
-    steps = [[StateUpdate(Command(**u["command"]) if u.get("command") else u.get("values"),  # type: ignore[arg-type]  # LangGraph applies a Command here too
-                          u.get("as_node")) for u in step] for step in supersteps]
+    steps = [
+        [
+            StateUpdate(
+                Command(**u["command"]) if u.get("command") else u.get("values"),  # type: ignore[arg-type]  # LangGraph applies a Command here too
+                u.get("as_node"),
+            )
+            for u in step
+        ]
+        for step in supersteps
+    ]
     with _holding(orch, thread_id) as fence:
         config = _config(thread_id)
         config["configurable"]["gw_fence"] = fence
@@ -134,8 +179,13 @@ def _settle(orch: Orchestrator, thread_id: str, graph: str, fence: int | None = 
     """After a state update the thread runs ``graph``; with nodes left to run it waits
     (``interrupted``, as the reference says), else it is idle."""
     waiting = bool(orch.compiled(graph).get_state(_config(thread_id)).next)
-    orch._set_meta(thread_id, fence, graph=graph, thread_id=thread_id,
-                   status="interrupted" if waiting else "completed")
+    orch._set_meta(
+        thread_id,
+        fence,
+        graph=graph,
+        thread_id=thread_id,
+        status="interrupted" if waiting else "completed",
+    )
 
 
 def _before(before: Mapping[str, Any] | str | None) -> RunnableConfig | None:
@@ -147,14 +197,22 @@ def _before(before: Mapping[str, Any] | str | None) -> RunnableConfig | None:
     return {"configurable": {k: v for k, v in inner.items() if v is not None}}
 
 
-def history(orch: Orchestrator, thread_id: str, *, limit: int = 10,
-            before: Mapping[str, Any] | str | None = None,
-            metadata: Mapping[str, Any] | None = None,
-            checkpoint: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+def history(
+    orch: Orchestrator,
+    thread_id: str,
+    *,
+    limit: int = 10,
+    before: Mapping[str, Any] | str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    checkpoint: Mapping[str, Any] | None = None,
+) -> list[dict[str, Any]]:
     graph = graph_of(orch, thread_id)
     if graph is None:
         return []
     snaps = orch.compiled(graph).get_state_history(
-        _config(thread_id, checkpoint), filter=dict(metadata) if metadata else None,
-        before=_before(before), limit=limit)
+        _config(thread_id, checkpoint),
+        filter=dict(metadata) if metadata else None,
+        before=_before(before),
+        limit=limit,
+    )
     return [snapshot_doc(s) for s in snaps]

@@ -29,7 +29,9 @@ def sweep(store: RunStore, *, now: float | None = None) -> list[tuple[str, str]]
     if not store.redis.set(f"{store.keys.queue()}:sweeping", "1", nx=True, px=window_ms):
         return []
     now = time.time() if now is None else now
-    candidates = [(t, r) for t, r, updated in active_runs(store) if updated < now - store.claim_window_s]
+    candidates = [
+        (t, r) for t, r, updated in active_runs(store) if updated < now - store.claim_window_s
+    ]
     if not candidates:
         return []
     held = delayed_members(store) | queued(store)
@@ -42,13 +44,17 @@ def sweep(store: RunStore, *, now: float | None = None) -> list[tuple[str, str]]
 
 def active_runs(store: RunStore) -> Iterator[tuple[str, str, float]]:
     """Every pending or running run: thread, run and when its record last changed."""
-    threads = (unescape(t.decode()) for t, _ in store.redis.zscan_iter(store.keys.threads(), count=PAGE))
+    threads = (
+        unescape(t.decode()) for t, _ in store.redis.zscan_iter(store.keys.threads(), count=PAGE)
+    )
     for thread_id in threads:
         ids: list[bytes] = store.redis.zrange(store.inflight(thread_id), 0, -1)  # type: ignore[assignment]  # bytes client
         for raw in ids:
             run_id = raw.decode()
-            got: list[bytes | None] = store.redis.hmget(store.keys.run_record(thread_id, run_id),  # type: ignore[assignment]  # bytes client
-                                                        ["status", "updated_at"])
+            got: list[bytes | None] = store.redis.hmget(
+                store.keys.run_record(thread_id, run_id),  # type: ignore[assignment]  # bytes client
+                ["status", "updated_at"],
+            )
             status, updated = got
             if status in (b"pending", b"running"):
                 yield thread_id, run_id, float(updated or 0)

@@ -28,9 +28,21 @@ from graphwright.server.schemas_threads import (
 from graphwright.thread_index import API_STATUS, ApiStatus, Order, Query, contains
 from graphwright_errors import ConflictError, NotFoundError
 
-FIELDS = ("thread_id", "created_at", "updated_at", "state_updated_at", "metadata", "status",
-          "config", "values", "interrupts", "error")
-COPY_FIELDS = tuple(f for f in FIELDS if f not in ("values", "interrupts", "error"))  # as the reference
+FIELDS = (
+    "thread_id",
+    "created_at",
+    "updated_at",
+    "state_updated_at",
+    "metadata",
+    "status",
+    "config",
+    "values",
+    "interrupts",
+    "error",
+)
+COPY_FIELDS = tuple(
+    f for f in FIELDS if f not in ("values", "interrupts", "error")
+)  # as the reference
 _PATH = re.compile(r"[^.\[\]]+|\[-?\d+\]")
 
 
@@ -69,17 +81,25 @@ class Threads:
         created = float(meta.get("created_at") or meta.get("updated_at") or 0)
         updated = iso(float(meta.get("updated_at") or created))
         out: dict[str, Any] = {
-            "thread_id": thread_id, "created_at": iso(created), "updated_at": updated,
-            "state_updated_at": updated, "metadata": json.loads(meta.get("metadata") or "{}"),
-            "status": self.status(meta), "config": self.config(thread_id), "values": None,
+            "thread_id": thread_id,
+            "created_at": iso(created),
+            "updated_at": updated,
+            "state_updated_at": updated,
+            "metadata": json.loads(meta.get("metadata") or "{}"),
+            "status": self.status(meta),
+            "config": self.config(thread_id),
+            "values": None,
         }
         if meta.get("graph"):  # it has state: the reference then also tells interrupts and error
             out["interrupts"], out["error"] = {}, None
             if fields & {"values", "interrupts"}:
                 snap = self.orch.snapshot(thread_id)
                 out["values"] = wire(snap.values)
-                out["interrupts"] = {t.id: [state_api.interrupt_doc(i) for i in t.interrupts]
-                                     for t in snap.tasks if t.interrupts}
+                out["interrupts"] = {
+                    t.id: [state_api.interrupt_doc(i) for i in t.interrupts]
+                    for t in snap.tasks
+                    if t.interrupts
+                }
         return {k: v for k, v in out.items() if k in fields}
 
     def config(self, thread_id: str) -> dict[str, Any]:
@@ -92,8 +112,7 @@ class Threads:
 
     def create(self, body: ThreadCreateBody) -> dict[str, Any]:
         try:  # one step: of two creating one id at once, the other finds it taken
-            thread_id = self.orch.create_thread(body.thread_id or str(uuid.uuid4()),
-                                                body.metadata)
+            thread_id = self.orch.create_thread(body.thread_id or str(uuid.uuid4()), body.metadata)
         except ConflictError:
             if (body.if_exists or "raise") == "raise" or not body.thread_id:
                 raise
@@ -119,8 +138,9 @@ class Threads:
             self.set_ttl(thread_id, body.ttl)
         return self.doc(thread_id)
 
-    def stamp(self, thread_id: str, graph_id: str, assistant_id: str,
-              meta: dict[str, str] | None = None) -> None:
+    def stamp(
+        self, thread_id: str, graph_id: str, assistant_id: str, meta: dict[str, str] | None = None
+    ) -> None:
         """Note which graph and assistant run on the thread (a chat UI lists threads by them);
         ``meta`` is the thread's as just read, if the caller has it."""
         meta = self.orch.meta(thread_id) if meta is None else meta
@@ -149,10 +169,15 @@ class Threads:
             raise NotFoundError(f"Thread with ID {thread_id} not found")
         new_id = str(uuid.uuid4())
         self.orch.saver.copy_thread(thread_id, new_id)
-        kept = {k: v for k, v in meta.items() if k in ("graph", "metadata", "ttl_s")}  # idle, as the reference
+        kept = {
+            k: v for k, v in meta.items() if k in ("graph", "metadata", "ttl_s")
+        }  # idle, as the reference
         self.orch.update_meta(new_id, **kept, thread_id=new_id, created_at=str(time.time()))
         self.orch.refresh_ttl(new_id)
-        return {**self.doc(new_id, fields=COPY_FIELDS), "config": {}}  # the reference's copy: no configurable
+        return {
+            **self.doc(new_id, fields=COPY_FIELDS),
+            "config": {},
+        }  # the reference's copy: no configurable
 
     def prune(self, thread_ids: list[str], strategy: str) -> int:
         known = [t for t in thread_ids if self.orch.meta(t)]
@@ -165,14 +190,23 @@ class Threads:
 
     # --- searching -------------------------------------------------------------
 
-    def _matches(self, doc: Mapping[str, Any], query: Query,
-                 values: Mapping[str, Any] | None, status: str | None) -> bool:
-        return ((not query.metadata or contains(doc["metadata"], query.metadata))
-                and query.allows(doc["metadata"])
-                and (not values or (doc["values"] is not None and contains(doc["values"], values)))
-                and (not status or doc["status"] == status))
+    def _matches(
+        self,
+        doc: Mapping[str, Any],
+        query: Query,
+        values: Mapping[str, Any] | None,
+        status: str | None,
+    ) -> bool:
+        return (
+            (not query.metadata or contains(doc["metadata"], query.metadata))
+            and query.allows(doc["metadata"])
+            and (not values or (doc["values"] is not None and contains(doc["values"], values)))
+            and (not status or doc["status"] == status)
+        )
 
-    def _load(self, ids: Iterable[str], status: str | None, fields: set[str]) -> list[dict[str, Any]]:
+    def _load(
+        self, ids: Iterable[str], status: str | None, fields: set[str]
+    ) -> list[dict[str, Any]]:
         """Thread documents for index hits; drops threads that are gone and fixes stale statuses."""
         docs, gone = [], []
         for thread_id in ids:
@@ -189,52 +223,78 @@ class Threads:
         self.index.forget(gone)
         return docs
 
-    def search(self, body: ThreadSearchBody,
-               filters: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    def search(
+        self, body: ThreadSearchBody, filters: Mapping[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
         """One page of the threads matching ``body`` that ``filters`` (the caller's grant)
         lets them see: the filter narrows the candidates before the page is cut."""
         self.index.drop_expired()
         fields = set(body.select or FIELDS) | ({"values"} if body.values or body.extract else set())
         order: Order = "created" if body.sort_by == "created_at" else "updated"
         descending = (body.sort_order or "desc").lower() == "desc"
-        query = Query(status=body.status, metadata=body.metadata, order=order,
-                      descending=descending, filters=filters)
-        checks = bool(body.values or body.ids or query.needs_check()
-                      or body.sort_by in ("thread_id", "status"))
+        query = Query(
+            status=body.status,
+            metadata=body.metadata,
+            order=order,
+            descending=descending,
+            filters=filters,
+        )
+        checks = bool(
+            body.values
+            or body.ids
+            or query.needs_check()
+            or body.sort_by in ("thread_id", "status")
+        )
         if not checks:
             ids = self.index.page(query, body.offset, body.limit)
-            docs = [d for d in self._load(ids, body.status, fields)
-                    if self._matches(d, Query(), None, body.status)]
+            docs = [
+                d
+                for d in self._load(ids, body.status, fields)
+                if self._matches(d, Query(), None, body.status)
+            ]
         else:
             ids = self._narrowed(body.ids if body.ids else self.index.page(query, 0, -1), query)
             # in the index's order with only metadata checked: cut the page before loading
-            early = not (body.values or body.ids or body.status
-                         or body.sort_by in ("thread_id", "status"))
+            early = not (
+                body.values or body.ids or body.status or body.sort_by in ("thread_id", "status")
+            )
             if early:
-                ids = ids[body.offset: body.offset + body.limit]
-            docs = [d for d in self._load(ids, body.status, fields | {"values"} if body.values else fields)
-                    if self._matches(d, query, body.values, body.status)]
+                ids = ids[body.offset : body.offset + body.limit]
+            docs = [
+                d
+                for d in self._load(
+                    ids, body.status, fields | {"values"} if body.values else fields
+                )
+                if self._matches(d, query, body.values, body.status)
+            ]
             if body.sort_by in ("thread_id", "status"):
                 docs.sort(key=lambda d: str(d[body.sort_by or "thread_id"]), reverse=descending)
             elif body.ids:
                 key = "created_at" if order == "created" else "updated_at"
                 docs.sort(key=lambda d: str(d[key]), reverse=descending)
             if not early:
-                docs = docs[body.offset: body.offset + body.limit]
+                docs = docs[body.offset : body.offset + body.limit]
         return [self._shape(d, body) for d in docs]
 
     def _narrowed(self, ids: list[str], query: Query) -> list[str]:
         """The candidates whose metadata matches the query and the caller's filter, judged
         on the metadata alone (one read for all of them, no thread loaded)."""
         metas = self.orch.thread_meta.metadata_of(ids)
-        return [t for t, m in zip(ids, metas, strict=True) if m is not None
-                and (not query.metadata or contains(m, query.metadata)) and query.allows(m)]
+        return [
+            t
+            for t, m in zip(ids, metas, strict=True)
+            if m is not None
+            and (not query.metadata or contains(m, query.metadata))
+            and query.allows(m)
+        ]
 
     @staticmethod
     def _shape(doc: dict[str, Any], body: ThreadSearchBody) -> dict[str, Any]:
         out = {k: v for k, v in doc.items() if k in (body.select or FIELDS)}
         if body.extract:
-            out["extracted"] = {alias: extract_path(doc, path) for alias, path in body.extract.items()}
+            out["extracted"] = {
+                alias: extract_path(doc, path) for alias, path in body.extract.items()
+            }
         return out
 
     def count(self, body: ThreadCountBody, filters: Mapping[str, Any] | None = None) -> int:
@@ -248,4 +308,3 @@ class Threads:
         fields = {"status", "metadata"} | ({"values"} if body.values else set())
         docs = self._load(ids, body.status, fields)
         return sum(self._matches(d, query, body.values, body.status) for d in docs)
-

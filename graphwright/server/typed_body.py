@@ -53,8 +53,8 @@ async def _parse(request: Request) -> Any:
         return _adapter(field.field_info.annotation).validate_python(data)
     except ValidationError as exc:
         raise RequestValidationError(
-            [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)],
-            body=data) from exc
+            [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)], body=data
+        ) from exc
 
 
 async def validated_body(request: Request) -> None:

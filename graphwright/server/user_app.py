@@ -25,8 +25,11 @@ class Authenticated:
             try:
                 await self.authority.authenticate(Request(scope, receive))
             except HTTPException as exc:
-                refused = JSONResponse({"detail": exc.detail}, status_code=exc.status_code,
-                                       headers=dict(exc.headers or {}))
+                refused = JSONResponse(
+                    {"detail": exc.detail},
+                    status_code=exc.status_code,
+                    headers=dict(exc.headers or {}),
+                )
                 await refused(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -35,6 +38,7 @@ class Authenticated:
 def checked_app(value: Any, where: str) -> ASGIApp:
     """The loaded ``http.app``, or a ConfigurationError naming what it is instead."""
     if not callable(value):
-        raise ConfigurationError(f"http.app {where!r} is {type(value).__name__}, not a "
-                                 "Starlette or FastAPI app")
+        raise ConfigurationError(
+            f"http.app {where!r} is {type(value).__name__}, not a Starlette or FastAPI app"
+        )
     return value  # type: ignore[no-any-return]  # an ASGI callable

@@ -35,8 +35,11 @@ async def waiting(launch: Launcher, run: Run, *, cancel_on_disconnect: bool) -> 
     done, _ = await asyncio.wait({result}, timeout=launch.orch.settings.keepalive_s)
     if done:
         return Response(result.result(), media_type="application/json", headers=headers)
-    return StreamingResponse(body(launch, run, result, cancel_on_disconnect=cancel_on_disconnect),
-                             media_type="application/json", headers=headers)
+    return StreamingResponse(
+        body(launch, run, result, cancel_on_disconnect=cancel_on_disconnect),
+        media_type="application/json",
+        headers=headers,
+    )
 
 
 async def outcome(launch: Launcher, run: Run) -> bytes:
@@ -46,8 +49,9 @@ async def outcome(launch: Launcher, run: Run) -> bytes:
     return bytes(JSONResponse(await launch.output(run)).body)  # encoded as every other answer
 
 
-async def body(launch: Launcher, run: Run, result: asyncio.Future[bytes], *,
-               cancel_on_disconnect: bool) -> AsyncIterator[bytes]:
+async def body(
+    launch: Launcher, run: Run, result: asyncio.Future[bytes], *, cancel_on_disconnect: bool
+) -> AsyncIterator[bytes]:
     """A keep-alive now and every ``keepalive_s`` until the outcome is known, then the outcome.
 
     The client's disconnect cancels this generator (Starlette listens for it) at its wait;

@@ -78,7 +78,8 @@ def admit(url: str, allow: str) -> list[IpAddress]:
     if refused:
         raise UnprocessableError(
             f"webhook {redacted(url)} resolves to {refused[0]}, a private, loopback or "
-            "link-local address; list it in GRAPHWRIGHT_WEBHOOK_ALLOW to allow it")
+            "link-local address; list it in GRAPHWRIGHT_WEBHOOK_ALLOW to allow it"
+        )
     return addresses
 
 
@@ -93,5 +94,8 @@ def pinned(url: str, address: IpAddress) -> tuple[str, dict[str, str], dict[str,
     if "@" in parts.netloc:
         netloc = parts.netloc.rsplit("@", 1)[0] + "@" + netloc
     port = f":{parts.port}" if parts.port else ""
-    return (parts._replace(netloc=netloc).geturl(), {"Host": f"{host}{port}"},
-            {"sni_hostname": host})
+    return (
+        parts._replace(netloc=netloc).geturl(),
+        {"Host": f"{host}{port}"},
+        {"sni_hostname": host},
+    )

@@ -46,9 +46,16 @@ def live_workers(orch: Orchestrator) -> int:
 class Worker:
     """One consumer of the run queue, running up to ``jobs`` runs concurrently."""
 
-    def __init__(self, orch: Orchestrator, *, name: str | None = None,
-                 claim_idle_ms: int = 60_000, block_ms: int = 1_000, jobs: int = 10,
-                 grace_s: float = 30.0) -> None:
+    def __init__(
+        self,
+        orch: Orchestrator,
+        *,
+        name: str | None = None,
+        claim_idle_ms: int = 60_000,
+        block_ms: int = 1_000,
+        jobs: int = 10,
+        grace_s: float = 30.0,
+    ) -> None:
         self.orch = orch
         self.store = RunStore.of(orch)
         self.queue = orch.keys.queue()
@@ -90,8 +97,12 @@ class Worker:
                     # Any Redis error, not only a lost connection (out of memory, read-only
                     # after a failover, still loading, a cluster between two slot maps):
                     # waited out, and the loop goes on.
-                    log.warning("worker %s: Redis refused or is not reachable (%s: %s); "
-                                "waiting for it", self.name, type(exc).__name__, exc)
+                    log.warning(
+                        "worker %s: Redis refused or is not reachable (%s: %s); waiting for it",
+                        self.name,
+                        type(exc).__name__,
+                        exc,
+                    )
                     await asyncio.to_thread(self.stop.wait, 1.0)
             await self.drain()
         finally:
@@ -108,8 +119,11 @@ class Worker:
             self._sweeping = asyncio.create_task(self.sweep())
         free = self.jobs.free()
         if free <= 0:  # all jobs busy: wait for one to end (or a while, to look at ``stop``)
-            await asyncio.wait(list(self.jobs.tasks.values()), timeout=self.block_ms / 1000,
-                               return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                list(self.jobs.tasks.values()),
+                timeout=self.block_ms / 1000,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
             return 0
         self.jobs.reserved += free  # the slots the entries read below may fill
         try:
@@ -119,8 +133,9 @@ class Worker:
                     await client.xack(self.queue, GROUP, entry_id)
                     continue
                 thread, run_id = fields[b"thread_id"].decode(), fields[b"run_id"].decode()
-                self.jobs.spawn(entry_id.decode(),
-                                self.process(heartbeat, entry_id, thread, run_id))
+                self.jobs.spawn(
+                    entry_id.decode(), self.process(heartbeat, entry_id, thread, run_id)
+                )
         finally:
             self.jobs.reserved -= free
             self.jobs.changed()
@@ -130,8 +145,9 @@ class Worker:
         """Abandoned entries, else new ones at once, else one new one waited for: a blocking
         read holds one slot only, so runs of the API process sharing ``jobs`` are not kept
         waiting by a read that finds nothing."""
-        claimed: Any = await client.xautoclaim(self.queue, GROUP, self.name, self.claim_idle_ms,
-                                               start_id="0-0", count=free)
+        claimed: Any = await client.xautoclaim(
+            self.queue, GROUP, self.name, self.claim_idle_ms, start_id="0-0", count=free
+        )
         entries: list[Any] = list(claimed[1]) if claimed else []
         if entries:
             return entries
@@ -139,8 +155,9 @@ class Worker:
         if not read or not read[0][1]:
             self.jobs.reserved -= free - 1
             try:
-                read = await client.xreadgroup(GROUP, self.name, {self.queue: ">"}, count=1,
-                                               block=self.block_ms)
+                read = await client.xreadgroup(
+                    GROUP, self.name, {self.queue: ">"}, count=1, block=self.block_ms
+                )
             finally:
                 self.jobs.reserved += free - 1
         return list(read[0][1]) if read else []
@@ -188,7 +205,9 @@ class Worker:
         async def beat() -> bool:
             return bool(await heartbeat(keys=[self.queue], args=[GROUP, entry_id, self.name]))
 
-        beating = asyncio.create_task(kept(beat, self.claim_idle_ms / 3000, f"run entry {entry_id!r}"))
+        beating = asyncio.create_task(
+            kept(beat, self.claim_idle_ms / 3000, f"run entry {entry_id!r}")
+        )
         outcome: Outcome | None = None
         try:
             outcome = await self.jobs.attempt(executor, thread, run_id)
@@ -214,12 +233,19 @@ class Worker:
                 failures += 1
                 if self.stop.is_set():  # left pending: whoever claims it settles it
                     return
-                log.warning("run %s: its queue entry could not be settled (%s); retrying",
-                            run_id, exc)
+                log.warning(
+                    "run %s: its queue entry could not be settled (%s); retrying", run_id, exc
+                )
                 await asyncio.sleep(backoff(failures))
 
-    def settle(self, entry_id: bytes, thread: str, run_id: str, outcome: Outcome | None,
-               delay_s: float | None) -> None:
+    def settle(
+        self,
+        entry_id: bytes,
+        thread: str,
+        run_id: str,
+        outcome: Outcome | None,
+        delay_s: float | None,
+    ) -> None:
         """Acknowledge and delete the entry; a run to retry (``delay_s``) goes back on the
         delayed queue with it (one step, but on a cluster, whose queue keys live on other
         slots)."""

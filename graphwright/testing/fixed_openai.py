@@ -22,17 +22,31 @@ REPLY = "".join(WORDS)
 def completion(stream: bool) -> Iterator[dict[str, Any]]:
     base = {"id": "chatcmpl-fixed", "created": 0, "model": "fixed"}
     if not stream:
-        yield {**base, "object": "chat.completion",
-               "choices": [{"index": 0, "message": {"role": "assistant", "content": REPLY},
-                            "finish_reason": "stop"}],
-               "usage": {"prompt_tokens": 5, "completion_tokens": CHUNKS, "total_tokens": 5 + CHUNKS}}
+        yield {
+            **base,
+            "object": "chat.completion",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": REPLY},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 5, "completion_tokens": CHUNKS, "total_tokens": 5 + CHUNKS},
+        }
         return
     for i, word in enumerate(WORDS):
         delta = {"role": "assistant", "content": word} if i == 0 else {"content": word}
-        yield {**base, "object": "chat.completion.chunk",
-               "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
-    yield {**base, "object": "chat.completion.chunk",
-           "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+        yield {
+            **base,
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+        }
+    yield {
+        **base,
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+    }
 
 
 class Handler(BaseHTTPRequestHandler):

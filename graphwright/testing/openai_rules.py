@@ -30,22 +30,44 @@ def _roles_and_content(messages: list[dict[str, Any]]) -> Problem | None:
     for i, m in enumerate(messages):
         role = m.get("role")
         if role not in ROLES:
-            return f"messages.[{i}].role", f"Invalid value: '{role}'. Supported values are: {sorted(ROLES)}."
+            return (
+                f"messages.[{i}].role",
+                f"Invalid value: '{role}'. Supported values are: {sorted(ROLES)}.",
+            )
         content = m.get("content")
         if role == "assistant":
             calls = m.get("tool_calls")
             if content is None and not calls:
-                return f"messages.[{i}].content", "Invalid value for 'content': expected a string, got null."
+                return (
+                    f"messages.[{i}].content",
+                    "Invalid value for 'content': expected a string, got null.",
+                )
             for j, c in enumerate(calls or []):
                 fn = c.get("function") or {}
-                if not c.get("id") or c.get("type") != "function" or not isinstance(fn.get("arguments"), str):
-                    return f"messages.[{i}].tool_calls.[{j}]", "Invalid tool call: id, type 'function' and string arguments are required."
+                if (
+                    not c.get("id")
+                    or c.get("type") != "function"
+                    or not isinstance(fn.get("arguments"), str)
+                ):
+                    return (
+                        f"messages.[{i}].tool_calls.[{j}]",
+                        "Invalid tool call: id, type 'function' and string arguments are required.",
+                    )
                 if not TOOL_NAME.match(str(fn.get("name") or "")):
-                    return f"messages.[{i}].tool_calls.[{j}].function.name", f"Invalid 'name': '{fn.get('name')}'."
+                    return (
+                        f"messages.[{i}].tool_calls.[{j}].function.name",
+                        f"Invalid 'name': '{fn.get('name')}'.",
+                    )
         elif content is None:
-            return f"messages.[{i}].content", "Invalid value for 'content': expected a string, got null."
+            return (
+                f"messages.[{i}].content",
+                "Invalid value for 'content': expected a string, got null.",
+            )
         if role == "tool" and not m.get("tool_call_id"):
-            return f"messages.[{i}].tool_call_id", "Missing required parameter: 'messages.[{i}].tool_call_id'."
+            return (
+                f"messages.[{i}].tool_call_id",
+                "Missing required parameter: 'messages.[{i}].tool_call_id'.",
+            )
     return None
 
 
@@ -55,8 +77,11 @@ def _tool_sequence(messages: list[dict[str, Any]]) -> Problem | None:
     for i, m in enumerate(messages):
         if m.get("role") == "tool":
             if m.get("tool_call_id") not in pending:
-                return (f"messages.[{i}].role", "Invalid parameter: messages with role 'tool' must be "
-                        "a response to a preceeding message with 'tool_calls'.")
+                return (
+                    f"messages.[{i}].role",
+                    "Invalid parameter: messages with role 'tool' must be "
+                    "a response to a preceeding message with 'tool_calls'.",
+                )
             pending.remove(m["tool_call_id"])
             continue
         if pending:
@@ -69,23 +94,31 @@ def _tool_sequence(messages: list[dict[str, Any]]) -> Problem | None:
 
 
 def _unanswered(ids: list[str]) -> str:
-    return ("An assistant message with 'tool_calls' must be followed by tool messages responding "
-            f"to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
-            f"{', '.join(ids)}")
+    return (
+        "An assistant message with 'tool_calls' must be followed by tool messages responding "
+        f"to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+        f"{', '.join(ids)}"
+    )
 
 
 def _tools(body: dict[str, Any]) -> Problem | None:
     tools = body.get("tools")
     if tools is None:
         if body.get("tool_choice") is not None:
-            return "tool_choice", "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified."
+            return (
+                "tool_choice",
+                "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
+            )
         return None
     if not isinstance(tools, list) or not tools:
         return "tools", "Invalid 'tools': empty array. Expected an array with minimum length 1."
     for i, t in enumerate(tools):
         fn = t.get("function") or {}
         if t.get("type") != "function" or not TOOL_NAME.match(str(fn.get("name") or "")):
-            return f"tools.[{i}]", "Invalid tool: type 'function' and a valid function name are required."
+            return (
+                f"tools.[{i}]",
+                "Invalid tool: type 'function' and a valid function name are required.",
+            )
         if "parameters" in fn and not isinstance(fn["parameters"], dict):
             return f"tools.[{i}].function.parameters", "Invalid 'parameters': expected an object."
     return None
@@ -98,14 +131,20 @@ def _response_format(body: dict[str, Any], messages: list[dict[str, Any]]) -> Pr
     kind = fmt.get("type")
     if kind == "json_schema":
         spec = fmt.get("json_schema") or {}
-        if not re.match(r"^[a-zA-Z0-9_-]{1,64}$", str(spec.get("name") or "")) or \
-                not isinstance(spec.get("schema"), dict):
-            return "response_format.json_schema", "Invalid 'response_format.json_schema': a name and a schema object are required."
+        if not re.match(r"^[a-zA-Z0-9_-]{1,64}$", str(spec.get("name") or "")) or not isinstance(
+            spec.get("schema"), dict
+        ):
+            return (
+                "response_format.json_schema",
+                "Invalid 'response_format.json_schema': a name and a schema object are required.",
+            )
         return None
     if kind == "json_object":
         if not any("json" in str(m.get("content") or "").lower() for m in messages):
-            return "messages", ("'messages' must contain the word 'json' in some form, to use "
-                                "'response_format' of type 'json_object'.")
+            return "messages", (
+                "'messages' must contain the word 'json' in some form, to use "
+                "'response_format' of type 'json_object'."
+            )
         return None
     if kind != "text":
         return "response_format.type", f"Invalid value: '{kind}'."
@@ -114,5 +153,8 @@ def _response_format(body: dict[str, Any], messages: list[dict[str, Any]]) -> Pr
 
 def _stream_options(body: dict[str, Any]) -> Problem | None:
     if body.get("stream_options") is not None and not body.get("stream"):
-        return "stream_options", "The 'stream_options' parameter is only allowed when 'stream' is enabled."
+        return (
+            "stream_options",
+            "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+        )
     return None

@@ -43,12 +43,14 @@ def graphwright_graphs() -> Any:
 
 
 @pytest.fixture
-def graphwright_orchestrator(graphwright_redis: Server, scripted_openai: ScriptedOpenAI,
-                             graphwright_graphs: Any) -> Iterator[Orchestrator]:
+def graphwright_orchestrator(
+    graphwright_redis: Server, scripted_openai: ScriptedOpenAI, graphwright_graphs: Any
+) -> Iterator[Orchestrator]:
     """An Orchestrator on the private Redis under a fresh prefix, its model the real
     ChatOpenAI client against ``scripted_openai``."""
     from graphwright.testing.kit import bound_orchestrator
 
-    with bound_orchestrator(graphwright_redis.url, scripted_openai,
-                            graphs=graphwright_graphs) as orch:
+    with bound_orchestrator(
+        graphwright_redis.url, scripted_openai, graphs=graphwright_graphs
+    ) as orch:
         yield orch

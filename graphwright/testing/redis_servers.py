@@ -137,9 +137,18 @@ def start_cluster(workdir: Path, masters: int = 3, replicas: int = 0) -> list[Se
         for i in range(masters * (1 + replicas)):
             servers.append(
                 start_server(
-                    workdir / f"node{i}", "--cluster-enabled", "yes",
-                    "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "2000",
-                    "--appendonly", "yes", "--repl-diskless-sync-delay", "0", port=cluster_port(),
+                    workdir / f"node{i}",
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-node-timeout",
+                    "2000",
+                    "--appendonly",
+                    "yes",
+                    "--repl-diskless-sync-delay",
+                    "0",
+                    port=cluster_port(),
                 )
             )
     except RuntimeError:
@@ -194,7 +203,9 @@ def _wait_for_sync(replicas: list[redis.Redis]) -> None:
         time.sleep(0.05)
 
 
-def start_sentinel(workdir: Path, master_port: int, service: str = "gwmaster") -> tuple[int, subprocess.Popen[bytes]]:
+def start_sentinel(
+    workdir: Path, master_port: int, service: str = "gwmaster"
+) -> tuple[int, subprocess.Popen[bytes]]:
     """A Sentinel watching the master on ``master_port``, failing it over a second after it dies."""
     port = free_port()
     workdir.mkdir(parents=True, exist_ok=True)
@@ -205,8 +216,11 @@ def start_sentinel(workdir: Path, master_port: int, service: str = "gwmaster") -
         f"sentinel down-after-milliseconds {service} 1000\n"
         f"sentinel failover-timeout {service} 3000\n"
     )
-    proc = subprocess.Popen([redis_binary(), str(conf), "--sentinel"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [redis_binary(), str(conf), "--sentinel"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     client = redis.Redis(port=port)
     deadline = time.monotonic() + scaled(10)
     while True:

@@ -35,20 +35,26 @@ def embeddings_answer(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     inputs: list[Any] = [raw] if isinstance(raw, str) or _tokens(raw) else list(raw or [])
     dims = body.get("dimensions") or DEFAULT_DIMS
     if not inputs or not all(isinstance(i, str) or _tokens(i) for i in inputs):
-        return 400, _error("input", "'input' must be a string, an array of strings or of "
-                                    "token arrays")
+        return 400, _error(
+            "input", "'input' must be a string, an array of strings or of token arrays"
+        )
     if not isinstance(dims, int) or dims < 1:
         return 400, _error("dimensions", "'dimensions' must be a positive integer")
     as_base64 = body.get("encoding_format") == "base64"
     data = []
     for index, item in enumerate(inputs):
         values = vector(item, dims)
-        encoded: str | list[float] = (base64.b64encode(struct.pack(f"<{dims}f", *values))
-                                      .decode() if as_base64 else values)
+        encoded: str | list[float] = (
+            base64.b64encode(struct.pack(f"<{dims}f", *values)).decode() if as_base64 else values
+        )
         data.append({"object": "embedding", "index": index, "embedding": encoded})
     used = sum(len(i) if not isinstance(i, str) else len(WORD.findall(i)) for i in inputs)
-    return 200, {"object": "list", "data": data, "model": body.get("model", "scripted"),
-                 "usage": {"prompt_tokens": used, "total_tokens": used}}
+    return 200, {
+        "object": "list",
+        "data": data,
+        "model": body.get("model", "scripted"),
+        "usage": {"prompt_tokens": used, "total_tokens": used},
+    }
 
 
 def _tokens(value: Any) -> bool:
@@ -56,5 +62,6 @@ def _tokens(value: Any) -> bool:
 
 
 def _error(param: str, message: str) -> dict[str, Any]:
-    return {"error": {"message": message, "type": "invalid_request_error", "param": param,
-                      "code": None}}
+    return {
+        "error": {"message": message, "type": "invalid_request_error", "param": param, "code": None}
+    }

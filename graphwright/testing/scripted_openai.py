@@ -63,7 +63,8 @@ class Reply:
                 "function": {
                     "name": c["name"],
                     # A string is sent as is, so tests can script malformed JSON.
-                    "arguments": c["args"] if isinstance(c["args"], str)
+                    "arguments": c["args"]
+                    if isinstance(c["args"], str)
                     else json.dumps(c["args"], ensure_ascii=False),
                 },
             }
@@ -71,8 +72,11 @@ class Reply:
         ]
 
     def usage(self) -> dict[str, int]:
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "total_tokens": self.prompt_tokens + self.completion_tokens}
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.prompt_tokens + self.completion_tokens,
+        }
 
     def to_json(self, model: str) -> dict[str, Any]:
         calls = self.tool_call_json()
@@ -84,15 +88,20 @@ class Reply:
             "object": "chat.completion",
             "created": 0,
             "model": model,
-            "choices": [{"index": 0, "message": message,
-                         "finish_reason": "tool_calls" if calls else "stop"}],
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
+            ],
             "usage": self.usage(),
         }
 
     def stream_json(self, model: str, include_usage: bool) -> Iterator[dict[str, Any]]:
         """The reply as ``chat.completion.chunk`` objects, in the order the API sends them."""
-        base = {"id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion.chunk",
-                "created": 0, "model": model}
+        base = {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": model,
+        }
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
             return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
@@ -104,8 +113,18 @@ class Reply:
                 self.hold.wait(timeout=scaled(30))
         for index, c in enumerate(self.tool_call_json()):
             args = c["function"]["arguments"]
-            yield chunk({"tool_calls": [{"index": index, "id": c["id"], "type": "function",
-                                         "function": {"name": c["function"]["name"], "arguments": ""}}]})
+            yield chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": c["id"],
+                            "type": "function",
+                            "function": {"name": c["function"]["name"], "arguments": ""},
+                        }
+                    ]
+                }
+            )
             for piece in pieces(args, 2):
                 yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
         yield chunk({}, "tool_calls" if self.tool_calls else "stop")
@@ -131,13 +150,18 @@ def pieces(text: str, n: int) -> list[str]:
     if not text:
         return []
     size = max(1, -(-len(text) // max(n, 1)))
-    return [text[i:i + size] for i in range(0, len(text), size)]
+    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 def empty_json(body: dict[str, Any]) -> dict[str, Any]:
     """A completion with no choices at all: what a broken server sends as a 200."""
-    return {"id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion", "created": 0,
-            "model": body.get("model", "scripted"), "choices": []}
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body.get("model", "scripted"),
+        "choices": [],
+    }
 
 
 def null_content(body: dict[str, Any]) -> tuple[str, str] | None:
@@ -155,8 +179,14 @@ def call(name: str, args: dict[str, Any] | str, id: str | None = None) -> dict[s
 class ScriptedOpenAI:
     """Serve ``script`` in order on a free loopback port."""
 
-    def __init__(self, *, json_schema: bool = True, latency_s: float = 0.0, usage: bool = True,
-                 null_content: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        json_schema: bool = True,
+        latency_s: float = 0.0,
+        usage: bool = True,
+        null_content: bool = True,
+    ) -> None:
         self.script: list[Reply | Fault] = []
         self.json_schema = json_schema  # False: refuse response_format json_schema with 400
         self.latency_s = latency_s  # before each answer, outside the lock (requests overlap)
@@ -192,11 +222,15 @@ class ScriptedOpenAI:
                     if payload.empty and body.get("stream"):
                         self._sse([])
                         return
-                    status, payload = (200, empty_json(body)) if payload.empty \
+                    status, payload = (
+                        (200, empty_json(body))
+                        if payload.empty
                         else (payload.status, payload.error_json())
+                    )
                 if isinstance(payload, Reply):
-                    usage = server.usage and \
-                        bool((body.get("stream_options") or {}).get("include_usage"))
+                    usage = server.usage and bool(
+                        (body.get("stream_options") or {}).get("include_usage")
+                    )
                     self._sse(payload.stream_json(body.get("model", "scripted"), usage))
                     return
                 data = json.dumps(payload).encode()
@@ -233,8 +267,14 @@ class ScriptedOpenAI:
 
     def chat_model(self) -> ChatOpenAI:
         """A real ``ChatOpenAI`` client talking to this server, without retries."""
-        return ChatOpenAI(model="scripted", base_url=self.base_url, api_key=SecretStr("test-key"),
-                          max_retries=0, timeout=scaled(10), stream_usage=True)
+        return ChatOpenAI(
+            model="scripted",
+            base_url=self.base_url,
+            api_key=SecretStr("test-key"),
+            max_retries=0,
+            timeout=scaled(10),
+            stream_usage=True,
+        )
 
     def __enter__(self) -> ScriptedOpenAI:
         return self
@@ -256,7 +296,9 @@ class ScriptedOpenAI:
         """The sum of the ``usage.total_tokens`` of every reply served."""
         return sum(r.prompt_tokens + r.completion_tokens for r in self.served)
 
-    def _answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any] | Reply | Fault]:
+    def _answer(
+        self, path: str, body: dict[str, Any]
+    ) -> tuple[int, dict[str, Any] | Reply | Fault]:
         with self._lock:
             if path.endswith("/embeddings"):
                 self.embedding_requests.append(body)
@@ -267,19 +309,34 @@ class ScriptedOpenAI:
                 if problem is not None:  # llama.cpp's server answers this with a 500
                     self.rejected.append((problem[1], body))
                     return 500, {"error": {"message": problem[1], "type": "server_error"}}
-            if problem is None and not self.json_schema and \
-                    (body.get("response_format") or {}).get("type") == "json_schema":
-                problem = ("response_format", "response_format of type json_schema is not "
-                                              "supported by this server")
+            if (
+                problem is None
+                and not self.json_schema
+                and (body.get("response_format") or {}).get("type") == "json_schema"
+            ):
+                problem = (
+                    "response_format",
+                    "response_format of type json_schema is not supported by this server",
+                )
             if problem is not None:
                 self.rejected.append((problem[1], body))
-                return 400, {"error": {"message": problem[1], "type": "invalid_request_error",
-                                       "param": problem[0], "code": None}}
+                return 400, {
+                    "error": {
+                        "message": problem[1],
+                        "type": "invalid_request_error",
+                        "param": problem[0],
+                        "code": None,
+                    }
+                }
             reply = self._pick(path, body)
             if reply is None:
                 self.unexpected.append(body)
-                return 500, {"error": {"message": "unexpected request: the script is used up",
-                                       "type": "server_error"}}
+                return 500, {
+                    "error": {
+                        "message": "unexpected request: the script is used up",
+                        "type": "server_error",
+                    }
+                }
             if isinstance(reply, Fault):
                 self.faults.append(reply)
                 return reply.status, reply
@@ -292,8 +349,14 @@ class ScriptedOpenAI:
             return 200, answer
 
     def _pick(self, path: str, body: dict[str, Any]) -> Reply | Fault | None:
-        system = next((str(m.get("content")) for m in body.get("messages", [])
-                       if m.get("role") in ("system", "developer")), "")
+        system = next(
+            (
+                str(m.get("content"))
+                for m in body.get("messages", [])
+                if m.get("role") in ("system", "developer")
+            ),
+            "",
+        )
         for marker, lane in self.lanes.items():
             if marker in system:
                 if not lane:

@@ -29,8 +29,14 @@ class Service:
 
 
 @contextmanager
-def running(orch: Orchestrator, *, api_key: str | None = None, worker: bool = True,
-            queue_waits: bool = False, auth: Auth | None = None) -> Iterator[Service]:
+def running(
+    orch: Orchestrator,
+    *,
+    api_key: str | None = None,
+    worker: bool = True,
+    queue_waits: bool = False,
+    auth: Auth | None = None,
+) -> Iterator[Service]:
     """Serve ``orch`` over HTTP (the LangGraph Agent Server API) for the ``with`` block, with a
     worker thread consuming the run queue unless ``worker=False``."""
     port = free_port()
@@ -42,7 +48,11 @@ def running(orch: Orchestrator, *, api_key: str | None = None, worker: bool = Tr
     while not server.started:
         assert time.monotonic() < deadline and serving.is_alive(), "the server did not start"
         time.sleep(0.01)
-    consumer = Worker(orch, name="in-test", claim_idle_ms=60_000, block_ms=100, grace_s=5) if worker else None
+    consumer = (
+        Worker(orch, name="in-test", claim_idle_ms=60_000, block_ms=100, grace_s=5)
+        if worker
+        else None
+    )
     working = threading.Thread(target=consumer.run_forever, daemon=True) if consumer else None
     if working:
         working.start()
@@ -60,13 +70,25 @@ LOOPBACK = "127.0.0.0/8,::1/128"  # GRAPHWRIGHT_WEBHOOK_ALLOW for a test's local
 
 
 @contextmanager
-def service_for(redis_url: str, prefix: str, graphs: str, *, model: BaseChatModel | None = None,
-                worker: bool = True, queue_waits: bool = False) -> Iterator[Service]:
+def service_for(
+    redis_url: str,
+    prefix: str,
+    graphs: str,
+    *,
+    model: BaseChatModel | None = None,
+    worker: bool = True,
+    queue_waits: bool = False,
+) -> Iterator[Service]:
     """:func:`running` for an Orchestrator on a test's Redis and key prefix, serving the
     graphs the plugin ``graphs`` registers (and ``model``, if given). Webhooks may reach
     loopback receivers (``LOOPBACK``), the only ones a test has."""
-    settings = Settings(_env_file=None, REDIS_URL=redis_url, GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
-                        GRAPHWRIGHT_GRAPHS=graphs, GRAPHWRIGHT_WEBHOOK_ALLOW=LOOPBACK)
+    settings = Settings(
+        _env_file=None,
+        REDIS_URL=redis_url,
+        GRAPHWRIGHT_KEY_PREFIX=prefix,  # type: ignore[call-arg]
+        GRAPHWRIGHT_GRAPHS=graphs,
+        GRAPHWRIGHT_WEBHOOK_ALLOW=LOOPBACK,
+    )
     orch = Orchestrator(settings=settings, model=model)
     with running(orch, worker=worker, queue_waits=queue_waits) as svc:
         yield svc

@@ -35,8 +35,9 @@ def scaled(seconds: float) -> float:
     return seconds * slowdown()
 
 
-def until(check: Callable[[], T], what: str, timeout_s: float = 60, *,
-          interval_s: float = 0.02) -> T:
+def until(
+    check: Callable[[], T], what: str, timeout_s: float = 60, *, interval_s: float = 0.02
+) -> T:
     """Poll ``check`` until it returns something true and return that; fail naming ``what``
     did not happen after ``timeout_s`` (scaled). For background runs, workers and servers,
     whose progress a test can only observe."""
@@ -49,8 +50,9 @@ def until(check: Callable[[], T], what: str, timeout_s: float = 60, *,
     return value
 
 
-def wait_exit(proc: subprocess.Popen[bytes] | subprocess.Popen[str], what: str,
-              timeout_s: float = 60) -> int:
+def wait_exit(
+    proc: subprocess.Popen[bytes] | subprocess.Popen[str], what: str, timeout_s: float = 60
+) -> int:
     """``proc``'s exit code once it ends; fail naming ``what`` after ``timeout_s`` (scaled),
     killing it first so a failed test leaves nothing running."""
     limit = scaled(timeout_s)

@@ -44,6 +44,7 @@ async def nap(state: State) -> dict[str, Any]:
 def sync_mark(name: str, key: str = "steps") -> Any:
     def mark(state: State) -> dict[str, Any]:
         return {key: [name]}
+
     return mark
 
 
@@ -51,6 +52,7 @@ def async_mark(name: str, key: str = "steps") -> Any:
     async def mark(state: State) -> dict[str, Any]:
         await asyncio.sleep(0)
         return {key: [name]}
+
     return mark
 
 
@@ -68,7 +70,10 @@ def _chain(*nodes: tuple[str, Any], schema: Any = State) -> StateGraph[Any]:
 async_nodes = _chain(("call_model", call_model), ("settle", settle)).compile()
 sync_over_async = _chain(
     ("sync_before", sync_mark("sync_before")),
-    ("async_sub", _chain(("async_inner", async_mark("async_inner", "inner")), schema=Inner).compile()),
+    (
+        "async_sub",
+        _chain(("async_inner", async_mark("async_inner", "inner")), schema=Inner).compile(),
+    ),
     ("sync_after", sync_mark("sync_after")),
 ).compile()
 async_over_sync = _chain(

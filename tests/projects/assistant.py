@@ -29,8 +29,14 @@ agent = create_agent(
     ChatOpenAI(model="gpt-4o-mini", max_retries=0),
     tools=[write_note, count_notes],
     system_prompt="You keep the user's notes.",
-    middleware=[HumanInTheLoopMiddleware(
-        interrupt_on={"write_note": {"allowed_decisions": ["approve", "edit", "reject"],
-                                     "description": "Writing a note changes the notes folder"}},
-    )],
+    middleware=[
+        HumanInTheLoopMiddleware(
+            interrupt_on={
+                "write_note": {
+                    "allowed_decisions": ["approve", "edit", "reject"],
+                    "description": "Writing a note changes the notes folder",
+                }
+            },
+        )
+    ],
 )

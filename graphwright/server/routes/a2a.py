@@ -22,9 +22,19 @@ from graphwright.server.inner_calls import Inner, UnsafeIdError, segment
 
 router = APIRouter(tags=["a2a"])
 LEGACY_ROLE = {"ROLE_USER": "user", "ROLE_AGENT": "agent"}
-LEGACY_STATE = {f"TASK_STATE_{s.upper().replace('-', '_')}": s for s in (
-    "submitted", "working", "completed", "failed", "canceled", "input-required", "rejected",
-    "auth-required")}
+LEGACY_STATE = {
+    f"TASK_STATE_{s.upper().replace('-', '_')}": s
+    for s in (
+        "submitted",
+        "working",
+        "completed",
+        "failed",
+        "canceled",
+        "input-required",
+        "rejected",
+        "auth-required",
+    )
+}
 RUNS_READ = 100  # a context's runs read to find a task's latest
 
 
@@ -34,9 +44,14 @@ def spec_format(data: Any) -> Any:
     if isinstance(data, dict):
         if list(data) == ["task"]:
             return spec_format(data["task"])
-        return {k: LEGACY_ROLE.get(v, v) if k == "role" and isinstance(v, str)
-                else LEGACY_STATE.get(v, v) if k == "state" and isinstance(v, str)
-                else spec_format(v) for k, v in data.items()}
+        return {
+            k: LEGACY_ROLE.get(v, v)
+            if k == "role" and isinstance(v, str)
+            else LEGACY_STATE.get(v, v)
+            if k == "state" and isinstance(v, str)
+            else spec_format(v)
+            for k, v in data.items()
+        }
     if isinstance(data, list):
         return [spec_format(item) for item in data]
     return data
@@ -59,12 +74,14 @@ async def agent_card(request: Request, assistant_id: str) -> Response:
         return JSONResponse({"error": str(exc)}, status_code=404)
     found = await inner.call("GET", f"/assistants/{assistant_id}")
     if not found.is_success:
-        return JSONResponse({"error": f"Assistant {assistant_id} not found"},
-                            status_code=found.status_code)
+        return JSONResponse(
+            {"error": f"Assistant {assistant_id} not found"}, status_code=found.status_code
+        )
     schemas = await inner.call("GET", f"/assistants/{assistant_id}/schemas")
     schema = schemas.json().get("input_schema") if schemas.is_success else None
-    return JSONResponse(a2a.card(found.json(), card_url(request, assistant_id),
-                                 version("graphwright"), schema))
+    return JSONResponse(
+        a2a.card(found.json(), card_url(request, assistant_id), version("graphwright"), schema)
+    )
 
 
 @router.get("/.well-known/agent-card.json", dependencies=Guarded)
@@ -97,16 +114,23 @@ class Tasks:
         runs = await self.inner.call("GET", f"/threads/{context_id}/runs?limit={RUNS_READ}")
         if not runs.is_success:
             return None
-        return next((r for r in runs.json() if r["run_id"] == first
-                     or (r.get("metadata") or {}).get("a2a_task_id") == task), None)
+        return next(
+            (
+                r
+                for r in runs.json()
+                if r["run_id"] == first or (r.get("metadata") or {}).get("a2a_task_id") == task
+            ),
+            None,
+        )
 
     async def waiting(self, context_id: str) -> bool:
         """Whether the context stops at a gate (a cancelled run leaves none)."""
         state = await self.inner.call("GET", f"/threads/{context_id}/state")
         return state.is_success and bool(state.json().get("interrupts"))
 
-    async def start(self, params: dict[str, Any]) -> tuple[dict[str, Any], str, str] | \
-            dict[str, Any]:
+    async def start(
+        self, params: dict[str, Any]
+    ) -> tuple[dict[str, Any], str, str] | dict[str, Any]:
         """Check the message and start its run: (run, task id, context id), or an error."""
         message = params.get("message")
         if not isinstance(message, dict):
@@ -120,15 +144,19 @@ class Tasks:
         assistant = await self.inner.call("GET", f"/assistants/{self.assistant_id}")
         if not assistant.is_success:
             return error(INVALID_PARAMS, f"Assistant {self.assistant_id} not found")
-        body: dict[str, Any] = {"assistant_id": self.assistant_id, "if_not_exists": "create",
-                                "context": params.get("context")}
+        body: dict[str, Any] = {
+            "assistant_id": self.assistant_id,
+            "if_not_exists": "create",
+            "context": params.get("context"),
+        }
         task: str | None = message.get("taskId")
         if task is not None:
             latest = await self.latest_run(task)
             if latest is None:
                 return error(a2a.TASK_NOT_FOUND, f"Task not found: {task}")
-            if a2a.STATE_OF_RUN.get(latest["status"]) in a2a.TERMINAL and not \
-                    await self.waiting(latest["thread_id"]):
+            if a2a.STATE_OF_RUN.get(latest["status"]) in a2a.TERMINAL and not await self.waiting(
+                latest["thread_id"]
+            ):
                 return error(a2a.UNSUPPORTED, "A terminal task cannot accept another message")
             context_id = latest["thread_id"]
             body["metadata"] = {"a2a_task_id": task}
@@ -150,8 +178,9 @@ class Tasks:
         return started, task or a2a.task_id(context_id, started["run_id"]), context_id
 
     async def output(self, run: dict[str, Any]) -> dict[str, Any]:
-        joined = await self.inner.json("GET", f"/threads/{run['thread_id']}/runs/"
-                                              f"{run['run_id']}/join")
+        joined = await self.inner.json(
+            "GET", f"/threads/{run['thread_id']}/runs/{run['run_id']}/join"
+        )
         return joined if isinstance(joined, dict) else {"output": joined}
 
     async def send(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -168,16 +197,29 @@ class Tasks:
         if latest is None:
             return error(a2a.TASK_NOT_FOUND, f"Task not found: {task}")
         context_id = latest["thread_id"]
-        state = "TASK_STATE_INPUT_REQUIRED" if await self.waiting(context_id) \
+        state = (
+            "TASK_STATE_INPUT_REQUIRED"
+            if await self.waiting(context_id)
             else a2a.STATE_OF_RUN.get(latest["status"], "TASK_STATE_WORKING")
+        )
         status: dict[str, Any] = {"state": state, "timestamp": a2a.now()}
         if state in a2a.STATUS_TEXT:
             status["message"] = a2a.agent_message(a2a.STATUS_TEXT[state], task, None)
         values = await self.inner.json("GET", f"/threads/{context_id}/state")
-        messages = (values.get("values") or {}).get("messages") or [] \
-            if isinstance(values.get("values"), dict) else []
-        return {"result": {"kind": "task", "id": task, "contextId": context_id,
-                           "status": status, "history": a2a.history(messages, task, context_id)}}
+        messages = (
+            (values.get("values") or {}).get("messages") or []
+            if isinstance(values.get("values"), dict)
+            else []
+        )
+        return {
+            "result": {
+                "kind": "task",
+                "id": task,
+                "contextId": context_id,
+                "status": status,
+                "history": a2a.history(messages, task, context_id),
+            }
+        }
 
     async def cancel(self, params: dict[str, Any]) -> dict[str, Any]:
         task = str(params.get("id") or "")
@@ -188,20 +230,28 @@ class Tasks:
             return error(a2a.NOT_CANCELABLE, "Task is not cancelable in its current state")
         path = f"/threads/{latest['thread_id']}/runs/{latest['run_id']}/cancel?wait=true"
         await self.inner.call("POST", path)
-        return {"result": {"kind": "task", "id": task, "contextId": latest["thread_id"],
-                           "status": {"state": "TASK_STATE_CANCELED", "timestamp": a2a.now()}}}
+        return {
+            "result": {
+                "kind": "task",
+                "id": task,
+                "contextId": latest["thread_id"],
+                "status": {"state": "TASK_STATE_CANCELED", "timestamp": a2a.now()},
+            }
+        }
 
-    async def stream(self, params: dict[str, Any], id_: Any,
-                     legacy: bool) -> AsyncIterator[bytes]:
+    async def stream(self, params: dict[str, Any], id_: Any, legacy: bool) -> AsyncIterator[bytes]:
         """The task as submitted, then its artifact and its final status, as SSE events:
         A2A 1.0's ``artifactUpdate``/``statusUpdate`` (the reference sends v0.x's flat
         updates here, which the 1.0 client reads as empty events), v0.x's for v0.x callers."""
+
         def event(result: dict[str, Any]) -> bytes:
             if legacy:
                 result = spec_format(result)
             elif "result" in result and "kind" in result["result"]:
                 update = result["result"]
-                wrapper = "artifactUpdate" if update["kind"] == "artifact-update" else "statusUpdate"
+                wrapper = (
+                    "artifactUpdate" if update["kind"] == "artifact-update" else "statusUpdate"
+                )
                 result = {"result": {wrapper: update}}
             data = json.dumps({"jsonrpc": "2.0", "id": id_, **result})
             return f"event: message\ndata: {data}\n\n".encode()
@@ -212,19 +262,41 @@ class Tasks:
             return
         run, task, context_id = started
         message = params["message"]
-        submitted = {"kind": "task", "id": task, "contextId": context_id,
-                     "history": [{**message, "kind": "message", "taskId": task,
-                                  "contextId": context_id}],
-                     "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": a2a.now()}}
+        submitted = {
+            "kind": "task",
+            "id": task,
+            "contextId": context_id,
+            "history": [{**message, "kind": "message", "taskId": task, "contextId": context_id}],
+            "status": {"state": "TASK_STATE_SUBMITTED", "timestamp": a2a.now()},
+        }
         yield event({"result": {"task": submitted}})
-        done = a2a.task_of(await self.output(run), task, context_id, self.assistant_id,
-                           with_history=False)
+        done = a2a.task_of(
+            await self.output(run), task, context_id, self.assistant_id, with_history=False
+        )
         for artifact in done.get("artifacts") or []:
-            yield event({"result": {"taskId": task, "contextId": context_id,
-                                    "kind": "artifact-update", "artifact": artifact,
-                                    "append": False, "lastChunk": True}})
-        yield event({"result": {"taskId": task, "contextId": context_id, "kind": "status-update",
-                                "status": done["status"], "final": True}})
+            yield event(
+                {
+                    "result": {
+                        "taskId": task,
+                        "contextId": context_id,
+                        "kind": "artifact-update",
+                        "artifact": artifact,
+                        "append": False,
+                        "lastChunk": True,
+                    }
+                }
+            )
+        yield event(
+            {
+                "result": {
+                    "taskId": task,
+                    "contextId": context_id,
+                    "kind": "status-update",
+                    "status": done["status"],
+                    "final": True,
+                }
+            }
+        )
 
 
 async def dispatch(tasks: Tasks, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -248,8 +320,9 @@ async def a2a_post(assistant_id: str, request: Request) -> Response:
         return rpc_error(INVALID_REQUEST, "Invalid message format: expected object")
     id_ = message.get("id")
     if message.get("jsonrpc") != "2.0":
-        return rpc_error(INVALID_REQUEST,
-                         "Invalid JSON-RPC message: missing or invalid jsonrpc version", id_)
+        return rpc_error(
+            INVALID_REQUEST, "Invalid JSON-RPC message: missing or invalid jsonrpc version", id_
+        )
     if id_ is None:  # a notification or a response: nothing to answer
         return Response(status_code=202)
     method = str(message.get("method") or "")

@@ -46,10 +46,14 @@ def visible(store: AssistantStore, grant: Grant, assistant_id: str) -> dict[str,
 
 
 @router.post("/assistants")
-def create_assistant(body: AssistantCreateBody, store: Store,
-                     grant: access.AssistantCreate) -> dict[str, Any]:
-    if body.assistant_id and (found := store.find(body.assistant_id)) is not None \
-            and not grant.allows(found.get("metadata")):
+def create_assistant(
+    body: AssistantCreateBody, store: Store, grant: access.AssistantCreate
+) -> dict[str, Any]:
+    if (
+        body.assistant_id
+        and (found := store.find(body.assistant_id)) is not None
+        and not grant.allows(found.get("metadata"))
+    ):
         raise ConflictError(f"Assistant {body.assistant_id} already exists")  # as the reference
     fields = body.model_dump()
     if grant.metadata:  # what the handlers left
@@ -58,8 +62,9 @@ def create_assistant(body: AssistantCreateBody, store: Store,
 
 
 @router.post("/assistants/search")
-def search_assistants(body: AssistantSearchBody, store: Store,
-                      grant: access.AssistantSearch) -> list[dict[str, Any]]:
+def search_assistants(
+    body: AssistantSearchBody, store: Store, grant: access.AssistantSearch
+) -> list[dict[str, Any]]:
     return store.search(**body.model_dump(), allows=grant.allows)
 
 
@@ -74,8 +79,9 @@ def get_assistant(assistant_id: str, store: Store, grant: access.AssistantRead) 
 
 
 @router.patch("/assistants/{assistant_id}")
-def patch_assistant(assistant_id: str, body: AssistantPatchBody, store: Store,
-                    grant: access.AssistantUpdate) -> dict[str, Any]:
+def patch_assistant(
+    assistant_id: str, body: AssistantPatchBody, store: Store, grant: access.AssistantUpdate
+) -> dict[str, Any]:
     visible(store, grant, assistant_id)
     fields = body.model_dump()
     if body.metadata is not None and grant.metadata:
@@ -84,8 +90,14 @@ def patch_assistant(assistant_id: str, body: AssistantPatchBody, store: Store,
 
 
 @router.delete("/assistants/{assistant_id}", status_code=204)
-async def delete_assistant(assistant_id: str, request: Request, store: Store, orch: Orch,
-                           grant: access.AssistantDelete, delete_threads: bool = False) -> None:
+async def delete_assistant(
+    assistant_id: str,
+    request: Request,
+    store: Store,
+    orch: Orch,
+    grant: access.AssistantDelete,
+    delete_threads: bool = False,
+) -> None:
     """Delete the assistant, its versions, those of its crons the caller may delete and, if
     asked, those of its threads the caller may delete (the others are left, as the
     reference skips them: another user's cron on it then fails when it fires)."""
@@ -108,8 +120,13 @@ async def _may(request: Request, grant: Grant, resource: str) -> Grant | None:
         raise
 
 
-def _delete(store: AssistantStore, orch: Orchestrator, assistant_id: str,
-            crons: Grant | None, threads: Grant | None) -> None:
+def _delete(
+    store: AssistantStore,
+    orch: Orchestrator,
+    assistant_id: str,
+    crons: Grant | None,
+    threads: Grant | None,
+) -> None:
     deleted = store.delete(assistant_id)
     cron_store = CronStore(orch.client, orch.keys)
     if crons is not None:
@@ -124,36 +141,50 @@ def _delete(store: AssistantStore, orch: Orchestrator, assistant_id: str,
 
 
 @router.post("/assistants/{assistant_id}/versions")
-def get_versions(assistant_id: str, body: AssistantVersionsBody, store: Store,
-                 grant: access.AssistantRead) -> list[dict[str, Any]]:
+def get_versions(
+    assistant_id: str, body: AssistantVersionsBody, store: Store, grant: access.AssistantRead
+) -> list[dict[str, Any]]:
     visible(store, grant, assistant_id)
     return store.versions(assistant_id, **body.model_dump(), allows=grant.allows)
 
 
 @router.post("/assistants/{assistant_id}/latest")
-def set_latest(assistant_id: str, body: AssistantLatestBody, store: Store,
-               grant: access.AssistantUpdate) -> dict[str, Any]:
+def set_latest(
+    assistant_id: str, body: AssistantLatestBody, store: Store, grant: access.AssistantUpdate
+) -> dict[str, Any]:
     visible(store, grant, assistant_id)
     return store.set_latest(assistant_id, body.version)
 
 
 @router.get("/assistants/{assistant_id}/graph")
-def get_graph(assistant_id: str, store: Store, orch: Orch, grant: access.AssistantRead,
-              xray: bool | int = False) -> dict[str, Any]:
+def get_graph(
+    assistant_id: str,
+    store: Store,
+    orch: Orch,
+    grant: access.AssistantRead,
+    xray: bool | int = False,
+) -> dict[str, Any]:
     graph = orch.compiled(visible(store, grant, assistant_id)["graph_id"])
     return jsonable(drawable(graph, xray=bool(xray)).to_json())  # type: ignore[no-any-return]
 
 
 @router.get("/assistants/{assistant_id}/schemas")
-def get_schemas(assistant_id: str, store: Store, orch: Orch,
-                grant: access.AssistantRead) -> dict[str, Any]:
+def get_schemas(
+    assistant_id: str, store: Store, orch: Orch, grant: access.AssistantRead
+) -> dict[str, Any]:
     graph_id = visible(store, grant, assistant_id)["graph_id"]
     return {"graph_id": graph_id, **graph_schemas.schemas(orch.compiled(graph_id))}
 
 
 @router.get("/assistants/{assistant_id}/subgraphs")
 @router.get("/assistants/{assistant_id}/subgraphs/{namespace}")
-def get_subgraphs(assistant_id: str, store: Store, orch: Orch, grant: access.AssistantRead,
-                  namespace: str | None = None, recurse: bool = False) -> dict[str, Any]:
+def get_subgraphs(
+    assistant_id: str,
+    store: Store,
+    orch: Orch,
+    grant: access.AssistantRead,
+    namespace: str | None = None,
+    recurse: bool = False,
+) -> dict[str, Any]:
     graph = orch.compiled(visible(store, grant, assistant_id)["graph_id"])
     return graph_schemas.subgraphs(graph, namespace, recurse)

@@ -37,8 +37,9 @@ async def crons(orch: Orch) -> CronStore:
 Crons = Annotated[CronStore, Depends(crons)]
 
 
-def _create(body: CronCreateBody, orch: Orch, store: CronStore, thread_id: str | None,
-            grant: Grant) -> dict[str, Any]:
+def _create(
+    body: CronCreateBody, orch: Orch, store: CronStore, thread_id: str | None, grant: Grant
+) -> dict[str, Any]:
     assistant = AssistantStore.of(orch).get(body.assistant_id)
     if thread_id is not None and not orch.meta(thread_id):
         raise NotFoundError(f"Thread with ID '{thread_id}' not found")
@@ -47,11 +48,19 @@ def _create(body: CronCreateBody, orch: Orch, store: CronStore, thread_id: str |
     admit_webhook(orch, payload.get("webhook"))
     if metadata is not None:
         payload["metadata"] = metadata
-    return store.create(payload=payload, schedule=body.schedule,
-                        assistant_id=assistant["assistant_id"], thread_id=thread_id,
-                        end_time=body.end_time, metadata=metadata, enabled=body.enabled,
-                        timezone=body.timezone, on_run_completed=body.on_run_completed,
-                        user_id=grant.user.identity, user_permissions=grant.user.permissions)
+    return store.create(
+        payload=payload,
+        schedule=body.schedule,
+        assistant_id=assistant["assistant_id"],
+        thread_id=thread_id,
+        end_time=body.end_time,
+        metadata=metadata,
+        enabled=body.enabled,
+        timezone=body.timezone,
+        on_run_completed=body.on_run_completed,
+        user_id=grant.user.identity,
+        user_permissions=grant.user.permissions,
+    )
 
 
 def admit_webhook(orch: Orchestrator, url: Any) -> None:
@@ -72,22 +81,30 @@ def visible_cron(store: CronStore, grant: Grant, cron_id: str) -> dict[str, Any]
 
 
 @router.post("/runs/crons", dependencies=RateLimited)
-def create_cron(body: CronCreateBody, orch: Orch, store: Crons,
-                grant: access.CronCreate) -> dict[str, Any]:
+def create_cron(
+    body: CronCreateBody, orch: Orch, store: Crons, grant: access.CronCreate
+) -> dict[str, Any]:
     return _create(body, orch, store, None, grant)
 
 
 @router.post("/threads/{thread_id}/runs/crons", dependencies=RateLimited)
-def create_thread_cron(thread_id: str, body: CronCreateBody, orch: Orch, store: Crons,
-                       grant: access.CronCreate, thread: access.ThreadRead) -> dict[str, Any]:
+def create_thread_cron(
+    thread_id: str,
+    body: CronCreateBody,
+    orch: Orch,
+    store: Crons,
+    grant: access.CronCreate,
+    thread: access.ThreadRead,
+) -> dict[str, Any]:
     if orch.meta(thread_id):
         visible_thread(orch, thread, thread_id)  # another user's thread is not found
     return _create(body, orch, store, thread_id, grant)
 
 
 @router.post("/runs/crons/search")
-def search_crons(body: CronSearchBody, orch: Orch, store: Crons,
-                 grant: access.CronSearch) -> list[dict[str, Any]]:
+def search_crons(
+    body: CronSearchBody, orch: Orch, store: Crons, grant: access.CronSearch
+) -> list[dict[str, Any]]:
     fields = body.model_dump()
     if body.assistant_id:
         fields["assistant_id"] = AssistantStore.of(orch).resolve_id(body.assistant_id)
@@ -108,13 +125,16 @@ def get_cron(cron_id: str, store: Crons, grant: access.CronRead) -> dict[str, An
 
 
 @router.patch("/runs/crons/{cron_id}")
-def patch_cron(cron_id: str, body: CronPatchBody, orch: Orch, store: Crons,
-               grant: access.CronUpdate) -> dict[str, Any]:
+def patch_cron(
+    cron_id: str, body: CronPatchBody, orch: Orch, store: Crons, grant: access.CronUpdate
+) -> dict[str, Any]:
     doc = visible_cron(store, grant, cron_id)
     changes = body.model_dump(exclude_unset=True)  # what the caller sent, and only that
     admit_webhook(orch, changes.get("webhook"))
     if changes.get("assistant_id"):
-        changes["assistant_id"] = AssistantStore.of(orch).get(changes["assistant_id"])["assistant_id"]
+        changes["assistant_id"] = AssistantStore.of(orch).get(changes["assistant_id"])[
+            "assistant_id"
+        ]
     if isinstance(changes.get("metadata"), dict):  # the owner and memory user stay theirs
         pinned = {*(grant.filters or {}), OWNER, MEMORY_USER}
         kept = {k: v for k, v in (doc.get("metadata") or {}).items() if k in pinned}

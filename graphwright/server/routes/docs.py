@@ -14,8 +14,10 @@ from fastapi.responses import HTMLResponse
 router = APIRouter(include_in_schema=False)
 
 # (method, path of the create, the ids its JSON answer holds)
-CREATES = (("post", "/threads", ("thread_id",)),
-           ("post", "/threads/{thread_id}/runs", ("thread_id", "run_id")))
+CREATES = (
+    ("post", "/threads", ("thread_id",)),
+    ("post", "/threads/{thread_id}/runs", ("thread_id", "run_id")),
+)
 
 
 def with_links(schema: dict[str, Any]) -> dict[str, Any]:
@@ -26,21 +28,31 @@ def with_links(schema: dict[str, Any]) -> dict[str, Any]:
             continue
         links: dict[str, Any] = {}
         for operations in schema["paths"].values():
-            wanted = [p["name"] for op in operations.values() for p in op.get("parameters", [])
-                      if p.get("in") == "path"]
+            wanted = [
+                p["name"]
+                for op in operations.values()
+                for p in op.get("parameters", [])
+                if p.get("in") == "path"
+            ]
             if not wanted or not set(wanted) <= set(ids):
                 continue
             for op in operations.values():
                 links[op["operationId"]] = {
                     "operationId": op["operationId"],
-                    "parameters": {f"path.{name}": f"$response.body#/{name}" for name in sorted(set(wanted))},
+                    "parameters": {
+                        f"path.{name}": f"$response.body#/{name}" for name in sorted(set(wanted))
+                    },
                 }
         created["responses"].setdefault("200", {})["links"] = links
     return schema
 
 
-ERROR_DETAIL = {"type": "object", "required": ["detail"], "title": "ErrorDetail",
-                "properties": {"detail": {"type": "string"}}}
+ERROR_DETAIL = {
+    "type": "object",
+    "required": ["detail"],
+    "title": "ErrorDetail",
+    "properties": {"detail": {"type": "string"}},
+}
 
 
 def with_true_errors(schema: dict[str, Any]) -> dict[str, Any]:
@@ -52,8 +64,9 @@ def with_true_errors(schema: dict[str, Any]) -> dict[str, Any]:
             for status, response in op.get("responses", {}).items():
                 content = response.get("content", {}).get("application/json")
                 if status == "422" and content is not None:
-                    content["schema"] = {"anyOf": [content["schema"],
-                                                   {"$ref": "#/components/schemas/ErrorDetail"}]}
+                    content["schema"] = {
+                        "anyOf": [content["schema"], {"$ref": "#/components/schemas/ErrorDetail"}]
+                    }
                 elif status in ("202", "204") and content is not None and not content.get("schema"):
                     del response["content"]
     return schema

@@ -39,8 +39,9 @@ async def tools_list(inner: Inner, params: dict[str, Any]) -> dict[str, Any]:
         unique.setdefault(mcp_tools.tool_name(assistant["name"]), assistant)
 
     async def described(name: str, assistant: dict[str, Any]) -> dict[str, Any] | None:
-        answer = await inner.call("GET",
-                                  f"/assistants/{segment(assistant['assistant_id'])}/schemas")
+        answer = await inner.call(
+            "GET", f"/assistants/{segment(assistant['assistant_id'])}/schemas"
+        )
         schema = answer.json().get("input_schema") if answer.is_success else None
         if schema is None:  # no schema to offer (as the reference, the tool is left out)
             return None
@@ -65,16 +66,21 @@ async def tools_call(inner: Inner, params: dict[str, Any]) -> dict[str, Any]:
         return error(INVALID_PARAMS, "Multiple tools found with the same name.")
     # Its thread is kept (the reference's is deleted): the run is listed, traced, and a gate
     # in it can be answered on the review page.
-    body = {"assistant_id": matching[0]["assistant_id"], "input": params.get("arguments") or {},
-            "context": params.get("context"), "on_completion": "keep"}
+    body = {
+        "assistant_id": matching[0]["assistant_id"],
+        "input": params.get("arguments") or {},
+        "context": params.get("context"),
+        "on_completion": "keep",
+    }
     answer = await inner.call("POST", "/runs/wait", body)
     if not answer.is_success:
         detail = answer.json().get("detail") if answer.content else answer.reason_phrase
         return {"result": {"isError": True, "content": [{"type": "text", "text": str(detail)}]}}
     value: Any = answer.json()
     location = answer.headers.get("content-location", "").split("/")
-    thread_id, run_id = (segment(location[2]), segment(location[4])) if len(location) == 5 \
-        else (None, None)
+    thread_id, run_id = (
+        (segment(location[2]), segment(location[4])) if len(location) == 5 else (None, None)
+    )
     if thread_id and run_id and isinstance(value, dict) and value.get("__interrupt__"):
         value = await reviewed(inner, thread_id, run_id, value)
     return {"result": mcp_tools.call_result(value, thread_id)}
@@ -104,10 +110,13 @@ async def reviewed(inner: Inner, thread_id: str, run_id: str, value: Any) -> Any
 async def answer_request(request: Request, message: dict[str, Any]) -> dict[str, Any]:
     method, params = message["method"], message.get("params") or {}
     if method == "initialize":
-        return {"result": {
-            "protocolVersion": mcp_tools.negotiated(params.get("protocolVersion")),
-            "capabilities": {"tools": {"listChanged": False}},
-            "serverInfo": {"name": "graphwright", "version": version("graphwright")}}}
+        return {
+            "result": {
+                "protocolVersion": mcp_tools.negotiated(params.get("protocolVersion")),
+                "capabilities": {"tools": {"listChanged": False}},
+                "serverInfo": {"name": "graphwright", "version": version("graphwright")},
+            }
+        }
     if method == "ping":
         return {"result": {}}
     if method == "tools/list":
@@ -137,8 +146,10 @@ async def mcp_post(request: Request) -> Response:
         return JSONResponse({"jsonrpc": "2.0", "id": message["id"], **answered})
     if message.get("id") is not None or message.get("method"):
         return Response(status_code=202)
-    return bad_request("Invalid message format. A message is to be either a JSON-RPC request, "
-                       "response, or notification.")
+    return bad_request(
+        "Invalid message format. A message is to be either a JSON-RPC request, "
+        "response, or notification."
+    )
 
 
 @router.get("/mcp", dependencies=Guarded)

@@ -34,12 +34,17 @@ def pool_stats(client: Any) -> dict[str, int] | None:
     """The reference's ``redis`` pool figures for a client on one connection pool; None for
     a cluster or Sentinel client, whose connections are spread over several pools."""
     pool = getattr(client, "connection_pool", None)
-    idle, in_use = getattr(pool, "_available_connections", None), \
-        getattr(pool, "_in_use_connections", None)
+    idle, in_use = (
+        getattr(pool, "_available_connections", None),
+        getattr(pool, "_in_use_connections", None),
+    )
     if pool is None or idle is None or in_use is None:
         return None
-    return {"idle_connections": len(idle), "in_use_connections": len(in_use),
-            "max_connections": int(pool.max_connections)}
+    return {
+        "idle_connections": len(idle),
+        "in_use_connections": len(in_use),
+        "max_connections": int(pool.max_connections),
+    }
 
 
 def workers(svc: Service) -> dict[str, int]:
@@ -61,13 +66,18 @@ def histogram(family: HistogramMetricFamily, labels: list[str], data: Histogram)
 
 
 def http_families(http: HttpFigures) -> Iterator[Metric]:
-    counter = CounterMetricFamily("lg_api_http_requests", "Total number of HTTP requests.",
-                                  labels=["method", "path", "status"])
+    counter = CounterMetricFamily(
+        "lg_api_http_requests",
+        "Total number of HTTP requests.",
+        labels=["method", "path", "status"],
+    )
     for (method, path, status), count in http.counts():
         counter.add_metric([method, path, str(status)], count)
-    latency = HistogramMetricFamily("lg_api_http_requests_latency",
-                                    "HTTP request latency in milliseconds",
-                                    labels=["method", "path"])
+    latency = HistogramMetricFamily(
+        "lg_api_http_requests_latency",
+        "HTTP request latency in milliseconds",
+        labels=["method", "path"],
+    )
     for (method, path), data in http.histograms():
         histogram(latency, [method, path], data)
     yield from (counter, latency)
@@ -75,28 +85,42 @@ def http_families(http: HttpFigures) -> Iterator[Metric]:
 
 def run_families(figures: Figures) -> Iterator[Metric]:
     stats: QueueStats = figures["queue"]
-    yield gauge("lg_api_num_pending_runs", "The number of runs currently pending.",
-                stats.n_pending)
-    yield gauge("lg_api_num_running_runs", "The number of runs currently running.",
-                stats.n_running)
-    yield gauge("lg_api_pending_runs_wait_time_max",
-                "The maximum time a run has been pending, in seconds", stats.wait_max_s)
-    yield gauge("lg_api_pending_runs_wait_time_med",
-                "The median pending wait time across runs, in seconds", stats.wait_med_s)
-    yield gauge("lg_api_pending_unblocked_runs_wait_time_max",
-                "The maximum time a run has been pending excluding runs blocked by another run "
-                "on the same thread, in seconds", stats.wait_max_s)
-    yield gauge("graphwright_queue_taken", "Queue entries a worker holds (taken, not done).",
-                stats.taken)
-    yield gauge("graphwright_queue_delayed", "Runs due later (after_seconds, a busy thread's "
-                "retry) and leases of runs the API processes execute.", stats.delayed)
-    threads = GaugeMetricFamily("graphwright_threads", "Threads by status, cluster-wide.",
-                                labels=["status"])
+    yield gauge("lg_api_num_pending_runs", "The number of runs currently pending.", stats.n_pending)
+    yield gauge("lg_api_num_running_runs", "The number of runs currently running.", stats.n_running)
+    yield gauge(
+        "lg_api_pending_runs_wait_time_max",
+        "The maximum time a run has been pending, in seconds",
+        stats.wait_max_s,
+    )
+    yield gauge(
+        "lg_api_pending_runs_wait_time_med",
+        "The median pending wait time across runs, in seconds",
+        stats.wait_med_s,
+    )
+    yield gauge(
+        "lg_api_pending_unblocked_runs_wait_time_max",
+        "The maximum time a run has been pending excluding runs blocked by another run "
+        "on the same thread, in seconds",
+        stats.wait_max_s,
+    )
+    yield gauge(
+        "graphwright_queue_taken", "Queue entries a worker holds (taken, not done).", stats.taken
+    )
+    yield gauge(
+        "graphwright_queue_delayed",
+        "Runs due later (after_seconds, a busy thread's "
+        "retry) and leases of runs the API processes execute.",
+        stats.delayed,
+    )
+    threads = GaugeMetricFamily(
+        "graphwright_threads", "Threads by status, cluster-wide.", labels=["status"]
+    )
     for status, count in stats.threads.items():
         threads.add_metric([status], count)
     yield threads
-    latency = HistogramMetricFamily("lg_api_run_execution_latency",
-                                    "Time (milliseconds) runs executed by this process took")
+    latency = HistogramMetricFamily(
+        "lg_api_run_execution_latency", "Time (milliseconds) runs executed by this process took"
+    )
     histogram(latency, [], figures["runs"])
     yield latency
 
@@ -107,12 +131,21 @@ def process_families(figures: Figures) -> Iterator[Metric]:
         yield gauge(f"lg_api_workers_{key}", f"Run slots of this process: {key}", found[key])
     pool = figures.get("redis")
     if pool is not None:
-        yield gauge("lg_api_redis_pool_max", "The maximum size of the redis connection pool.",
-                    pool["max_connections"])
-        yield gauge("lg_api_redis_pool_size", "Number of connections currently in use in the "
-                    "redis connection pool", pool["in_use_connections"])
-        yield gauge("lg_api_redis_pool_available", "Number of connections currently idle in the "
-                    "redis connection pool", pool["idle_connections"])
+        yield gauge(
+            "lg_api_redis_pool_max",
+            "The maximum size of the redis connection pool.",
+            pool["max_connections"],
+        )
+        yield gauge(
+            "lg_api_redis_pool_size",
+            "Number of connections currently in use in the redis connection pool",
+            pool["in_use_connections"],
+        )
+        yield gauge(
+            "lg_api_redis_pool_available",
+            "Number of connections currently idle in the redis connection pool",
+            pool["idle_connections"],
+        )
 
 
 class Snapshot(Collector):
@@ -128,16 +161,20 @@ class Snapshot(Collector):
 async def gather(request: Request) -> Figures:
     svc = service(request)
     stats = await queue_stats.read(svc.aio(), svc.orch.keys, svc.store.delayed())
-    return {"queue": stats, "workers": workers(svc), "redis": pool_stats(svc.orch.client),
-            "runs": svc.local.jobs.times, "http": request.app.state.http_figures}
+    return {
+        "queue": stats,
+        "workers": workers(svc),
+        "redis": pool_stats(svc.orch.client),
+        "runs": svc.local.jobs.times,
+        "http": request.app.state.http_figures,
+    }
 
 
 def prometheus_text(figures: Figures) -> bytes:
     registry = CollectorRegistry(auto_describe=False)
     for collector in (ProcessCollector, PlatformCollector, GCCollector):
         collector(registry=registry)
-    families = [*http_families(figures["http"]), *run_families(figures),
-                *process_families(figures)]
+    families = [*http_families(figures["http"]), *run_families(figures), *process_families(figures)]
     registry.register(Snapshot(families))
     return generate_latest(registry)
 
@@ -147,9 +184,12 @@ def reference_json(figures: Figures) -> dict[str, Any]:
     http: HttpFigures = figures["http"]
     body: dict[str, Any] = {} if figures["redis"] is None else {"redis": figures["redis"]}
     body["queue"] = figures["queue"].reference_json()
-    body["api"] = {"http_requests_total": [
-        {"method": method, "path": path, "status": status, "count": count}
-        for (method, path, status), count in http.counts()]}
+    body["api"] = {
+        "http_requests_total": [
+            {"method": method, "path": path, "status": status, "count": count}
+            for (method, path, status), count in http.counts()
+        ]
+    }
     body["workers"] = figures["workers"]
     return body
 

@@ -83,10 +83,15 @@ class Answer(BaseModel):
 
 @router.get("/review/login", response_class=HTMLResponse)
 def login_page(next: str = "/review") -> HTMLResponse:
-    return HTMLResponse(view.page("log in", f"""<h1>Review: log in</h1>
+    return HTMLResponse(
+        view.page(
+            "log in",
+            f"""<h1>Review: log in</h1>
 <form method="post" action="/review/login"><input type="hidden" name="next" value="{view.e(_local(next))}">
 <p><label>API key <input type="password" name="api_key" autocomplete="current-password" autofocus></label>
-<button type="submit">Log in</button></p></form>"""))
+<button type="submit">Log in</button></p></form>""",
+        )
+    )
 
 
 @router.post("/review/login")
@@ -95,9 +100,14 @@ async def login(request: Request, svc: Svc) -> Response:
     given = (form.get("api_key") or [""])[0]
     target = _local((form.get("next") or ["/review"])[0])
     if svc.api_key is not None and not hmac.compare_digest(given.encode(), svc.api_key.encode()):
-        return HTMLResponse(view.page("log in", '<h1>Review: log in</h1><p id="status">That key is '
-                                      'not right.</p><p><a href="/review/login">Try again</a></p>'),
-                            status_code=401)
+        return HTMLResponse(
+            view.page(
+                "log in",
+                '<h1>Review: log in</h1><p id="status">That key is '
+                'not right.</p><p><a href="/review/login">Try again</a></p>',
+            ),
+            status_code=401,
+        )
     response = RedirectResponse(target, status_code=303)
     if svc.api_key is not None:
         token = signed_cookie.sign({"sub": "reviewer"}, signed_cookie.secret_for(svc.api_key))
@@ -132,16 +142,25 @@ def review_js() -> Response:
 async def waiting(request: Request, orch: Orch) -> HTMLResponse:
     grant = await grant_for(request, "search", {"metadata": {}})
     rows = await offload(_waiting_rows, orch, grant)
-    table = f"<table><tr><th>thread</th><th>graph</th></tr>{rows}</table>" if rows else \
-        "<p>No thread is waiting at a gate.</p>"
+    table = (
+        f"<table><tr><th>thread</th><th>graph</th></tr>{rows}</table>"
+        if rows
+        else "<p>No thread is waiting at a gate.</p>"
+    )
     return HTMLResponse(view.page("waiting", f"<h1>Threads waiting for a decision</h1>{table}"))
 
 
 def _waiting_rows(orch: Orchestrator, grant: Grant | None) -> str:
-    shown = [t for t in orch.threads() if t.status == "interrupted"
-             and (grant is None or grant.allows(orch.meta(t.thread_id).get("metadata")))]
-    return "".join(f"<tr><td>{view.thread_link(t.thread_id)}</td><td>{view.e(t.graph or '')}</td></tr>"
-                   for t in shown)
+    shown = [
+        t
+        for t in orch.threads()
+        if t.status == "interrupted"
+        and (grant is None or grant.allows(orch.meta(t.thread_id).get("metadata")))
+    ]
+    return "".join(
+        f"<tr><td>{view.thread_link(t.thread_id)}</td><td>{view.e(t.graph or '')}</td></tr>"
+        for t in shown
+    )
 
 
 @router.get("/review/{thread_id}", response_class=HTMLResponse, dependencies=Reviewer)
@@ -162,18 +181,22 @@ def _thread_html(orch: Orchestrator, thread_id: str, csrf: str) -> str:
     graph = state.graph or ""
     values = snapshot.values if isinstance(snapshot.values, dict) else {}
     calls = state.pending.calls if state.pending else []
-    other = [(i.id, i.value) for t in snapshot.tasks for i in t.interrupts
-             if not (isinstance(i.value, dict) and i.value.get("kind") == "approval")
-             and not is_hitl_request(i.value)]
+    other = [
+        (i.id, i.value)
+        for t in snapshot.tasks
+        for i in t.interrupts
+        if not (isinstance(i.value, dict) and i.value.get("kind") == "approval")
+        and not is_hitl_request(i.value)
+    ]
     answer = answer_of(snapshot.values) if not snapshot.next else None
     e = view.e
     body = f"""<h1>Thread {e(thread_id)}</h1>
 <p>graph <b>{e(graph)}</b> · status <b id="thread-status">{e(state.status)}</b></p>
 <p id="status" role="status"></p><div id="csrf" data-token="{e(csrf)}" hidden></div>
-{f'<div id="answer"><h2>Answer</h2>{view.clipped(answer)}</div>' if answer else ''}
+{f'<div id="answer"><h2>Answer</h2>{view.clipped(answer)}</div>' if answer else ""}
 <h2>Conversation</h2><div id="conversation">{view.conversation(list(values.get("messages") or []))}</div>
-{f'<h2>Pending calls ({len(calls)})</h2>{view.pending_form(thread_id, graph, calls)}' if calls else ''}
-{f'<h2>Waiting for an answer</h2>{view.generic_form(thread_id, other)}' if other else ''}
+{f"<h2>Pending calls ({len(calls)})</h2>{view.pending_form(thread_id, graph, calls)}" if calls else ""}
+{f"<h2>Waiting for an answer</h2>{view.generic_form(thread_id, other)}" if other else ""}
 <h2>Path</h2><pre class="mermaid">{e(orch.draw(graph, "mermaid", thread_id))}</pre>
 <h3>Steps</h3>{view.steps(orch.history(thread_id))}
 <h2>Trace</h2>{view.trace(orch.trace(thread_id))}"""
@@ -184,8 +207,7 @@ def _thread_html(orch: Orchestrator, thread_id: str, csrf: str) -> str:
 async def answer(thread_id: str, body: Answer, svc: Svc, request: Request) -> dict[str, Any]:
     """Resume the thread with the page's answer, recorded as a run like any other; from a
     browser, only with the CSRF token of the page its session was given."""
-    browsers.check_csrf(request, request.app.state.review_secret,
-                        by_header=request.state.by_header)
+    browsers.check_csrf(request, request.app.state.review_secret, by_header=request.state.by_header)
     grant = await grant_for(request, "create_run", {"thread_id": thread_id, "metadata": {}})
     if grant is not None:
         await offload(visible_thread, svc.orch, grant, thread_id)
@@ -202,5 +224,3 @@ async def answer(thread_id: str, body: Answer, svc: Svc, request: Request) -> di
     if done.get("status") == "error":
         raise HTTPException(status_code=422, detail=done.get("error") or "the answer was refused")
     return {"run_id": run.run_id, "status": done.get("status")}
-
-

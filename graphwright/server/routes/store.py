@@ -27,7 +27,8 @@ def refused(namespace: list[str] | tuple[str, ...] | None) -> Response | None:
         if not label or "." in label:
             return PlainTextResponse(
                 f"Namespace label {label!r} must be a non-empty string without periods",
-                status_code=422)
+                status_code=422,
+            )
     return None
 
 
@@ -58,8 +59,13 @@ def put_item(body: PutBody, orch: Orch, grant: access.StorePut) -> Response:
 
 
 @router.get("/store/items")
-def get_item(orch: Orch, grant: access.StoreGet, key: str | None = None, namespace: str = "",
-             refresh_ttl: bool | None = None) -> Response:
+def get_item(
+    orch: Orch,
+    grant: access.StoreGet,
+    key: str | None = None,
+    namespace: str = "",
+    refresh_ttl: bool | None = None,
+) -> Response:
     if (bad := refused(namespace.split("."))) is not None:
         return bad
     if not key:
@@ -84,20 +90,36 @@ def search_items(body: SearchBody, orch: Orch, grant: access.StoreSearch) -> Res
         return bad
     wanted = both(body.filter, grant.filters)
     try:
-        found = [] if wanted is None else orch.store.search(
-            grant.namespace, query=body.query, filter=wanted or None, limit=body.limit,
-            offset=body.offset, refresh_ttl=body.refresh_ttl)
+        found = (
+            []
+            if wanted is None
+            else orch.store.search(
+                grant.namespace,
+                query=body.query,
+                filter=wanted or None,
+                limit=body.limit,
+                offset=body.offset,
+                refresh_ttl=body.refresh_ttl,
+            )
+        )
     except (ValueError, TypeError) as exc:  # an operator the store lacks, $gt on a string...
         return JSONResponse({"detail": f"invalid filter: {exc}"}, status_code=400)
     return JSONResponse({"items": [item_doc(i) for i in found]})
 
 
 @router.post("/store/namespaces")
-def list_namespaces(body: NamespacesBody, orch: Orch, grant: access.StoreListNamespaces) -> Response:
-    if (bad := refused(body.prefix) or refused(body.suffix) or refused(grant.namespace)) is not None:
+def list_namespaces(
+    body: NamespacesBody, orch: Orch, grant: access.StoreListNamespaces
+) -> Response:
+    if (
+        bad := refused(body.prefix) or refused(body.suffix) or refused(grant.namespace)
+    ) is not None:
         return bad
     found = orch.store.list_namespaces(
         prefix=grant.namespace or None,
         suffix=tuple(body.suffix) if body.suffix else None,
-        max_depth=body.max_depth, limit=body.limit, offset=body.offset)
+        max_depth=body.max_depth,
+        limit=body.limit,
+        offset=body.offset,
+    )
     return JSONResponse({"namespaces": [list(ns) for ns in found]})

@@ -36,13 +36,31 @@ def info(orch: Orch, svc: Svc) -> dict[str, Any]:
     return {
         "version": _version("graphwright"),
         "langgraph_py_version": _version("langgraph"),
-        "flags": {"assistants": True, "crons": True, "langsmith": False,
-                  "langsmith_tracing_replicas": False, "langsmith_tracing_session_on_runs": False},
-        "host": {"kind": "self-hosted", "project_id": None, "host_revision_id": None,
-                 "revision_id": None, "tenant_id": None},
-        "graphwright": {"graphs": orch.graphs.names(), "key_prefix": orch.keys.prefix,
-                        "queue": orch.keys.queue(), "cors": bool(orch.settings.cors_origins),
-                        "workers": workers, "runs_here": not svc.queue_waits,
-                        **({"warning": "no graphwright worker is running: runs wait for one"}
-                           if svc.queue_waits and not workers else {})},
+        "flags": {
+            "assistants": True,
+            "crons": True,
+            "langsmith": False,
+            "langsmith_tracing_replicas": False,
+            "langsmith_tracing_session_on_runs": False,
+        },
+        "host": {
+            "kind": "self-hosted",
+            "project_id": None,
+            "host_revision_id": None,
+            "revision_id": None,
+            "tenant_id": None,
+        },
+        "graphwright": {
+            "graphs": orch.graphs.names(),
+            "key_prefix": orch.keys.prefix,
+            "queue": orch.keys.queue(),
+            "cors": bool(orch.settings.cors_origins),
+            "workers": workers,
+            "runs_here": not svc.queue_waits,
+            **(
+                {"warning": "no graphwright worker is running: runs wait for one"}
+                if svc.queue_waits and not workers
+                else {}
+            ),
+        },
     }

@@ -37,13 +37,15 @@ Svc = Annotated[Threads, Depends(threads)]
 
 
 @router.post("/threads")
-async def create_thread(body: ThreadCreateBody, svc: Svc, orch: Orch,
-                        grant: access.ThreadCreate) -> dict[str, Any]:
+async def create_thread(
+    body: ThreadCreateBody, svc: Svc, orch: Orch, grant: access.ThreadCreate
+) -> dict[str, Any]:
     return await offload(_create_thread, body, svc, orch, grant)
 
 
-def _create_thread(body: ThreadCreateBody, svc: Threads, orch: Orchestrator,
-                   grant: access.Grant) -> dict[str, Any]:
+def _create_thread(
+    body: ThreadCreateBody, svc: Threads, orch: Orchestrator, grant: access.Grant
+) -> dict[str, Any]:
     creatable_thread(orch, grant, body.thread_id)
     if grant.metadata:  # the handlers' (and isolation's) word over the client's
         body = body.model_copy(update={"metadata": {**(body.metadata or {}), **grant.metadata}})
@@ -55,7 +57,9 @@ def _create_thread(body: ThreadCreateBody, svc: Threads, orch: Orchestrator,
 
 
 @router.post("/threads/search")
-def search_threads(body: ThreadSearchBody, svc: Svc, grant: access.ThreadSearch) -> list[dict[str, Any]]:
+def search_threads(
+    body: ThreadSearchBody, svc: Svc, grant: access.ThreadSearch
+) -> list[dict[str, Any]]:
     return svc.search(body, grant.filters)
 
 
@@ -65,8 +69,9 @@ def count_threads(body: ThreadCountBody, svc: Svc, grant: access.ThreadSearch) -
 
 
 @router.post("/threads/prune")
-def prune_threads(body: ThreadPruneBody, svc: Svc, orch: Orch,
-                  grant: access.ThreadDelete) -> dict[str, int]:
+def prune_threads(
+    body: ThreadPruneBody, svc: Svc, orch: Orch, grant: access.ThreadDelete
+) -> dict[str, int]:
     """Under a filter every id must be the caller's (else 404, as the reference); without
     one, unknown ids are skipped."""
     if grant.filters:
@@ -84,8 +89,9 @@ def get_thread(thread_id: str, svc: Svc, orch: Orch, grant: access.ThreadRead) -
 
 
 @router.patch("/threads/{thread_id}")
-def patch_thread(thread_id: str, body: ThreadPatchBody, svc: Svc, orch: Orch,
-                 grant: access.ThreadUpdate) -> dict[str, Any]:
+def patch_thread(
+    thread_id: str, body: ThreadPatchBody, svc: Svc, orch: Orch, grant: access.ThreadUpdate
+) -> dict[str, Any]:
     meta = visible_thread(orch, grant, thread_id)
     if body.metadata and grant.filters:  # what makes it the caller's stays as it is
         had = json.loads(meta.get("metadata") or "{}")
@@ -101,60 +107,89 @@ def delete_thread(thread_id: str, svc: Svc, orch: Orch, grant: access.ThreadDele
 
 
 @router.post("/threads/{thread_id}/copy")
-def copy_thread(thread_id: str, svc: Svc, orch: Orch, grant: access.ThreadRead,
-                creating: access.ThreadCreate) -> dict[str, Any]:
+def copy_thread(
+    thread_id: str, svc: Svc, orch: Orch, grant: access.ThreadRead, creating: access.ThreadCreate
+) -> dict[str, Any]:
     """A copy needs both: reading the thread and creating one (as the reference asks)."""
     visible_thread(orch, grant, thread_id)
     return svc.copy(thread_id)
 
 
 @router.get("/threads/{thread_id}/state")
-def get_state(thread_id: str, orch: Orch, grant: access.ThreadRead,
-              subgraphs: bool = False) -> dict[str, Any]:
+def get_state(
+    thread_id: str, orch: Orch, grant: access.ThreadRead, subgraphs: bool = False
+) -> dict[str, Any]:
     visible_thread(orch, grant, thread_id)
     return state_api.get_state(orch, thread_id, subgraphs=subgraphs)
 
 
 @router.get("/threads/{thread_id}/state/{checkpoint_id}")
-def get_state_at(thread_id: str, checkpoint_id: str, orch: Orch, grant: access.ThreadRead,
-                 subgraphs: bool = False) -> dict[str, Any]:
+def get_state_at(
+    thread_id: str,
+    checkpoint_id: str,
+    orch: Orch,
+    grant: access.ThreadRead,
+    subgraphs: bool = False,
+) -> dict[str, Any]:
     visible_thread(orch, grant, thread_id)
-    return state_api.get_state(orch, thread_id, {"checkpoint_id": checkpoint_id}, subgraphs=subgraphs)
+    return state_api.get_state(
+        orch, thread_id, {"checkpoint_id": checkpoint_id}, subgraphs=subgraphs
+    )
 
 
 @router.post("/threads/{thread_id}/state/checkpoint")
-def post_state_at(thread_id: str, body: StateAtCheckpointBody, orch: Orch,
-                  grant: access.ThreadRead) -> dict[str, Any]:
+def post_state_at(
+    thread_id: str, body: StateAtCheckpointBody, orch: Orch, grant: access.ThreadRead
+) -> dict[str, Any]:
     visible_thread(orch, grant, thread_id)
     checkpoint = body.checkpoint.model_dump(exclude={"thread_id"}, exclude_none=True)
     return state_api.get_state(orch, thread_id, checkpoint, subgraphs=body.subgraphs)
 
 
 @router.post("/threads/{thread_id}/state")
-def update_state(thread_id: str, body: StateUpdateBody, orch: Orch,
-                 grant: access.ThreadUpdate) -> dict[str, Any]:
+def update_state(
+    thread_id: str, body: StateUpdateBody, orch: Orch, grant: access.ThreadUpdate
+) -> dict[str, Any]:
     visible_thread(orch, grant, thread_id)
-    checkpoint = body.checkpoint.model_dump(exclude={"thread_id"}, exclude_none=True) \
-        if body.checkpoint else {}
+    checkpoint = (
+        body.checkpoint.model_dump(exclude={"thread_id"}, exclude_none=True)
+        if body.checkpoint
+        else {}
+    )
     if body.checkpoint_id:
         checkpoint["checkpoint_id"] = body.checkpoint_id
-    return state_api.update_state(orch, thread_id, body.values, as_node=body.as_node,
-                                  checkpoint=checkpoint)
+    return state_api.update_state(
+        orch, thread_id, body.values, as_node=body.as_node, checkpoint=checkpoint
+    )
 
 
 @router.post("/threads/{thread_id}/history")
-def post_history(thread_id: str, body: HistoryBody, orch: Orch,
-                 grant: access.ThreadRead) -> list[dict[str, Any]]:
+def post_history(
+    thread_id: str, body: HistoryBody, orch: Orch, grant: access.ThreadRead
+) -> list[dict[str, Any]]:
     visible_thread(orch, grant, thread_id)
-    checkpoint = body.checkpoint.model_dump(exclude={"thread_id"}, exclude_none=True) \
-        if body.checkpoint else None
-    return state_api.history(orch, thread_id, limit=body.limit, before=body.before,
-                             metadata=body.metadata, checkpoint=checkpoint)
+    checkpoint = (
+        body.checkpoint.model_dump(exclude={"thread_id"}, exclude_none=True)
+        if body.checkpoint
+        else None
+    )
+    return state_api.history(
+        orch,
+        thread_id,
+        limit=body.limit,
+        before=body.before,
+        metadata=body.metadata,
+        checkpoint=checkpoint,
+    )
 
 
 @router.get("/threads/{thread_id}/history")
-def get_history(thread_id: str, orch: Orch, grant: access.ThreadRead,
-                limit: Annotated[int, Query(ge=1, le=1000)] = 10,
-                before: str | None = None) -> list[dict[str, Any]]:
+def get_history(
+    thread_id: str,
+    orch: Orch,
+    grant: access.ThreadRead,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 10,
+    before: str | None = None,
+) -> list[dict[str, Any]]:
     visible_thread(orch, grant, thread_id)
     return state_api.history(orch, thread_id, limit=limit, before=before)
