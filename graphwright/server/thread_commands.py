@@ -182,6 +182,10 @@ class Commands:
                 )
             answers[interrupt_id] = entry.get("response")
         thread = await self.inner.call("GET", f"/threads/{self.thread_id}")
+        metadata = (thread.json().get("metadata") or {}) if thread.is_success else {}
+        assistant_id = metadata.get("assistant_id")
+        if not isinstance(assistant_id, str):  # no thread the caller may see, or no run on it
+            return error(command_id, "no_such_run", "No interrupted run is bound to this thread.")
         state = await self.inner.call("GET", f"/threads/{self.thread_id}/state")
         pending = (
             {i.get("id") for i in state.json().get("interrupts") or []}
@@ -195,11 +199,6 @@ class Commands:
                     "no_such_interrupt",
                     f"Unknown or already-consumed interrupt: {interrupt_id}",
                 )
-        assistant_id = (
-            (thread.json().get("metadata") or {}).get("assistant_id") if thread.is_success else None
-        )
-        if not isinstance(assistant_id, str):
-            return error(command_id, "no_such_run", "No interrupted run is bound to this thread.")
         body = self.run_body(assistant_id, params)
         body["command"] = {
             "resume": answers,
