@@ -32,7 +32,7 @@ from tests.differential import differences, mask
 from tests.protocol_graphs import CHAT_URL_ENV
 from tests.protocol_scenarios import SCENARIOS, Observation, run_scenario
 from tests.protocol_servers import Blocking, graphwright_server, reference_server
-from tests.thread_stream_view import thread_stream_view
+from tests.thread_stream_view import PROTOCOL_NOTE, thread_stream_view
 
 TABLE = Path(__file__).parent / "reference" / "PROTOCOL.md"
 # graphwright refuses a bad input with 422 before any run; the reference starts the run and
@@ -193,7 +193,7 @@ def table(results: dict[tuple[str, str, str], list[str]]) -> str:
         "| scenario | call | reference answer (start) | verdict |",
         "|---|---|---|---|",
     ]
-    return "\n".join(head + rows) + "\n" + SURFACES
+    return "\n".join(head + rows) + "\n" + SURFACES + PROTOCOL_NOTE
 
 
 SURFACES = """

@@ -132,3 +132,33 @@ def thread_stream_view(url: str, loop: asyncio.AbstractEventLoop) -> dict[str, A
             conversation(url, "subgraph", transport, gated=False)
         )
     return view
+
+
+# The section of tests/reference/PROTOCOL.md on these routes (test_protocol_diff writes it).
+PROTOCOL_NOTE = """- **Thread streams** (`client.threads.stream`: `POST /threads/{id}/commands`,
+  `POST /threads/{id}/stream/events` and its WebSocket;
+  `test_thread_streams_answer_like_the_reference` with the SDK over SSE and the WebSocket:
+  a run to its interrupt, `run.respond`, the resumed run to its end, a run with a subgraph,
+  and malformed commands and filters, every event key by key, stream ids and times masked;
+  `tests/test_thread_stream.py`). Differences, on purpose:
+  - A stream on a thread the caller cannot read, or that does not exist yet, is refused
+    like `GET /threads/{id}` (404; a WebSocket's handshake with 403). The reference answers
+    200 and waits; graphwright does not, because a stream opened on an id nobody owns yet
+    would otherwise read the runs of whoever creates that thread. The SDK expects this: a
+    stream opened before `run.start` is opened again once the run has started.
+  - Where a WebSocket's reply to `subscription.subscribe` falls among the events it replays
+    depends on timing on both servers; the comparison leaves command replies out of the
+    event list.
+  - A run started by `run.start` is created with `stream_mode: ["values"]` and
+    `stream_subgraphs: true`; the reference's record names its protocol modes (`lifecycle`,
+    `tools`, ...), which the classic `stream_mode` field refuses (422), and an
+    `__event_streaming_v2` marker in the configurable. Neither side streams `updates`,
+    `tasks`, `checkpoints` or `custom` events on this protocol.
+
+  Open, not in the differential (its graphs have no chat model): the reference runs a
+  protocol run through LangGraph's v3 event stream, which sends a chat model's tokens on the
+  `messages` channel as content blocks (`message-start`, `content-block-delta`, ...,
+  `message-finish`) and writes its message in the `values` as content blocks
+  (`output_version: "v1"`, empty fields left out). graphwright's runs stream and store the
+  classic form: its `messages` channel carries nothing, its `values` the classic message.
+"""
