@@ -165,3 +165,27 @@ def test_another_user_can_neither_follow_nor_drive_the_thread(isolated: Service)
     alice = get_sync_client(url=isolated.url, api_key=None, headers=bearer("alice"))
     assert [r["status"] for r in alice.runs.list(thread_id)] == ["success"]  # bob started none
     assert alice.threads.get(thread_id)["status"] == "interrupted"
+
+
+EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'
+
+
+def test_the_agents_human_gate_is_answered_with_run_respond(served: Service) -> None:
+    """graphwright's own agent, its gate before sending an email: surfaced on the stream as
+    an interrupt, approved with ``thread.run.respond``, the email sent."""
+
+    async def conversation() -> Any:
+        client = get_client(url=served.url, api_key=KEY)
+        async with client.threads.stream(assistant_id="agent") as thread:
+            await thread.run.start(input={"goal": EMAIL})
+            await until_true(lambda: thread.interrupted, 60)
+            state = await client.threads.get_state(thread.thread_id)
+            (pending,) = state["interrupts"][0]["value"]["calls"]
+            assert pending["tool"] == "send_email"
+            decision = {pending["id"]: {"action": "approve", "digest": pending["digest"]}}
+            await thread.run.respond(decision)
+            output = await thread.output.with_timeout(scaled(60))
+        await client.aclose()
+        return output
+
+    assert "Sent 'Weekly report'" in asyncio.run(conversation())["answer"]

@@ -200,8 +200,11 @@ class Commands:
                     f"Unknown or already-consumed interrupt: {interrupt_id}",
                 )
         body = self.run_body(assistant_id, params)
+        # One answer to the one pending interrupt goes as itself: LangGraph resumes it alike,
+        # and graphwright's own gates check a decision in that form (a map is by call id).
+        one = len(answers) == 1 and len(pending) == 1
         body["command"] = {
-            "resume": answers,
+            "resume": next(iter(answers.values())) if one else answers,
             **{k: params[k] for k in ("update", "goto") if params.get(k) is not None},
         }
         run_id, refusal = await self.run(body)

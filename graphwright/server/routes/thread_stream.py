@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import json
 import uuid
+from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -33,6 +34,7 @@ from graphwright.server.thread_events import Event, Filter, supported
 from graphwright.server.thread_follow import follow
 
 router = APIRouter(tags=["thread streams"])
+REPLAY = 10_000  # events a WebSocket keeps for a later subscription
 ALLOWED = (
     "values, updates, messages, tools, custom, lifecycle, input, tasks, or any `custom:<name>`"
 )
@@ -118,7 +120,8 @@ class Socket:
         self.websocket = websocket
         self.thread_id = thread_id
         self.subscriptions: dict[str, Filter] = {}
-        self.events: list[Event] = []  # replayed to a subscription made after them
+        # replayed to a subscription made after them; the newest only, as the reference keeps
+        self.events: deque[Event] = deque(maxlen=REPLAY)
         self.sent: set[int] = set()
         self.lock = asyncio.Lock()
 
@@ -137,6 +140,8 @@ class Socket:
 
     async def pump(self, launch: Launcher) -> None:
         async for event in follow(launch, self.thread_id):
+            if len(self.events) == REPLAY:  # the oldest leaves the replay, and its mark
+                self.sent.discard(self.events[0]["seq"])
             self.events.append(event)
             await self.deliver(event)
 
