@@ -32,6 +32,7 @@ from tests.differential import differences, mask
 from tests.protocol_graphs import CHAT_URL_ENV
 from tests.protocol_scenarios import SCENARIOS, Observation, run_scenario
 from tests.protocol_servers import Blocking, graphwright_server, reference_server
+from tests.thread_stream_view import PROTOCOL_NOTE, thread_stream_view
 
 TABLE = Path(__file__).parent / "reference" / "PROTOCOL.md"
 # graphwright refuses a bad input with 422 before any run; the reference starts the run and
@@ -192,7 +193,7 @@ def table(results: dict[tuple[str, str, str], list[str]]) -> str:
         "| scenario | call | reference answer (start) | verdict |",
         "|---|---|---|---|",
     ]
-    return "\n".join(head + rows) + "\n" + SURFACES
+    return "\n".join(head + rows) + "\n" + SURFACES + PROTOCOL_NOTE
 
 
 SURFACES = """
@@ -379,4 +380,14 @@ def a2a_view(url: str) -> dict[str, Any]:
 def test_a2a_answers_like_the_reference(servers: tuple[str, str]) -> None:
     want, have = (a2a_view(url) for url in servers)
     found = [d for d in differences(want, have) if not re.search(A2A_DELIBERATE, d)]
+    assert not found, found
+
+
+def test_thread_streams_answer_like_the_reference(
+    servers: tuple[str, str], loop: asyncio.AbstractEventLoop
+) -> None:
+    """``client.threads.stream`` over SSE and the WebSocket: a run to its interrupt, the
+    answer, the resumed run to its end; a run with a subgraph; malformed commands."""
+    want, have = (thread_stream_view(url, loop) for url in servers)
+    found = differences(want, have)
     assert not found, found

@@ -40,6 +40,7 @@ from graphwright.server.routes import (
     runs,
     store,
     system,
+    thread_stream,
     threads,
 )
 from graphwright.server.run_headers import RememberHeaders
@@ -175,6 +176,8 @@ def create_app(
         app.include_router(mcp.router, prefix=prefix)
     if not http.disable_a2a:  # the same
         app.include_router(a2a.router, prefix=prefix)
+    if not http.disable_runs:  # the same; it starts runs, so off with them, as the reference
+        app.include_router(thread_stream.router, prefix=prefix)
     app.include_router(review.router)  # its own check: the signed login cookie, never ?api_key=
     if orch.project is not None and http.app:  # after the API: its routes win a clash
         user = checked_app(orch.project.user_app(), http.app)

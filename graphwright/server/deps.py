@@ -8,6 +8,7 @@ from typing import Annotated
 
 import redis
 from fastapi import Depends, Request
+from starlette.requests import HTTPConnection
 
 from graphwright.checkpoints.keys import Keys
 from graphwright.orchestrator import Orchestrator
@@ -39,7 +40,7 @@ class Service:
         return self._aio
 
 
-def service(request: Request) -> Service:
+def service(request: HTTPConnection) -> Service:
     found: Service = request.app.state.service
     return found
 

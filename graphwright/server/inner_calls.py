@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 import httpx
-from fastapi import Request
+from starlette.requests import HTTPConnection
 
 from graphwright.server.deps import service
 
@@ -46,7 +46,7 @@ NOT_FORWARDED = frozenset(
 class Inner:
     """Calls to this app as the caller made them: their headers, in-process (ASGI)."""
 
-    def __init__(self, request: Request) -> None:
+    def __init__(self, request: HTTPConnection) -> None:
         self.headers = {k: v for k, v in request.headers.items() if k.lower() not in NOT_FORWARDED}
         # The caller's Host too: it passed the server's Host check (browsers.py) for the outer
         # call, and the inner calls go through the same check.

@@ -15,7 +15,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import redis
-from fastapi import Request
 from redis.exceptions import (
     ClusterDownError,
     MasterDownError,
@@ -239,7 +238,6 @@ async def relay(
     launch: Launcher,
     run: Run,
     modes: list[str],
-    request: Request,
     last_event_id: str | None,
     *,
     cancel_on_disconnect: bool = False,

@@ -37,7 +37,7 @@ def streaming(
     base = f"/threads/{run.thread_id}/runs/{run.run_id}"
     cancel = body.on_disconnect == "cancel"
     return EventSourceResponse(
-        relay(launch, run, body.modes(), request, last_event_id, cancel_on_disconnect=cancel),
+        relay(launch, run, body.modes(), last_event_id, cancel_on_disconnect=cancel),
         headers={"Location": f"{base}/stream", "Content-Location": base},
         ping=10,
     )
@@ -167,9 +167,7 @@ async def join_stream(
     run = await offload(svc.store.get, thread_id, run_id)
     modes = [m for m in stream_mode or [] if m]
     return EventSourceResponse(
-        relay(
-            launch, run, modes, request, last_event_id, cancel_on_disconnect=cancel_on_disconnect
-        ),
+        relay(launch, run, modes, last_event_id, cancel_on_disconnect=cancel_on_disconnect),
         ping=10,
     )
 
@@ -187,7 +185,7 @@ async def join_thread_stream(
     await offload(visible_thread, svc.orch, grant, thread_id)
     run = await offload(launch.latest, thread_id)
     return EventSourceResponse(
-        relay(launch, run, [m for m in stream_mode or [] if m], request, last_event_id), ping=10
+        relay(launch, run, [m for m in stream_mode or [] if m], last_event_id), ping=10
     )
 
 
