@@ -1,7 +1,7 @@
 """Binary encodings of what the saver stores: checkpoint documents, blobs and writes.
 
 Pure functions, no I/O. Payloads come from LangGraph's serializer as
-``(type, bytes)``; we add no JSON or base64 envelope around them.
+`(type, bytes)`; we add no JSON or base64 envelope around them.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class Doc:
 
 
 def ns_prefix(ns: str) -> bytes:
-    """The start of every member of a namespace: escaped ``ns`` then NUL."""
+    """The start of every member of a namespace: escaped `ns` then NUL."""
     return escape(ns).encode() + _SEP
 
 
@@ -139,7 +139,7 @@ def decode_typed(raw: bytes, *, key: str) -> tuple[str, bytes]:
 
 
 def load_blob(serde: SerializerProtocol, raw: bytes | None, *, key: str) -> tuple[bool, Any]:
-    """Return ``(present, value)``; an ``empty`` marker or a missing blob is absent."""
+    """Return `(present, value)`; an `empty` marker or a missing blob is absent."""
     if raw is None:
         return False, None
     typed = decode_typed(raw, key=key)
@@ -157,7 +157,7 @@ def encode_write(
     value: Any,
     task_path: str,
 ) -> tuple[bytes, bytes]:
-    """``(field, value)`` of one pending write; the field names (checkpoint, task, idx)."""
+    """`(field, value)` of one pending write; the field names (checkpoint, task, idx)."""
     type_, data = serde.dumps_typed(value)
     field = prefix + f"{task_id}{SEP}{idx}".encode()
     return field, ormsgpack.packb([channel, type_, data, task_path])
@@ -175,7 +175,7 @@ class StoredWrite:
 def decode_writes(
     fields: list[bytes], values: list[bytes | None], *, key: str
 ) -> list[StoredWrite]:
-    """Decode one checkpoint's writes, ordered by LangGraph's ``writes_sort_key``."""
+    """Decode one checkpoint's writes, ordered by LangGraph's `writes_sort_key`."""
     out: list[StoredWrite] = []
     try:
         for field, value in zip(fields, values, strict=True):

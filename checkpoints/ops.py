@@ -1,12 +1,12 @@
 """The saver's hot operations as I/O-free generators: put, put_writes, get_tuple.
 
-Each operation yields :class:`Batch` es of Redis commands and receives their replies,
+Each operation yields `Batch` es of Redis commands and receives their replies,
 so the sync and async savers share one implementation and differ only in the driver
-that sends a batch. One batch is one round trip. ``put``, ``put_writes`` and the
-latest ``get_tuple`` cost one, one and two round trips, and the server work of each
-does not grow with the thread (see :mod:`graphwright.checkpoints.scripts`). Listing lives in
-:mod:`graphwright.checkpoints.ops_list`, DeltaChannel history in :mod:`graphwright.checkpoints.ops_delta`, the
-rarer operations (delete, copy, prune) in :mod:`graphwright.checkpoints.ops_admin`.
+that sends a batch. One batch is one round trip. `put`, `put_writes` and the
+latest `get_tuple` cost one, one and two round trips, and the server work of each
+does not grow with the thread (see `graphwright.checkpoints.scripts`). Listing lives in
+`graphwright.checkpoints.ops_list`, DeltaChannel history in `graphwright.checkpoints.ops_delta`, the
+rarer operations (delete, copy, prune) in `graphwright.checkpoints.ops_admin`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ FENCE = "gw_fence"  # configurable key carrying the run's fencing token
 
 @dataclass(frozen=True)
 class Batch:
-    """Commands sent in one round trip; ``atomic`` ones run as one script call."""
+    """Commands sent in one round trip; `atomic` ones run as one script call."""
 
     commands: list[Command]
     atomic: bool = False
@@ -73,7 +73,7 @@ def script(name: str, keys: Sequence[str], args: Iterable[Any]) -> Command:
 
 
 def upper(prefix: bytes) -> bytes:
-    """Exclusive lexical bound just past every member that starts with ``prefix``."""
+    """Exclusive lexical bound just past every member that starts with `prefix`."""
     return b"(" + prefix[:-1] + b"\x01"
 
 
@@ -112,8 +112,11 @@ def put(
     new_versions: ChannelVersions,
     now_ms: int,
 ) -> Op[RunnableConfig]:
-    """One round trip; the first put of a thread, or of a run in it, adds one for the
-    global indexes. With a fencing token it is one script call."""
+    """One round trip.
+
+    The first put of a thread, or of a run in it, adds one for the global indexes. With a fencing
+    token it is one script call.
+    """
     thread_id, ns, parent_id = cfg(config)
     k = ctx.keys
     values = checkpoint["channel_values"]
@@ -317,8 +320,10 @@ def read_writes(ctx: Ctx, thread_id: str, docs: Sequence[Doc]) -> Op[list[Writes
 def load_tuples(
     ctx: Ctx, thread_id: str, docs: list[Doc], writes: list[Writes] | None
 ) -> Op[list[CheckpointTuple]]:
-    """The tuples of ``docs``: one round trip for their blobs (and two for their writes,
-    if not given)."""
+    """The tuples of `docs`.
+
+    One round trip for their blobs (and two for their writes, if not given).
+    """
     if not docs:
         return []
     k = ctx.keys

@@ -74,8 +74,9 @@ def _find_seeds(
     channels: Sequence[str],
     seeds: dict[str, tuple[int, Any]],
 ) -> Op[None]:
-    """Record, for channels without one, the nearest ancestor in ``chain[first:]`` that
-    stores a value."""
+    """Record, for channels without one, the nearest ancestor in `chain[first:]` that
+    stores a value.
+    """
     k = ctx.keys
     wanted = [
         (i, ch, codec.blob_field(chain[i].ns, ch, versions[ch]))

@@ -1,12 +1,12 @@
-"""Re-encrypt what is stored with the newest key (``graphwright rekey``) and seal what was
-written in the clear (``graphwright seal``).
+r"""Re-encrypt what is stored with the newest key (`graphwright rekey`) and seal what was
+written in the clear (`graphwright seal`).
 
 Walks every key under the prefix with SCAN and re-seals each sealed value that an older
-key or the old format (``GWS1``, no associated data) sealed, wherever it sits: a whole
-string, a hash field, a list element, a stream entry, the bytes of a ``type\\x00data``
+key or the old format (`GWS1`, no associated data) sealed, wherever it sits: a whole
+string, a hash field, a list element, a stream entry, the bytes of a `type\x00data`
 blob or an element of a msgpack list (checkpoint documents and writes). Each value is
-sealed again for the key and field it sits at. Checkpoints LangGraph's own ``aes``
-cipher wrote are moved to the sealer too. With ``places`` (``graphwright seal``), plain
+sealed again for the key and field it sits at. Checkpoints LangGraph's own `aes`
+cipher wrote are moved to the sealer too. With `places` (`graphwright seal`), plain
 values at those places are sealed as well. Each write is compare-and-set in a script,
 so a value rewritten meanwhile is left to its writer.
 """
@@ -33,15 +33,24 @@ from graphwright.checkpoints.sealed import (
 LEGACY = "+aes"
 SERDE_TYPES = frozenset({"msgpack", "json", "bytes", "bytearray", "null", "pickle"})  # LangGraph's
 SET_IF_SAME = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL') return 1 end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+  return 1
+end
 return 0
 """
 HSET_IF_SAME = """
-if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) return 1 end
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+  return 1
+end
 return 0
 """
 LSET_IF_SAME = """
-if redis.call('LINDEX', KEYS[1], ARGV[1]) == ARGV[2] then redis.call('LSET', KEYS[1], ARGV[1], ARGV[3]) return 1 end
+if redis.call('LINDEX', KEYS[1], ARGV[1]) == ARGV[2] then
+  redis.call('LSET', KEYS[1], ARGV[1], ARGV[3])
+  return 1
+end
 return 0
 """
 
@@ -50,7 +59,7 @@ return 0
 class RekeyReport:
     keys_seen: int = 0
     values_resealed: int = 0
-    values_sealed: int = 0  # plain values sealed (``graphwright seal``)
+    values_sealed: int = 0  # plain values sealed (`graphwright seal`)
 
 
 @dataclass(frozen=True)
@@ -61,12 +70,13 @@ class _Spot:
     key: bytes
     field: bytes = b""
     plain: bool = False  # seal it if it is in the clear
-    typed: bool = False  # a checkpoint value: plain ``type`` then bytes are sealed too
+    typed: bool = False  # a checkpoint value: plain `type` then bytes are sealed too
 
 
 def reseal(spot: _Spot, raw: bytes) -> bytes | None:
-    """``raw`` with every stale (or, at a sealed place, plain) part sealed by the newest key
-    for its place; None if nothing changes."""
+    """`raw` with every stale (or, at a sealed place, plain) part sealed by the newest key
+    for its place; None if nothing changes.
+    """
     sealer = spot.sealer
     if is_sealed(raw):
         if not sealer.stale(raw):
@@ -127,8 +137,10 @@ def _place(key: bytes, places: Sequence[Place]) -> Place | None:
 def rekey(
     client: redis.Redis, sealer: Sealer, prefix: str, places: Sequence[Place] = ()
 ) -> RekeyReport:
-    """Re-seal every stale value under ``prefix`` (and seal plain ones at ``places``);
-    safe to run again or while serving."""
+    """Re-seal every stale value under `prefix` (and seal plain ones at `places`).
+
+    Safe to run again or while serving.
+    """
     report = RekeyReport()
     seen: set[bytes] = set()
     for match in (f"{prefix}:*", f"{{{prefix}:*"):  # some keys open with their hash tag
@@ -186,7 +198,7 @@ return 1
 
 
 def _zset(client: redis.Redis, spot: _Spot, key: bytes) -> int:
-    """Checkpoint documents live as ``ns NUL id NUL document`` members of the thread's ``cp``."""
+    """Checkpoint documents live as `ns NUL id NUL document` members of the thread's `cp`."""
     done = 0
     for member, _ in client.zscan_iter(key, count=500):
         head, sep, rest = member.partition(b"\x00")
@@ -201,7 +213,8 @@ def _zset(client: redis.Redis, spot: _Spot, key: bytes) -> int:
 def _stream(client: redis.Redis, spot: Any, key: bytes) -> int:
     """Rebuild a stream (entry ids and TTL kept) when any entry holds a stale value.
 
-    WATCH makes it all-or-nothing: an event appended meanwhile leaves the stream for a later run."""
+    WATCH makes it all-or-nothing: an event appended meanwhile leaves the stream for a later run.
+    """
     with client.pipeline(transaction=True) as pipe:
         try:
             pipe.watch(key)  # type: ignore[no-untyped-call]  # redis-py leaves watch untyped

@@ -1,5 +1,7 @@
-"""What the sync and async Redis savers share: client checks, errors, the operations
-they run and the batch plan of a send."""
+"""What the sync and async Redis savers share.
+
+Client checks, errors, the operations they run and the batch plan of a send.
+"""
 
 from __future__ import annotations
 
@@ -53,7 +55,8 @@ def describe_client(client: SyncClient | AsyncClient) -> str:
     scheme = (
         "rediss" if client.connection_pool.connection_class.__name__.startswith("SSL") else "redis"
     )
-    return f"{scheme}://{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}/{kwargs.get('db', 0)}"
+    host, port, db = kwargs.get("host", "localhost"), kwargs.get("port", 6379), kwargs.get("db", 0)
+    return f"{scheme}://{host}:{port}/{db}"
 
 
 def check_client(client: SyncClient | AsyncClient) -> None:

@@ -1,6 +1,7 @@
-"""The memory store's operations as I/O-free generators, shared by ``RedisStore`` and
-``AsyncRedisStore``: each yields a pipeline of Redis commands (or texts to embed) and
-receives the replies, so the two stores differ only in the driver."""
+"""The memory store's operations as I/O-free generators, shared by `RedisStore` and
+`AsyncRedisStore`: each yields a pipeline of Redis commands (or texts to embed) and
+receives the replies, so the two stores differ only in the driver.
+"""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ class Pipeline:
 
 @dataclass(frozen=True)
 class Embed:
-    """Texts for the embedding function; ``query`` embeds one search query."""
+    """Texts for the embedding function; `query` embeds one search query."""
 
     texts: list[str]
     query: bool = False
@@ -70,8 +71,11 @@ class Layout:
     sealer: Sealer = field(default_factory=Sealer)  # item documents are sealed at rest
 
     def ns(self, namespace: tuple[str, ...]) -> str:
-        """Labels joined by periods; a period inside a label is encoded, so ``("a.b",)``
-        (which the store refuses anyway) could never reach ``("a", "b")``."""
+        """Labels joined by periods.
+
+        A period inside a label is encoded, so `("a.b",)` (which the store refuses anyway) could
+        never reach `("a", "b")`.
+        """
         return ".".join(escape(label).replace(".", "%2E") for label in namespace)
 
     def item(self, namespace: tuple[str, ...], key: str) -> str:
@@ -91,7 +95,7 @@ def expiry_s(ttl_minutes: float) -> int:
 
 
 def matches(value: Any, wanted: Any) -> bool:
-    """A filter value against an item value: equality, nested objects, or ``$`` operators."""
+    """A filter value against an item value: equality, nested objects, or `$` operators."""
     if isinstance(wanted, dict):
         if any(k.startswith("$") for k in wanted):
             unknown = sorted(set(wanted) - set(OPERATORS))

@@ -93,7 +93,7 @@ class GraphRegistry:
 
 
 def agent_tools(extra: Iterable[ToolSpec] = ()) -> ToolRegistry:
-    """The built-in tools and the configured ones (MCP servers' tools, named ``server.tool``)."""
+    """The built-in tools and the configured ones (MCP servers' tools, named `server.tool`)."""
     registry = build_registry()
     for spec in extra:
         registry.add(spec)

@@ -1,6 +1,6 @@
 """What the CLI prints: one-line errors, step lines, results, gates and JSON output.
 
-Light to import (no LangGraph, no model client): every CLI command, ``--help`` included,
+Light to import (no LangGraph, no model client): every CLI command, `--help` included,
 loads it.
 """
 
@@ -35,7 +35,8 @@ JSON = typer.Option(False, "--json", help="Machine-readable output.")
 
 def local_time(epoch_s: float | None) -> str:
     """A Unix time as this machine's local date and time to the second (what `ls -l` and
-    `git log` show a person); `--json` keeps the number for programs."""
+    `git log` show a person); `--json` keeps the number for programs.
+    """
     if not epoch_s:
         return "-"
     from datetime import datetime
@@ -44,16 +45,20 @@ def local_time(epoch_s: float | None) -> str:
 
 
 def orchestrator() -> Orchestrator:
-    """``Orchestrator.from_env()``, imported here: only commands that need it pay for it
-    (LangGraph and the graphs), never ``--help``."""
+    """`Orchestrator.from_env()`, imported here.
+
+    Only commands that need it pay for it (LangGraph and the graphs), never `--help`.
+    """
     from graphwright.orchestrator import Orchestrator
 
     return Orchestrator.from_env()
 
 
 def reader() -> ThreadReader | None:
-    """``ThreadReader.from_env()``, imported here like ``orchestrator``: the reads that need
-    no graph pay for Redis and the settings, never for LangGraph."""
+    """`ThreadReader.from_env()`, imported here like `orchestrator`.
+
+    The reads that need no graph pay for Redis and the settings, never for LangGraph.
+    """
     from graphwright.reader import ThreadReader
 
     return ThreadReader.from_env()

@@ -2,7 +2,7 @@
 
 Nothing here touches the network: LangGraph's PNG helper calls a remote renderer by
 default, so it is never used. The HTML page inlines the Mermaid library shipped in
-``graphwright/assets``. With a thread, the visited nodes, the current node and a
+`graphwright/assets`. With a thread, the visited nodes, the current node and a
 pending gate are marked.
 """
 
@@ -70,14 +70,14 @@ def path_of(graph: CompiledStateGraph[Any, Any, Any, Any], config: RunnableConfi
 
 
 def drawable(graph: CompiledStateGraph[Any, Any, Any, Any], *, xray: bool = True) -> DrawableGraph:
-    """LangGraph's drawable graph; ``xray`` expands subgraphs (workers)."""
+    """LangGraph's drawable graph; `xray` expands subgraphs (workers)."""
     return graph.get_graph(xray=xray)
 
 
 def labelled(graph: CompiledStateGraph[Any, Any, Any, Any]) -> DrawableGraph:
     """The drawable graph with every conditional edge labelled by the branch that takes it.
 
-    A router returning a ``Literal`` of node names has no path map, so LangGraph leaves
+    A router returning a `Literal` of node names has no path map, so LangGraph leaves
     its edges blank; the branch value is then the target's name.
     """
     g = drawable(graph)
@@ -125,7 +125,7 @@ def mermaid(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = N
 
 
 def _mermaid_id(node: str) -> str:
-    """The id LangGraph's Mermaid output gives a node: other characters as ``\\<hex>``."""
+    r"""The id LangGraph's Mermaid output gives a node: other characters as `\<hex>`."""
     return "".join(
         ch if ch.isascii() and (ch.isalnum() or ch in "_-") else f"\\{ord(ch):x}" for ch in node
     )

@@ -93,7 +93,7 @@ class Report(BaseModel):
 
 
 def load_suite(path: str) -> Suite:
-    """A YAML or JSON suite file; ``seed`` names the suite shipped with graphwright."""
+    """A YAML or JSON suite file; `seed` names the suite shipped with graphwright."""
     try:
         if path == "seed":
             text, name = (
@@ -171,7 +171,8 @@ def run_suite(orch: Orchestrator, suite: Suite, runs: int | None = None) -> Repo
     reports = []
     for case in suite.cases:
         outcomes = [run_case(orch, case) for _ in range(n)]
-        # Parallel workers interleave their tool calls, so the set of calls is compared, not the order.
+        # Parallel workers interleave their tool calls, so the set of calls is compared, not
+        # the order.
         signatures = {(o.passed, o.answer, tuple(sorted(o.tools))) for o in outcomes}
         reports.append(
             CaseReport(

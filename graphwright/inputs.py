@@ -39,7 +39,7 @@ def parse_input(value: str | dict[str, Any] | RunInput) -> RunInput:
 
 
 def load_plugin(target: str, graphs: GraphRegistry) -> None:
-    """Call ``module:function(registry)`` so a user's graphs are registered by name."""
+    """Call `module:function(registry)` so a user's graphs are registered by name."""
     module_name, _, func_name = target.partition(":")
     try:
         func = getattr(importlib.import_module(module_name), func_name or "register")

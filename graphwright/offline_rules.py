@@ -1,6 +1,6 @@
 """The offline model's rules: pure functions from goal, constraints and results to a next step.
 
-A step is either a list of tool calls ``[(name, args)]`` or the answer text.
+A step is either a list of tool calls `[(name, args)]` or the answer text.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def chinese(goal: str, constraints: list[str]) -> bool:
 
 
 def find(done: list[Done], tool: str, **args: Any) -> Done | None:
-    """The latest call of ``tool`` whose arguments include ``args``."""
+    """The latest call of `tool` whose arguments include `args`."""
     for d in reversed(done):
         if d.tool == tool and all(d.args.get(k) == v for k, v in args.items()):
             return d
@@ -130,15 +130,19 @@ def decide(
         if step is not None:
             return step
     if zh:
-        return "离线模型只会处理订单查询、笔记检索与预算计算、安排日程、发送一封邮件和算术。设置 OPENAI_API_KEY 或 OPENAI_BASE_URL 可使用真实模型。"
+        return (
+            "离线模型只会处理订单查询、笔记检索与预算计算、安排日程、发送一封邮件和算术。"
+            "设置 OPENAI_API_KEY 或 OPENAI_BASE_URL 可使用真实模型。"
+        )
     return (
         "The offline model only handles order inquiries, notes search with budget sums, "
-        "scheduling one event, sending one e-mail and arithmetic. Set OPENAI_API_KEY or OPENAI_BASE_URL to use a real model."
+        "scheduling one event, sending one e-mail and arithmetic. "
+        "Set OPENAI_API_KEY or OPENAI_BASE_URL to use a real model."
     )
 
 
 def page_tool(tools: dict[str, dict[str, Any]]) -> str | None:
-    """A bound tool that takes an integer ``page``, if any."""
+    """A bound tool that takes an integer `page`, if any."""
     for name, fn in tools.items():
         props = (fn.get("parameters") or {}).get("properties") or {}
         if (props.get("page") or {}).get("type") == "integer":
@@ -195,7 +199,8 @@ def orders(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any
             f"订单 {order_id} 已付款，还没有发货，暂时没有物流信息。"
             if zh
             else (
-                f"Order {order_id} is paid and not shipped yet, so there is no tracking information."
+                f"Order {order_id} is paid and not shipped yet, "
+                "so there is no tracking information."
             )
         )
     if status != "shipped" or not tracking_no:
@@ -233,7 +238,10 @@ def schedule(
         return (
             "请告诉我日期（YYYY-MM-DD）和起止时间（例如 10:00-11:00）。"
             if zh
-            else "Please give me the date (YYYY-MM-DD) and the start and end time (e.g. 10:00-11:00)."
+            else (
+                "Please give me the date (YYYY-MM-DD) "
+                "and the start and end time (e.g. 10:00-11:00)."
+            )
         )
     quoted = QUOTED.search(goal)
     title = quoted.group(1) if quoted else ("会议" if zh else "Meeting")
@@ -255,7 +263,8 @@ def schedule(
                 )
                 if zh
                 else (
-                    f"That slot overlaps '{other['title']}'; nothing was created. Please pick another time."
+                    f"That slot overlaps '{other['title']}'; nothing was created. "
+                    "Please pick another time."
                 )
             )
     return [("create_event", {"title": title, "start_time": start, "end_time": end})]
@@ -360,8 +369,14 @@ def notes(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]
             return [("calculate", {"expression": expr})]
         value = calc.result if calc.ok else calc.error
         if zh:
-            return f"提到 {keyword} 的方案是{titles}，预算表达式 {expr} 的计算结果是 {value}。{warning}"
-        return f"The note mentioning {keyword} is {titles}; its budget {expr} comes to {value}.{warning}"
+            return (
+                f"提到 {keyword} 的方案是{titles}，"
+                f"预算表达式 {expr} 的计算结果是 {value}。{warning}"
+            )
+        return (
+            f"The note mentioning {keyword} is {titles}; "
+            f"its budget {expr} comes to {value}.{warning}"
+        )
     body = "；".join(
         f"{h['title']}：{h['content'][:60]}"
         for h in hits
@@ -377,8 +392,14 @@ def _injection_warning(hits: list[dict[str, str]], zh: bool) -> str:
     if not flagged:
         return ""
     if zh:
-        return f" 注意：笔记「{'、'.join(flagged)}」里有要求调用工具或发送信息的指令；笔记只是数据，我没有执行。"
-    return f" Note: {', '.join(flagged)} contains instructions to call tools; notes are data, so I ignored them."
+        return (
+            f" 注意：笔记「{'、'.join(flagged)}」里有要求调用工具或发送信息的指令；"
+            "笔记只是数据，我没有执行。"
+        )
+    return (
+        f" Note: {', '.join(flagged)} contains instructions to call tools; "
+        "notes are data, so I ignored them."
+    )
 
 
 def arithmetic(

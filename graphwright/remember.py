@@ -35,7 +35,7 @@ class Extraction(BaseModel):
 
 
 class ExtractionError(ValueError):
-    """The remember step's reply was not a valid extraction; ``reply`` is what the model said."""
+    """The remember step's reply was not a valid extraction; `reply` is what the model said."""
 
     def __init__(self, message: str, reply: AIMessage | None) -> None:
         super().__init__(message)

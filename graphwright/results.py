@@ -41,10 +41,10 @@ class RunResult(BaseModel):
 class StepEvent(BaseModel):
     """One event of a streamed run, as it happens.
 
-    ``step``: a node finished (``node``, its state ``update``); ``interrupt``: the run
-    waits at a gate; ``token``: a piece of a model reply (``text``, the ``message_id``
-    it belongs to, ``node`` that called the model, ``namespace`` of the worker
-    subgraph if any); ``result``: the last event, with the ``RunResult``.
+    `step`: a node finished (`node`, its state `update`); `interrupt`: the run
+    waits at a gate; `token`: a piece of a model reply (`text`, the `message_id`
+    it belongs to, `node` that called the model, `namespace` of the worker
+    subgraph if any); `result`: the last event, with the `RunResult`.
     """
 
     thread_id: str
@@ -85,8 +85,10 @@ class ThreadState(BaseModel):
 
 
 class ThreadSummary(BaseModel):
-    """What ``graphwright show`` prints of a thread: its ``ThreadState`` without the values,
-    but for the answer and stop reason."""
+    """What `graphwright show` prints of a thread.
+
+    Its `ThreadState` without the values, but for the answer and stop reason.
+    """
 
     thread_id: str
     graph: str | None

@@ -1,6 +1,8 @@
-"""Turn graph state into plain JSON data: ``wire`` for everything the HTTP service sends
-(runs, streams and every read, so stored and streamed state cannot drift apart),
-``jsonable`` for the compact views of the CLI and RunResult."""
+"""Turn graph state into plain JSON data.
+
+`wire` for everything the HTTP service sends (runs, streams and every read, so stored and streamed
+state cannot drift apart), `jsonable` for the compact views of the CLI and RunResult.
+"""
 
 from __future__ import annotations
 
@@ -27,9 +29,11 @@ MESSAGE_FIELDS = (
 
 
 def wire(value: Any) -> Any:
-    """JSON data as the Agent Server encodes it: pydantic models (messages too) by
-    ``model_dump()`` with every field, dataclasses (``Interrupt``) by all their fields, a
-    ``Send`` as ``node``/``args``, named tuples as dicts, anything else by ``str``."""
+    """JSON data as the Agent Server encodes it.
+
+    Pydantic models (messages too) by `model_dump()` with every field, dataclasses (`Interrupt`) by
+    all their fields, a `Send` as `node`/`args`, named tuples as dicts, anything else by `str`.
+    """
     if isinstance(value, str | int | float | bool) or value is None:
         return value
     if isinstance(value, Mapping):

@@ -1,8 +1,8 @@
-"""May this call run now? ``act`` asks here just before each call runs.
+"""May this call run now? `act` asks here just before each call runs.
 
 The answer comes from the policy, the run's taint and the gate's decision recorded in
-Redis (``graphwright.tools.approvals``), never from the action the graph state claims: the state can
-be rewritten by any API caller, so it can only make a call stricter (``refuse``).
+Redis (`graphwright.tools.approvals`), never from the action the graph state claims: the state can
+be rewritten by any API caller, so it can only make a call stricter (`refuse`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ def authorize(
     call: ProposedCall, *, tainted: bool, deps: AgentDeps, thread_id: str
 ) -> ProposedCall | Observation:
     """The call as it may run (a retry or settlement only as a reviewer recorded it), the
-    observation the model gets instead of running it, or the call with ``needs_approval``
-    when it must go back to the gate."""
+    observation the model gets instead of running it, or the call with `needs_approval`
+    when it must go back to the gate.
+    """
     recorded = deps.approvals.get(thread_id, call["id"])
     if recorded is not None and recorded.digest != digest(call["name"], call["args"]):
         recorded = None  # decided for other arguments
@@ -42,8 +43,10 @@ def authorize(
 
 
 def unapproved(call: ProposedCall, reason: str) -> ProposedCall:
-    """A call that reached ``act`` without its approval (a forged state, a replay): it goes
-    back to the gate, where a reviewer sees what was attempted."""
+    """A call that reached `act` without its approval (a forged state, a replay).
+
+    It goes back to the gate, where a reviewer sees what was attempted.
+    """
     return {
         "id": call["id"],
         "name": call["name"],
@@ -54,13 +57,16 @@ def unapproved(call: ProposedCall, reason: str) -> ProposedCall:
 
 
 def is_tainted(state: AgentState, deps: AgentDeps, thread_id: str) -> bool:
-    """Whether the run read untrusted content: as the state says, or as Redis remembers
-    (``observe`` records it there, so clearing the state's flag changes nothing)."""
+    """Whether the run read untrusted content.
+
+    As the state says, or as Redis remembers (`observe` records it there, so clearing the state's
+    flag changes nothing).
+    """
     return bool(state.get("tainted")) or deps.approvals.tainted(thread_id)
 
 
 def as_recorded(call: ProposedCall, recorded: GateDecision | None) -> ProposedCall:
-    """Drop a ``retry``/``settled`` the reviewer did not record; the record's result wins."""
+    """Drop a `retry`/`settled` the reviewer did not record; the record's result wins."""
     out: ProposedCall = {
         "id": call["id"],
         "name": call["name"],

@@ -1,4 +1,4 @@
-"""Active time: each agent node adds the seconds it ran to ``active_s``, which the deadline reads.
+"""Active time: each agent node adds the seconds it ran to `active_s`, which the deadline reads.
 
 Time between steps is not counted: a run waiting at a gate, or a thread whose process
 died and was resumed later, costs nothing. A gate node that resumes runs again from
@@ -26,7 +26,7 @@ class BoundNode(Protocol):
 
 
 def timed(node: AgentNode, deps: AgentDeps) -> BoundNode:
-    """``node`` bound to ``deps``, adding its own running time to ``active_s``."""
+    """`node` bound to `deps`, adding its own running time to `active_s`."""
 
     def run(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         started = deps.clock()

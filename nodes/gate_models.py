@@ -102,7 +102,7 @@ class Retry(_Decision):
 
 
 class MarkDone(_Decision):
-    """A write whose outcome is unknown did happen; the model is told ``result``."""
+    """A write whose outcome is unknown did happen; the model is told `result`."""
 
     action: Literal["mark_done"] = "mark_done"
     digest: str = Field(description="digest of the pending call being settled")
@@ -157,7 +157,8 @@ def parse_decisions(
         else:
             raise GateDecisionError(
                 f"{len(request.calls)} calls are pending "
-                f"({', '.join(c.id for c in request.calls)}); answer with a map of call id to decision"
+                f"({', '.join(c.id for c in request.calls)}); "
+                "answer with a map of call id to decision"
             )
     except ValidationError as exc:
         raise GateDecisionError(
@@ -223,7 +224,7 @@ def decide_all(
 ) -> dict[str, AnyDecision]:
     """One action for the pending calls, bound to their digests (what a reviewer's button sends).
 
-    ``edit`` takes the new arguments of the single pending call, or a map of call id to
+    `edit` takes the new arguments of the single pending call, or a map of call id to
     arguments when several wait; pending calls the map does not name are approved.
     """
     if action == "approve":
@@ -266,10 +267,10 @@ def decide_all(
 
 
 def from_langchain(calls: list[PendingCall], decisions: list[Any]) -> dict[str, dict[str, Any]]:
-    """LangChain's ``decisions`` list as a map of call id to decision, by position.
+    """LangChain's `decisions` list as a map of call id to decision, by position.
 
     Each decision is bound to the digest of the call at its position (or to the
-    ``digest`` it carries), so it cannot approve arguments the reviewer did not see.
+    `digest` it carries), so it cannot approve arguments the reviewer did not see.
     """
     if len(decisions) != len(calls):
         raise GateDecisionError(

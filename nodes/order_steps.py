@@ -1,7 +1,7 @@
 """The order-support workflow's steps: code looks things up, the model only extracts and phrases.
 
 Each step is a small function of state plus injected services; routing lives in
-``graphwright.nodes.order_routing``.
+`graphwright.nodes.order_routing`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Write docs/reference/settings.md from the ``Settings`` model, so the page cannot drift.
+"""Write docs/reference/settings.md from the `Settings` model, so the page cannot drift.
 
-``python scripts/settings_doc.py`` rewrites the page; ``--check`` exits 1 when it is stale
-(``tests/test_docs_settings.py`` runs the same comparison).
+`python scripts/settings_doc.py` rewrites the page; `--check` exits 1 when it is stale
+(`tests/test_docs_settings.py` runs the same comparison).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def _default(info: FieldInfo) -> str:
 
 
 def render() -> str:
-    """The page, one row per field of ``Settings`` in the model's order."""
+    """The page, one row per field of `Settings` in the model's order."""
     from graphwright.settings import Settings
 
     rows = []

@@ -193,7 +193,8 @@ def _gen(seed: int) -> tuple[list[Sample], list[Sample]]:
             f"pod api-{pick(HEX, 10)}-{pick(string.ascii_lowercase + string.digits, 5)} restarted"
         ),
         lambda: (
-            f"checkpoint 1ef{pick(HEX, 5)}-{pick(HEX, 4)}-6{pick(HEX, 3)}-8{pick(HEX, 3)}-{pick(HEX, 12)}"
+            f"checkpoint 1ef{pick(HEX, 5)}-{pick(HEX, 4)}-6{pick(HEX, 3)}"
+            f"-8{pick(HEX, 3)}-{pick(HEX, 12)}"
         ),
         lambda: f"The token expires in {rnd.randint(1, 60)} minutes; ask for a new one.",
         lambda: "Reset your password from the account page.",
@@ -208,7 +209,8 @@ def _gen(seed: int) -> tuple[list[Sample], list[Sample]]:
         lambda: f"tracking {pick(string.ascii_uppercase, 2)}{rnd.randint(10**9, 10**10)}",
         lambda: f"session started for user u{rnd.randint(1, 9999)}",
         lambda: (
-            f"Stopped before finishing: the run used its budget of model calls (step {rnd.randint(1, 9)})."
+            "Stopped before finishing: the run used its budget of model calls"
+            f" (step {rnd.randint(1, 9)})."
         ),
         lambda: f"page {rnd.randint(1, 200)}. log line ok; log line ok;",
     ]

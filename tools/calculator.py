@@ -1,4 +1,4 @@
-"""Safe arithmetic on an AST: numbers, + - * /, parentheses, unary + -. Never ``eval``."""
+"""Safe arithmetic on an AST: numbers, + - * /, parentheses, unary + -. Never `eval`."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ Rule = Callable[[str, Mapping[str, Any]], Decision]
 
 @dataclass(frozen=True, kw_only=True)
 class Policy:
-    """Default: every ``write`` needs approval. Taint overrides any per-tool setting."""
+    """Default: every `write` needs approval. Taint overrides any per-tool setting."""
 
     per_tool: Mapping[str, Approval | Rule] = field(default_factory=dict)
 

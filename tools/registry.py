@@ -42,7 +42,7 @@ class ToolRegistry:
         retry_reads: int = 0,
         keyed: bool = False,
     ) -> Callable[[ToolFunc], ToolFunc]:
-        """Register ``func(args, ctx)``; its docstring is the description the model reads."""
+        """Register `func(args, ctx)`; its docstring is the description the model reads."""
 
         def decorate(func: ToolFunc) -> ToolFunc:
             self.add(
@@ -64,7 +64,7 @@ class ToolRegistry:
         return decorate
 
     def get(self, name: str) -> ToolSpec | None:
-        """The tool registered as ``name``, or as the model calls it (``git__status``)."""
+        """The tool registered as `name`, or as the model calls it (`git__status`)."""
         spec = self._specs.get(name)
         if spec is None and name in self._by_model_name:
             spec = self._specs[self._by_model_name[name]]

@@ -1,8 +1,8 @@
-"""``graphwright serve``: the LangGraph API endpoints that ``langgraph-sdk`` calls, on Redis alone.
+"""`graphwright serve`: the LangGraph API endpoints that `langgraph-sdk` calls, on Redis alone.
 
 Each registered graph is an assistant (its id is the graph name). Runs wait, stream
-(server-sent events) or go to the background queue that ``graphwright worker`` reads.
-This module only builds the app; each resource's endpoints live in ``routes/``.
+(server-sent events) or go to the background queue that `graphwright worker` reads.
+This module only builds the app; each resource's endpoints live in `routes/`.
 """
 
 from __future__ import annotations
@@ -73,8 +73,11 @@ async def graphwright_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def redis_error(request: Request, exc: Exception) -> JSONResponse:
-    """A Redis error no layer below turned into an InfrastructureError: still the store's fault,
-    except a refused command, which is a bug of ours (500), unless Redis is read-only or full."""
+    """A Redis error no layer below turned into an InfrastructureError.
+
+    Still the store's fault, except a refused command, which is a bug of ours (500), unless Redis is
+    read-only or full.
+    """
     if type(exc) is redis.ResponseError:
         raise exc
     return JSONResponse(
@@ -85,8 +88,10 @@ async def redis_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def invalid_namespace(request: Request, exc: Exception) -> PlainTextResponse:
-    """A namespace LangGraph's store refuses (a NUL byte, the reserved ``langgraph`` root):
-    400, as the reference answers it (its routes' own label checks are 422s)."""
+    """A namespace LangGraph's store refuses (a NUL byte, the reserved `langgraph` root).
+
+    400, as the reference answers it (its routes' own label checks are 422s).
+    """
     return PlainTextResponse(str(exc), status_code=400)
 
 
@@ -99,15 +104,16 @@ def create_app(
     jobs: int = 10,
     whole: bool = False,
 ) -> FastAPI:
-    """The service over one Orchestrator; every endpoint but ``/ok`` needs the caller let in.
+    """The service over one Orchestrator; every endpoint but `/ok` needs the caller let in.
 
-    ``auth`` (or the ``GRAPHWRIGHT_AUTH`` setting, or ``auth.path`` in ``langgraph.json``) is a ``langgraph_sdk.Auth`` that decides
-    who the caller is and what they may do; without one, ``api_key`` is the one key.
-    ``queue_waits`` sends waits and streams through the worker queue too (the API process
+    `auth` (or the `GRAPHWRIGHT_AUTH` setting, or `auth.path` in `langgraph.json`) is a
+    `langgraph_sdk.Auth` that decides who the caller is and what they may do; without one,
+    `api_key` is the one key.
+    `queue_waits` sends waits and streams through the worker queue too (the API process
     then runs no graph, it relays each run's events from Redis); otherwise they execute in
-    the API process, up to ``jobs`` at once. Background runs, and runs with
-    ``after_seconds``, go to the workers: with ``whole`` (``serve`` without ``--queue``)
-    to this process's own worker, which shares the ``jobs`` bound, and crons fire here too.
+    the API process, up to `jobs` at once. Background runs, and runs with
+    `after_seconds`, go to the workers: with `whole` (`serve` without `--queue`)
+    to this process's own worker, which shares the `jobs` bound, and crons fire here too.
     """
     if auth is None:
         auth = configured_auth(

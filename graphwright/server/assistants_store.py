@@ -54,7 +54,7 @@ def _settle(
 
 
 class AssistantStore:
-    """Create, version, search and delete assistants; ``graphs`` names the known graph ids."""
+    """Create, version, search and delete assistants; `graphs` names the known graph ids."""
 
     def __init__(
         self, client: redis.Redis, keys: Keys, graphs: Callable[[], Iterable[str]]
@@ -138,8 +138,9 @@ class AssistantStore:
         select: list[str] | None = None,
         allows: Allows | None = None,
     ) -> list[Doc]:
-        """One page of the assistants matching the query that ``allows`` (the caller's
-        grant) lets them see; the grant narrows the list before the page is cut."""
+        """One page of the assistants matching the query that `allows` (the caller's
+        grant) lets them see; the grant narrows the list before the page is cut.
+        """
         found = self._matching(graph_id, name, metadata, allows)
         field = (sort_by or "").lower()
         descending = not (sort_order and sort_order.upper() == "ASC")
@@ -245,7 +246,8 @@ class AssistantStore:
         self, descriptions: Mapping[str, str], names: Mapping[str, str] | None = None
     ) -> None:
         """Give each registered graph its assistant (kept across restarts; name and
-        description follow the registry)."""
+        description follow the registry).
+        """
         for graph_id, description in descriptions.items():
             aid = system_id(graph_id)
             name = (names or {}).get(graph_id, graph_id)
@@ -353,8 +355,11 @@ class AssistantStore:
 
 
 def graph_name(orch: Orchestrator, spec: Any) -> str:
-    """An assistant's name as the reference gives it: the compiled graph's own ``name``,
-    unless it is LangGraph's default (or the graph is built per run): then the graph id."""
+    """An assistant's name as the reference gives it.
+
+    The compiled graph's own `name`, unless it is LangGraph's default (or the graph is built per
+    run): then the graph id.
+    """
     if getattr(spec, "per_config", False):
         return str(spec.name)
     try:

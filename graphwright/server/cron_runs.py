@@ -5,8 +5,8 @@ run store creates a record only where none is (one atomic step that also queues 
 scheduler that takes over a claim, or races the first claimer, finds the run made and
 leaves it.
 
-A cron runs as the user who created it: its ``user_id`` and owner are theirs whatever the
-stored payload says, and with custom auth each fire asks the ``threads`` ``create_run``
+A cron runs as the user who created it: its `user_id` and owner are theirs whatever the
+stored payload says, and with custom auth each fire asks the `threads` `create_run`
 handlers again, for that user (a handler that now refuses stops the run).
 """
 
@@ -47,8 +47,9 @@ def as_creator(
 
 
 def creator_of(cron: dict[str, Any]) -> User | None:
-    """The user who made the cron, its runs' caller (``langgraph_auth_user`` and ``user_id``
-    in their configurable); None for a cron made with no identity."""
+    """The user who made the cron, its runs' caller (`langgraph_auth_user` and `user_id`
+    in their configurable); None for a cron made with no identity.
+    """
     creator = str(cron.get("user_id") or "")
     if not creator:
         return None

@@ -1,7 +1,7 @@
 """Crons in Redis: a schedule and the run it starts, on one thread or a new thread each time.
 
 Documents live in one hash; the time of each enabled cron's next due run is its score in
-the ``due`` sorted set (the scheduler claims from there). Schedules are croniter's: five
+the `due` sorted set (the scheduler claims from there). Schedules are croniter's: five
 fields, or six with seconds last.
 """
 
@@ -44,13 +44,19 @@ PRIVATE_PERMISSIONS = "_user_permissions"  # kept in the document, never in an a
 
 
 class InvalidCronError(UnprocessableError):
-    """A cron whose run would not validate: refused at create and update (HTTP 422), recorded
-    on the cron and skipped at fire time (a document written before this check)."""
+    """A cron whose run would not validate.
+
+    Refused at create and update (HTTP 422), recorded on the cron and skipped at fire time (a
+    document written before this check).
+    """
 
 
 def run_body(cron: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> RunCreate:
-    """The run a cron starts, validated: the one check at create, at update and at fire time
-    (which passes the metadata its creator's grant decided)."""
+    """The run a cron starts, validated.
+
+    The one check at create, at update and at fire time (which passes the metadata its creator's
+    grant decided).
+    """
     payload = {k: v for k, v in cron["payload"].items() if k != PRIVATE_PERMISSIONS}
     payload["metadata"] = (
         dict(metadata)
@@ -87,7 +93,7 @@ def check_schedule(schedule: str) -> None:
 
 
 def next_after(schedule: str, after: float, timezone: str | None = None) -> int:
-    """The first due time strictly after ``after`` (epoch seconds), in the schedule's zone."""
+    """The first due time strictly after `after` (epoch seconds), in the schedule's zone."""
     start = datetime.fromtimestamp(after, _zone(timezone))
     return int(croniter(schedule, start).get_next(float))
 
@@ -112,7 +118,7 @@ class CronStore:
         self.sealer = keys.sealer  # documents hold the run's input and config
 
     def record_failure(self, cron_id: str, slot: int, error: BaseException) -> None:
-        """Note on the cron why the run due at ``slot`` did not start (read back as last_error)."""
+        """Note on the cron why the run due at `slot` did not start (read back as last_error)."""
         note = {"slot": iso(slot), "error": f"{type(error).__name__}: {error}"}
         # the error may quote the cron's body: sealed like the cron's document
         self.redis.hset(

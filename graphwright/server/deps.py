@@ -1,5 +1,7 @@
-"""What every request handler needs, read from ``request.app.state``: the Orchestrator, the
-run store, the settings of this service, and authentication."""
+"""What every request handler needs, read from `request.app.state`.
+
+The Orchestrator, the run store, the settings of this service, and authentication.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ WAITING_CLIENTS = 5000
 
 @dataclass
 class Service:
-    """The state one app serves: built once by ``create_app``, shared by all routers."""
+    """The state one app serves: built once by `create_app`, shared by all routers."""
 
     orch: Orchestrator
     store: RunStore
@@ -32,8 +34,10 @@ class Service:
     _aio: AsyncClient | None = field(default=None, repr=False)
 
     def aio(self) -> AsyncClient:
-        """The asyncio client of the server's loop (made there, on first use): for waits,
-        each waiting client on a connection of its own (Redis serves 10,000 by default)."""
+        """The asyncio client of the server's loop (made there, on first use).
+
+        For waits, each waiting client on a connection of its own (Redis serves 10,000 by default).
+        """
         if self._aio is None:
             self._aio = async_client(self.orch.settings, max_connections=WAITING_CLIENTS)
         return self._aio
@@ -72,5 +76,5 @@ Orch = Annotated[Orchestrator, Depends(orchestrator)]
 Store = Annotated[RunStore, Depends(run_store)]
 Svc = Annotated[Service, Depends(service_dependency)]
 # Authentication, then the body against the route's model (before the grant reads it); each
-# route adds its own ``access`` grant.
+# route adds its own `access` grant.
 Guarded = [Depends(current_user), Depends(validated_body)]

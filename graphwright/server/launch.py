@@ -1,6 +1,9 @@
-"""Starting runs and following them from the API process: create (and queue, or execute
-here), wait, relay the event stream, cancel and delete. Waits are blocking reads on the
-run's event stream, in async code: no thread and no polling per waiting client."""
+"""Starting runs and following them from the API process.
+
+Create (and queue, or execute here), wait, relay the event stream, cancel and delete. Waits are
+blocking reads on the run's event stream, in async code: no thread and no polling per waiting
+client.
+"""
 
 from __future__ import annotations
 
@@ -69,8 +72,11 @@ class Launcher:
         background: bool,
         meta: dict[str, str] | None = None,
     ) -> Run:
-        """Check, record and queue (or begin executing) a run; on a temporary thread if none.
-        ``meta`` is the thread's as the caller has just read it (its admission), if it has."""
+        """Check, record and queue (or begin executing) a run.
+
+        On a temporary thread if none. `meta` is the thread's as the caller has just read it (its
+        admission), if it has.
+        """
         if (body.config or {}).get("configurable") and body.context:  # 400, as the reference
             raise UserError(
                 "Cannot specify both configurable and context: prefer setting "
@@ -131,7 +137,8 @@ class Launcher:
     async def ride(self, read: Callable[[], Awaitable[T]]) -> T:
         """Make a read of a wait, again through a Redis outage or failover until the retry
         budget is spent (the asyncio client alone gives up within seconds): a run that goes
-        on to succeed must not be answered 503 for a blip."""
+        on to succeed must not be answered 503 for a blip.
+        """
         deadline = time.monotonic() + self.orch.settings.redis_retry_s
         failures = 0
         while True:
@@ -146,8 +153,11 @@ class Launcher:
                 await asyncio.sleep(pause)
 
     async def finished(self, run: Run, timeout_s: float = 3600) -> None:
-        """Wait for the run to end: blocking reads on its end stream, which wakes once,
-        looking at its record only when that read times out (the run may be gone)."""
+        """Wait for the run to end.
+
+        Blocking reads on its end stream, which wakes once, looking at its record only when that
+        read times out (the run may be gone).
+        """
         client = self.svc.aio()
         key = self.orch.keys.run_end(run.thread_id, run.run_id)
         record = self.orch.keys.run_record(run.thread_id, run.run_id)
@@ -161,8 +171,11 @@ class Launcher:
                 return
 
     async def output(self, run: Run) -> Any:
-        """What ``runs.wait`` and ``runs.join`` return: the final values, or ``__error__``;
-        read on the loop (the run's record holds them), the thread's state only if not."""
+        """What `runs.wait` and `runs.join` return.
+
+        The final values, or `__error__`; read on the loop (the run's record holds them), the
+        thread's state only if not.
+        """
         key = self.orch.keys.run_record(run.thread_id, run.run_id)
         client = self.svc.aio()
         got: Any = await self.ride(lambda: client.hgetall(key))  # bytes keys and values
@@ -244,8 +257,10 @@ async def relay(
     *,
     cancel_on_disconnect: bool = False,
 ) -> AsyncIterator[dict[str, str]]:
-    """The run's events from its Redis stream, from ``last_event_id`` on, until it ends:
-    blocking reads on the server's loop, no thread held while the run is quiet."""
+    """The run's events from its Redis stream, from `last_event_id` on, until it ends.
+
+    Blocking reads on the server's loop, no thread held while the run is quiet.
+    """
     client = launch.svc.aio()
     key = stream_key(launch.orch.keys, run.thread_id, run.run_id)
     record = launch.orch.keys.run_record(run.thread_id, run.run_id)

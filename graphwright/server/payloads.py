@@ -1,5 +1,8 @@
-"""What a run hands its graph: the input as the graph defines it (checked against its
-input schema), or a ``Command`` built from the request's ``command``; and its config."""
+"""What a run hands its graph.
+
+The input as the graph defines it (checked against its input schema), or a `Command` built from the
+request's `command`; and its config.
+"""
 
 from __future__ import annotations
 
@@ -112,8 +115,11 @@ def command_of(
 
 
 def run_context(graph: Graph, context: dict[str, Any]) -> dict[str, Any]:
-    """The context a graph is handed: only the keys its context schema names, as the
-    reference filters (a context mirrored from ``configurable`` holds others)."""
+    """The context a graph is handed.
+
+    Only the keys its context schema names, as the reference filters (a context mirrored from
+    `configurable` holds others).
+    """
     try:
         schema = graph.get_context_jsonschema()
     except SchemaError:  # a schema pydantic cannot draw: the context goes as it is
@@ -124,7 +130,8 @@ def run_context(graph: Graph, context: dict[str, Any]) -> dict[str, Any]:
 
 def server_metadata(run_id: str, attempt: int = 1) -> dict[str, Any]:
     """What the Agent Server adds to every run's metadata (so to its checkpoints, tasks and
-    message events): the attempt, the versions, the plan, the host and the run id."""
+    message events): the attempt, the versions, the plan, the host and the run id.
+    """
     return {
         "run_attempt": attempt,
         "langgraph_version": langgraph_version,
@@ -169,9 +176,11 @@ def run_config(
 
 
 def run_kwargs(record: dict[str, str]) -> dict[str, Any]:
-    """A run record's ``kwargs`` as the reference lists them: what the run was created with,
-    its defaults filled in, the thread and run in ``configurable``, and the run's metadata
-    in ``config`` (with what the server adds, once the run has started)."""
+    """A run record's `kwargs` as the reference lists them.
+
+    What the run was created with, its defaults filled in, the thread and run in `configurable`, and
+    the run's metadata in `config` (with what the server adds, once the run has started).
+    """
     body: dict[str, Any] = json.loads(record["body"])
     config = dict(body.get("config") or {})
     configurable = {

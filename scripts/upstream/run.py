@@ -2,14 +2,14 @@
 
     python scripts/upstream/run.py [--all-savers] [pytest args...]
 
-Fetches the ``langgraph`` sdist matching the installed version (``pip download
---no-binary :all: --no-deps``) into ``.cache/upstream/`` (git-ignored, kept between
-runs), copies its ``tests/``, adds ``RedisSaver`` and ``AsyncRedisSaver`` to its
-``sync_checkpointer``/``async_checkpointer`` fixtures, writes a copy of its prune tests
-(``test_prune_postgres.py``) with the Redis savers in place of PostgresSaver, starts a
+Fetches the `langgraph` sdist matching the installed version (`pip download
+--no-binary :all: --no-deps`) into `.cache/upstream/` (git-ignored, kept between
+runs), copies its `tests/`, adds `RedisSaver` and `AsyncRedisSaver` to its
+`sync_checkpointer`/`async_checkpointer` fixtures, writes a copy of its prune tests
+(`test_prune_postgres.py`) with the Redis savers in place of PostgresSaver, starts a
 Redis server and runs the test files that use those fixtures. By default only the Redis
 parametrizations run (the upstream savers' own ones take minutes and test LangGraph,
-not graphwright); ``--all-savers`` runs InMemorySaver and SqliteSaver beside them.
+not graphwright); `--all-savers` runs InMemorySaver and SqliteSaver beside them.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from graphwright.testing.redis_servers import start_server
 FIXTURES = ("sync_checkpointer", "async_checkpointer")
 # Fail with every saver, InMemorySaver and SqliteSaver included: these tests of the
 # langgraph sdist pin the exact metadata of streamed messages, and the installed
-# langchain-core adds keys to it (``ls_integration``). A version skew between the two
+# langchain-core adds keys to it (`ls_integration`). A version skew between the two
 # packages, not a saver difference, so they are left out for all savers alike.
 VERSION_SKEW = (
     "tests/test_large_cases.py::test_prebuilt_tool_chat",

@@ -1,8 +1,10 @@
-"""``/a2a/{assistant_id}`` and the agent cards: an assistant as an Agent2Agent agent (A2A 1.0
-over JSON-RPC: SendMessage, SendStreamingMessage, GetTask, CancelTask), as the reference
-serves it. A task is a thread (its context) and the runs of it; each call goes through this
-same app with the caller's headers (``inner_calls``), so its runs are ordinary runs and a
-gate in one is a task waiting for input (``TASK_STATE_INPUT_REQUIRED``)."""
+"""`/a2a/{assistant_id}` and the agent cards.
+
+An assistant as an Agent2Agent agent (A2A 1.0 over JSON-RPC: SendMessage, SendStreamingMessage,
+GetTask, CancelTask), as the reference serves it. A task is a thread (its context) and the runs of
+it; each call goes through this same app with the caller's headers (`inner_calls`), so its runs are
+ordinary runs and a gate in one is a task waiting for input (`TASK_STATE_INPUT_REQUIRED`).
+"""
 
 from __future__ import annotations
 
@@ -39,8 +41,10 @@ RUNS_READ = 100  # a context's runs read to find a task's latest
 
 
 def spec_format(data: Any) -> Any:
-    """The v0.x spelling, for a caller that named a v0.x method: lowercase roles and states,
-    the task unwrapped."""
+    """The v0.x spelling, for a caller that named a v0.x method.
+
+    Lowercase roles and states, the task unwrapped.
+    """
     if isinstance(data, dict):
         if list(data) == ["task"]:
             return spec_format(data["task"])
@@ -240,9 +244,11 @@ class Tasks:
         }
 
     async def stream(self, params: dict[str, Any], id_: Any, legacy: bool) -> AsyncIterator[bytes]:
-        """The task as submitted, then its artifact and its final status, as SSE events:
-        A2A 1.0's ``artifactUpdate``/``statusUpdate`` (the reference sends v0.x's flat
-        updates here, which the 1.0 client reads as empty events), v0.x's for v0.x callers."""
+        """The task as submitted, then its artifact and its final status, as SSE events.
+
+        A2A 1.0's `artifactUpdate`/`statusUpdate` (the reference sends v0.x's flat updates here,
+        which the 1.0 client reads as empty events), v0.x's for v0.x callers.
+        """
 
         def event(result: dict[str, Any]) -> bytes:
             if legacy:
