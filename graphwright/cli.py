@@ -26,13 +26,18 @@ if TYPE_CHECKING:
     from graphwright.nodes.gate_models import GateRequest
 
 app = typer.Typer(
+    rich_markup_mode="markdown",  # docstrings and help are Markdown, as the docs site reads them
     no_args_is_help=True,
     add_completion=False,
     help="graphwright: run, resume, inspect and draw agent graphs.",
 )
-embedded_app = typer.Typer(help="The embedded Redis that holds state when REDIS_URL is unset.")
+embedded_app = typer.Typer(
+    rich_markup_mode="markdown", help="The embedded Redis that holds state when REDIS_URL is unset."
+)
 app.add_typer(embedded_app, name="embedded")
-memory_app = typer.Typer(help="Long-term memory: what users asked to be remembered.")
+memory_app = typer.Typer(
+    rich_markup_mode="markdown", help="Long-term memory: what users asked to be remembered."
+)
 app.add_typer(memory_app, name="memory")
 
 

@@ -33,15 +33,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 JSON = typer.Option(False, "--json", help="Machine-readable output.")
 
 
-def local_time(epoch_s: float | None) -> str:
-    """A Unix time as this machine's local date and time to the second (what `ls -l` and
-    `git log` show a person); `--json` keeps the number for programs.
+def utc_time(epoch_s: float | None) -> str:
+    """A Unix time as a UTC date and time to the second, for a person to read.
+
+    UTC, named, so that times read on a server, a container and a laptop compare as they are;
+    `--json` keeps the number for programs.
     """
     if not epoch_s:
         return "-"
-    from datetime import datetime
+    from datetime import UTC, datetime
 
-    return datetime.fromtimestamp(epoch_s).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.fromtimestamp(epoch_s, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def orchestrator() -> Orchestrator:
