@@ -28,7 +28,7 @@ CACHE = ROOT / ".cache" / "upstream"
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
-from graphwright.testing.redis_servers import start_server
+from graphwright.testing.redis_servers import start_server  # noqa: E402 (after the path insert)
 
 FIXTURES = ("sync_checkpointer", "async_checkpointer")
 # Fail with every saver, InMemorySaver and SqliteSaver included: these tests of the
@@ -58,23 +58,41 @@ def fetch(version: str) -> Path:
         return unpacked
     CACHE.mkdir(parents=True, exist_ok=True)
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "-q", "--no-binary", ":all:", "--no-deps",
-         f"langgraph=={version}", "-d", str(CACHE)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-binary",
+            ":all:",
+            "--no-deps",
+            f"langgraph=={version}",
+            "-d",
+            str(CACHE),
+        ],
         check=True,
     )
     sdist = CACHE / f"langgraph-{version}.tar.gz"
     with tarfile.open(sdist) as tar:
-        members = [m for m in tar.getmembers() if m.name.startswith(f"langgraph-{version}/tests/")
-                   and safe_member(m)]
-        tar.extractall(CACHE, members=members)  # checked above: Pythons before 3.11.4 have no filter
+        members = [
+            m
+            for m in tar.getmembers()
+            if m.name.startswith(f"langgraph-{version}/tests/") and safe_member(m)
+        ]
+        # Members checked above: Pythons before 3.11.4 have no extraction filter.
+        tar.extractall(CACHE, members=members)
     return unpacked
 
 
 def safe_member(member: tarfile.TarInfo) -> bool:
     """A plain file or folder that stays inside the folder it is unpacked into."""
     parts = Path(member.name).parts
-    return (member.isfile() or member.isdir()) and not Path(member.name).is_absolute() \
+    return (
+        (member.isfile() or member.isdir())
+        and not Path(member.name).is_absolute()
         and ".." not in parts
+    )
 
 
 def prepare(unpacked: Path, version: str) -> Path:
@@ -124,8 +142,19 @@ def main(argv: list[str]) -> int:
     deselect = [f"--deselect=tests/test_prune_graphwright.py::{t}" for t in POSTGRES_ONLY]
     deselect += [f"--deselect={t}" for t in VERSION_SKEW]
     workers = os.environ.get("GRAPHWRIGHT_TEST_WORKERS", "3")  # each saver has its own prefix
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:asyncio", "-n", workers,
-           *test_files(work), *deselect, *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:asyncio",
+        "-n",
+        workers,
+        *test_files(work),
+        *deselect,
+        *extra,
+    ]
     print(f"LangGraph {version}'s tests against the Redis savers ({work})", flush=True)
     try:
         code = subprocess.run(cmd, cwd=work, env=env).returncode
