@@ -13,7 +13,7 @@ so a value rewritten meanwhile is left to its writer.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
@@ -167,24 +167,43 @@ def _rekey_one(
 
     kind = client.type(key)
     kind = kind.decode() if isinstance(kind, bytes) else kind
-    if kind == "string":
-        raw = client.get(key)
-        if isinstance(raw, bytes) and (new := reseal(spot(), raw)) is not None:
-            count(raw, int(client.eval(SET_IF_SAME, 1, key, raw, new)))
-    elif kind == "hash":
-        fields: dict[bytes, bytes] = client.hgetall(key)  # type: ignore[assignment]  # bytes client
-        for name, raw in fields.items():
-            if (new := reseal(spot(name), raw)) is not None:
-                count(raw, int(client.eval(HSET_IF_SAME, 1, key, name, raw, new)))
-    elif kind == "list":
-        elements: list[bytes] = client.lrange(key, 0, -1)  # type: ignore[assignment]  # bytes client
-        for index, raw in enumerate(elements):
-            if (new := reseal(spot(), raw)) is not None:
-                count(raw, int(client.eval(LSET_IF_SAME, 1, key, index, raw, new)))
+    if kind in _BY_KIND:
+        _BY_KIND[kind](client, spot, key, count)
     elif kind == "stream":
         report.values_resealed += _stream(client, spot, key)
     elif kind == "zset":
         report.values_resealed += _zset(client, spot(), key)
+
+
+Count = Callable[[bytes, int], None]  # a value's old bytes and whether its swap landed
+
+
+def _in_string(client: redis.Redis, spot: Callable[..., _Spot], key: bytes, count: Count) -> None:
+    raw = client.get(key)
+    if isinstance(raw, bytes) and (new := reseal(spot(), raw)) is not None:
+        count(raw, int(client.eval(SET_IF_SAME, 1, key, raw, new)))
+
+
+def _in_hash(client: redis.Redis, spot: Callable[..., _Spot], key: bytes, count: Count) -> None:
+    fields: dict[bytes, bytes] = client.hgetall(key)  # type: ignore[assignment]  # bytes client
+    for name, raw in fields.items():
+        if (new := reseal(spot(name), raw)) is not None:
+            count(raw, int(client.eval(HSET_IF_SAME, 1, key, name, raw, new)))
+
+
+def _in_list(client: redis.Redis, spot: Callable[..., _Spot], key: bytes, count: Count) -> None:
+    elements: list[bytes] = client.lrange(key, 0, -1)  # type: ignore[assignment]  # bytes client
+    for index, raw in enumerate(elements):
+        if (new := reseal(spot(), raw)) is not None:
+            count(raw, int(client.eval(LSET_IF_SAME, 1, key, index, raw, new)))
+
+
+# Each value is swapped only if unchanged meanwhile.
+_BY_KIND: dict[str, Callable[[redis.Redis, Callable[..., _Spot], bytes, Count], None]] = {
+    "string": _in_string,
+    "hash": _in_hash,
+    "list": _in_list,
+}
 
 
 # KEYS: the sorted set. ARGV: old member, new member. Swaps them, keeping the score.

@@ -182,17 +182,27 @@ def orders(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any
     if order is None:
         return [("get_order", {"order_id": order_id})]
     if not order.ok:
-        if order.error_type == "not_found":
-            return (
-                f"没有找到订单 {order_id}，请核对订单号。"
-                if zh
-                else (f"I could not find order {order_id}; please check the id.")
-            )
+        return _order_failed(order_id, order, zh)
+    return _order_status(order_id, order, zh, done, tools)
+
+
+def _order_failed(order_id: str, order: Done, zh: bool) -> str:
+    if order.error_type == "not_found":
         return (
-            f"查询订单 {order_id} 失败：{order.error}"
+            f"没有找到订单 {order_id}，请核对订单号。"
             if zh
-            else (f"Looking up order {order_id} failed: {order.error}")
+            else (f"I could not find order {order_id}; please check the id.")
         )
+    return (
+        f"查询订单 {order_id} 失败：{order.error}"
+        if zh
+        else (f"Looking up order {order_id} failed: {order.error}")
+    )
+
+
+def _order_status(
+    order_id: str, order: Done, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]
+) -> Step:
     status, tracking_no = order.result.get("status"), order.result.get("tracking_no")
     if status == "paid":
         return (
@@ -205,6 +215,12 @@ def orders(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any
         )
     if status != "shipped" or not tracking_no:
         return f"订单 {order_id} 的状态是 {status}。" if zh else f"Order {order_id} is {status}."
+    return _shipped(order_id, tracking_no, zh, done, tools)
+
+
+def _shipped(
+    order_id: str, tracking_no: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]
+) -> Step:
     tracking = find(done, "get_tracking", tracking_no=tracking_no)
     if tracking is None and "get_tracking" in tools:
         return [("get_tracking", {"tracking_no": tracking_no})]

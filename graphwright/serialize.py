@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,6 +41,11 @@ def wire(value: Any) -> Any:
         return wire(value._asdict())
     if isinstance(value, list | tuple | set | frozenset):
         return [wire(v) for v in value]
+    return _wire_object(value)
+
+
+def _wire_object(value: Any) -> Any:
+    """`wire` for what is neither a JSON scalar nor a container (a UUID too goes by `str`)."""
     if isinstance(value, BaseModel):
         return wire(value.model_dump())
     if type(value).__name__ == "Send" and hasattr(value, "node"):
@@ -52,8 +56,6 @@ def wire(value: Any) -> Any:
         return value.isoformat()
     if isinstance(value, BaseException):
         return {"error": type(value).__name__, "message": str(value)}
-    if isinstance(value, uuid.UUID):
-        return str(value)
     return str(value)
 
 

@@ -98,21 +98,21 @@ def matches(metadata: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
         if not isinstance(wanted, Mapping):
             if have != wanted:
                 return False
-            continue
-        for op, arg in wanted.items():
-            if op == "$eq":
-                ok = have == arg
-            elif op == "$contains":
-                items = arg if isinstance(arg, list) else [arg]
-                ok = isinstance(have, list) and all(a in have for a in items)
-            else:
-                raise ConfigurationError(
-                    f"auth filter operator {op!r} is not supported; "
-                    "use a plain value, $eq, $contains or $or"
-                )
-            if not ok:
-                return False
+        elif not all(_holds(op, have, arg) for op, arg in wanted.items()):
+            return False
     return True
+
+
+def _holds(op: str, have: Any, arg: Any) -> bool:
+    """One operator of a key's filter, on the key's value."""
+    if op == "$eq":
+        return bool(have == arg)
+    if op == "$contains":
+        items = arg if isinstance(arg, list) else [arg]
+        return isinstance(have, list) and all(a in have for a in items)
+    raise ConfigurationError(
+        f"auth filter operator {op!r} is not supported; use a plain value, $eq, $contains or $or"
+    )
 
 
 def equalities(filters: Mapping[str, Any]) -> dict[str, Any]:

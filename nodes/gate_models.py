@@ -165,6 +165,14 @@ def parse_decisions(
             f"the decision is malformed: {exc.errors()[0]['msg']} "
             f"at {'.'.join(map(str, exc.errors()[0]['loc']))}"
         ) from exc
+    _check_against(request, decisions, registry)
+    return decisions
+
+
+def _check_against(
+    request: GateRequest, decisions: dict[str, AnyDecision], registry: ToolRegistry
+) -> None:
+    """Every pending call answered, none other, each for the arguments the reviewer saw."""
     pending = {c.id: c for c in request.calls}
     unknown = sorted(set(decisions) - set(pending))
     missing = sorted(set(pending) - set(decisions))
@@ -186,17 +194,20 @@ def parse_decisions(
             )
         check_kind(call, decision)
         if isinstance(decision, Edit):
-            spec = registry.get(call.tool)
-            if spec is None:
-                raise GateDecisionError(f"{call.tool!r} is not an allowed tool")
-            try:
-                spec.args_model.model_validate(decision.args)
-            except ValidationError as exc:
-                raise GateDecisionError(
-                    f"the edited arguments for {call.tool} are invalid: "
-                    + "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-                ) from exc
-    return decisions
+            _check_edit(call, decision, registry)
+
+
+def _check_edit(call: PendingCall, decision: Edit, registry: ToolRegistry) -> None:
+    spec = registry.get(call.tool)
+    if spec is None:
+        raise GateDecisionError(f"{call.tool!r} is not an allowed tool")
+    try:
+        spec.args_model.model_validate(decision.args)
+    except ValidationError as exc:
+        raise GateDecisionError(
+            f"the edited arguments for {call.tool} are invalid: "
+            + "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        ) from exc
 
 
 def check_kind(call: PendingCall, decision: AnyDecision) -> None:
@@ -242,28 +253,33 @@ def decide_all(
             c.id: Reject(reason=reason, digest=c.digest, end_run=end_run) for c in request.calls
         }
     if action == "edit":
-        if not isinstance(args, dict):
-            raise GateDecisionError("an edit needs the new arguments as a JSON object")
-        ids = {c.id for c in request.calls}
-        if args and set(args) <= ids and all(isinstance(v, dict) for v in args.values()):
-            per_call: dict[str, dict[str, Any]] = args
-        elif len(request.calls) == 1:
-            per_call = {request.calls[0].id: args}
-        else:
-            raise GateDecisionError(
-                f"{len(request.calls)} calls are pending; give the edit as "
-                f'{{"<call id>": {{...arguments...}}}} for {", ".join(sorted(ids))}'
-            )
-        return {
-            c.id: Edit(digest=c.digest, args=per_call[c.id])
-            if c.id in per_call
-            else Approve(digest=c.digest)
-            for c in request.calls
-        }
+        return _edits(request, args)
     raise GateDecisionError(
         f"unknown action {action!r}; use approve, edit or reject (retry, mark_done or reject "
         "for a call whose outcome is unknown)"
     )
+
+
+def _edits(request: GateRequest, args: dict[str, Any] | None) -> dict[str, AnyDecision]:
+    """An edit's decisions: the named calls edited, the others approved."""
+    if not isinstance(args, dict):
+        raise GateDecisionError("an edit needs the new arguments as a JSON object")
+    ids = {c.id for c in request.calls}
+    if args and set(args) <= ids and all(isinstance(v, dict) for v in args.values()):
+        per_call: dict[str, dict[str, Any]] = args
+    elif len(request.calls) == 1:
+        per_call = {request.calls[0].id: args}
+    else:
+        raise GateDecisionError(
+            f"{len(request.calls)} calls are pending; give the edit as "
+            f'{{"<call id>": {{...arguments...}}}} for {", ".join(sorted(ids))}'
+        )
+    return {
+        c.id: Edit(digest=c.digest, args=per_call[c.id])
+        if c.id in per_call
+        else Approve(digest=c.digest)
+        for c in request.calls
+    }
 
 
 def from_langchain(calls: list[PendingCall], decisions: list[Any]) -> dict[str, dict[str, Any]]:

@@ -301,17 +301,7 @@ class Executor:
         the cancel that stopped it.
         """
         framer = Framer(body.modes(), body.stream_subgraphs)
-        # "sync" unless the request asks otherwise: a step's checkpoint (with the tool calls
-        # it proposed) is saved before the next step runs, as on the CLI path.
-        options: dict[str, Any] = {
-            "subgraphs": body.stream_subgraphs,
-            "durability": self.orch.settings.durability,
-        }
-        for name in ("interrupt_before", "interrupt_after", "durability"):
-            if getattr(body, name) is not None:
-                options[name] = getattr(body, name)
-        if body.context is not None:
-            options["context"] = run_context(graph, body.context)
+        options = stream_options(graph, body, self.orch.settings.durability)
         try:
             if state is None:
                 state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
@@ -324,19 +314,8 @@ class Executor:
                 name=f"gw-produce-{run_id}",
             )
             try:
-                while (item := await pump.get(SIGNAL_POLL_S)) is None or item[0] != "end":
-                    if item is not None and item[0] == "error":
-                        raise item[1]
-                    frames = item[1] if item is not None else ()
-                    # One hop off the loop per chunk: its events, then the run's signals.
-                    owner, cancel = await asyncio.to_thread(self.relay, thread_id, run_id, frames)
-                    if owner != self.owner or (lock is not None and lock.lost.is_set()):
-                        raise Lost(run_id)
-                    if (
-                        cancel
-                    ):  # also mid-node: a long model call or tool is left behind, fenced out
-                        await self.abandon(pump, thread_id, lock)
-                        return None, cancel
+                if cancel := await self._relay_all(pump, thread_id, run_id, lock):
+                    return None, cancel
             finally:
                 await pump.abandon()  # however the loop ended, the producer is stopped
         except Lost:
@@ -348,6 +327,23 @@ class Executor:
             await asyncio.to_thread(self.publish, thread_id, run_id, "error", error_data(exc))
             return exc, None
         return None, None
+
+    async def _relay_all(
+        self, pump: Pump, thread_id: str, run_id: str, lock: ThreadLock | None
+    ) -> str | None:
+        """Relay the producer's frames until it ends; the cancel that stopped it, if one did."""
+        while (item := await pump.get(SIGNAL_POLL_S)) is None or item[0] != "end":
+            if item is not None and item[0] == "error":
+                raise item[1]
+            frames = item[1] if item is not None else ()
+            # One hop off the loop per chunk: its events, then the run's signals.
+            owner, cancel = await asyncio.to_thread(self.relay, thread_id, run_id, frames)
+            if owner != self.owner or (lock is not None and lock.lost.is_set()):
+                raise Lost(run_id)
+            if cancel:  # also mid-node: a long model call or tool is left behind, fenced out
+                await self.abandon(pump, thread_id, lock)
+                return cancel
+        return None
 
     def relay(
         self,
@@ -466,3 +462,19 @@ def checkpointed(graph: Graph, thread_id: str, run_id: str) -> bool:
     """
     head = graph.get_state({"configurable": {"thread_id": thread_id}})
     return bool((head.metadata or {}).get("run_id") == run_id)
+
+
+def stream_options(graph: Graph, body: RunCreate, durability: str) -> dict[str, Any]:
+    """LangGraph's stream options for the request.
+
+    Durability is the settings' ("sync" unless changed) unless the request asks otherwise: a
+    step's checkpoint (with the tool calls it proposed) is saved before the next step runs, as on
+    the CLI path.
+    """
+    options: dict[str, Any] = {"subgraphs": body.stream_subgraphs, "durability": durability}
+    for name in ("interrupt_before", "interrupt_after", "durability"):
+        if getattr(body, name) is not None:
+            options[name] = getattr(body, name)
+    if body.context is not None:
+        options["context"] = run_context(graph, body.context)
+    return options
