@@ -63,8 +63,10 @@ def via_cron(r: Reviewer, at: float | None) -> bool:
 
 
 def via_api(r: Reviewer, at: float | None) -> bool:
-    """A `runs.wait` executed in the API process, which is killed at `at` (counted from
-    its start, as a worker's is); a worker takes the run over once its lease runs out.
+    """A `runs.wait` executed in the API process, which is killed at `at`.
+
+    `at` is counted from its start, as a worker's is; a worker takes the run over once its lease
+    runs out.
     """
     port = free_port()
     url = f"http://127.0.0.1:{port}"

@@ -73,8 +73,9 @@ def _concat(state: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
 
 
 class DeltaState(TypedDict):
-    """Messages as a DeltaChannel that takes no snapshot within these runs (200 steps are
-    400 updates): what the saver itself stores per step.
+    """Messages as a DeltaChannel that takes no snapshot within these runs.
+
+    200 steps are 400 updates: what the saver itself stores per step.
     """
 
     messages: Annotated[list[AnyMessage], DeltaChannel(_concat, snapshot_frequency=1000)]

@@ -43,10 +43,11 @@ class FuzzResult:
 
     @property
     def failed(self) -> bool:
-        """A check failed (a 5xx or a response off its schema), or schemathesis itself broke
-        (a `Runtime Error`: it generated nothing for those operations). A request that
-        timed out (a `runs.wait` on a run delayed by `after_seconds`) is an error, not a
-        failure.
+        """A check failed (a 5xx or a response off its schema), or schemathesis itself broke.
+
+        Schemathesis breaking is a `Runtime Error`: it generated nothing for those operations. A
+        request that timed out (a `runs.wait` on a run delayed by `after_seconds`) is an error, not
+        a failure.
         """
         return any(sign in self.output for sign in ("Failures:", "unique failure", "Runtime Error"))
 

@@ -1,7 +1,9 @@
-"""100 concurrent `runs.wait` through one API process and two workers, against the same runs
-through the Python API directly, measured in one run; then token streams: time to first
-token and events per second of one stream, through the API (run on a worker, relayed from
-its Redis stream) against LangGraph's `stream` in this process.
+"""The HTTP API against the Python API: 100 concurrent waits, then token streams.
+
+100 concurrent `runs.wait` through one API process and two workers, against the same runs through
+the Python API directly, measured in one run; then token streams: time to first token and events per
+second of one stream, through the API (run on a worker, relayed from its Redis stream) against
+LangGraph's `stream` in this process.
 
     python -m bench.http [--runs 100] [--streams 30]
     python -m bench.http --search 10000   (thread search: the Redis index against the old scan)

@@ -1,5 +1,6 @@
-"""The graphs `bench.server` runs on both servers, written as one `langgraph.json`
-project, and the scripted OpenAI-compatible model the chat graphs call.
+"""The graphs `bench.server` runs on both servers, written as one `langgraph.json` project.
+
+And the scripted OpenAI-compatible model the chat graphs call.
 
 `three` is a three-node graph with no model. `chat_0ms` and `chat_200ms` are one
 `ChatOpenAI` agent (model, `ToolNode`, model) whose model answers after 0 ms or after

@@ -46,9 +46,10 @@ def _round_trip(client: redis.Redis, conn: Any, commands: Sequence[Command]) -> 
 
 
 def pack(commands: Sequence[Command], encoding: str = "utf-8") -> bytes:
-    """The batch as one buffer, packed by hiredis as redis-py's own hiredis packer does
-    (str in the client's encoding), without its per-argument checks: the saver's commands
-    are one-word names with `bytes`, `str` and integer arguments.
+    """The batch as one buffer, packed by hiredis as redis-py's own hiredis packer does.
+
+    Str goes in the client's encoding, without the packer's per-argument checks: the saver's
+    commands are one-word names with `bytes`, `str` and integer arguments.
     """
     if encoding.lower().replace("-", "") != "utf8":  # hiredis itself encodes str as UTF-8
         commands = [
@@ -93,9 +94,10 @@ async def _aread(conn: Any) -> Any:
 
 
 async def _abuffered(conn: Any) -> Any:
-    """The next reply, taken straight from the hiredis reader when it holds it already (the
-    rest of a batch arrives with its first reply): `read_response` would open a timeout
-    scope per reply, which costs more than the reply. Else as `_aread`.
+    """The next reply, taken straight from the hiredis reader when it holds it already.
+
+    The rest of a batch arrives with its first reply: `read_response` would open a timeout scope per
+    reply, which costs more than the reply. Else as `_aread`.
     """
     reader = getattr(getattr(conn, "_parser", None), "_reader", None)
     if reader is not None and getattr(conn._parser, "_connected", False):

@@ -56,8 +56,9 @@ return 1
 def hset_new(
     client: redis.Redis, keys: Keys, thread_id: str, key: str, mapping: Mapping[str, bytes | str]
 ) -> bool:
-    """Create the hash `key` (a key of the thread) with `mapping` in one step, only if it
-    does not exist: of two callers creating it at once exactly one gets True.
+    """Create the hash `key` (a key of the thread) with `mapping` in one step, only if absent.
+
+    Of two callers creating it at once exactly one gets True.
     """
     pairs = [x for kv in mapping.items() for x in kv]
     return bool(client.eval(_HSET_NEW, 2, key, keys.registry(thread_id), *pairs))

@@ -116,9 +116,10 @@ def effective(records: list[MemoryRecord]) -> list[MemoryRecord]:
 
 
 def adopt_legacy(book: MemoryBook, users: BaseStore, *, page: int = 100) -> int:
-    """Move the records an older graphwright kept in the users' store (under `("memories",
-    scope)`) into `book`; returns how many moved. Only graphwright's own records move: a
-    valid scope label and a value that is a record of that scope. Anything else under
+    """Move the records an older graphwright kept in the users' store into `book`.
+
+    They sat under `("memories", scope)`; returns how many moved. Only graphwright's own records
+    move: a valid scope label and a value that is a record of that scope. Anything else under
     `memories` is a user's and stays. Where the book has the key already, the newer wins.
     """
     moved, offset = 0, 0

@@ -251,10 +251,11 @@ def _sends_parents(ctx: Ctx, thread_id: str, thread: Thread) -> Op[set[str]]:
 
 
 def _keep_latest(ctx: Ctx, thread_id: str, thread: Thread, sends: set[str]) -> list[Command]:
-    """Keep each namespace's latest checkpoint (and, for checkpoints older than format 4,
-    the parent it reads pending sends from). A subgraph call's namespace goes with the
-    root checkpoint it started from once that one is gone; a `checkpointer=True`
-    subgraph's namespace (no task id after a `:`) stays.
+    """Keep each namespace's latest checkpoint (and, before format 4, the parent).
+
+    For checkpoints older than format 4 the parent is kept because pending sends are read from it. A
+    subgraph call's namespace goes with the root checkpoint it started from once that one is gone; a
+    `checkpointer=True` subgraph's namespace (no task id after a `:`) stays.
     """
     k = ctx.keys
     groups = thread.by_ns()

@@ -74,8 +74,9 @@ def _find_seeds(
     channels: Sequence[str],
     seeds: dict[str, tuple[int, Any]],
 ) -> Op[None]:
-    """Record, for channels without one, the nearest ancestor in `chain[first:]` that
-    stores a value.
+    """Record, for channels without one, the nearest ancestor that stores a value.
+
+    Ancestors are searched in `chain[first:]`.
     """
     k = ctx.keys
     wanted = [

@@ -87,8 +87,9 @@ def namespaces(ctx: Ctx, thread_id: str) -> Op[list[str]]:
 
 
 def thread_id_page(ctx: Ctx, after: str | None, size: int) -> Op[tuple[list[str], str | None]]:
-    """Thread ids with checkpoints in id order after `after` (stable under writes), and
-    the cursor of the next page (None at the end).
+    """Thread ids with checkpoints in id order after `after`, and the next page's cursor.
+
+    The order is stable under writes; the cursor is None at the end.
     """
     lo = "(" + escape(after) if after is not None else "-"
     (rows,) = yield Batch([("ZRANGEBYLEX", ctx.keys.thread_ids(), lo, "+", "LIMIT", 0, size)])

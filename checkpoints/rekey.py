@@ -1,5 +1,6 @@
-r"""Re-encrypt what is stored with the newest key (`graphwright rekey`) and seal what was
-written in the clear (`graphwright seal`).
+r"""Re-encrypt what is stored with the newest key, and seal what was written in the clear.
+
+The first is `graphwright rekey`, the second `graphwright seal`.
 
 Walks every key under the prefix with SCAN and re-seals each sealed value that an older
 key or the old format (`GWS1`, no associated data) sealed, wherever it sits: a whole
@@ -74,8 +75,9 @@ class _Spot:
 
 
 def reseal(spot: _Spot, raw: bytes) -> bytes | None:
-    """`raw` with every stale (or, at a sealed place, plain) part sealed by the newest key
-    for its place; None if nothing changes.
+    """`raw` with every stale (or, at a sealed place, plain) part sealed by the newest key.
+
+    Each part is sealed for its place; None if nothing changes.
     """
     sealer = spot.sealer
     if is_sealed(raw):

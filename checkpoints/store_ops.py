@@ -1,6 +1,7 @@
-"""The memory store's operations as I/O-free generators, shared by `RedisStore` and
-`AsyncRedisStore`: each yields a pipeline of Redis commands (or texts to embed) and
-receives the replies, so the two stores differ only in the driver.
+"""The memory store's operations as I/O-free generators.
+
+Shared by `RedisStore` and `AsyncRedisStore`: each yields a pipeline of Redis commands (or texts to
+embed) and receives the replies, so the two stores differ only in the driver.
 """
 
 from __future__ import annotations

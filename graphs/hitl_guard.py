@@ -343,8 +343,10 @@ def _refused(call: Call, why: str) -> ToolMessage:
 
 
 def _calls_of(given: Any) -> list[Call]:
-    """The tool calls a ToolNode would run for this input (a Send's list of calls, a call with
-    its context, or a state whose newest AI message holds them).
+    """The tool calls a ToolNode would run for this input.
+
+    The input is a Send's list of calls, a call with its context, or a state whose newest AI message
+    holds them.
     """
     if (
         isinstance(given, list)

@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
 
 def history_of(snapshots: list[Any]) -> list[CheckpointInfo]:
-    """`CheckpointInfo` of each snapshot (newest first), the nodes that produced it read
-    off the one before.
+    """`CheckpointInfo` of each snapshot, newest first.
+
+    The nodes that produced each are read off the one before.
     """
     out = []
     for i, snap in enumerate(snapshots):

@@ -298,8 +298,10 @@ def thread_lock(
 async def _untake(
     client: redis.Redis, keys: Keys, taking: asyncio.Future[tuple[ThreadLock, threading.Event]]
 ) -> None:
-    """Give back the lock an abandoned acquisition takes, once it has taken it (its thread
-    cannot be stopped midway: the lock would be renewed for ever with nobody to release it).
+    """Give back the lock an abandoned acquisition takes, once it has taken it.
+
+    Its thread cannot be stopped midway: the lock would be renewed for ever with nobody to release
+    it.
     """
     try:
         lock, stop = await taking

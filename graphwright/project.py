@@ -338,8 +338,9 @@ def _call_factory(name: str, factory: Callable[..., Any], ctx: GraphContext) -> 
 
 
 def refuse_runtime_factory(name: str, value: Any) -> None:
-    """A factory the reference calls with a `ServerRuntime` (or with two arguments) is
-    refused by name: graphwright calls a factory with the run's config or with nothing.
+    """Refuse by name a factory the reference calls with a `ServerRuntime` (or two arguments).
+
+    graphwright calls a factory with the run's config or with nothing.
     """
     if isinstance(value, Pregel | StateGraph) or not callable(value):
         return

@@ -124,8 +124,9 @@ class ThreadMeta:
         return status
 
     def status(self, meta: dict[str, str], snapshot: Any) -> Any:
-        """Like `status_of`, but a run whose process died after its last step reads as
-        how that step ended, not as failed.
+        """Like `status_of`, but a run whose process died after its last step reads as that step.
+
+        It reads as how that step ended, not as failed.
         """
         return self.settled(
             meta,
@@ -148,9 +149,10 @@ class ThreadMeta:
         return "completed" if stop_reason == "answered" else "stopped"
 
     def metadata_of(self, thread_ids: list[str]) -> list[dict[str, Any] | None]:
-        """Each thread's user metadata (None: no such thread), so a search can narrow many
-        candidates on metadata before it loads any. Plain metadata is read in one round
-        trip; sealed metadata (encryption on) goes through `read`, which opens it.
+        """Each thread's user metadata (None: no such thread).
+
+        So a search can narrow many candidates on metadata before it loads any. Plain metadata is
+        read in one round trip; sealed metadata (encryption on) goes through `read`, which opens it.
         """
         if self.sealer.on:
             return [

@@ -37,9 +37,10 @@ class InfrastructureError(GraphwrightError):
 
 
 class ModelError(InfrastructureError):
-    """The model provider failed a call (an HTTP error, a timeout, an empty reply), after the
-    retries that were safe: the run ends `failed` with this one line, and the thread's
-    next turn or a resume calls the model again.
+    """The model provider failed a call, after the retries that were safe.
+
+    An HTTP error, a timeout, an empty reply: the run ends `failed` with this one line, and the
+    thread's next turn or a resume calls the model again.
     """
 
 

@@ -20,9 +20,10 @@ from graphwright.tools.executor import Observation, ToolError, argument_problem
 def authorize(
     call: ProposedCall, *, tainted: bool, deps: AgentDeps, thread_id: str
 ) -> ProposedCall | Observation:
-    """The call as it may run (a retry or settlement only as a reviewer recorded it), the
-    observation the model gets instead of running it, or the call with `needs_approval`
-    when it must go back to the gate.
+    """The call as it may run, the observation the model gets instead, or a call for the gate.
+
+    A retry or settlement runs only as a reviewer recorded it; a call that must go back to the gate
+    comes with `needs_approval`.
     """
     recorded = deps.approvals.get(thread_id, call["id"])
     if recorded is not None and recorded.digest != digest(call["name"], call["args"]):

@@ -83,8 +83,10 @@ def human_gate(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) ->
 
 
 def pending(state: AgentState, deps: AgentDeps, thread_id: str) -> list[ProposedCall]:
-    """The proposed calls, each one the state claims may run without a recorded decision
-    (a caller's update or goto) asked about like any other gated call.
+    """The proposed calls, any the state claims may run unasked gated like the others.
+
+    A call the state claims may run without a recorded decision (a caller's update or goto) is asked
+    about like any other gated call.
     """
     tainted = is_tainted(state, deps, thread_id)
     out: list[ProposedCall] = []

@@ -34,8 +34,9 @@ def after_gate(state: AgentState) -> Literal["act", "plan", "observe"]:
 
 
 def after_act(state: AgentState) -> Literal["human_gate", "observe"]:
-    """A write whose outcome is unknown, or a call that came without its approval, goes to
-    a reviewer; everything else is observed.
+    """A write whose outcome is unknown, or a call without its approval, goes to a reviewer.
+
+    Everything else is observed.
     """
     if any(
         call["action"] in ("outcome_unknown", "needs_approval")

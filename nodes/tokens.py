@@ -59,8 +59,9 @@ def chat_openai(model: object) -> ChatOpenAI | None:
 
 @functools.cache
 def _tiktoken_ready(model_name: str) -> bool:
-    """Whether tiktoken was asked for and can count for this model here (loads its encoding
-    once per process: the only moment it may try to download it).
+    """Whether tiktoken was asked for and can count for this model here.
+
+    It loads its encoding once per process: the only moment it may try to download it.
     """
     if os.environ.get("GRAPHWRIGHT_TOKENIZER", "").lower() != "tiktoken":
         return False

@@ -43,8 +43,9 @@ USAGE_ESTIMATED = "graphwright_usage_estimated"  # in response_metadata: counted
 def estimate_usage(
     reply: AIMessage, request: Sequence[BaseMessage], count: Callable[[Sequence[BaseMessage]], int]
 ) -> None:
-    """A reply without usage (a local server that reports none) gets counted usage, marked
-    estimated, so budgets and the run's usage do not read zero.
+    """A reply without usage (a local server that reports none) gets counted usage.
+
+    Marked estimated, so budgets and the run's usage do not read zero.
     """
     if reply.usage_metadata and reply.usage_metadata.get("total_tokens"):
         return

@@ -128,9 +128,10 @@ class Approvals:
         return decision, raw if isinstance(raw, bytes) else str(raw).encode()
 
     def spend(self, thread_id: str, call_id: str, stored: bytes) -> Spend:
-        """An approval used up by the claim of the execution it allowed (`Records.claim`),
-        in the same script, and only while it is still `stored`: of two executions of one
-        approved call (a replay, a fork, a forged update) exactly one claims it.
+        """An approval used up by the claim of the execution it allowed (`Records.claim`).
+
+        In the same script, and only while it is still `stored`: of two executions of one approved
+        call (a replay, a fork, a forged update) exactly one claims it.
         """
         return Spend(
             key=self.keys.gate_decisions(thread_id), field=escape(call_id), value="", expect=stored

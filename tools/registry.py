@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable, Iterator
 
 from pydantic import BaseModel
@@ -48,7 +49,7 @@ class ToolRegistry:
             self.add(
                 ToolSpec(
                     name=name or func.__name__,
-                    description=(func.__doc__ or "").strip(),
+                    description=inspect.cleandoc(func.__doc__ or ""),
                     args_model=args_model,
                     func=func,
                     risk=risk,

@@ -238,8 +238,9 @@ async def request_value(request: Request, resource: str, action: str) -> dict[st
 
 
 async def _validated_body(request: Request) -> dict[str, Any]:
-    """The JSON body through the route's own body model (`{}` without a body, or for a
-    body that is not an object); a body the model refuses is the route's 422.
+    """The JSON body through the route's own body model; a body it refuses is the route's 422.
+
+    `{}` without a body, or for a body that is not an object.
     """
     body = await parsed_body(request)
     if isinstance(body, BaseModel):
@@ -263,9 +264,10 @@ def access(resource: str, action: str) -> Callable[..., Awaitable[Grant]]:
 
 
 async def runnable_assistant(request: Request, user: User, assistant_id: Any) -> None:
-    """A run or cron names an assistant the caller may read, as the reference checks with
-    the `assistants` read handler: a graph's own assistant is everyone's; another user's
-    is a 404, as if it did not exist.
+    """A run or cron names an assistant the caller may read.
+
+    As the reference checks with the `assistants` read handler: a graph's own assistant is
+    everyone's; another user's is a 404, as if it did not exist.
     """
     if not isinstance(assistant_id, str) or not assistant_id:
         return
@@ -298,8 +300,9 @@ def audit(routes: list[Any]) -> None:
 def visible_thread(
     orch: Orchestrator, grant: Grant, thread_id: str, meta: dict[str, str] | None = None
 ) -> dict[str, str]:
-    """The thread's stored fields (`meta` if just read), or 404 when it is missing or the
-    grant's filter hides it.
+    """The thread's stored fields (`meta` if just read).
+
+    404 when it is missing or the grant's filter hides it.
     """
     meta = orch.meta(thread_id) if meta is None else meta
     if not meta or not grant.allows(meta.get("metadata")):

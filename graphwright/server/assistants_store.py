@@ -138,8 +138,9 @@ class AssistantStore:
         select: list[str] | None = None,
         allows: Allows | None = None,
     ) -> list[Doc]:
-        """One page of the assistants matching the query that `allows` (the caller's
-        grant) lets them see; the grant narrows the list before the page is cut.
+        """One page of the assistants matching the query that `allows` lets the caller see.
+
+        `allows` is the caller's grant; it narrows the list before the page is cut.
         """
         found = self._matching(graph_id, name, metadata, allows)
         field = (sort_by or "").lower()
@@ -245,8 +246,9 @@ class AssistantStore:
     def ensure_system(
         self, descriptions: Mapping[str, str], names: Mapping[str, str] | None = None
     ) -> None:
-        """Give each registered graph its assistant (kept across restarts; name and
-        description follow the registry).
+        """Give each registered graph its assistant, kept across restarts.
+
+        Name and description follow the registry.
         """
         for graph_id, description in descriptions.items():
             aid = system_id(graph_id)

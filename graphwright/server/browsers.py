@@ -40,8 +40,9 @@ def hostname(host_header: str) -> str:
 
 
 def own_names(allowed: Iterable[str]) -> frozenset[str]:
-    """`localhost`, this machine's name and the configured ones (no DNS query: a name
-    that only DNS ties to this machine must be configured).
+    """`localhost`, this machine's name and the configured ones.
+
+    No DNS query: a name that only DNS ties to this machine must be configured.
     """
     return frozenset(
         {"localhost", socket.gethostname().lower(), *(a.strip().lower() for a in allowed)}
@@ -136,8 +137,9 @@ def _token(secret: bytes, session: str) -> str:
 
 
 def review_csrf(request: Request, secret: bytes) -> tuple[str, str | None]:
-    """The CSRF token for the page being answered, bound to the browser's session cookie,
-    and the new session to set (`set_session`) when the browser has none yet.
+    """The CSRF token for the page being answered, bound to the browser's session cookie.
+
+    And the new session to set (`set_session`) when the browser has none yet.
     """
     session = request.cookies.get(SESSION_COOKIE) or ""
     new = None
@@ -159,9 +161,10 @@ def set_session(request: Request, response: Response, session: str) -> None:
 
 
 def check_csrf(request: Request, secret: bytes, *, by_header: bool) -> None:
-    """403 for a review write a browser may have sent on a page's behalf without the token of
-    its session. A write its own credential header let in (`by_header`) is an API
-    client's: no cookie or open door speaks for it, so it needs no token.
+    """403 for a browser's review write without the token of its session.
+
+    A browser may have sent it on a page's behalf. A write its own credential header let in
+    (`by_header`) is an API client's: no cookie or open door speaks for it, so it needs no token.
     """
     if by_header:
         return

@@ -69,8 +69,9 @@ def drop_temporary_thread(orch: Orchestrator, store: RunStore, thread_id: str, r
 
 
 def expire_kept(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:
-    """A dropped thread's run record and lists expire within the run retention, when that
-    is shorter (after the end: the end sets the record's own expiry).
+    """A dropped thread's run record and lists expire within the run retention, when shorter.
+
+    This applies after the end: the end sets the record's own expiry.
     """
     for key in kept_keys(orch, store, thread_id, run_id):
         orch.client.expire(key, min(RECORD_TTL_S, store.retention_s))

@@ -48,8 +48,9 @@ def as_creator(
 
 
 def creator_of(cron: dict[str, Any]) -> User | None:
-    """The user who made the cron, its runs' caller (`langgraph_auth_user` and `user_id`
-    in their configurable); None for a cron made with no identity.
+    """The user who made the cron, its runs' caller; None for a cron made with no identity.
+
+    It is read from `langgraph_auth_user` and `user_id` in their configurable.
     """
     creator = str(cron.get("user_id") or "")
     if not creator:

@@ -1,5 +1,6 @@
-"""A compiled graph's JSON schemas (input, output, state, config, context), as the Agent
-Server's `assistants.get_schemas` and `get_subgraphs` give them.
+"""A compiled graph's JSON schemas (input, output, state, config, context).
+
+As the Agent Server's `assistants.get_schemas` and `get_subgraphs` give them.
 
 LangGraph's own helpers make each schema. A graph whose state pydantic refuses (a
 `typing.TypedDict` on Python 3.11) still answers: that schema is `null`, and the state

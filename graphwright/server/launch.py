@@ -144,9 +144,10 @@ class Launcher:
         return thread_id, meta, {}
 
     async def ride(self, read: Callable[[], Awaitable[T]]) -> T:
-        """Make a read of a wait, again through a Redis outage or failover until the retry
-        budget is spent (the asyncio client alone gives up within seconds): a run that goes
-        on to succeed must not be answered 503 for a blip.
+        """Make a read of a wait, again through a Redis outage or failover, within the retry budget.
+
+        The asyncio client alone gives up within seconds: a run that goes on to succeed must not be
+        answered 503 for a blip.
         """
         deadline = time.monotonic() + self.orch.settings.redis_retry_s
         failures = 0

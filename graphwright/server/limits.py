@@ -94,16 +94,18 @@ class BodyLimit:
 
 
 async def run_rate_limit(request: Request, user: Annotated[User, Depends(current_user)]) -> None:
-    """Take one token from the caller's bucket, or answer 429 with the wait in Retry-After
-    (no thread hop when no rate is set).
+    """Take one token from the caller's bucket, or answer 429 with the wait in Retry-After.
+
+    No thread hop when no rate is set.
     """
     if request.app.state.service.orch.settings.run_rate_per_minute > 0:
         await offload(take_runs, request, user, 1)
 
 
 def take_runs(request: Request, user: User, runs: int) -> None:
-    """Take `runs` tokens from the caller's bucket at once, or answer 429 (a batch larger
-    than the bucket can never pass: 429 saying so, without Retry-After).
+    """Take `runs` tokens from the caller's bucket at once, or answer 429.
+
+    A batch larger than the bucket can never pass: 429 saying so, without Retry-After.
     """
     settings = request.app.state.service.orch.settings
     per_minute: float = settings.run_rate_per_minute

@@ -1,5 +1,6 @@
-"""A route's blocking work (sync Redis calls, graph compilation) off the event loop, on the
-server's own thread pool.
+"""A route's blocking work (sync Redis calls, graph compilation) off the event loop.
+
+On the server's own thread pool.
 
 A plain executor hop that carries the request's context variables (its headers, its user).
 Starlette's `run_in_threadpool` does the same through AnyIO's capacity limiter and cancel

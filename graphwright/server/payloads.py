@@ -129,8 +129,10 @@ def run_context(graph: Graph, context: dict[str, Any]) -> dict[str, Any]:
 
 
 def server_metadata(run_id: str, attempt: int = 1) -> dict[str, Any]:
-    """What the Agent Server adds to every run's metadata (so to its checkpoints, tasks and
-    message events): the attempt, the versions, the plan, the host and the run id.
+    """What the Agent Server adds to every run's metadata.
+
+    So to its checkpoints, tasks and message events: the attempt, the versions, the plan, the host
+    and the run id.
     """
     return {
         "run_attempt": attempt,

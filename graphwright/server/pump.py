@@ -1,5 +1,7 @@
-"""A run's frames produced by a task of their own, so the executor can act on a cancel
-while a node is still inside a long model call or tool, not only between chunks.
+"""A run's frames produced by a task of their own.
+
+So the executor can act on a cancel while a node is still inside a long model call or tool, not only
+between chunks.
 
 The executor reads the frames with a timeout and checks the run's signals whenever none
 came. A cancelled run's producer is cancelled: an async node stops at its current
@@ -42,8 +44,9 @@ class Pump:
         return None
 
     async def abandon(self) -> None:
-        """Cancel the producer, giving its `finally` blocks a moment but never waiting on a
-        sync node that cannot be stopped.
+        """Cancel the producer, giving its `finally` blocks a moment.
+
+        But never waiting on a sync node that cannot be stopped.
         """
         if not self._task.done():
             self._task.cancel()

@@ -1,6 +1,7 @@
-"""Request headers copied into a run's `configurable`, as `http.configurable_headers` in
-`langgraph.json` asks (`include`/`exclude` patterns with `*`): none by default, and
-never the credentials (`authorization`, `x-api-key`, ...), as the reference does.
+"""Request headers copied into a run's `configurable`, as `langgraph.json` asks.
+
+`http.configurable_headers` names `include`/`exclude` patterns with `*`: none by default, and never
+the credentials (`authorization`, `x-api-key`, ...), as the reference does.
 """
 
 from __future__ import annotations

@@ -362,10 +362,11 @@ class RunStore:
         cap_s: int | None = None,
         delete: bool = False,
     ) -> bool:
-        """Record how the run ended and close its event stream, releasing the thread's lock
-        held with `lock_value` in the same step; False if the run is not ours. `cap_s`
-        (the thread's own TTL) bounds how long the record and its streams are kept; with
-        `delete` (a rollback) the run and its events go in the same step.
+        """Record how the run ended and close its event stream; False if the run is not ours.
+
+        The thread's lock held with `lock_value` is released in the same step. `cap_s` (the thread's
+        own TTL) bounds how long the record and its streams are kept; with `delete` (a rollback) the
+        run and its events go in the same step.
         """
         key = self.keys.run_record(thread_id, run_id)
         retention, events_ttl = self.retention_s, self.events_ttl()

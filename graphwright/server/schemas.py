@@ -1,6 +1,7 @@
-"""Request and response bodies of the HTTP service, shaped like the LangGraph API that
-`langgraph-sdk` speaks. Unknown request fields the SDK may send are ignored; a field
-of the wrong type is a 422 naming it.
+"""Request and response bodies of the HTTP service, shaped like the LangGraph API.
+
+The API `langgraph-sdk` speaks. Unknown request fields the SDK may send are ignored; a field of the
+wrong type is a 422 naming it.
 """
 
 from __future__ import annotations

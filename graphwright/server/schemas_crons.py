@@ -1,7 +1,8 @@
-"""Request bodies of `/runs/crons`, the Agent Server's shapes (`CronCreate`,
-`CronPatch`, `CronSearch`, `CronCountRequest`): the run fields a cron keeps are typed
-as the reference types them, so a malformed one is a 422 naming it when the cron is stored,
-never a failure when it fires.
+"""Request bodies of `/runs/crons`, the Agent Server's shapes.
+
+`CronCreate`, `CronPatch`, `CronSearch`, `CronCountRequest`: the run fields a cron keeps are typed
+as the reference types them, so a malformed one is a 422 naming it when the cron is stored, never a
+failure when it fires.
 """
 
 from __future__ import annotations

@@ -55,9 +55,10 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def same_origin(request: Request) -> bool:
-    """Whether a browser sent the request from this server's own origin (or from no page:
-    no `Origin` header). SameSite=Strict does not tell apart two ports of one host, which
-    count as one site; the CORS default (any origin) then needs this check for writes.
+    """Whether a browser sent the request from this server's own origin (or from no page).
+
+    No page means no `Origin` header. SameSite=Strict does not tell apart two ports of one host,
+    which count as one site; the CORS default (any origin) then needs this check for writes.
     """
     origin = request.headers.get("origin")
     return origin is None or origin == f"{request.url.scheme}://{request.headers.get('host', '')}"

@@ -233,8 +233,9 @@ class Threads:
     def search(
         self, body: ThreadSearchBody, filters: Mapping[str, Any] | None = None
     ) -> list[dict[str, Any]]:
-        """One page of the threads matching `body` that `filters` (the caller's grant)
-        lets them see: the filter narrows the candidates before the page is cut.
+        """One page of the threads matching `body` that `filters` lets the caller see.
+
+        `filters` is the caller's grant: it narrows the candidates before the page is cut.
         """
         self.index.drop_expired()
         fields = set(body.select or FIELDS) | ({"values"} if body.values or body.extract else set())
@@ -285,8 +286,9 @@ class Threads:
         return [self._shape(d, body) for d in docs]
 
     def _narrowed(self, ids: list[str], query: Query) -> list[str]:
-        """The candidates whose metadata matches the query and the caller's filter, judged
-        on the metadata alone (one read for all of them, no thread loaded).
+        """The candidates whose metadata matches the query and the caller's filter.
+
+        Judged on the metadata alone: one read for all of them, no thread loaded.
         """
         metas = self.orch.thread_meta.metadata_of(ids)
         return [

@@ -26,9 +26,10 @@ def _adapter(annotation: Any) -> TypeAdapter[Any]:
 
 
 async def parsed_body(request: Request) -> Any:
-    """The JSON body as the route's model validated it (the JSON as sent where the route has
-    no body model); None without a JSON body. A body the model refuses raises the 422 FastAPI
-    would answer. Parsed once per request: the authorization dependency reads it too.
+    """The JSON body as the route's model validated it; None without a JSON body.
+
+    The JSON as sent where the route has no body model. A body the model refuses raises the 422
+    FastAPI would answer. Parsed once per request: the authorization dependency reads it too.
     """
     state = request.scope.setdefault("state", {})
     if "graphwright_body" in state:

@@ -1,5 +1,6 @@
-"""A user's own Starlette or FastAPI app (`http.app` in `langgraph.json`), served beside
-the API and let in by the same authentication.
+"""A user's own Starlette or FastAPI app (`http.app` in `langgraph.json`).
+
+Served beside the API and let in by the same authentication.
 """
 
 from __future__ import annotations

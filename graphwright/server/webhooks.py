@@ -60,9 +60,10 @@ def _addresses(host: str, port: int) -> list[IpAddress]:
 
 
 def admit(url: str, allow: str) -> list[IpAddress]:
-    """Raise `UnprocessableError` (422) unless `url` is an http(s) URL whose host
-    resolves only to addresses the allow-list (or the public internet) covers; the
-    addresses it resolved to.
+    """The addresses an http(s) `url`'s host resolves to, all covered by the allow-list.
+
+    Raise `UnprocessableError` (422) unless every address is one the allow-list (or the public
+    internet) covers.
     """
     if len(url) > MAX_URL_LENGTH:
         raise UnprocessableError(f"webhook URL is longer than {MAX_URL_LENGTH} characters")
@@ -85,9 +86,10 @@ def admit(url: str, allow: str) -> list[IpAddress]:
 
 
 def pinned(url: str, address: IpAddress) -> tuple[str, dict[str, str], dict[str, str]]:
-    """The request that reaches `address`, the one admitted, and nothing a second DNS
-    answer points to (rebinding): the URL with the address for its host, and the host
-    kept in the `Host` header and for TLS (SNI and the certificate check).
+    """The request that reaches `address`, the one admitted, and nothing else DNS points to.
+
+    Nothing a second DNS answer points to (rebinding): the URL with the address for its host, and
+    the host kept in the `Host` header and for TLS (SNI and the certificate check).
     """
     parts = urlsplit(url)
     host = parts.hostname or ""

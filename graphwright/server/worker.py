@@ -112,9 +112,10 @@ class Worker:
             await client.aclose()
 
     async def step(self, client: AsyncClient, heartbeat: Any) -> int:
-        """Housekeeping (a sweep due goes on beside, in a task of its own), then claim
-        abandoned entries or read new ones, as many as there are free jobs; each becomes a
-        task. The number of runs started.
+        """Housekeeping, then claim abandoned entries or read new ones: the number of runs started.
+
+        A sweep due goes on beside, in a task of its own. As many entries as there are free jobs are
+        taken; each becomes a task.
         """
         await asyncio.to_thread(self.housekeeping)
         if self._sweep_due():

@@ -49,8 +49,9 @@ def graphwright_graphs() -> Any:
 def graphwright_orchestrator(
     graphwright_redis: Server, scripted_openai: ScriptedOpenAI, graphwright_graphs: Any
 ) -> Iterator[Orchestrator]:
-    """An Orchestrator on the private Redis under a fresh prefix, its model the real
-    ChatOpenAI client against `scripted_openai`.
+    """An Orchestrator on the private Redis under a fresh prefix.
+
+    Its model is the real ChatOpenAI client against `scripted_openai`.
     """
     from graphwright.testing.kit import bound_orchestrator
 

@@ -116,8 +116,9 @@ def start_server(
 
 @contextmanager
 def redis_server(*extra: str) -> Iterator[Server]:
-    """A private redis-server in a temporary directory for the `with` block (`extra`
-    are redis-server options, e.g. `"--appendonly", "yes"`).
+    """A private redis-server in a temporary directory for the `with` block.
+
+    `extra` are redis-server options, e.g. `"--appendonly", "yes"`.
     """
     with tempfile.TemporaryDirectory(prefix="graphwright-redis-") as workdir:
         server = start_server(Path(workdir), *extra)
@@ -128,8 +129,10 @@ def redis_server(*extra: str) -> Iterator[Server]:
 
 
 def start_cluster(workdir: Path, masters: int = 3, replicas: int = 0) -> list[Server]:
-    """Start cluster-enabled servers, split the 16384 slots between the masters, give each
-    master `replicas` replicas, and wait until every node reports `cluster_state:ok`.
+    """Start a Redis Cluster and wait until every node reports `cluster_state:ok`.
+
+    Cluster-enabled servers, the 16384 slots split between the masters, each master given `replicas`
+    replicas.
 
     The masters come first in the returned list, then the replicas.
     """

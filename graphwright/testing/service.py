@@ -37,8 +37,9 @@ def running(
     queue_waits: bool = False,
     auth: Auth | None = None,
 ) -> Iterator[Service]:
-    """Serve `orch` over HTTP (the LangGraph Agent Server API) for the `with` block, with a
-    worker thread consuming the run queue unless `worker=False`.
+    """Serve `orch` over HTTP (the LangGraph Agent Server API) for the `with` block.
+
+    A worker thread consumes the run queue unless `worker=False`.
     """
     port = free_port()
     app = create_app(orch, api_key=api_key, queue_waits=queue_waits, auth=auth)
@@ -80,8 +81,9 @@ def service_for(
     worker: bool = True,
     queue_waits: bool = False,
 ) -> Iterator[Service]:
-    """`running` for an Orchestrator on a test's Redis and key prefix, serving the
-    graphs the plugin `graphs` registers (and `model`, if given). Webhooks may reach
+    """`running` for an Orchestrator on a test's Redis and key prefix.
+
+    It serves the graphs the plugin `graphs` registers (and `model`, if given). Webhooks may reach
     loopback receivers (`LOOPBACK`), the only ones a test has.
     """
     settings = Settings(

@@ -101,9 +101,10 @@ async def delete_assistant(
     grant: access.AssistantDelete,
     delete_threads: bool = False,
 ) -> None:
-    """Delete the assistant, its versions, those of its crons the caller may delete and, if
-    asked, those of its threads the caller may delete (the others are left, as the
-    reference skips them: another user's cron on it then fails when it fires).
+    """Delete the assistant, its versions and those of its crons the caller may delete.
+
+    And, if asked, those of its threads the caller may delete. The others are left, as the reference
+    skips them: another user's cron on it then fails when it fires.
     """
     await offload(visible, store, grant, assistant_id)
     crons = await _may(request, grant, "crons")

@@ -90,9 +90,11 @@ async def tools_call(inner: Inner, params: dict[str, Any]) -> dict[str, Any]:
 
 
 async def reviewed(inner: Inner, thread_id: str, run_id: str, value: Any) -> Any:
-    """The output of the run a reviewer's answer starts on the thread (`/review` or any
-    client), waited for up to `mcp_review_wait_s`; the gated output if none comes by then.
-    Woken by the thread's trace, where every run writes its start.
+    """The output of the run a reviewer's answer starts on the thread, or the gated output.
+
+    The answer may come through `/review` or any client; it is waited for up to `mcp_review_wait_s`,
+    and the gated output is returned if none comes by then. Woken by the thread's trace, where every
+    run writes its start.
     """
     settings = inner.svc.orch.settings
     deadline = time.monotonic() + settings.mcp_review_wait_s
