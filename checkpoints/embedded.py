@@ -28,6 +28,7 @@ _MAX_SOCKET_PATH = 100  # unix socket paths are capped near 108 bytes
 
 
 def default_home() -> Path:
+    """Where the embedded Redis keeps its data: `GRAPHWRIGHT_HOME`, else `.graphwright`."""
     return Path(os.environ.get(HOME_ENV) or DEFAULT_HOME).resolve()
 
 

@@ -20,6 +20,8 @@ _SEP = b"\x00"
 
 @dataclass(frozen=True, kw_only=True)
 class Head:
+    """A thread's newest checkpoint and how many writes it has, read in one step."""
+
     checkpoint_id: str
     writes: int
 

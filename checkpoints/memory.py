@@ -31,12 +31,16 @@ class Source(BaseModel):
 
 
 class PastValue(BaseModel):
+    """A value a record held before, kept so a replaced memory can be told and undone."""
+
     value: str
     source: Source
     updated_at: float
 
 
 class MemoryRecord(BaseModel):
+    """One remembered fact, validated at the boundary: it is written by models and users."""
+
     scope: str = Field(description="user:<id> or project:<id>")
     kind: Kind
     key: str = Field(min_length=1, max_length=128)

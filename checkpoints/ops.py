@@ -69,6 +69,7 @@ class LegacyThread(Exception):
 
 
 def script(name: str, keys: Sequence[str], args: Iterable[Any]) -> Command:
+    """An EVALSHA-style command for a named saver script (the driver resolves the name)."""
     return (SCRIPT, name, len(keys), *keys, *args)
 
 
@@ -78,6 +79,7 @@ def upper(prefix: bytes) -> bytes:
 
 
 def cfg(config: RunnableConfig) -> tuple[str, str, str | None]:
+    """The thread id, namespace and checkpoint id a LangGraph config names."""
     conf = config["configurable"]
     return str(conf["thread_id"]), str(conf.get("checkpoint_ns", "")), conf.get("checkpoint_id")
 
@@ -88,6 +90,7 @@ def _fence(config: RunnableConfig) -> str:
 
 
 def tuple_config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
+    """The config a CheckpointTuple carries for a stored checkpoint."""
     return {
         "configurable": {
             "thread_id": thread_id,
@@ -98,6 +101,7 @@ def tuple_config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
 
 
 def text(value: bytes | str) -> str:
+    """Redis replies are bytes on one client and str on another: this reads both."""
     return value.decode() if isinstance(value, bytes) else value
 
 
@@ -260,6 +264,7 @@ def put_writes(
 
 
 def decode(ctx: Ctx, raw: bytes, thread_id: str) -> Doc:
+    """Decode a checkpoint document, naming the thread's key if it is corrupt."""
     return codec.decode_doc(raw, key=ctx.keys.checkpoints(thread_id))
 
 
@@ -293,6 +298,7 @@ def _assemble(
 
 
 def load_checkpoint(ctx: Ctx, thread_id: str, doc: Doc) -> Checkpoint:
+    """Load a document's checkpoint, naming the thread's key if it is corrupt."""
     return codec.load_checkpoint(ctx.serde, doc, key=ctx.keys.checkpoints(thread_id))
 
 

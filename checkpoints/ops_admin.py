@@ -62,6 +62,7 @@ class Thread:
 
 
 def read_thread(ctx: Ctx, thread_ids: Sequence[str]) -> Op[list[Thread]]:
+    """Every stored part of each thread, in one batch, for export and copying."""
     k = ctx.keys
     cmds: list[Command] = []
     for t in thread_ids:

@@ -33,6 +33,10 @@ PAGE = 64
 def delta_channel_history(
     ctx: Ctx, config: RunnableConfig, channels: Sequence[str]
 ) -> Op[dict[str, DeltaChannelHistory]]:
+    """The stored updates of each delta channel back to its last snapshot.
+
+    What LangGraph replays to rebuild a DeltaChannel's value at `config`'s checkpoint.
+    """
     if not channels:
         return {}
     thread_id, ns, cid = cfg(config)

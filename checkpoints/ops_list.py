@@ -32,6 +32,8 @@ from graphwright.checkpoints.ops import (
 
 @dataclass(frozen=True)
 class Page:
+    """One page of `list`: its tuples, the id to continue after, whether the thread is done."""
+
     tuples: list[CheckpointTuple]
     last_id: str | None
     exhausted: bool
@@ -78,6 +80,7 @@ def _matches(metadata: CheckpointMetadata, filter: dict[str, Any]) -> bool:
 
 
 def namespaces(ctx: Ctx, thread_id: str) -> Op[list[str]]:
+    """The thread's checkpoint namespaces (root and subgraphs), from either layout."""
     (found,) = yield Batch([script("namespaces", (ctx.keys.checkpoints(thread_id),), ())])
     if not found:
         (legacy,) = yield Batch([("EXISTS", ctx.keys.legacy_namespaces(thread_id))])

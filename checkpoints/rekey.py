@@ -58,6 +58,8 @@ return 0
 
 @dataclass
 class RekeyReport:
+    """What `rekey` or `seal` did, for the CLI to print."""
+
     keys_seen: int = 0
     values_resealed: int = 0
     values_sealed: int = 0  # plain values sealed (`graphwright seal`)

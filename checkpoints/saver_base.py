@@ -60,6 +60,7 @@ def describe_client(client: SyncClient | AsyncClient) -> str:
 
 
 def check_client(client: SyncClient | AsyncClient) -> None:
+    """Refuse a client that decodes responses: the saver stores bytes and must read them back."""
     if isinstance(client, RedisCluster | AsyncRedisCluster):
         decode = client.get_connection_kwargs().get("decode_responses", False)
     else:
@@ -95,6 +96,7 @@ class SyncCallOnLoopError(ConfigurationError, asyncio.InvalidStateError):
 
 
 def now_ms() -> int:
+    """Wall-clock milliseconds, the unit of the saver's stored times."""
     return int(time.time() * 1000)
 
 
@@ -164,8 +166,10 @@ def checked_prune(ctx: ops.Ctx, thread_ids: Sequence[str], strategy: str) -> ops
 
 
 def before_id(before: RunnableConfig | None) -> str | None:
+    """The checkpoint id a `before` config names, if any."""
     return before["configurable"].get("checkpoint_id") if before else None
 
 
 def is_batch(item: Any) -> bool:
+    """Whether an operation yielded commands to run (as opposed to returning its result)."""
     return isinstance(item, ops.Batch)

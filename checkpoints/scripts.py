@@ -155,6 +155,8 @@ return n
 
 @dataclass(frozen=True)
 class Script:
+    """A Lua script by name, loaded by its SHA so each call sends only the hash."""
+
     name: str
     body: str
 

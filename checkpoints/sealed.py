@@ -47,6 +47,7 @@ Name = str | bytes
 
 
 def key_id(key: bytes) -> bytes:
+    """A short id of a key, stored with each sealed value so rotation knows which key opens it."""
     return hashlib.sha256(b"graphwright-key-id" + key).digest()[:_KID]
 
 
@@ -179,10 +180,12 @@ def _index_key(key: bytes) -> bytes:
 
 
 def is_sealed(stored: bytes) -> bool:
+    """Whether stored bytes are a sealed value (either format) rather than plain data."""
     return stored.startswith((MAGIC, MAGIC_V1)) and len(stored) >= _HEADER
 
 
 def parse_keys(text: str) -> tuple[bytes, ...]:
+    """Comma-separated keys, newest first, as the environment gives them."""
     return tuple(k.strip().encode() for k in text.split(",") if k.strip())
 
 
@@ -200,6 +203,10 @@ def sealer_from_env(*, encrypt: bool) -> Sealer:
 
 
 def open_langgraph_aes(keys: Sequence[bytes], data: bytes) -> bytes:
+    """Open a value LangGraph's own `aes` cipher wrote, trying each key.
+
+    So checkpoints written before graphwright sealed them still load (and `rekey` moves them).
+    """
     nonce, tag, body = data[:16], data[16:32], data[32:]
     for key in keys:
         try:

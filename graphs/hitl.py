@@ -27,6 +27,7 @@ _one = TypeAdapter(Decision)
 
 
 def is_hitl_request(value: Any) -> bool:
+    """Whether an interrupt's value is LangChain's HITLRequest shape, answered by its decisions."""
     return (
         isinstance(value, dict)
         and isinstance(value.get("action_requests"), list)

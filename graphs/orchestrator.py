@@ -51,12 +51,14 @@ SYNTH_PROMPT = """Write the final answer to the user's task from the workers' re
 Use only what the results say; say which worker found what."""
 
 
-class Subtask(BaseModel):
+# No docstring: pydantic would send it to the model as the schema's description.
+class Subtask(BaseModel):  # noqa: D101
     worker: str = Field(description="name of a registered worker")
     instructions: str = Field(min_length=1, max_length=2000)
 
 
-class Split(BaseModel):
+# No docstring: pydantic would send it to the model as the schema's description.
+class Split(BaseModel):  # noqa: D101
     subtasks: list[Subtask] = Field(min_length=1, max_length=MAX_SUBTASKS)
 
 
@@ -147,6 +149,7 @@ EXAMPLE_WORKERS = (
 
 
 def orchestrator_input(run: RunInput) -> dict[str, Any]:
+    """The orchestrator's initial state from a run's goal and constraints."""
     return {
         "goal": run.goal,
         "constraints": run.constraints,
@@ -254,6 +257,8 @@ def run_worker(task: WorkerTask, config: RunnableConfig, *, graph: AgentGraph) -
 
 
 class WorkerNode(Protocol):
+    """A node that runs one worker subgraph on its subtask."""
+
     def __call__(self, state: WorkerTask, config: RunnableConfig) -> dict[str, Any]: ...
 
 

@@ -36,6 +36,8 @@ def agent_input(run: RunInput) -> dict[str, Any]:
 
 @dataclass(frozen=True, kw_only=True)
 class GraphSpec:
+    """A registered graph: how to build it, what it takes as input, which tools it may call."""
+
     name: str
     description: str
     build: Builder

@@ -89,6 +89,7 @@ def friendly(func: F) -> F:
 
 
 def emit_json(data: Any) -> None:
+    """Print `data` as JSON for programs (`--json`): UTF-8 as is, anything else by `str`."""
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
@@ -116,10 +117,12 @@ def describe_step(event: StepEvent) -> str | None:
 
 
 def is_model_error(result: RunResult) -> bool:
+    """Whether a run failed on the model provider, which a retry may fix."""
     return (result.error or "").startswith("the model call failed")
 
 
 def show_result(result: RunResult, answer_shown: bool = False) -> None:
+    """Print how a run ended: its gate, its error or its answer (unless streamed already)."""
     if result.status == "interrupted" and result.pending:
         show_gate(result.thread_id, result.pending)
     elif result.status == "failed":
@@ -147,6 +150,7 @@ def show_result(result: RunResult, answer_shown: bool = False) -> None:
 
 
 def show_gate(thread_id: str, pending: GateRequest) -> None:
+    """Print the pending calls as a table, with the commands that answer them."""
     table = Table(title=f"thread {thread_id} is waiting for approval", show_lines=True)
     table.add_column("call id", overflow="fold")
     for column in ("tool", "arguments", "risk", "why"):

@@ -93,6 +93,7 @@ def _branch(target: str) -> str:
 
 
 def mermaid(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None) -> str:
+    """The graph as Mermaid text, also written to `path` if given."""
     g = labelled(graph)
     text = g.draw_mermaid()
     if path is None:
@@ -132,6 +133,7 @@ def _mermaid_id(node: str) -> str:
 
 
 def ascii_art(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None) -> str:
+    """The graph as ASCII art; self-loops, which the layout cannot draw, are listed below it."""
     g = labelled(graph)
     loops = [e for e in g.edges if e.source == e.target]  # the ASCII layout cannot draw these
     g.edges = [e for e in g.edges if e.source != e.target]
@@ -164,6 +166,7 @@ def dot(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None)
 
 
 def svg(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None) -> str:
+    """The graph as SVG through Graphviz's `dot`, which must be installed."""
     binary = shutil.which("dot")
     if binary is None:
         raise ConfigurationError(
@@ -185,6 +188,7 @@ def svg(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None)
 
 @cache
 def mermaid_library() -> str:
+    """The bundled Mermaid script, so a drawn page needs no network."""
     return (files("graphwright") / "assets" / "mermaid.min.js").read_text(encoding="utf-8")
 
 
@@ -215,6 +219,7 @@ def render(
     *,
     title: str = "graph",
 ) -> str:
+    """The graph in `format` (mermaid, ascii, svg or html), written to `path` if given."""
     if format == "mermaid":
         return mermaid(graph, path)
     if format == "ascii":

@@ -26,6 +26,7 @@ def user_messages(payload: dict[str, Any], run: RunInput) -> list[dict[str, str 
 
 
 def parse_input(value: str | dict[str, Any] | RunInput) -> RunInput:
+    """A run's input from a goal, JSON text, a dict or a `RunInput`; a bad one is a UserError."""
     if isinstance(value, RunInput):
         return value
     try:

@@ -294,4 +294,5 @@ SIDE_REPLIES: dict[str, Callable[[Sequence[BaseMessage]], str]] = {
 
 
 def text_key(messages: Sequence[BaseMessage]) -> bytes:
+    """The messages' texts as a cache key, so the same conversation gets the same reply."""
     return json.dumps([str(m.content) for m in messages], ensure_ascii=False).encode()

@@ -124,6 +124,7 @@ def find(done: list[Done], tool: str, **args: Any) -> Done | None:
 def decide(
     goal: str, constraints: list[str], done: list[Done], tools: dict[str, dict[str, Any]]
 ) -> Step:
+    """The offline model's next step: the first rule that recognises the goal, else the fallback."""
     zh = chinese(goal, constraints)
     for rule in (pages, orders, schedule, email, notes, arithmetic, acknowledge):
         step = rule(goal, zh, done, tools)
@@ -151,6 +152,7 @@ def page_tool(tools: dict[str, dict[str, Any]]) -> str | None:
 
 
 def pages(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]) -> Step | None:
+    """Read a page range with the page tool, one call per missing page."""
     tool, match = page_tool(tools), PAGES.search(goal)
     if tool is None or match is None:
         return None
@@ -166,6 +168,7 @@ def pages(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]
 
 
 def orders(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]) -> Step | None:
+    """Look up an order and its tracking, answering from what the tools returned."""
     if "get_order" not in tools:
         return None
     ids = [(letter + digits).upper() for letter, digits in ORDER_ID.findall(goal)]
@@ -245,6 +248,7 @@ def _shipped(
 def schedule(
     goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]
 ) -> Step | None:
+    """Book one event from a date and a time range, or ask for them."""
     if "create_event" not in tools or not re.search(
         r"安排|日程|会议|预约|评审|schedule|meeting|event|calendar|book", goal, re.I
     ):
@@ -314,6 +318,7 @@ def _event_outcome(created: Done, title: str, zh: bool) -> str:
 
 
 def email(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]) -> Step | None:
+    """Send one e-mail to the address the goal gives, with the text it quotes."""
     address = ADDRESS.search(goal)
     if (
         "send_email" not in tools
@@ -358,6 +363,7 @@ def _keyword(goal: str) -> str | None:
 
 
 def notes(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]) -> Step | None:
+    """Search the notes by a keyword and sum the budget expression they hold."""
     if "search_notes" not in tools or not re.search(r"笔记|方案|notes?\b", goal, re.I):
         return None
     keyword = _keyword(goal)
@@ -421,6 +427,7 @@ def _injection_warning(hits: list[dict[str, str]], zh: bool) -> str:
 def arithmetic(
     goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]
 ) -> Step | None:
+    """Evaluate the goal's expression with the calculator."""
     match = EXPRESSION.search(goal)
     if "calculate" not in tools or match is None:
         return None
@@ -463,6 +470,7 @@ def split_reply(task: str, system: str) -> str:
 
 
 def synth_reply(payload: str) -> str:
+    """The orchestrator's final answer from the workers' results."""
     data = json.loads(payload)
     n = len(data.get("results") or [])
     return (
@@ -536,6 +544,7 @@ def language_preference(text: str) -> str | None:
 def acknowledge(
     goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]
 ) -> Step | None:
+    """Acknowledge a stated language preference (the memory tests' remembered fact)."""
     language = language_preference(goal)
     if language is None:
         return None

@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 
 
 class StoreConfig(BaseModel):
+    """`langgraph.json`'s `store`: its index and TTL, other keys kept as given."""
+
     model_config = ConfigDict(extra="allow")
 
     index: dict[str, Any] | None = None
@@ -49,6 +51,8 @@ class StoreConfig(BaseModel):
 
 
 class CheckpointerConfig(BaseModel):
+    """`langgraph.json`'s `checkpointer`: its TTL, other keys kept as given."""
+
     model_config = ConfigDict(extra="allow")
 
     ttl: dict[str, Any] | None = None  # {"default_ttl": minutes, "strategy": "delete", ...}
@@ -194,6 +198,7 @@ class Project:
 
 
 def load_project(path: str | os.PathLike[str]) -> Project:
+    """Read and validate a `langgraph.json`; what graphwright cannot serve is refused by name."""
     path = Path(path)
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))

@@ -190,6 +190,7 @@ class RunRecord:
 
 
 def checkpoint_of(snapshot: StateSnapshot) -> str:
+    """The checkpoint id a snapshot's config names (empty if none)."""
     return str((snapshot.config.get("configurable") or {}).get("checkpoint_id") or "")
 
 

@@ -60,6 +60,7 @@ def _wire_object(value: Any) -> Any:
 
 
 def message_data(message: BaseMessage) -> dict[str, Any]:
+    """A message's set fields only, as the CLI shows it."""
     data = message.model_dump(include=set(MESSAGE_FIELDS))
     return {k: v for k, v in data.items() if v not in (None, [], {})}
 

@@ -90,6 +90,7 @@ def token_event(
 
 
 def last_result(events: Iterable[StepEvent]) -> RunResult:
+    """The result the last step event carries: how the run ended."""
     result = None
     for event in events:
         result = event.result or result

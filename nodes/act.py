@@ -106,6 +106,7 @@ def act(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[s
 
 
 def is_unknown(obs: Observation) -> bool:
+    """Whether a write's outcome is unknown (its process died or it timed out mid-call)."""
     return obs.error is not None and obs.error.type == "outcome_unknown"
 
 

@@ -94,6 +94,7 @@ def parsed(args: dict[str, Any] | str) -> dict[str, Any] | None:
 
 
 def not_allowed(call: ProposedCall, message: str) -> Observation:
+    """The observation for a call policy refuses, told to the model as its result."""
     return Observation(
         ok=False,
         tool=call["name"],

@@ -16,12 +16,16 @@ from graphwright.nodes.state import AgentState
 
 
 class AgentNode(Protocol):
+    """An agent node before its dependencies are bound."""
+
     def __call__(
         self, state: AgentState, config: RunnableConfig, *, deps: AgentDeps
     ) -> dict[str, Any]: ...
 
 
 class BoundNode(Protocol):
+    """A node as LangGraph calls it."""
+
     def __call__(self, state: AgentState, config: RunnableConfig) -> dict[str, Any]: ...
 
 

@@ -43,6 +43,7 @@ FOLDED_CHARS = 400  # per folded message in the request, so the request stays sm
 
 
 def summary_request(folded: list[AnyMessage], previous: Handoff | None) -> list[AnyMessage]:
+    """The messages asking the model to fold `folded` into the handoff record."""
     payload = {
         "previous_record": previous.model_dump() if previous else None,
         "folded_messages": [

@@ -77,17 +77,23 @@ class _Decision(BaseModel):
 
 
 class Approve(_Decision):
+    """Run the pending call as proposed."""
+
     action: Literal["approve"] = "approve"
     digest: str = Field(description="digest of the pending call being approved")
 
 
 class Edit(_Decision):
+    """Run the pending call with other arguments."""
+
     action: Literal["edit"] = "edit"
     digest: str = Field(description="digest of the pending call being replaced")
     args: dict[str, Any] = Field(description="new arguments; validated against the tool's schema")
 
 
 class Reject(_Decision):
+    """Do not run the call; the model is told why."""
+
     action: Literal["reject"] = "reject"
     reason: str = Field(min_length=1, description="told to the model as the call's result")
     digest: str | None = None
@@ -117,6 +123,7 @@ _decision_map = TypeAdapter(dict[str, Decision])
 
 
 def gate_request(calls: list[ProposedCall], registry: ToolRegistry) -> GateRequest:
+    """The gate's request for the calls that need a reviewer."""
     pending = []
     for call in calls:
         if call["action"] not in ("needs_approval", "outcome_unknown"):

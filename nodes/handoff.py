@@ -28,7 +28,8 @@ MAX_VALUES = 5
 MAX_FOLDED = 12
 
 
-class Fact(BaseModel):
+# No docstring: pydantic would send it to the model as the schema's description.
+class Fact(BaseModel):  # noqa: D101
     fact: str = Field(max_length=300, description="a confirmed fact, in one sentence")
     source: str = Field(description="tool call id or message id it came from")
 
@@ -41,6 +42,8 @@ class Notes(BaseModel):
 
 
 class ActionDone(BaseModel):
+    """A call code folded into the record: its id, tool, arguments and clipped result."""
+
     call_id: str
     tool: str
     args: dict[str, Any] | str = Field(default_factory=dict)

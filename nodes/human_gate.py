@@ -34,6 +34,7 @@ from graphwright.tools.executor import Observation, ToolError
 
 
 def rejection(call: ProposedCall, reason: str) -> Observation:
+    """The observation for a rejected call: the reviewer's reason, as its result."""
     return Observation(
         ok=False,
         tool=call["name"],

@@ -13,10 +13,12 @@ from graphwright.checkpoints.trace import TraceWriter
 
 
 def thread_of(config: RunnableConfig) -> str:
+    """The run's thread id from its config."""
     return str((config.get("configurable") or {}).get("thread_id", ""))
 
 
 def run_of(config: RunnableConfig) -> str:
+    """The run's id from its config or its metadata."""
     return str(config.get("run_id") or (config.get("metadata") or {}).get("run_id") or "")
 
 
@@ -34,6 +36,7 @@ def as_ai(message: Any) -> AIMessage:
 
 
 def total_tokens(reply: AIMessage) -> int:
+    """A reply's total tokens, 0 where the provider reported none."""
     return int(reply.usage_metadata["total_tokens"]) if reply.usage_metadata else 0
 
 

@@ -42,17 +42,20 @@ TRACKING: dict[str, dict[str, str]] = {
 
 
 class Strict(BaseModel):
+    """Tool arguments: unknown fields refused, strings stripped, so a model's slip fails loudly."""
+
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
 
-class CalculateArgs(Strict):
+# No docstring: pydantic would send it to the model as the schema's description.
+class CalculateArgs(Strict):  # noqa: D101
     expression: str = Field(
         max_length=200,
         description="Arithmetic copied from a tool result or the user, e.g. '128 * 6 + 320'.",
     )
 
 
-class SearchNotesArgs(Strict):
+class SearchNotesArgs(Strict):  # noqa: D101
     keyword: str = Field(
         min_length=1,
         max_length=50,
@@ -60,34 +63,34 @@ class SearchNotesArgs(Strict):
     )
 
 
-class TimeArgs(Strict):
+class TimeArgs(Strict):  # noqa: D101
     timezone_offset: str = Field(
         pattern=r"^[+-](0\d|1[0-4]):[0-5]\d$",
         description="UTC offset of the user's time zone as ±HH:MM, e.g. '+08:00'.",
     )
 
 
-class OrderArgs(Strict):
+class OrderArgs(Strict):  # noqa: D101
     order_id: str = Field(
         pattern=r"^[A-Z]\d{4,10}$",
         description="Order id exactly as the user wrote it, e.g. 'A1001'.",
     )
 
 
-class TrackingArgs(Strict):
+class TrackingArgs(Strict):  # noqa: D101
     tracking_no: str = Field(
         pattern=r"^[A-Z]{2}\d{4,16}$",
         description="The tracking_no field of a get_order result, e.g. 'SF1001'.",
     )
 
 
-class ScheduleArgs(Strict):
+class ScheduleArgs(Strict):  # noqa: D101
     date: str = Field(
         pattern=r"^\d{4}-\d{2}-\d{2}$", description="Day to list, as YYYY-MM-DD, e.g. '2026-12-01'."
     )
 
 
-class EventArgs(Strict):
+class EventArgs(Strict):  # noqa: D101
     title: str = Field(
         min_length=1,
         max_length=120,
@@ -103,7 +106,7 @@ class EventArgs(Strict):
     )
 
 
-class EmailArgs(Strict):
+class EmailArgs(Strict):  # noqa: D101
     to: str = Field(
         pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$",
         max_length=200,

@@ -17,15 +17,21 @@ class ToolFailure(Exception):
 
 
 class NotFound(ToolFailure):
+    """What the tool was asked for does not exist."""
+
     kind = "not_found"
 
 
 class Unavailable(ToolFailure):
+    """The service behind the tool is down; a retry may succeed."""
+
     kind = "unavailable"
     retryable = True
 
 
 class Conflict(ToolFailure):
+    """The request clashes with what exists (an overlapping event)."""
+
     kind = "conflict"
 
 

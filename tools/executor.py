@@ -48,6 +48,8 @@ QUEUE_LIMIT_S = 60.0  # a call that cannot even start within this is refused, ne
 
 
 class ToolError(BaseModel):
+    """Why a call failed, as the model reads it, and whether a retry may help."""
+
     type: ErrorType
     message: str
     retryable: bool

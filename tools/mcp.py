@@ -73,6 +73,7 @@ def tool_specs_from_mapping(raw: Mapping[str, Any]) -> list[ToolSpec]:
 
 
 def to_spec(conn: McpConnection, tool: mcp_types.Tool) -> ToolSpec:
+    """An MCP server's tool as graphwright's: risk and trust from its annotations or the config."""
     server, config = conn.name, conn.config
     risk, trust, idempotent = classify(tool.annotations)
     override = config.override(server, tool.name)

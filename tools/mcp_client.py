@@ -69,6 +69,7 @@ _LOOP_LOCK = threading.Lock()
 
 
 def event_loop() -> _Loop:
+    """The process's one loop for MCP connections, started on first use."""
     global _LOOP
     with _LOOP_LOCK:
         if _LOOP is None:

@@ -14,6 +14,8 @@ Approval = Literal["always", "never"]
 
 @dataclass(frozen=True, kw_only=True)
 class Decision:
+    """What policy decided for a call, and why."""
+
     action: Action
     reason: str
 

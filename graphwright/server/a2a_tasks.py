@@ -47,11 +47,13 @@ def task_id(context_id: str, run_id: str) -> str:
 
 
 def parse_task_id(value: str) -> tuple[str, str] | None:
+    """The context and run a task id names (`context:run`), or None for another shape."""
     context_id, _, run_id = value.partition(":")
     return (context_id, run_id) if context_id and run_id else None
 
 
 def now() -> str:
+    """An A2A timestamp: ISO 8601 in UTC."""
     return datetime.now(UTC).isoformat()
 
 
@@ -99,6 +101,7 @@ def card(
 
 
 def texts(parts: Sequence[Mapping[str, Any]]) -> str | None:
+    """The text parts of an A2A message, joined; None if it has none."""
     found = [p["text"] for p in parts if isinstance(p.get("text"), str)]
     return "\n".join(found) if found else None
 
@@ -174,6 +177,7 @@ def reply_parts(output: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def agent_message(text: str, task: str, context_id: str | None) -> dict[str, Any]:
+    """An A2A message from the agent, within `task` and its context."""
     message = {
         "kind": "message",
         "role": "ROLE_AGENT",
@@ -233,4 +237,5 @@ def task_of(
 
 
 def error(code: int, message: str) -> dict[str, Any]:
+    """A JSON-RPC error body."""
     return {"error": {"code": code, "message": message}}

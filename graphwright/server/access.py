@@ -43,6 +43,7 @@ SYSTEM = {"created_by": "system", OWNER: None}  # a graph's own assistant, which
 
 
 def authority(request: Request) -> Authority:
+    """The app's `Authority`: who callers are and what they may do."""
     found: Authority = request.app.state.authority
     return found
 

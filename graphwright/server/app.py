@@ -67,6 +67,7 @@ RETRY_AFTER_S = "5"  # what a client should wait when Redis (or another dependen
 
 
 async def graphwright_error(request: Request, exc: Exception) -> JSONResponse:
+    """A graphwright error as the HTTP status its kind maps to, with `detail` as the reference."""
     status = next((code for kind, code in STATUS_OF_ERROR if isinstance(exc, kind)), 500)
     headers = {"Retry-After": RETRY_AFTER_S} if status == 503 else None
     return JSONResponse({"detail": str(exc)}, status_code=status, headers=headers)

@@ -34,6 +34,7 @@ def system_id(graph_id: str) -> str:
 
 
 def now_iso() -> str:
+    """A stored timestamp: ISO 8601 in UTC, as the Agent Server writes them."""
     return datetime.now(UTC).isoformat()
 
 

@@ -132,6 +132,7 @@ def configured_auth(setting: str | None, project_path: str | None) -> Auth | Non
 
 
 def as_http(exc: auth_exceptions.HTTPException) -> HTTPException:
+    """A `langgraph_sdk.Auth` handler's HTTPException as FastAPI's, status and headers kept."""
     return HTTPException(
         status_code=exc.status_code,
         detail=exc.detail,

@@ -86,6 +86,7 @@ def webhooks_disabled(orch: Orchestrator) -> bool:
 
 
 def after_run(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:
+    """What follows a run's end: its webhook, and the thread's removal for a stateless run."""
     raw = store.raw(thread_id, run_id)
     body = RunCreate.model_validate_json(raw["body"])
     if body.webhook and webhooks_disabled(orch):

@@ -59,6 +59,7 @@ def creator_of(cron: dict[str, Any]) -> User | None:
 
 
 def fire_for(orch: Orchestrator, authority: Authority | None = None) -> Fire:
+    """The scheduler's `fire`: make a due slot's run once, on its thread, as its creator."""
     runs = RunStore(orch.client, orch.keys)
 
     def fire(cron: dict[str, Any], run_id: str, thread_id: str | None) -> None:

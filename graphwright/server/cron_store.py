@@ -85,6 +85,7 @@ def _zone(timezone: str | None) -> tzinfo:
 
 
 def check_schedule(schedule: str) -> None:
+    """Refuse a schedule croniter cannot read, with the format it expects."""
     if not croniter.is_valid(schedule):
         raise InvalidScheduleError(
             f"Invalid cron schedule: '{schedule}'. Use the standard cron format (minute hour "
@@ -99,6 +100,7 @@ def next_after(schedule: str, after: float, timezone: str | None = None) -> int:
 
 
 def parse_time(value: str | None) -> float | None:
+    """A request's ISO time as a Unix time; a time without a zone is UTC."""
     if not value:
         return None
     when = datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -106,6 +108,7 @@ def parse_time(value: str | None) -> float | None:
 
 
 def iso(ts: float | None) -> str | None:
+    """A stored Unix time as ISO 8601 in UTC, as the API answers."""
     return None if ts is None else datetime.fromtimestamp(ts, UTC).isoformat()
 
 

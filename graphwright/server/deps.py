@@ -44,6 +44,7 @@ class Service:
 
 
 def service(request: Request) -> Service:
+    """The app's `Service`, set up by `create_app`."""
     found: Service = request.app.state.service
     return found
 
@@ -53,22 +54,27 @@ def service(request: Request) -> Service:
 
 
 async def service_dependency(request: Request) -> Service:
+    """`service` as a FastAPI dependency."""
     return service(request)
 
 
 async def orchestrator(request: Request) -> Orchestrator:
+    """The service's Orchestrator, as a FastAPI dependency."""
     return service(request).orch
 
 
 async def run_store(request: Request) -> RunStore:
+    """The service's run store, as a FastAPI dependency."""
     return service(request).store
 
 
 async def redis_client(request: Request) -> redis.Redis:
+    """The Orchestrator's Redis client, as a FastAPI dependency."""
     return service(request).orch.client
 
 
 async def keys(request: Request) -> Keys:
+    """The Orchestrator's key layout, as a FastAPI dependency."""
     return service(request).orch.keys
 
 

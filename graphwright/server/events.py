@@ -25,10 +25,12 @@ BLOCK_MS = 1000
 
 
 def stream_key(keys: Keys, thread_id: str, run_id: str) -> str:
+    """The Redis stream a run's events go to, in the thread's slot."""
     return f"{keys.thread_tag(thread_id)}:runev:{escape(run_id)}"
 
 
 def encode(data: Any) -> str:
+    """An event's data as the JSON the SSE `data` field carries."""
     return json.dumps(data, ensure_ascii=False, default=str)
 
 

@@ -104,4 +104,5 @@ def debug_checkpoint(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def error_data(exc: BaseException) -> dict[str, str]:
+    """An exception as a stream's `error` event data."""
     return {"error": type(exc).__name__, "message": str(exc)}

@@ -85,6 +85,7 @@ def config_schema(graph: Any) -> dict[str, Any]:
 
 
 def schemas(graph: Graph | Any) -> dict[str, Any]:
+    """A graph's input, output, state, config and context schemas; one that fails is null."""
     return {
         "input_schema": _tried("input", graph, graph.get_input_jsonschema),
         "output_schema": _tried("output", graph, graph.get_output_jsonschema),
@@ -95,6 +96,7 @@ def schemas(graph: Graph | Any) -> dict[str, Any]:
 
 
 def subgraphs(graph: Graph | Any, namespace: str | None, recurse: bool) -> dict[str, Any]:
+    """The schemas of each subgraph, by namespace."""
     return {
         ns: schemas(sub) for ns, sub in graph.get_subgraphs(namespace=namespace, recurse=recurse)
     }

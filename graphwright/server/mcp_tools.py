@@ -90,6 +90,7 @@ def simplified(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def tool(assistant: Mapping[str, Any], name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """An assistant as an MCP tool: its name, title, description and input schema."""
     return {
         "name": name,
         "title": assistant["name"],
@@ -123,4 +124,5 @@ def call_result(value: Any, thread_id: str | None) -> dict[str, Any]:
 
 
 def error(code: int, message: str) -> dict[str, Any]:
+    """A JSON-RPC error body."""
     return {"error": {"code": code, "message": message}}

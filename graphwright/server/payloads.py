@@ -92,6 +92,7 @@ def _check(spec: GraphSpec, validate: Callable[[], Any], where: str) -> None:
 
 
 def graph_input(spec: GraphSpec, value: Any) -> Any:
+    """A request's input as the graph takes it (a goal made a `RunInput` where it adapts)."""
     if value is None or spec.make_input is None:
         return value
     return spec.make_input(RunInput.model_validate(goal_of(value)))
@@ -100,6 +101,7 @@ def graph_input(spec: GraphSpec, value: Any) -> Any:
 def command_of(
     spec: GraphSpec, graph: Graph, config: RunnableConfig, body: RunCreate
 ) -> Command[Any]:
+    """A request's command as LangGraph's; a gate's answer is checked against the gate."""
     assert body.command is not None
     cmd = body.command
     if cmd.resume is not None and pending_gate(graph, config) is not None:

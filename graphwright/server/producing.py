@@ -26,6 +26,7 @@ async def produce(
     options: dict[str, Any],
     run_id: str,
 ) -> AsyncIterator[Frames]:
+    """The graph's stream as frames, in the request's modes, for the executor to relay."""
     modes = graph_modes(body.modes())
     if "events" not in body.modes():
         # `values` carries the output schema's channels, after the steps that write them,

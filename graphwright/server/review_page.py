@@ -33,6 +33,7 @@ summary{cursor:pointer;color:#2563eb}"""
 
 
 def page(title: str, body: str, *, scripts: bool = False) -> str:
+    """A review page around `body`, with the review scripts where it has forms."""
     tags = (
         (
             '<script src="/review/assets/mermaid.min.js"></script>'
@@ -47,10 +48,12 @@ def page(title: str, body: str, *, scripts: bool = False) -> str:
 
 
 def e(value: Any) -> str:
+    """HTML-escape any value, quotes too."""
     return html.escape(str(value), quote=True)
 
 
 def thread_link(thread_id: str) -> str:
+    """A link to a thread's review page."""
     return f'<a href="/review/{e(quote(thread_id, safe=""))}">{e(thread_id)}</a>'
 
 
@@ -173,6 +176,7 @@ def _detail(event: dict[str, Any]) -> str:
 
 
 def trace(events: list[dict[str, Any]]) -> str:
+    """A thread's trace as a table: each event's kind, step and the keys worth reading."""
     rows = "".join(
         f"<tr><td>{e(ev['kind'])}</td><td>{e(ev.get('step', ''))}</td><td>{_detail(ev)}</td></tr>"
         for ev in events

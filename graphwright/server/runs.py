@@ -59,6 +59,7 @@ class RunExistsError(ConflictError):
 
 
 def iso(ts: float) -> str:
+    """A stored Unix time as ISO 8601 in UTC, as the API answers."""
     return datetime.fromtimestamp(ts, UTC).isoformat()
 
 

@@ -72,12 +72,14 @@ def claims_of(request: Request, secret: bytes) -> dict[str, Any] | None:
 
 
 def set_cookie(response: Response, token: str, *, secure: bool, ttl_s: int = DEFAULT_TTL_S) -> None:
+    """Set the session cookie: HTTP only, SameSite=Strict, Secure over HTTPS."""
     response.set_cookie(
         COOKIE, token, max_age=ttl_s, path="/", httponly=True, samesite="strict", secure=secure
     )
 
 
 def clear_cookie(response: Response) -> None:
+    """Remove the session cookie (log out)."""
     response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
 
 

@@ -107,6 +107,7 @@ def get_state(
     *,
     subgraphs: bool = False,
 ) -> dict[str, Any]:
+    """A thread's state as the API answers it (empty where no graph ran on it)."""
     graph = graph_of(orch, thread_id)
     if graph is None:
         return dict(EMPTY_STATE)
@@ -215,6 +216,7 @@ def history(
     metadata: Mapping[str, Any] | None = None,
     checkpoint: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
+    """A thread's checkpoints, newest first, as the API answers them."""
     graph = graph_of(orch, thread_id)
     if graph is None:
         return []

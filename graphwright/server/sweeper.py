@@ -63,6 +63,7 @@ def active_runs(store: RunStore) -> Iterator[tuple[str, str, float]]:
 
 
 def delayed_members(store: RunStore) -> set[tuple[str, str]]:
+    """The (thread, run) pairs waiting in the delayed queue."""
     items: list[bytes] = store.redis.zrange(store.delayed(), 0, -1)  # type: ignore[assignment]  # bytes client
     return {(pair[0], pair[1]) for pair in map(json.loads, items)}
 

@@ -10,6 +10,7 @@ from graphwright.serialize import wire
 
 
 def final_values(orch: Orchestrator, thread_id: str) -> Any:
+    """A thread's values as the output schema shows them ({} before any run)."""
     meta = orch.meta(thread_id)
     if not meta.get("graph"):
         return {}

@@ -20,6 +20,7 @@ REPLY = "".join(WORDS)
 
 
 def completion(stream: bool) -> Iterator[dict[str, Any]]:
+    """The fixed reply as one completion, or as its stream of chunks."""
     base = {"id": "chatcmpl-fixed", "created": 0, "model": "fixed"}
     if not stream:
         yield {
@@ -50,6 +51,8 @@ def completion(stream: bool) -> Iterator[dict[str, Any]]:
 
 
 class Handler(BaseHTTPRequestHandler):
+    """Answers every chat completion with the fixed reply."""
+
     def log_message(self, *_: Any) -> None:
         return
 

@@ -173,6 +173,7 @@ def null_content(body: dict[str, Any]) -> tuple[str, str] | None:
 
 
 def call(name: str, args: dict[str, Any] | str, id: str | None = None) -> dict[str, Any]:
+    """A tool call for a scripted reply; its id is made up when not given."""
     return {"name": name, "args": args, "id": id}
 
 
