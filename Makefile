@@ -12,17 +12,14 @@ test:  ## everything CI runs: lint, types, docs, the whole suite (about 8 minute
 quick:  ## lint, types, docs and the fast tests (not marked slow)
 	./scripts/test --quick
 
-lint:  ## ruff check, ruff format --check, mypy --strict and the import layers
+lint:  ## what ./scripts/test checks first: ruff, ruff format, mypy --strict, layers, docs build
 	./scripts/bootstrap
-	$(VENV)/ruff check graphwright graphs nodes tools checkpoints graphwright_errors tests bench
-	$(VENV)/ruff format --check graphwright graphs nodes tools checkpoints graphwright_errors tests bench scripts/*.py
-	$(VENV)/mypy
-	$(VENV)/lint-imports
+	./scripts/lint
 
 format:  ## ruff format and ruff's safe fixes
 	./scripts/bootstrap
-	$(VENV)/ruff format graphwright graphs nodes tools checkpoints graphwright_errors tests bench
-	$(VENV)/ruff check --fix graphwright graphs nodes tools checkpoints graphwright_errors tests bench
+	$(VENV)/ruff format graphwright graphs nodes tools checkpoints graphwright_errors tests bench scripts
+	$(VENV)/ruff check --fix graphwright graphs nodes tools checkpoints graphwright_errors tests bench scripts
 
 settings-doc:  ## regenerate docs/reference/settings.md from the Settings model
 	$(VENV)/python scripts/settings_doc.py

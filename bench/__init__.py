@@ -1,1 +1,1 @@
-"""Benchmarks: each module runs as ``python -m bench.<name>``."""
+"""Benchmarks: each module runs as `python -m bench.<name>`."""

@@ -1,18 +1,19 @@
 """kill -9 campaign: runs killed at moments drawn uniformly over their whole life, then recovered.
 
-    python -m bench.chaos --points 500 [--via cli|worker|api|cron|both|all] [--cluster] [--parallel 4]
+    python -m bench.chaos --points 500 [--via cli|worker|api|cron|both|all] [--cluster]
+        [--parallel 4]
 
 Each point is one thread on its own key prefix, with a gated or an ungated slow
-external write (``bench.chaos_graphs``) and a scripted OpenAI-compatible model that
+external write (`bench.chaos_graphs`) and a scripted OpenAI-compatible model that
 returns fresh tool-call ids every time it is asked, as real models do. The run goes
-through the CLI (``graphwright run`` / ``resume``) or through ``graphwright worker``;
+through the CLI (`graphwright run` / `resume`) or through `graphwright worker`;
 the process is killed with SIGKILL at a moment drawn uniformly over the calibrated
 length of the whole run (plan, the slow read, the write, checkpoint writes, the gate
 and the approval), and with probability 0.3 the first recovery process is killed too.
-Two more paths (``bench.chaos_paths``): ``api``, a ``runs.wait`` executed in the API
-process (``serve`` without ``--queue``), the API killed and a worker taking the run over
-when its lease runs out; ``cron``, a cron's run fired and executed by a worker that is
-killed. ``--cluster`` runs every path on a 3-master Redis Cluster instead of one server.
+Two more paths (`bench.chaos_paths`): `api`, a `runs.wait` executed in the API
+process (`serve` without `--queue`), the API killed and a worker taking the run over
+when its lease runs out; `cron`, a cron's run fired and executed by a worker that is
+killed. `--cluster` runs every path on a 3-master Redis Cluster instead of one server.
 A reviewer then settles the thread the way a person would: approve a pending write; for
 an outcome_unknown call, look at the effect files and answer mark_done or retry.
 

@@ -1,9 +1,9 @@
 """The graphs the chaos campaign kills: the agent with a slow read and a slow external write.
 
-Loaded with ``GRAPHWRIGHT_GRAPHS=bench.chaos_graphs:register``. ``book`` is an ordinary
+Loaded with `GRAPHWRIGHT_GRAPHS=bench.chaos_graphs:register`. `book` is an ordinary
 write that does not dedupe on its key: each effect creates one new file in the
-directory named by ``CHAOS_EFFECTS`` (outside Redis), named after the thread, holding
-the idempotency key. ``chaos_ungated`` runs it without approval, ``chaos_gated`` asks.
+directory named by `CHAOS_EFFECTS` (outside Redis), named after the thread, holding
+the idempotency key. `chaos_ungated` runs it without approval, `chaos_gated` asks.
 """
 
 from __future__ import annotations

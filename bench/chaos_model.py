@@ -1,6 +1,6 @@
 """The campaign's model: an OpenAI-compatible server that decides from the conversation alone.
 
-Asked with no tool result yet, it proposes ``lookup_room``; after one, ``book``; after
+Asked with no tool result yet, it proposes `lookup_room`; after one, `book`; after
 two, it answers. Every proposal carries a fresh tool-call id, as a real model's would,
 so a step that is planned twice proposes "the same" call under a new id.
 """
@@ -68,7 +68,7 @@ def chunks(completion: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 class ChaosModel:
-    """Serve :func:`reply` on a free loopback port until closed."""
+    """Serve `reply` on a free loopback port until closed."""
 
     def __init__(self) -> None:
         class Handler(BaseHTTPRequestHandler):

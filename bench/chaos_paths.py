@@ -1,9 +1,11 @@
-"""The chaos campaign's server paths: a run started through a worker's queue, a run executing
-in the API process (``serve`` without ``--queue``), and a cron's run; each first process is
-SIGKILLed at the point's moment and a second worker finishes what it left.
+"""The chaos campaign's server paths.
+
+A run started through a worker's queue, a run executing in the API process (`serve` without
+`--queue`), and a cron's run; each first process is SIGKILLed at the point's moment and a second
+worker finishes what it left.
 
 What the reviewer does next (approve, settle an unknown outcome) is the same for every path
-(``bench.chaos_points.Reviewer.settle``).
+(`bench.chaos_points.Reviewer.settle`).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ EVERY_SECOND = "* * * * * *"
 
 
 def via_worker(r: Reviewer, at: float | None) -> bool:
-    """A run on the queue, executed by worker A, killed at ``at``; True if killed."""
+    """A run on the queue, executed by worker A, killed at `at`; True if killed."""
     run = RunStore(r.orch.client, r.keys).create(
         r.point.thread, RunCreate(assistant_id=r.graph, input={"goal": GOAL}), queue=True
     )
@@ -42,8 +44,10 @@ def via_worker(r: Reviewer, at: float | None) -> bool:
 
 
 def via_cron(r: Reviewer, at: float | None) -> bool:
-    """A cron on the point's thread with one due slot, fired and run by worker A (killed at
-    ``at``); the next worker takes the claim or the run over."""
+    """A cron on the point's thread with one due slot, fired and run by worker A (killed at `at`).
+
+    The next worker takes the claim or the run over.
+    """
     r.orch.create_thread(r.point.thread)
     now = time.time()
     slot = next_after(EVERY_SECOND, now)
@@ -59,8 +63,11 @@ def via_cron(r: Reviewer, at: float | None) -> bool:
 
 
 def via_api(r: Reviewer, at: float | None) -> bool:
-    """A ``runs.wait`` executed in the API process, which is killed at ``at`` (counted from
-    its start, as a worker's is); a worker takes the run over once its lease runs out."""
+    """A `runs.wait` executed in the API process, which is killed at `at`.
+
+    `at` is counted from its start, as a worker's is; a worker takes the run over once its lease
+    runs out.
+    """
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + (at if at is not None else DEADLINE_S)

@@ -49,7 +49,7 @@ class Point:
 
 
 def cli_child(argv: list[str], env: dict[str, str], out: str) -> None:
-    """A graphwright command in this (forked) process, its output in ``out``."""
+    """A graphwright command in this (forked) process, its output in `out`."""
     os.environ.update(env)
     with open(out, "w") as sink:
         os.dup2(sink.fileno(), 1)
@@ -67,7 +67,7 @@ def cli_child(argv: list[str], env: dict[str, str], out: str) -> None:
 
 
 def wait_or_kill(proc: Any, at: float | None) -> bool:
-    """Wait for ``proc`` to end, or SIGKILL it ``at`` seconds from now; True if killed."""
+    """Wait for `proc` to end, or SIGKILL it `at` seconds from now; True if killed."""
     if at is not None:
         proc.join(max(at, 0.0))
         if proc.is_alive():

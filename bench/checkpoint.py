@@ -2,29 +2,29 @@
 
     python -m bench.checkpoint [--steps 20] [--threads 20] [--repeat 5] [--runs 3]
 
-Per super-step (a plan or a tool node, ``durability="sync"``): milliseconds for
+Per super-step (a plan or a tool node, `durability="sync"`): milliseconds for
 RedisSaver, AsyncRedisSaver, LangGraph's InMemorySaver and SqliteSaver, and
-ValkeySaver from ``langgraph-checkpoint-aws`` when installed (``pip install -e
-'.[bench]'``), each as a ratio to InMemorySaver of the same mode. Every thread is run
+ValkeySaver from `langgraph-checkpoint-aws` when installed (`pip install -e
+'.[bench]'`), each as a ratio to InMemorySaver of the same mode. Every thread is run
 by every saver in a shuffled order before the next thread starts, so the noise of a
 shared machine falls on all savers alike. Two floors: InMemorySaver plus one SET per
-put, and plus one more per ``put_writes`` (LangGraph saves a task's writes as the task
+put, and plus one more per `put_writes` (LangGraph saves a task's writes as the task
 ends, on a thread of its own, beside the checkpoint's put: any saver that stores them
 when asked pays that round trip too); the second also on the asyncio client, for
 AsyncRedisSaver. Also: the Redis server's time for every Redis
 saver; bytes per thread with messages as a list and as a DeltaChannel (without and
 with LangGraph's snapshots); and, with a TTL, the cost of a put at step 20 and 200.
 
-Server time is read from ``INFO commandstats``: the microseconds of every command (a
+Server time is read from `INFO commandstats`: the microseconds of every command (a
 script call's time includes the commands it runs, which are counted again: an
-overestimate for savers that use scripts; graphwright's run one per ``invoke``), and,
-as a cross-check, the main thread's CPU time from ``INFO cpu`` (parsing, I/O and idle
-wake-ups included). ``cmds`` counts every command the server ran. The two disagree
+overestimate for savers that use scripts; graphwright's run one per `invoke`), and,
+as a cross-check, the main thread's CPU time from `INFO cpu` (parsing, I/O and idle
+wake-ups included). `cmds` counts every command the server ran. The two disagree
 on values of fresh memory: a hash field's value is copied by its command (HSET), whose
 page faults commandstats charge to it, while a string's value is the parsed argument
 itself, copied before any command runs (a 20 KB value into fresh memory: HSET 37.5 µs,
 SET 2.6 µs in commandstats; 89 and 82 µs of server CPU per command).
-Each run checks the targets of the saver's issue as ratios; ``--runs`` repeats it.
+Each run checks the targets of the saver's issue as ratios; `--runs` repeats it.
 """
 
 from __future__ import annotations
@@ -73,17 +73,21 @@ def _concat(state: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
 
 
 class DeltaState(TypedDict):
-    """Messages as a DeltaChannel that takes no snapshot within these runs (200 steps are
-    400 updates): what the saver itself stores per step."""
+    """Messages as a DeltaChannel that takes no snapshot within these runs.
+
+    200 steps are 400 updates: what the saver itself stores per step.
+    """
 
     messages: Annotated[list[AnyMessage], DeltaChannel(_concat, snapshot_frequency=1000)]
     step: int
 
 
 class SnapshotState(TypedDict):
-    """A DeltaChannel snapshotting every 50 updates. A snapshot is the whole list, so the
-    bytes of a thread grow with the square of its steps by LangGraph's design (bounded
-    replay for a snapshot per 50 updates) whatever the saver does."""
+    """A DeltaChannel snapshotting every 50 updates.
+
+    A snapshot is the whole list, so the bytes of a thread grow with the square of its steps by
+    LangGraph's design (bounded replay for a snapshot per 50 updates) whatever the saver does.
+    """
 
     messages: Annotated[list[AnyMessage], DeltaChannel(_concat, snapshot_frequency=50)]
     step: int
@@ -97,7 +101,7 @@ SIZE_STATES: dict[str, type] = {
 
 
 def build(saver: Any, steps: int, state: type = ListState) -> Any:
-    """plan -> tool -> plan ... : an AI message, then a ~1 KB tool result, per step."""
+    """Plan -> tool -> plan ... : an AI message, then a ~1 KB tool result, per step."""
 
     def plan(s: Any) -> dict[str, Any]:
         call = {"name": "get_order", "args": {"order_id": "A1001"}, "id": f"c{s['step']}"}
@@ -122,8 +126,10 @@ def _config(thread: str | None = None) -> dict[str, Any]:
 
 
 def invoke_ms(graph: Any, steps: int, loop: asyncio.AbstractEventLoop | None) -> float:
-    """Milliseconds per super-step of one fresh thread (2 per agent step); async graphs
-    run on ``loop``."""
+    """Milliseconds per super-step of one fresh thread (2 per agent step).
+
+    Async graphs run on `loop`.
+    """
     start = time.perf_counter()
     if loop is None:
         graph.invoke({"messages": [], "step": 0}, _config(), durability="sync")
@@ -135,7 +141,7 @@ def invoke_ms(graph: Any, steps: int, loop: asyncio.AbstractEventLoop | None) ->
 
 
 class ServerMeter:
-    """Server time of what runs between ``start`` and ``stop``, per super-step."""
+    """Server time of what runs between `start` and `stop`, per super-step."""
 
     def __init__(self, client: redis.Redis) -> None:
         self.client = client
@@ -174,9 +180,11 @@ def stored_bytes(client: redis.Redis, steps: int, state: type) -> tuple[int, int
 
 
 class MeteredSaver(RedisSaver):
-    """RedisSaver that reads the server's counters around each ``put`` in a window. LangGraph
-    runs a task's ``put_writes`` beside the next ``put``: a lock keeps them apart here, so
-    a window holds the put's commands alone."""
+    """RedisSaver that reads the server's counters around each `put` in a window.
+
+    LangGraph runs a task's `put_writes` beside the next `put`: a lock keeps them apart here, so a
+    window holds the put's commands alone.
+    """
 
     meter: ServerMeter
     window: list[dict[str, float]] | None = None
@@ -197,9 +205,11 @@ class MeteredSaver(RedisSaver):
 
 
 def ttl_step_cost(client: redis.Redis, meter: ServerMeter) -> dict[int, dict[str, float]]:
-    """Server cost of a ``put`` of one thread with a TTL, at step 20 and at step 200: the
-    mean of the 40 puts of the next 20 steps (a DeltaChannel that takes no snapshot in
-    them, so every put stores alike and only the thread's length differs)."""
+    """Server cost of a `put` of one thread with a TTL, at step 20 and at step 200.
+
+    The mean of the 40 puts of the next 20 steps (a DeltaChannel that takes no snapshot in them, so
+    every put stores alike and only the thread's length differs).
+    """
     saver = MeteredSaver(client, prefix=f"ttl{uuid.uuid4().hex[:6]}", ttl_s=3600)
     saver.meter = meter
     config = _config()
@@ -216,8 +226,11 @@ def ttl_step_cost(client: redis.Redis, meter: ServerMeter) -> dict[int, dict[str
 
 
 class FloorSaver(InMemorySaver):
-    """InMemorySaver plus one round trip per checkpoint: what any Redis saver must pay;
-    with ``writes``, one more per ``put_writes``, which LangGraph runs beside the put."""
+    """InMemorySaver plus one round trip per checkpoint.
+
+    What any Redis saver must pay; with `writes`, one more per `put_writes`, which LangGraph runs
+    beside the put.
+    """
 
     def __init__(self, client: redis.Redis, *, writes: bool = False) -> None:
         super().__init__()
@@ -236,8 +249,11 @@ class FloorSaver(InMemorySaver):
 
 
 class AsyncFloorSaver(InMemorySaver):
-    """The second floor for an async saver: async InMemorySaver plus the same two round
-    trips (one per put, one per ``put_writes``) on the asyncio client."""
+    """The second floor for an async saver.
+
+    Async InMemorySaver plus the same two round trips (one per put, one per `put_writes`) on the
+    asyncio client.
+    """
 
     def __init__(self, client: aredis.Redis) -> None:
         super().__init__()
@@ -284,8 +300,11 @@ def savers(url: str, tmp: Path) -> dict[str, Callable[[], Any]]:
 
 
 def one_run(url: str, tmp: Path, steps: int, threads: int, repeat: int) -> dict[str, Any]:
-    """Every saver on the same threads: each thread is run by every saver in a shuffled
-    order before the next, so the machine's noise falls on all of them alike."""
+    """Every saver on the same threads.
+
+    Each thread is run by every saver in a shuffled order before the next, so the machine's noise
+    falls on all of them alike.
+    """
     client = redis.Redis.from_url(url)
     meter = ServerMeter(client)
     loop = asyncio.new_event_loop()
@@ -362,7 +381,8 @@ def report(result: dict[str, Any], steps: int, threads: int, repeat: int) -> dic
     if "ValkeySaver" in server:
         mine, theirs = server["RedisSaver"], server["ValkeySaver"]
         print(
-            f"server per step, RedisSaver / ValkeySaver: CPU {mine['cpu_usec'] / theirs['cpu_usec']:.2f},"
+            "server per step, RedisSaver / ValkeySaver:"
+            f" CPU {mine['cpu_usec'] / theirs['cpu_usec']:.2f},"
             f" commandstats {mine['usec'] / theirs['usec']:.2f}"
         )
     print("\nbytes per thread        20 steps   60 steps  200 steps   per step 20-60, 60-200")

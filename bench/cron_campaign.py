@@ -1,8 +1,10 @@
-"""The cron campaign: worker processes, one stateless cron, optionally one worker SIGKILLed
-mid-way; each due run's effect is counted in a file, outside Redis.
+"""The cron campaign.
 
-Run by ``python -m bench.crons`` (the issue's 2 s for 20 s) and, shorter, by
-``tests/test_cron_workers.py``. The workers serve ``PLUGIN``, plain graphs the reference
+Worker processes, one stateless cron, optionally one worker SIGKILLed mid-way; each due run's effect
+is counted in a file, outside Redis.
+
+Run by `python -m bench.crons` (the issue's 2 s for 20 s) and, shorter, by
+`tests/test_cron_workers.py`. The workers serve `PLUGIN`, plain graphs the reference
 server serves too, by name: the worker processes load it, this module does not import it.
 """
 

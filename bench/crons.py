@@ -1,5 +1,7 @@
-"""The issue's cron campaign: three worker processes, a cron every 2 s for 20 s, one worker
-SIGKILLed mid-way; every due run must run exactly once (counted in a file, outside Redis).
+"""The issue's cron campaign.
+
+Three worker processes, a cron every 2 s for 20 s, one worker SIGKILLed mid-way; every due run must
+run exactly once (counted in a file, outside Redis).
 
     python -m bench.crons [--every 2] [--for 20] [--no-kill]
 
@@ -56,7 +58,8 @@ def main() -> None:
     print(
         f"cron every {args.every} s for {args.for_s} s, 3 workers"
         f"{'' if args.no_kill else ', one SIGKILLed mid-way'}: {len(expected)} due runs, "
-        f"{sum(seen.values())} effects, lost {len(lost)}, extra {len(extra)}, doubled {len(doubled)} "
+        f"{sum(seen.values())} effects, lost {len(lost)}, extra {len(extra)}, "
+        f"doubled {len(doubled)} "
         f"({time.perf_counter() - started:.0f} s)"
     )
     if lost or extra or doubled:

@@ -1,9 +1,9 @@
-"""What ``durability="sync"`` costs against LangGraph's default ``"async"``, same run, same work.
+"""What `durability="sync"` costs against LangGraph's default `"async"`, same run, same work.
 
     python -m bench.durability [--runs 3] [--threads 20]
 
 Each measurement runs the agent (offline model, built-in tools, one ungated write) on
-``--threads`` fresh threads through the Orchestrator against a local redis-server, once
+`--threads` fresh threads through the Orchestrator against a local redis-server, once
 with each durability mode, alternating so both see the same machine. Prints the mean
 milliseconds per thread for each mode, per run and overall, and the ratio sync / async.
 """
@@ -32,7 +32,7 @@ GOALS = [
 
 
 def measure(url: str, durability: str, threads: int) -> float:
-    """Milliseconds per thread for ``threads`` runs in this durability mode."""
+    """Milliseconds per thread for `threads` runs in this durability mode."""
     settings = Settings(
         _env_file=None,
         REDIS_URL=url,

@@ -1,12 +1,12 @@
-"""Fuzz the HTTP API with schemathesis against its own ``/openapi.json``.
+"""Fuzz the HTTP API with schemathesis against its own `/openapi.json`.
 
     python -m bench.fuzz [--max-examples 60] [--phases examples,coverage,fuzzing,stateful]
                          [--auth]
 
 Starts its own redis-server and the service (offline model, an API key, a real worker)
-in this process, then runs the ``schemathesis`` CLI on every operation with the checks
-that matter here: no 5xx and responses that match their schema. ``--auth`` serves it
-under a custom ``langgraph_sdk.Auth`` (``bench/fuzz_auth.py``: owners stamped and
+in this process, then runs the `schemathesis` CLI on every operation with the checks
+that matter here: no 5xx and responses that match their schema. `--auth` serves it
+under a custom `langgraph_sdk.Auth` (`bench/fuzz_auth.py`: owners stamped and
 filtered) instead of the key. Prints the numbers the CLI reports (operations, generated
 test cases, failures) and exits non-zero on a failure. The test suite runs a small
 version (tests/test_fuzz.py).
@@ -43,10 +43,12 @@ class FuzzResult:
 
     @property
     def failed(self) -> bool:
-        """A check failed (a 5xx or a response off its schema), or schemathesis itself broke
-        (a ``Runtime Error``: it generated nothing for those operations). A request that
-        timed out (a ``runs.wait`` on a run delayed by ``after_seconds``) is an error, not a
-        failure."""
+        """A check failed (a 5xx or a response off its schema), or schemathesis itself broke.
+
+        Schemathesis breaking is a `Runtime Error`: it generated nothing for those operations. A
+        request that timed out (a `runs.wait` on a run delayed by `after_seconds`) is an error, not
+        a failure.
+        """
         return any(sign in self.output for sign in ("Failures:", "unique failure", "Runtime Error"))
 
     def report(self) -> str:
@@ -64,7 +66,7 @@ class FuzzResult:
 def fuzz(
     url: str, *, max_examples: int, phases: str, seed: int = 1, header: str = f"x-api-key: {KEY}"
 ) -> FuzzResult:
-    """Run the schemathesis CLI against the service at ``url``; returns what it printed."""
+    """Run the schemathesis CLI against the service at `url`; returns what it printed."""
     exe = Path(sys.executable).with_name("schemathesis")
     command = [
         str(exe),

@@ -1,5 +1,8 @@
-"""The ``Auth`` the fuzzer runs under (``python -m bench.fuzz --auth``): one bearer token,
-owners stamped and filtered on threads, runs and crons, store items under the identity."""
+"""The `Auth` the fuzzer runs under (`python -m bench.fuzz --auth`).
+
+One bearer token, owners stamped and filtered on threads, runs and crons, store items under the
+identity.
+"""
 
 from __future__ import annotations
 

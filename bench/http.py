@@ -1,10 +1,14 @@
-"""100 concurrent ``runs.wait`` through one API process and two workers, against the same runs
-through the Python API directly, measured in one run; then token streams: time to first
-token and events per second of one stream, through the API (run on a worker, relayed from
-its Redis stream) against LangGraph's ``stream`` in this process.
+"""The HTTP API against the Python API: 100 concurrent waits, then token streams.
 
-    python -m bench.http [--runs 100] [--streams 30]     (as a module: a script named http.py would shadow the stdlib)
+100 concurrent `runs.wait` through one API process and two workers, against the same runs through
+the Python API directly, measured in one run; then token streams: time to first token and events per
+second of one stream, through the API (run on a worker, relayed from its Redis stream) against
+LangGraph's `stream` in this process.
+
+    python -m bench.http [--runs 100] [--streams 30]
     python -m bench.http --search 10000   (thread search: the Redis index against the old scan)
+
+(A module, not a script: a script named http.py would shadow the standard library's http.)
 
 Starts its own redis-server, `graphwright serve --queue` and two `graphwright worker`
 processes on free ports, all on the offline model, and the fixed streaming chat model of
@@ -126,8 +130,9 @@ def report_streams(
             f"{name:<28}{statistics.median(firsts) * 1000:>14.1f}{statistics.median(rates):>14.0f}"
         )
     print(
-        f"HTTP / direct: time to first token {statistics.median(http[0]) / statistics.median(direct[0]):.2f}x, "
-        f"events per second {statistics.median(http[1]) / statistics.median(direct[1]):.2f}x"
+        "HTTP / direct: time to first token"
+        f" {statistics.median(http[0]) / statistics.median(direct[0]):.2f}x,"
+        f" events per second {statistics.median(http[1]) / statistics.median(direct[1]):.2f}x"
     )
 
 

@@ -1,7 +1,7 @@
 """Cost of a tool call through an MCP server against a built-in tool, through the same executor.
 
-``python -m bench.mcp [N]``: N reads of ``get_current_time`` (built-in) and of
-``time.get_current_time`` (mcp-server-time over stdio), and N writes of a FastMCP
+`python -m bench.mcp [N]`: N reads of `get_current_time` (built-in) and of
+`time.get_current_time` (mcp-server-time over stdio), and N writes of a FastMCP
 test tool over stdio with its idempotency record, after one warm-up call each.
 """
 
@@ -78,7 +78,8 @@ def main(n: int) -> None:
     ):
         med = statistics.median(values)
         print(
-            f"{label:34} median {med:7.2f} ms  p95 {sorted(values)[int(0.95 * len(values))]:7.2f} ms"
+            f"{label:34} median {med:7.2f} ms"
+            f"  p95 {sorted(values)[int(0.95 * len(values))]:7.2f} ms"
             f"  ×{med / base:.1f} the built-in"
         )
 

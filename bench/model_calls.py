@@ -1,8 +1,9 @@
-"""Model calls and tokens of the order-support workflow and the agent graph against
-LangGraph's prebuilt ReAct agent, same model and tools, on the seed document's order cases.
+"""Model calls and tokens of the order-support workflow and the agent graph.
+
+Against LangGraph's prebuilt ReAct agent, same model and tools, on the seed document's order cases.
 
 The agent is the registered agent graph built with the same two order tools the ReAct
-agent gets (``get_order``, ``get_tracking``), so the comparison is of prompts, not of
+agent gets (`get_order`, `get_tracking`), so the comparison is of prompts, not of
 how many tool schemas each is handed.
 
     python -m bench.model_calls

@@ -1,6 +1,8 @@
-"""Redis memory over many runs: stateless background runs of the offline agent through the
-HTTP service's run path and one worker (``--jobs 10``), with a short run retention; Redis's
-``used_memory`` and the queue's length after each batch should stay flat, not grow.
+"""Redis memory over many runs.
+
+Stateless background runs of the offline agent through the HTTP service's run path and one worker
+(`--jobs 10`), with a short run retention; Redis's `used_memory` and the queue's length after each
+batch should stay flat, not grow.
 
     python -m bench.retention [--runs 10000] [--batch 500] [--retention 5]
 """

@@ -1,13 +1,14 @@
 """Runs per second through the HTTP API as workers are added, on one Redis and on a cluster.
 
-    python -m bench.scale [--runs 120] [--workers 1,2,4] [--latency 0,200] [--topology single,cluster]
+    python -m bench.scale [--runs 120] [--workers 1,2,4] [--latency 0,200]
+        [--topology single,cluster]
 
 Each configuration starts its own servers (a redis-server, or 3 cluster masters), one
 `graphwright serve --queue`, N `graphwright worker` processes and an OpenAI-compatible
 model server that answers every plan step after a fixed latency (a tool call, then the
 answer: two model calls and one tool call per run, as a small real task). It prints
-runs/s, the Redis server's CPU per run (``INFO commandstats``), the workers' CPU per run
-(``/proc``), and projects how many workers one Redis core and a cluster of N masters carry.
+runs/s, the Redis server's CPU per run (`INFO commandstats`), the workers' CPU per run
+(`/proc`), and projects how many workers one Redis core and a cluster of N masters carry.
 """
 
 from __future__ import annotations
@@ -263,7 +264,8 @@ def measure(topology: str, workers: int, latency_ms: int, runs: int) -> Row:
 def report(rows: list[Row]) -> None:
     """The measured table, then what one Redis core, a worker and an API core would carry."""
     print(
-        "\nmeasured (this machine: 2 cores shared by the API, the workers, Redis and the model server)"
+        "\nmeasured (this machine: 2 cores shared by the API, the workers, Redis and the model"
+        " server)"
     )
     print(
         f"{'topology':<9}{'latency':>8}{'workers':>8}{'runs/s':>9}{'x 1 worker':>11}"

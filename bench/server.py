@@ -1,21 +1,22 @@
-"""The same graphs on LangGraph's Agent Server (``langgraph dev``, installed apart by
-``scripts/reference-server``) and on graphwright (``serve --queue`` and one
-``worker --jobs 10``), in one run: a three-node graph with no model and a ``ChatOpenAI``
-agent with one tool call against a scripted model answering after 0 ms and after 200 ms;
-``runs.wait``, ``runs.stream`` and ``runs.create`` + ``runs.join`` on a new thread each, at
-1, 8 and 32 in flight. Prints runs/s, p50/p95 latency (and time to the first streamed
-event) and CPU milliseconds per run of each process (Redis included), then graphwright's
-figures as ratios of the reference's and the API's CPU per run as a share of the worker's.
-Then the floor (``bench/server_floor.py``): each graph run by LangGraph in one process,
-alone and with every step saved to Redis, and every cell's CPU per run against it; and the
-API's CPU per request that does nothing (``GET /ok``), two of which every run costs.
+"""The same graphs on LangGraph's Agent Server and on graphwright, in one run.
+
+The reference is `langgraph dev`, installed apart by `scripts/reference-server`; graphwright runs
+`serve --queue` and one `worker --jobs 10`. The graphs: a three-node graph with no model and a
+`ChatOpenAI` agent with one tool call against a scripted model answering after 0 ms and after 200
+ms; `runs.wait`, `runs.stream` and `runs.create` + `runs.join` on a new thread each, at 1, 8 and 32
+in flight. Prints runs/s, p50/p95 latency (and time to the first streamed event) and CPU
+milliseconds per run of each process (Redis included), then graphwright's figures as ratios of the
+reference's and the API's CPU per run as a share of the worker's. Then the floor
+(`bench/server_floor.py`): each graph run by LangGraph in one process, alone and with every step
+saved to Redis, and every cell's CPU per run against it; and the API's CPU per request that does
+nothing (`GET /ok`), two of which every run costs.
 
     python -m bench.server [--runs 64] [--repeat 3] [--graphs three,chat_200ms]
                            [--kinds wait,stream,join] [--inflight 1,8,32]
 
-``--runs`` is the count at 32 in flight; a cell with fewer in flight runs proportionally
-fewer, at least 16. The graphs (``bench/server_project.py``) are a temporary
-``langgraph.json`` project both servers load.
+`--runs` is the count at 32 in flight; a cell with fewer in flight runs proportionally
+fewer, at least 16. The graphs (`bench/server_project.py`) are a temporary
+`langgraph.json` project both servers load.
 """
 
 from __future__ import annotations
@@ -158,8 +159,10 @@ def graphwright(config: Path, env: dict[str, str], args: argparse.Namespace) -> 
 
 
 def floors(config: Path, env: dict[str, str], args: argparse.Namespace) -> dict[str, Row]:
-    """Per graph, the CPU per run of LangGraph alone and with every step saved to Redis
-    (``bench/server_floor.py``, its Redis's CPU added), as many runs at once as a worker."""
+    """Per graph, the CPU per run of LangGraph alone and with every step saved to Redis.
+
+    From `bench/server_floor.py`, its Redis's CPU added, as many runs at once as a worker.
+    """
     out: dict[str, Row] = {}
     for graph in args.graphs:
         row: Row = {}
@@ -215,8 +218,10 @@ def floor_ratios(cells: Cells, ref: Cells, floor: dict[str, Row]) -> None:
 
 
 def bare_request_ms(url: str, pids: Callable[[], list[int]], requests: int = 600) -> float:
-    """The API's CPU per request that does nothing (``GET /ok``), 32 in flight: what
-    FastAPI and uvicorn cost before any route's own work."""
+    """The API's CPU per request that does nothing (`GET /ok`), 32 in flight.
+
+    What FastAPI and uvicorn cost before any route's own work.
+    """
 
     async def hammer() -> None:
         async with httpx.AsyncClient(base_url=url) as client:

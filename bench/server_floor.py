@@ -1,17 +1,19 @@
-"""The floor under ``bench.server``'s CPU figures: the same project graph run by LangGraph
-itself in one process, with no server around it, ``jobs`` runs at a time on one event loop
-(as a worker with ``--jobs``), ``astream`` in the modes a ``runs.wait`` run streams.
+"""The floor under `bench.server`'s CPU figures.
 
-Two floors: ``graph`` (no checkpointer: LangGraph, the model client and the tool alone)
-and ``saver`` (every step checkpointed by ``AsyncRedisSaver`` to the Redis at ``--redis``,
+The same project graph run by LangGraph itself in one process, with no server around it, `jobs` runs
+at a time on one event loop (as a worker with `--jobs`), `astream` in the modes a `runs.wait` run
+streams.
+
+Two floors: `graph` (no checkpointer: LangGraph, the model client and the tool alone)
+and `saver` (every step checkpointed by `AsyncRedisSaver` to the Redis at `--redis`,
 whose own CPU the caller adds). A server that persists every step to Redis cannot spend
-less per run than ``saver`` plus that Redis CPU, whatever its HTTP and queue cost.
+less per run than `saver` plus that Redis CPU, whatever its HTTP and queue cost.
 
-Run as a child process of ``bench.server`` so that its CPU is its own:
+Run as a child process of `bench.server` so that its CPU is its own:
 
     python -m bench.server_floor CONFIG GRAPH --floor saver --redis URL [--runs 64] [--jobs 10]
 
-Prints one JSON line: ``{"runs/s": ..., "cpu ms": ...}`` (CPU per run of this process).
+Prints one JSON line: `{"runs/s": ..., "cpu ms": ...}` (CPU per run of this process).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def cpu_ms() -> float:
 
 
 async def load(graph: Any, name: str, runs: int, jobs: int) -> float:
-    """``runs`` runs, ``jobs`` at a time; returns runs/s. Each run's end is checked."""
+    """`runs` runs, `jobs` at a time; returns runs/s. Each run's end is checked."""
     gate = asyncio.Semaphore(jobs)
 
     async def one() -> None:
@@ -56,7 +58,7 @@ async def load(graph: Any, name: str, runs: int, jobs: int) -> float:
 
 
 def _plain(values: Any) -> Any:
-    """Final values as the server sends them (messages as dicts), for ``finished``."""
+    """Final values as the server sends them (messages as dicts), for `finished`."""
     if isinstance(values, dict) and "messages" in values:
         return values | {"messages": [m.model_dump() for m in values["messages"]]}
     return values
@@ -64,7 +66,7 @@ def _plain(values: Any) -> Any:
 
 async def measure(args: argparse.Namespace) -> dict[str, float]:
     config = Path(args.config)
-    target = json.loads(config.read_text())["graphs"][args.graph]
+    target = json.loads(await asyncio.to_thread(config.read_text))["graphs"][args.graph]
     built = load_attribute(target, config.parent)
     saver = None
     if args.floor == "saver":

@@ -1,11 +1,12 @@
-"""The load ``bench.server`` puts on a server and what it reads off it: one cell is one
-graph, one call kind and one concurrency; its row holds runs/s, latency and the CPU
-milliseconds per run of each process (read from ``/proc``).
+"""The load `bench.server` puts on a server and what it reads off it.
 
-Call kinds, each on a new thread: ``wait`` (``runs.wait``), ``stream`` (``runs.stream``,
-timed to its first event after the metadata: a token in ``messages-tuple`` mode for the
-chat graphs, the first values for ``three``) and ``join`` (``runs.create`` then
-``runs.join``).
+One cell is one graph, one call kind and one concurrency; its row holds runs/s, latency and the CPU
+milliseconds per run of each process (read from `/proc`).
+
+Call kinds, each on a new thread: `wait` (`runs.wait`), `stream` (`runs.stream`,
+timed to its first event after the metadata: a token in `messages-tuple` mode for the
+chat graphs, the first values for `three`) and `join` (`runs.create` then
+`runs.join`).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def session_pids(sid: int) -> list[int]:
 
 
 async def one_run(client: LangGraphClient, graph: str, kind: str) -> float | None:
-    """One run of ``kind``; returns the time to its first event for a stream."""
+    """One run of `kind`; returns the time to its first event for a stream."""
     thread = (await client.threads.create())["thread_id"]
     first: float | None = None
     if kind == "wait":
@@ -77,7 +78,7 @@ async def one_run(client: LangGraphClient, graph: str, kind: str) -> float | Non
 
 
 async def load(url: str, graph: str, kind: str, runs: int, inflight: int) -> tuple[float, Row]:
-    """``runs`` runs, ``inflight`` at a time; returns runs/s and the latency figures."""
+    """`runs` runs, `inflight` at a time; returns runs/s and the latency figures."""
     client = get_client(url=url, api_key=None)
     gate = asyncio.Semaphore(inflight)
     took: list[float] = []
@@ -134,7 +135,7 @@ def show(row: Row) -> str:
 
 
 def ratios(gw: Row, ref: Row) -> Row:
-    """graphwright's figures over the reference's, and the API's CPU as a share of the worker's."""
+    """Graphwright's figures over the reference's, and the API's CPU as a share of the worker's."""
     cpu = gw["cpu api"] + gw["cpu worker"] + gw["cpu redis"]
     out = {
         "runs/s": gw["runs/s"] / ref["runs/s"],

@@ -1,8 +1,9 @@
-"""The graphs ``bench.server`` runs on both servers, written as one ``langgraph.json``
-project, and the scripted OpenAI-compatible model the chat graphs call.
+"""The graphs `bench.server` runs on both servers, written as one `langgraph.json` project.
 
-``three`` is a three-node graph with no model. ``chat_0ms`` and ``chat_200ms`` are one
-``ChatOpenAI`` agent (model, ``ToolNode``, model) whose model answers after 0 ms or after
+And the scripted OpenAI-compatible model the chat graphs call.
+
+`three` is a three-node graph with no model. `chat_0ms` and `chat_200ms` are one
+`ChatOpenAI` agent (model, `ToolNode`, model) whose model answers after 0 ms or after
 200 ms: a tool call (a fresh id each time) first, then, given the tool's result, a final
 answer.
 """
@@ -84,7 +85,7 @@ INPUTS["chat_200ms"] = INPUTS["chat_0ms"]
 
 
 def write(project: Path) -> Path:
-    """The project's files under ``project``; returns its ``langgraph.json``."""
+    """The project's files under `project`; returns its `langgraph.json`."""
     (project / "three.py").write_text(THREE)
     (project / "chat.py").write_text(CHAT)
     config = project / "langgraph.json"

@@ -1,13 +1,13 @@
-"""How fast the CLI starts: each command's wall time over repeated runs, against ``python -c pass``.
+"""How fast the CLI starts: each command's wall time over repeated runs, against `python -c pass`.
 
     python -m bench.startup [--runs N] [--baseline DIR]
 
 Starts its own redis-server with one finished thread, then runs every command N times
 (default 7) in rounds, so a change of load touches every command alike. Prints min,
-median and max seconds, the median's ratio to ``python -c pass`` of the same run, the
-issue's target where there is one, and how many modules ``import graphwright`` loads.
-With ``--baseline DIR`` (another checkout, e.g. ``git archive main | tar -x -C DIR``),
-every command also runs with DIR first on ``PYTHONPATH``, in the same rounds, and the
+median and max seconds, the median's ratio to `python -c pass` of the same run, the
+issue's target where there is one, and how many modules `import graphwright` loads.
+With `--baseline DIR` (another checkout, e.g. `git archive main | tar -x -C DIR`),
+every command also runs with DIR first on `PYTHONPATH`, in the same rounds, and the
 median's ratio to it is printed.
 """
 

@@ -29,7 +29,7 @@ USERS = 100
 
 
 def timed(fn: Callable[[int], object], n: int) -> float:
-    """Median microseconds of ``n`` calls."""
+    """Median microseconds of `n` calls."""
     samples = []
     for i in range(n):
         started = time.perf_counter()

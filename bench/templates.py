@@ -1,11 +1,11 @@
-"""LangGraph's public templates, unchanged, on ``graphwright serve`` and on ``langgraph dev``.
+"""LangGraph's public templates, unchanged, on `graphwright serve` and on `langgraph dev`.
 
-``python -m bench.templates DIR...``, each DIR a clone of a template. For each: a venv with
-graphwright's wheel and the template (``pip install -e``, as its README says), another with
-``langgraph-cli[inmem]`` and the template; each server serves the template's own
-``langgraph.json``; one run per graph through ``langgraph-sdk``, the model being the test
+`python -m bench.templates DIR...`, each DIR a clone of a template. For each: a venv with
+graphwright's wheel and the template (`pip install -e`, as its README says), another with
+`langgraph-cli[inmem]` and the template; each server serves the template's own
+`langgraph.json`; one run per graph through `langgraph-sdk`, the model being the test
 kit's scripted OpenAI-compatible server (named in the template's own model field as
-``openai/scripted``, reached through OPENAI_BASE_URL). Prints a Markdown table comparing
+`openai/scripted`, reached through OPENAI_BASE_URL). Prints a Markdown table comparing
 what the SDK got from each, and notes on what could not run.
 """
 
@@ -127,7 +127,7 @@ def run_all(
     *,
     queue: bool = False,
 ) -> list[Outcome]:
-    """Every call of ``plan`` on one server; an outcome per call whatever failed."""
+    """Every call of `plan` on one server; an outcome per call whatever failed."""
     who = "graphwright" if venv.kind == "graphwright" else "langgraph dev"
     if not venv.ok:
         notes.append(f"{template.name}, {who}: install failed: {venv.error}")

@@ -1,7 +1,7 @@
-"""Drive a served template through ``langgraph-sdk`` and compare two servers' outcomes.
+"""Drive a served template through `langgraph-sdk` and compare two servers' outcomes.
 
-An outcome is what the SDK gets for one call (run status, the output of ``runs.wait``,
-the thread state's keys and ``next``, the history's length, the store's items) plus the
+An outcome is what the SDK gets for one call (run status, the output of `runs.wait`,
+the thread state's keys and `next`, the history's length, the store's items) plus the
 model and embedding requests the call caused. Ids, UUIDs and times are masked, so two
 servers that behave alike compare equal.
 """
@@ -56,8 +56,11 @@ class Outcome:
 
 
 def drive(url: str, call: Call, model: ScriptedOpenAI, threads: list[str]) -> Outcome:
-    """One call as a user makes it: a thread (the previous call's for a follow-up; the
-    ids are kept in ``threads``), ``runs.wait``, then what the thread holds."""
+    """One call as a user makes it.
+
+    A thread (the previous call's for a follow-up; the ids are kept in `threads`), `runs.wait`, then
+    what the thread holds.
+    """
     sdk = get_sync_client(url=url, api_key=None, timeout=(scaled(10), scaled(180), None, None))
     asked, embedded = len(model.side_requests), len(model.embedding_requests)
     try:
@@ -130,7 +133,7 @@ def _step(snapshot: Any) -> str:
 
 
 def _drawing(got: Any) -> str:
-    """``nodes a b c; edges a>b b>c``, sorted: what Studio draws, without positions."""
+    """`nodes a b c; edges a>b b>c`, sorted: what Studio draws, without positions."""
     nodes = sorted(str(n.get("id")) for n in got.get("nodes", []))
     edges = sorted(
         f"{e.get('source')}>{e.get('target')}" + ("?" if e.get("conditional") else "")
@@ -140,14 +143,14 @@ def _drawing(got: Any) -> str:
 
 
 def _event(name: str, data: Any) -> str:
-    """An event's name, with the keys of a ``values`` or ``updates`` payload."""
+    """An event's name, with the keys of a `values` or `updates` payload."""
     if name in ("values", "updates") and isinstance(data, dict):
         return f"{name}[{' '.join(sorted(data))}]"
     return name
 
 
 def _runs_of(events: list[str]) -> str:
-    """``a, b×3, c``: the events in order, repeats counted."""
+    """`a, b×3, c`: the events in order, repeats counted."""
     out: list[list[Any]] = []
     for event in events:
         if out and out[-1][0] == event:
@@ -158,8 +161,10 @@ def _runs_of(events: list[str]) -> str:
 
 
 def _schemas(got: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Each schema the assistant reports (input, output, state, context, config): the names
-    of its top-level properties, or of its definitions' where it is a reference."""
+    """Each schema the assistant reports (input, output, state, context, config).
+
+    The names of its top-level properties, or of its definitions' where it is a reference.
+    """
     out = []
     for name, schema in sorted(dict(got).items()):
         if not isinstance(schema, dict):
@@ -175,7 +180,7 @@ def _schemas(got: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
 
 
 def mask(value: Any) -> Any:
-    """``value`` with what differs between any two runs (ids, UUIDs, times) masked."""
+    """`value` with what differs between any two runs (ids, UUIDs, times) masked."""
     if isinstance(value, dict):
         return {
             k: "<id>" if k in VOLATILE and value[k] is not None else mask(v)

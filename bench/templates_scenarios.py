@@ -1,9 +1,9 @@
-"""What ``bench.templates`` asks of each LangGraph template, and how its model answers.
+"""What `bench.templates` asks of each LangGraph template, and how its model answers.
 
-A template is known by its ``pyproject.toml`` name. Each call sets only what a user sets
-(the input, and the model as ``openai/scripted`` in the template's own context or
+A template is known by its `pyproject.toml` name. Each call sets only what a user sets
+(the input, and the model as `openai/scripted` in the template's own context or
 configurable field); the model's answer is a pure function of the request, so both
-servers get the same answers whatever order they ask in. ``limits`` say what the calls
+servers get the same answers whatever order they ask in. `limits` say what the calls
 leave out because it needs a service this machine cannot reach.
 """
 
@@ -22,7 +22,7 @@ Answer = Callable[[dict[str, Any]], Reply]
 
 @dataclass(frozen=True, kw_only=True)
 class Call:
-    """One run through the SDK: ``runs.wait`` on a new thread (or the previous call's)."""
+    """One run through the SDK: `runs.wait` on a new thread (or the previous call's)."""
 
     graph: str
     input: dict[str, Any]
@@ -41,8 +41,11 @@ class Scenario:
 
 
 def scenario(name: str, page_url: str) -> Scenario | None:
-    """The scenario of the template whose project is ``name``; ``page_url`` is a local web
-    page a scraping tool may read. None for a template this tool does not know."""
+    """The scenario of the template whose project is `name`.
+
+    `page_url` is a local web page a scraping tool may read. None for a template this tool does not
+    know.
+    """
     made = {
         "agent": _starter,
         "react-agent": _react,

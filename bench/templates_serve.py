@@ -1,4 +1,4 @@
-"""Serve one template with ``graphwright serve`` or with ``langgraph dev`` on a free port.
+"""Serve one template with `graphwright serve` or with `langgraph dev` on a free port.
 
 Each server runs in its own process group from its venv, with a user's environment (no
 PYTHONPATH into this repository), and is stopped with its children when the block ends.
@@ -23,7 +23,7 @@ START_S = 120  # langgraph dev imports langchain and the template: tens of secon
 
 
 def user_env(**extra: str) -> dict[str, str]:
-    """This process's environment as a user's shell would have it, plus ``extra``."""
+    """This process's environment as a user's shell would have it, plus `extra`."""
     env = {
         k: v
         for k, v in os.environ.items()
@@ -47,8 +47,10 @@ def user_env(**extra: str) -> dict[str, str]:
 def graphwright_serve(
     venv: Venv, template: Path, env: dict[str, str], log: Path, *, queue: bool = False
 ) -> Iterator[str]:
-    """``graphwright serve`` in the template's folder, as its user would start it; with
-    ``queue``, ``serve --queue`` and one ``graphwright worker`` beside it."""
+    """`graphwright serve` in the template's folder, as its user would start it.
+
+    With `queue`, `serve --queue` and one `graphwright worker` beside it.
+    """
     port = free_port()
     base = [str(venv.bin("graphwright")), "--config", str(template / "langgraph.json")]
     command = [
@@ -77,7 +79,7 @@ def graphwright_serve(
 
 @contextmanager
 def langgraph_dev(venv: Venv, folder: Path, env: dict[str, str], log: Path) -> Iterator[str]:
-    """``langgraph dev`` (in memory, no browser, no reload) in ``folder``."""
+    """`langgraph dev` (in memory, no browser, no reload) in `folder`."""
     port = free_port()
     command = [
         str(venv.bin("langgraph")),

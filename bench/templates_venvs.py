@@ -1,7 +1,7 @@
-"""The two venvs ``bench.templates`` serves a LangGraph template from, made once and reused.
+"""The two venvs `bench.templates` serves a LangGraph template from, made once and reused.
 
-``graphwright``: this tree's wheel (built by the installer from the source, no extras) and
-the template, ``pip install -e`` as its README says. ``reference``: ``langgraph-cli[inmem]``
+`graphwright`: this tree's wheel (built by the installer from the source, no extras) and
+the template, `pip install -e` as its README says. `reference`: `langgraph-cli[inmem]`
 and the template. Each is rebuilt only when what it was built from changed.
 """
 
@@ -46,7 +46,7 @@ class Venv:
 
 
 def ensure(kind: str, template: Path, base: Path) -> Venv:
-    """The venv of ``kind`` for ``template`` under ``base``, made or reused."""
+    """The venv of `kind` for `template` under `base`, made or reused."""
     path = base / template.name / kind
     stamp = _stamp(kind, template)
     stamp_file = path / ".templates-stamp"
@@ -67,8 +67,11 @@ def ensure(kind: str, template: Path, base: Path) -> Venv:
 
 
 def _stamp(kind: str, template: Path) -> str:
-    """What the venv is built from: the template's requirements and, for graphwright's,
-    the files its wheel is built from (committed and not)."""
+    """What the venv is built from.
+
+    The template's requirements and, for graphwright's, the files its wheel is built from (committed
+    and not).
+    """
     digest = hashlib.sha256(kind.encode())
     digest.update((template / "pyproject.toml").read_bytes())
     if kind == "graphwright":
@@ -80,7 +83,7 @@ def _stamp(kind: str, template: Path) -> str:
 
 
 def _install(path: Path, requirements: list[str]) -> str | None:
-    """Make the venv at ``path`` and install into it; None, or the installer's reason."""
+    """Make the venv at `path` and install into it; None, or the installer's reason."""
     uv = ROOT / ".venv" / "bin" / "uv"
     python = path / "bin" / "python"
     if uv.exists():
@@ -117,7 +120,7 @@ def _reason(output: str) -> str:
 
 
 def versions(venv: Venv) -> str:
-    """The LangGraph packages installed in ``venv``, as ``name version`` pairs."""
+    """The LangGraph packages installed in `venv`, as `name version` pairs."""
     code = (
         "import importlib.metadata as m\n"
         "for name in ('graphwright', 'langgraph', 'langgraph-api', 'langchain-core'):\n"

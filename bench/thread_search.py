@@ -1,5 +1,7 @@
-"""Thread search over 10,000 threads by status and metadata: the Redis index against the
-scan of every thread it replaced, in one run. Run through ``python -m bench.http --search``.
+"""Thread search over 10,000 threads by status and metadata.
+
+The Redis index against the scan of every thread it replaced, in one run. Run through `python -m
+bench.http --search`.
 
 The threads are written with the Orchestrator (the same writes the HTTP service makes);
 each query is answered through the SDK over HTTP and in-process by the index, and
@@ -68,7 +70,8 @@ def run(orch: Orchestrator, url: str, n: int) -> None:
     sdk = get_sync_client(url=url, api_key=None)
     threads = Threads(orch)
     print(
-        f"{'query (limit 10)':<34}{'HTTP index ms':>15}{'index ms':>10}{'scan ms':>10}{'scan/index':>12}"
+        f"{'query (limit 10)':<34}{'HTTP index ms':>15}{'index ms':>10}{'scan ms':>10}"
+        f"{'scan/index':>12}"
     )
     for name, query in QUERIES.items():
         body = ThreadSearchBody(limit=10, select=["thread_id", "status", "metadata"], **query)

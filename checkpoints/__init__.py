@@ -1,7 +1,7 @@
 """Persistence on plain Redis: the checkpoint savers, key layout and embedded server.
 
-The names below load on first use (module ``__getattr__``): importing ``graphwright.checkpoints.errors``
-or ``graphwright.checkpoints.keys`` must not pay for LangGraph, which the savers import.
+The names below load on first use (module `__getattr__`): importing `graphwright.checkpoints.errors`
+or `graphwright.checkpoints.keys` must not pay for LangGraph, which the savers import.
 """
 
 from __future__ import annotations

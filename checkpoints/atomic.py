@@ -2,10 +2,10 @@
 
 Script pseudo-commands become EVALSHA (the savers load the scripts when a server
 answers NOSCRIPT). An
-atomic batch of several commands becomes one call of the generic ``run`` script: the
+atomic batch of several commands becomes one call of the generic `run` script: the
 client packs one command and parses one reply, where MULTI/EXEC costs a reply per
 queued command. Both are one round trip and neither rolls back, so they are
-interchangeable; very large batches (beyond Lua's stack for ``unpack``) fall back to
+interchangeable; very large batches (beyond Lua's stack for `unpack`) fall back to
 MULTI/EXEC.
 """
 
@@ -33,7 +33,7 @@ def script_bodies() -> list[str]:
 
 
 def pack(commands: Sequence[Command]) -> Command | None:
-    """Commands as one call of the ``run`` script, or None when too large for it."""
+    """Commands as one call of the `run` script, or None when too large for it."""
     flat: list[Any] = []
     for cmd in commands:
         if len(cmd) > MAX_SCRIPT_ARGS or cmd[0] == SCRIPT:
@@ -44,8 +44,11 @@ def pack(commands: Sequence[Command]) -> Command | None:
 
 
 def plan(batch: Batch) -> tuple[list[Command], bool, int]:
-    """``(commands, as a transaction?, replies to fake)``: a packed atomic batch answers
-    with one reply for the script, so its callers get ``None`` per command instead."""
+    """`(commands, as a transaction?, replies to fake)`.
+
+    A packed atomic batch answers with one reply for the script, so its callers get `None` per
+    command instead.
+    """
     cmds = batch.commands
     if not batch.atomic or len(cmds) < 2:
         return cmds, False, 0

@@ -1,7 +1,7 @@
 """Binary encodings of what the saver stores: checkpoint documents, blobs and writes.
 
 Pure functions, no I/O. Payloads come from LangGraph's serializer as
-``(type, bytes)``; we add no JSON or base64 envelope around them.
+`(type, bytes)`; we add no JSON or base64 envelope around them.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class Doc:
 
 
 def ns_prefix(ns: str) -> bytes:
-    """The start of every member of a namespace: escaped ``ns`` then NUL."""
+    """The start of every member of a namespace: escaped `ns` then NUL."""
     return escape(ns).encode() + _SEP
 
 
@@ -66,6 +66,7 @@ def encode_doc(doc: Doc) -> bytes:
 
 
 def decode_doc(raw: bytes, *, key: str) -> Doc:
+    """A stored checkpoint document, or CorruptCheckpointError naming `key` if it is not one."""
     try:
         ens, cid, body = raw.split(_SEP, 2)
         fmt, parent, ctype, cbytes, mtype, mbytes, delta, run_id = ormsgpack.unpackb(body)
@@ -93,6 +94,7 @@ def make_doc(
     metadata: CheckpointMetadata,
     parent_id: str | None,
 ) -> Doc:
+    """The document `put` stores: the checkpoint without its channel values, which go in blobs."""
     body = {k: v for k, v in checkpoint.items() if k != "channel_values"}
     ctype, cbytes = serde.dumps_typed(body)
     mtype, mbytes = serde.dumps_typed(metadata)
@@ -114,24 +116,29 @@ def make_doc(
 
 
 def load_checkpoint(serde: SerializerProtocol, doc: Doc, *, key: str) -> Checkpoint:
+    """The document's checkpoint through `serde`; a corrupt one names `key`."""
     loaded: Checkpoint = _loads(serde, (doc.checkpoint_type, doc.checkpoint), key=key)
     return loaded
 
 
 def load_metadata(serde: SerializerProtocol, doc: Doc, *, key: str) -> CheckpointMetadata:
+    """The document's metadata through `serde`; a corrupt one names `key`."""
     loaded: CheckpointMetadata = _loads(serde, (doc.metadata_type, doc.metadata), key=key)
     return loaded
 
 
 def blob_field(ns: str, channel: str, version: str | int | float) -> str:
+    """A channel value's field in the thread's blob hash: one per namespace, channel, version."""
     return f"{escape(ns)}{SEP}{channel}{SEP}{version}"
 
 
 def encode_typed(typed: tuple[str, bytes]) -> bytes:
+    """A serde's `(type, bytes)` as one value: the type, the separator, the bytes."""
     return typed[0].encode() + SEP.encode() + typed[1]
 
 
 def decode_typed(raw: bytes, *, key: str) -> tuple[str, bytes]:
+    """Split what `encode_typed` joined; a value without the header is corrupt."""
     type_, sep, data = raw.partition(SEP.encode())
     if not sep:
         raise CorruptCheckpointError(f"corrupt value at key {key!r}: no type header")
@@ -139,7 +146,7 @@ def decode_typed(raw: bytes, *, key: str) -> tuple[str, bytes]:
 
 
 def load_blob(serde: SerializerProtocol, raw: bytes | None, *, key: str) -> tuple[bool, Any]:
-    """Return ``(present, value)``; an ``empty`` marker or a missing blob is absent."""
+    """Return `(present, value)`; an `empty` marker or a missing blob is absent."""
     if raw is None:
         return False, None
     typed = decode_typed(raw, key=key)
@@ -157,7 +164,7 @@ def encode_write(
     value: Any,
     task_path: str,
 ) -> tuple[bytes, bytes]:
-    """``(field, value)`` of one pending write; the field names (checkpoint, task, idx)."""
+    """`(field, value)` of one pending write; the field names (checkpoint, task, idx)."""
     type_, data = serde.dumps_typed(value)
     field = prefix + f"{task_id}{SEP}{idx}".encode()
     return field, ormsgpack.packb([channel, type_, data, task_path])
@@ -165,6 +172,8 @@ def encode_write(
 
 @dataclass(frozen=True, kw_only=True)
 class StoredWrite:
+    """A pending write as stored, its value still serialized (loaded only when asked for)."""
+
     task_id: str
     channel: str
     typed: tuple[str, bytes]
@@ -175,7 +184,7 @@ class StoredWrite:
 def decode_writes(
     fields: list[bytes], values: list[bytes | None], *, key: str
 ) -> list[StoredWrite]:
-    """Decode one checkpoint's writes, ordered by LangGraph's ``writes_sort_key``."""
+    """Decode one checkpoint's writes, ordered by LangGraph's `writes_sort_key`."""
     out: list[StoredWrite] = []
     try:
         for field, value in zip(fields, values, strict=True):
@@ -199,6 +208,7 @@ def decode_writes(
 
 
 def load_write(serde: SerializerProtocol, write: StoredWrite, *, key: str) -> Any:
+    """A stored write's value through `serde`; a corrupt one names `key`."""
     return _loads(serde, write.typed, key=key)
 
 

@@ -1,7 +1,7 @@
 """Open a Redis client for a URL: a single server, a Cluster, or a Sentinel-managed master.
 
 Sentinel URLs name the sentinels and the service:
-``redis+sentinel://[:password@]host:port[,host:port...]/service_name[/db]``.
+`redis+sentinel://[:password@]host:port[,host:port...]/service_name[/db]`.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def redact_url(url: str) -> str:
 
 
 def parse_sentinel_url(url: str) -> SentinelTarget:
-    """Split a ``redis+sentinel://`` URL; a malformed one is a configuration error."""
+    """Split a `redis+sentinel://` URL; a malformed one is a configuration error."""
     parts = urlsplit(url)
     if parts.scheme not in SENTINEL_SCHEMES:
         raise ConfigurationError(
@@ -87,7 +87,7 @@ class RetryingCluster(RedisCluster):
     redis-py's cluster client retries a failed command straight away, re-reading the
     slot map, so while a dead master is still being replaced every attempt fails within
     milliseconds. This one retries single commands and scripts (what graphwright's writes
-    are) with exponential backoff and jitter until ``failover_budget_s`` is spent.
+    are) with exponential backoff and jitter until `failover_budget_s` is spent.
     """
 
     failover_budget_s: float = 15.0
@@ -108,9 +108,12 @@ class RetryingCluster(RedisCluster):
 
 
 def sentinel_kwargs(target: SentinelTarget) -> dict[str, Any]:
-    """What each sentinel's own client gets: its password, and no retries. A sentinel that
-    does not answer is passed over for the next at once (redis-py's default retries spent
-    4 s on each); the master's client retries the whole discovery within its own budget."""
+    """What each sentinel's own client gets.
+
+    Its password, and no retries. A sentinel that does not answer is passed over for the next at
+    once (redis-py's default retries spent 4 s on each); the master's client retries the whole
+    discovery within its own budget.
+    """
     kwargs: dict[str, Any] = {"retry": Retry(NoBackoff(), 0)}
     if target.password:
         kwargs["password"] = target.password
@@ -120,9 +123,9 @@ def sentinel_kwargs(target: SentinelTarget) -> dict[str, Any]:
 def connect(
     url: str, *, cluster: bool = False, failover_budget_s: float = 15.0, **client_options: Any
 ) -> Any:
-    """The client for ``url``; ``client_options`` (timeouts, ``retry``...) go to every connection.
+    """The client for `url`; `client_options` (timeouts, `retry`...) go to every connection.
 
-    A cluster client rides through a failover for ``failover_budget_s``.
+    A cluster client rides through a failover for `failover_budget_s`.
     """
     if url.split("://", 1)[0] in SENTINEL_SCHEMES:
         target = parse_sentinel_url(url)

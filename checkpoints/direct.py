@@ -1,13 +1,13 @@
 """One batch of commands in one round trip over a redis-py connection, without a Pipeline.
 
-redis-py's ``Pipeline`` costs about as much client time per batch as the round trip
+redis-py's `Pipeline` costs about as much client time per batch as the round trip
 itself (per-command option handling, HIMPORT bookkeeping, observability hooks), and
 sends every large argument with a syscall of its own. The saver's batches need none of
-that: this drives the client's own connection (from its pool, with its ``Retry``, its
+that: this drives the client's own connection (from its pool, with its `Retry`, its
 response callbacks, its error replies) and sends each batch as one buffer. Like a
 Pipeline, a batch takes a connection of the pool for itself, also on a client made with
-``single_connection_client`` (whose one connection is not to be shared by LangGraph's
-threads). Plain ``Redis`` clients only; cluster clients keep their pipelines, which
+`single_connection_client` (whose one connection is not to be shared by LangGraph's
+threads). Plain `Redis` clients only; cluster clients keep their pipelines, which
 route by slot.
 """
 
@@ -26,8 +26,10 @@ Command = Sequence[Any]
 
 
 def execute(client: redis.Redis, commands: Sequence[Command]) -> list[Any]:
-    """Send ``commands`` and read every reply; the first error reply is raised after all
-    replies are read, so the connection stays in step."""
+    """Send `commands` and read every reply.
+
+    The first error reply is raised after all replies are read, so the connection stays in step.
+    """
     pool: Any = client.connection_pool  # redis-py leaves its pools and connections untyped
     conn: Any = pool.get_connection()
     try:
@@ -44,9 +46,11 @@ def _round_trip(client: redis.Redis, conn: Any, commands: Sequence[Command]) -> 
 
 
 def pack(commands: Sequence[Command], encoding: str = "utf-8") -> bytes:
-    """The batch as one buffer, packed by hiredis as redis-py's own hiredis packer does
-    (str in the client's encoding), without its per-argument checks: the saver's commands
-    are one-word names with ``bytes``, ``str`` and integer arguments."""
+    """The batch as one buffer, packed by hiredis as redis-py's own hiredis packer does.
+
+    Str goes in the client's encoding, without the packer's per-argument checks: the saver's
+    commands are one-word names with `bytes`, `str` and integer arguments.
+    """
     if encoding.lower().replace("-", "") != "utf8":  # hiredis itself encodes str as UTF-8
         commands = [
             [a.encode(encoding) if isinstance(a, str) else a for a in cmd] for cmd in commands
@@ -55,7 +59,7 @@ def pack(commands: Sequence[Command], encoding: str = "utf-8") -> bytes:
 
 
 async def aexecute(client: aredis.Redis, commands: Sequence[Command]) -> list[Any]:
-    """:func:`execute` over an asyncio client."""
+    """`execute` over an asyncio client."""
     pool: Any = client.connection_pool
     conn: Any = await pool.get_connection()
 
@@ -90,9 +94,11 @@ async def _aread(conn: Any) -> Any:
 
 
 async def _abuffered(conn: Any) -> Any:
-    """The next reply, taken straight from the hiredis reader when it holds it already (the
-    rest of a batch arrives with its first reply): ``read_response`` would open a timeout
-    scope per reply, which costs more than the reply. Else as ``_aread``."""
+    """The next reply, taken straight from the hiredis reader when it holds it already.
+
+    The rest of a batch arrives with its first reply: `read_response` would open a timeout scope per
+    reply, which costs more than the reply. Else as `_aread`.
+    """
     reader = getattr(getattr(conn, "_parser", None), "_reader", None)
     if reader is not None and getattr(conn._parser, "_connected", False):
         reply = reader.gets()
@@ -104,8 +110,10 @@ async def _abuffered(conn: Any) -> Any:
 
 
 def _replies(client: Any, commands: Sequence[Command], raw: list[Any]) -> list[Any]:
-    """Raise the first error reply; apply the client's response callbacks, as a Pipeline
-    given the same commands would."""
+    """Raise the first error reply.
+
+    Apply the client's response callbacks, as a Pipeline given the same commands would.
+    """
     callbacks = client.response_callbacks
     out = []
     for cmd, reply in zip(commands, raw, strict=True):

@@ -14,7 +14,7 @@ R = TypeVar("R")
 
 
 def drive(op: Generator[R, Any, T], answer: Callable[[R], Any]) -> T:
-    """Run ``op`` to completion, answering each request with ``answer``."""
+    """Run `op` to completion, answering each request with `answer`."""
     try:
         request = next(op)
         while True:
@@ -25,7 +25,7 @@ def drive(op: Generator[R, Any, T], answer: Callable[[R], Any]) -> T:
 
 
 async def adrive(op: Generator[R, Any, T], answer: Callable[[R], Awaitable[Any]]) -> T:
-    """``drive`` with an awaitable answerer."""
+    """`drive` with an awaitable answerer."""
     try:
         request = next(op)
         while True:
@@ -57,7 +57,7 @@ async def astream(
     is_request: Callable[[Any], bool],
     answer: Callable[[Any], Awaitable[Any]],
 ) -> AsyncIterator[Any]:
-    """``stream`` with an awaitable answerer."""
+    """`stream` with an awaitable answerer."""
     reply = None
     while True:
         try:

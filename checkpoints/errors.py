@@ -1,7 +1,7 @@
 """Storage errors: what can go wrong in Redis, said in terms of storage only.
 
-They derive from the root tree in ``graphwright_errors``; the API layer adds what a user
-should do about them (``REDIS_URL``, the embedded server) where it knows the settings.
+They derive from the root tree in `graphwright_errors`; the API layer adds what a user
+should do about them (`REDIS_URL`, the embedded server) where it knows the settings.
 """
 
 from __future__ import annotations

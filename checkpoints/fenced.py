@@ -1,7 +1,7 @@
 """A run's hash writes that a takeover must stop: HSET only while the fence is the run's.
 
 The thread's meta, a run record's fields: a process frozen past its lock's expiry that
-wakes up after another took the thread over gets ``LockLostError`` and writes nothing.
+wakes up after another took the thread over gets `LockLostError` and writes nothing.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def fenced_hset(
     *,
     registry: bool = False,
 ) -> None:
-    """HSET ``mapping`` on ``key`` (a key of the thread), refused once ``fence`` is stale.
+    """HSET `mapping` on `key` (a key of the thread), refused once `fence` is stale.
 
     Raises:
         LockLostError: a newer run holds the thread; nothing was written.
@@ -56,7 +56,9 @@ return 1
 def hset_new(
     client: redis.Redis, keys: Keys, thread_id: str, key: str, mapping: Mapping[str, bytes | str]
 ) -> bool:
-    """Create the hash ``key`` (a key of the thread) with ``mapping`` in one step, only if it
-    does not exist: of two callers creating it at once exactly one gets True."""
+    """Create the hash `key` (a key of the thread) with `mapping` in one step, only if absent.
+
+    Of two callers creating it at once exactly one gets True.
+    """
     pairs = [x for kv in mapping.items() for x in kv]
     return bool(client.eval(_HSET_NEW, 2, key, keys.registry(thread_id), *pairs))

@@ -1,5 +1,7 @@
-"""A thread's head: its newest root checkpoint and how many pending writes that checkpoint
-has, read in two round trips without LangGraph (the member grammar is ``graphwright.checkpoints.codec``'s).
+"""A thread's head.
+
+Its newest root checkpoint and how many pending writes that checkpoint has, read in two round trips
+without LangGraph (the member grammar is `graphwright.checkpoints.codec`'s).
 
 A summary recorded for a head describes the thread for as long as the head is the same:
 every step, update or resume adds a checkpoint or a write.
@@ -18,6 +20,8 @@ _SEP = b"\x00"
 
 @dataclass(frozen=True, kw_only=True)
 class Head:
+    """A thread's newest checkpoint and how many writes it has, read in one step."""
+
     checkpoint_id: str
     writes: int
 

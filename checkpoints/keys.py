@@ -1,8 +1,8 @@
 """Every Redis key graphwright uses is built here and nowhere else.
 
-All keys of one thread carry the hash tag ``{<thread>}`` so Redis Cluster keeps a
+All keys of one thread carry the hash tag `{<thread>}` so Redis Cluster keeps a
 thread on one slot and its multi-key transactions stay legal. Ids are
-percent-encoded, so ``:``, ``{``, ``}``, ``|``, spaces and non-ASCII text cannot
+percent-encoded, so `:`, `{`, `}`, `|`, spaces and non-ASCII text cannot
 break the key grammar or the hash tag.
 """
 
@@ -15,7 +15,7 @@ from urllib.parse import quote, unquote
 from graphwright.checkpoints.sealed import Sealer
 
 DEFAULT_PREFIX = "gw"
-# The two LangGraph stores under a prefix: the users' (what graphs and ``/store`` read and
+# The two LangGraph stores under a prefix: the users' (what graphs and `/store` read and
 # write, any namespace LangGraph accepts) and graphwright's own records (its long-term
 # memories), apart so that no namespace of the one can name a key of the other.
 USER_STORE = "store"
@@ -29,15 +29,17 @@ def escape(value: str) -> str:
 
 
 def unescape(segment: str) -> str:
-    """Invert :func:`escape`."""
+    """Invert `escape`."""
     return unquote(segment)
 
 
 @dataclass(frozen=True)
 class Place:
-    """Where sealed values live: keys matching ``glob``, in these hash or stream ``fields``
-    (None: every field, element or whole value). ``typed``: checkpoint values (``type``
-    then bytes), sealed through LangGraph's serializer."""
+    """Where sealed values live.
+
+    Keys matching `glob`, in these hash or stream `fields` (None: every field, element or whole
+    value). `typed`: checkpoint values (`type` then bytes), sealed through LangGraph's serializer.
+    """
 
     glob: str
     fields: frozenset[bytes] | None = None
@@ -52,31 +54,35 @@ class Keys:
     # How the values under this prefix are sealed at rest; the keys themselves stay plain.
     sealer: Sealer = field(default_factory=Sealer, compare=False, repr=False)
 
-    # --- one thread (all share the slot of ``{thread}``) ---------------------
+    # --- one thread (all share the slot of `{thread}`) ---------------------
 
     def thread_tag(self, thread_id: str) -> str:
         return f"{self.prefix}:{{{escape(thread_id)}}}"
 
     def registry(self, thread_id: str) -> str:
-        """Set of keys other parts of graphwright add to the thread (trace, records):
-        ``delete_thread`` deletes them too. The saver's own keys are fixed and not listed."""
+        """Set of keys other parts of graphwright add to the thread (trace, records).
+
+        `delete_thread` deletes them too. The saver's own keys are fixed and not listed.
+        """
         return f"{self.thread_tag(thread_id)}:keys"
 
     def checkpoints(self, thread_id: str) -> str:
-        """Sorted set (scores 0, lexical order) of ``ns NUL id NUL document``: every
-        checkpoint of the thread, grouped by namespace, oldest first within one."""
+        """Sorted set (scores 0, lexical order) of `ns NUL id NUL document`.
+
+        Every checkpoint of the thread, grouped by namespace, oldest first within one.
+        """
         return f"{self.thread_tag(thread_id)}:cp"
 
     def blobs(self, thread_id: str) -> str:
-        """Hash: ``ns NUL channel NUL version`` -> serialized channel value, once per version."""
+        """Hash: `ns NUL channel NUL version` -> serialized channel value, once per version."""
         return f"{self.thread_tag(thread_id)}:blobs"
 
     def writes(self, thread_id: str) -> str:
-        """Hash: ``ns NUL checkpoint NUL task NUL idx`` -> pending write."""
+        """Hash: `ns NUL checkpoint NUL task NUL idx` -> pending write."""
         return f"{self.thread_tag(thread_id)}:w"
 
     def write_index(self, thread_id: str) -> str:
-        """Sorted set (scores 0) of the fields of :meth:`writes`, to read a checkpoint's."""
+        """Sorted set (scores 0) of the fields of `writes`, to read a checkpoint's."""
         return f"{self.thread_tag(thread_id)}:wi"
 
     def run_ids(self, thread_id: str) -> str:
@@ -84,9 +90,12 @@ class Keys:
         return f"{self.thread_tag(thread_id)}:rids"
 
     def indexed(self, thread_id: str) -> str:
-        """Hash: the thread's global index entries already written (field ``thread``, and one
-        per run id). Set only after the entries are, so a first put replayed after a lost
-        reply still writes them (checkpoints.ops)."""
+        """Hash.
+
+        The thread's global index entries already written (field `thread`, and one per run id). Set
+        only after the entries are, so a first put replayed after a lost reply still writes them
+        (checkpoints.ops).
+        """
         return f"{self.thread_tag(thread_id)}:indexed"
 
     def saver_keys(self, thread_id: str) -> tuple[str, ...]:
@@ -132,8 +141,11 @@ class Keys:
         return f"{self.thread_tag(thread_id)}:events"
 
     def event_ids(self, thread_id: str) -> tuple[str, str]:
-        """Hashes: event id -> stream entry id of the latest events, and the generation before
-        (rotated at ``MAX_EVENTS``): a write replayed after a lost reply is added once."""
+        """Hashes.
+
+        Event id -> stream entry id of the latest events, and the generation before (rotated at
+        `MAX_EVENTS`): a write replayed after a lost reply is added once.
+        """
         return (
             f"{self.thread_tag(thread_id)}:events:ids",
             f"{self.thread_tag(thread_id)}:events:ids:old",
@@ -156,7 +168,7 @@ class Keys:
         return f"{self.thread_tag(thread_id)}:runrec:{escape(run_id)}"
 
     def run_end(self, thread_id: str, run_id: str) -> str:
-        """Stream: one HTTP run's final status, one entry written as it ends (waiters block on it)."""
+        """Stream: one HTTP run's final status, one entry written as it ends (waiters block)."""
         return f"{self.thread_tag(thread_id)}:runend:{escape(run_id)}"
 
     def thread_runs(self, thread_id: str) -> str:
@@ -170,29 +182,39 @@ class Keys:
     def gate_decisions(self, thread_id: str) -> str:
         """Hash: tool call id -> the reviewer's decision on it (JSON, bound to the call's digest).
 
-        Only the gate's resume path writes it, never the graph state: ``act`` trusts a
-        gated call only when this hash holds a decision for its exact arguments."""
+        Only the gate's resume path writes it, never the graph state: `act` trusts a
+        gated call only when this hash holds a decision for its exact arguments.
+        """
         return f"{self.thread_tag(thread_id)}:gate"
 
     def taint(self, thread_id: str) -> str:
-        """Hash: ``tainted`` -> 1 once a run of the thread read untrusted tool output. Kept
-        here, not (only) in the graph state, because a caller can rewrite the state."""
+        """Hash.
+
+        `tainted` -> 1 once a run of the thread read untrusted tool output. Kept here, not (only) in
+        the graph state, because a caller can rewrite the state.
+        """
         return f"{self.thread_tag(thread_id)}:taint"
 
     def replica_ack(self, thread_id: str) -> str:
-        """Short-lived marker written before ``WAIT`` on the thread's slot (checkpoints.replicas)."""
+        """Short-lived marker written before `WAIT` on the thread's slot (checkpoints.replicas)."""
         return f"{self.thread_tag(thread_id)}:ack"
 
     # --- global indexes (not tied to one slot) -------------------------------
 
     def threads(self) -> str:
-        """Sorted set: escaped thread id -> last activity time in milliseconds (the saver
-        adds a thread when it is created; the Orchestrator bumps it on every run)."""
+        """Sorted set.
+
+        Escaped thread id -> last activity time in milliseconds (the saver adds a thread when it is
+        created; the Orchestrator bumps it on every run).
+        """
         return f"{self.prefix}:threads"
 
     def review_secret(self) -> str:
-        """String: the key of the review pages' CSRF tokens, shared by every API process;
-        no TTL, as it lives as long as the deployment (deleting it voids open pages)."""
+        """String.
+
+        The key of the review pages' CSRF tokens, shared by every API process; no TTL, as it lives
+        as long as the deployment (deleting it voids open pages).
+        """
         return f"{self.prefix}:review_secret"
 
     def thread_ids(self) -> str:
@@ -208,16 +230,19 @@ class Keys:
         return f"{self.prefix}:queue"
 
     def workers(self) -> str:
-        """Sorted set: worker name -> epoch seconds it was last seen taking work (no TTL: one
-        member per worker name, and members not seen for a while are pruned on each write)."""
+        """Sorted set.
+
+        Worker name -> epoch seconds it was last seen taking work (no TTL: one member per worker
+        name, and members not seen for a while are pruned on each write).
+        """
         return f"{self.prefix}:workers"
 
     def outbox(self) -> str:
-        """List of messages the built-in ``send_email`` tool queued."""
+        """List of messages the built-in `send_email` tool queued."""
         return f"{self.prefix}:outbox"
 
     def outbox_ids(self) -> str:
-        """Hash: idempotency key -> message, so ``send_email`` queues a key once (outbox's slot)."""
+        """Hash: idempotency key -> message, so `send_email` queues a key once (outbox's slot)."""
         return f"{{{self.outbox()}}}:ids"
 
     def calendar(self) -> str:
@@ -225,7 +250,7 @@ class Keys:
         return f"{self.prefix}:calendar"
 
     def calendar_slots(self) -> str:
-        """Hash: event id -> ``start|end``, the overlap check's view of the calendar (its slot)."""
+        """Hash: event id -> `start|end`, the overlap check's view of the calendar (its slot)."""
         return f"{{{self.calendar()}}}:slots"
 
     def effects(self) -> str:
@@ -236,16 +261,18 @@ class Keys:
     # commands stay on one Redis Cluster slot) ---------------------------------
 
     def threads_by(self, order: str) -> str:
-        """Sorted set of thread ids by ``updated``, ``created`` or ``expires`` time (seconds)."""
+        """Sorted set of thread ids by `updated`, `created` or `expires` time (seconds)."""
         return f"{self.prefix}:{{threads-index}}:by:{order}"
 
     def threads_with_status(self, status: str) -> str:
-        """Set of the ids of threads whose API status is ``status``."""
+        """Set of the ids of threads whose API status is `status`."""
         return f"{self.prefix}:{{threads-index}}:status:{status}"
 
     def threads_with_meta(self, key: str, value_json: str) -> str:
-        """Set of the ids of threads whose metadata has ``key`` equal to a scalar (as JSON);
-        with encryption on, named by a keyed hash of the pair, never by its text."""
+        """Set of the ids of threads whose metadata has `key` equal to a scalar (as JSON).
+
+        With encryption on, named by a keyed hash of the pair, never by its text.
+        """
         return self.threads_with_meta_any(key, value_json)[0]
 
     def threads_with_meta_any(self, key: str, value_json: str) -> list[str]:
@@ -284,14 +311,14 @@ class Keys:
         return f"{self.prefix}:{{crons}}:errors"
 
     def cron_firing(self) -> str:
-        """Sorted set: ``cron id|slot`` claimed but not yet enqueued -> claim time."""
+        """Sorted set: `cron id|slot` claimed but not yet enqueued -> claim time."""
         return f"{self.prefix}:{{crons}}:firing"
 
     def rate(self, identity: str) -> str:
         """Hash: the token bucket limiting how fast one identity creates runs."""
         return f"{self.prefix}:rate:{escape(identity)}"
 
-    # --- what is sealed at rest (``graphwright seal`` seals what was written in the clear) --
+    # --- what is sealed at rest (`graphwright seal` seals what was written in the clear) --
 
     def sealed_places(self) -> tuple[Place, ...]:
         """Every place a value holding user data is sealed at when encryption is on."""

@@ -1,9 +1,9 @@
 """Long-term memory records over any LangGraph store: scoped, sourced, replaceable, forgettable.
 
-A record lives at namespace ``("memories", scope)`` under its key, so reading one
+A record lives at namespace `("memories", scope)` under its key, so reading one
 scope can never return another's records. A new value for the same scope and key
 replaces the old one, which moves into a short history. The book's store is graphwright's
-own (``keys.SERVICE_STORE``), never the users' store, whose namespaces are all theirs.
+own (`keys.SERVICE_STORE`), never the users' store, whose namespaces are all theirs.
 """
 
 from __future__ import annotations
@@ -31,12 +31,16 @@ class Source(BaseModel):
 
 
 class PastValue(BaseModel):
+    """A value a record held before, kept so a replaced memory can be told and undone."""
+
     value: str
     source: Source
     updated_at: float
 
 
 class MemoryRecord(BaseModel):
+    """One remembered fact, validated at the boundary: it is written by models and users."""
+
     scope: str = Field(description="user:<id> or project:<id>")
     kind: Kind
     key: str = Field(min_length=1, max_length=128)
@@ -49,7 +53,7 @@ class MemoryRecord(BaseModel):
 
 
 def scope_of(kind: Literal["user", "project"], ident: str) -> str:
-    """``user:<id>`` or ``project:<id>``, refusing ids that could reach another scope."""
+    """`user:<id>` or `project:<id>`, refusing ids that could reach another scope."""
     scope = f"{kind}:{ident}"
     if not SCOPE.match(scope):
         raise UserError(
@@ -116,10 +120,12 @@ def effective(records: list[MemoryRecord]) -> list[MemoryRecord]:
 
 
 def adopt_legacy(book: MemoryBook, users: BaseStore, *, page: int = 100) -> int:
-    """Move the records an older graphwright kept in the users' store (under ``("memories",
-    scope)``) into ``book``; returns how many moved. Only graphwright's own records move: a
-    valid scope label and a value that is a record of that scope. Anything else under
-    ``memories`` is a user's and stays. Where the book has the key already, the newer wins."""
+    """Move the records an older graphwright kept in the users' store into `book`.
+
+    They sat under `("memories", scope)`; returns how many moved. Only graphwright's own records
+    move: a valid scope label and a value that is a record of that scope. Anything else under
+    `memories` is a user's and stays. Where the book has the key already, the newer wins.
+    """
     moved, offset = 0, 0
     while found := users.list_namespaces(prefix=(ROOT,), max_depth=2, limit=page, offset=offset):
         offset += len(found)

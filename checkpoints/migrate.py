@@ -1,5 +1,7 @@
-"""Migrating a thread written by layout 1 (a hash, index and head key per namespace and
-a writes hash per checkpoint) to layout 2 (a fixed set of keys per thread).
+"""Migrating a thread written by layout 1 to layout 2.
+
+Layout 1 is a hash, index and head key per namespace and a writes hash per checkpoint; layout 2 a
+fixed set of keys per thread.
 
 A saver that finds layout-1 data where it reads a thread migrates that thread in one
 atomic batch and reads again; data of any other unknown shape is refused as corrupt.

@@ -1,12 +1,12 @@
 """The saver's hot operations as I/O-free generators: put, put_writes, get_tuple.
 
-Each operation yields :class:`Batch` es of Redis commands and receives their replies,
+Each operation yields `Batch` es of Redis commands and receives their replies,
 so the sync and async savers share one implementation and differ only in the driver
-that sends a batch. One batch is one round trip. ``put``, ``put_writes`` and the
-latest ``get_tuple`` cost one, one and two round trips, and the server work of each
-does not grow with the thread (see :mod:`graphwright.checkpoints.scripts`). Listing lives in
-:mod:`graphwright.checkpoints.ops_list`, DeltaChannel history in :mod:`graphwright.checkpoints.ops_delta`, the
-rarer operations (delete, copy, prune) in :mod:`graphwright.checkpoints.ops_admin`.
+that sends a batch. One batch is one round trip. `put`, `put_writes` and the
+latest `get_tuple` cost one, one and two round trips, and the server work of each
+does not grow with the thread (see `graphwright.checkpoints.scripts`). Listing lives in
+`graphwright.checkpoints.ops_list`, DeltaChannel history in `graphwright.checkpoints.ops_delta`, the
+rarer operations (delete, copy, prune) in `graphwright.checkpoints.ops_admin`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ FENCE = "gw_fence"  # configurable key carrying the run's fencing token
 
 @dataclass(frozen=True)
 class Batch:
-    """Commands sent in one round trip; ``atomic`` ones run as one script call."""
+    """Commands sent in one round trip; `atomic` ones run as one script call."""
 
     commands: list[Command]
     atomic: bool = False
@@ -69,15 +69,17 @@ class LegacyThread(Exception):
 
 
 def script(name: str, keys: Sequence[str], args: Iterable[Any]) -> Command:
+    """An EVALSHA-style command for a named saver script (the driver resolves the name)."""
     return (SCRIPT, name, len(keys), *keys, *args)
 
 
 def upper(prefix: bytes) -> bytes:
-    """Exclusive lexical bound just past every member that starts with ``prefix``."""
+    """Exclusive lexical bound just past every member that starts with `prefix`."""
     return b"(" + prefix[:-1] + b"\x01"
 
 
 def cfg(config: RunnableConfig) -> tuple[str, str, str | None]:
+    """The thread id, namespace and checkpoint id a LangGraph config names."""
     conf = config["configurable"]
     return str(conf["thread_id"]), str(conf.get("checkpoint_ns", "")), conf.get("checkpoint_id")
 
@@ -88,6 +90,7 @@ def _fence(config: RunnableConfig) -> str:
 
 
 def tuple_config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
+    """The config a CheckpointTuple carries for a stored checkpoint."""
     return {
         "configurable": {
             "thread_id": thread_id,
@@ -98,6 +101,7 @@ def tuple_config(thread_id: str, ns: str, checkpoint_id: str) -> RunnableConfig:
 
 
 def text(value: bytes | str) -> str:
+    """Redis replies are bytes on one client and str on another: this reads both."""
     return value.decode() if isinstance(value, bytes) else value
 
 
@@ -112,8 +116,11 @@ def put(
     new_versions: ChannelVersions,
     now_ms: int,
 ) -> Op[RunnableConfig]:
-    """One round trip; the first put of a thread, or of a run in it, adds one for the
-    global indexes. With a fencing token it is one script call."""
+    """One round trip.
+
+    The first put of a thread, or of a run in it, adds one for the global indexes. With a fencing
+    token it is one script call.
+    """
     thread_id, ns, parent_id = cfg(config)
     k = ctx.keys
     values = checkpoint["channel_values"]
@@ -257,6 +264,7 @@ def put_writes(
 
 
 def decode(ctx: Ctx, raw: bytes, thread_id: str) -> Doc:
+    """Decode a checkpoint document, naming the thread's key if it is corrupt."""
     return codec.decode_doc(raw, key=ctx.keys.checkpoints(thread_id))
 
 
@@ -290,6 +298,7 @@ def _assemble(
 
 
 def load_checkpoint(ctx: Ctx, thread_id: str, doc: Doc) -> Checkpoint:
+    """Load a document's checkpoint, naming the thread's key if it is corrupt."""
     return codec.load_checkpoint(ctx.serde, doc, key=ctx.keys.checkpoints(thread_id))
 
 
@@ -317,8 +326,10 @@ def read_writes(ctx: Ctx, thread_id: str, docs: Sequence[Doc]) -> Op[list[Writes
 def load_tuples(
     ctx: Ctx, thread_id: str, docs: list[Doc], writes: list[Writes] | None
 ) -> Op[list[CheckpointTuple]]:
-    """The tuples of ``docs``: one round trip for their blobs (and two for their writes,
-    if not given)."""
+    """The tuples of `docs`.
+
+    One round trip for their blobs (and two for their writes, if not given).
+    """
     if not docs:
         return []
     k = ctx.keys

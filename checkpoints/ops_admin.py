@@ -62,6 +62,7 @@ class Thread:
 
 
 def read_thread(ctx: Ctx, thread_ids: Sequence[str]) -> Op[list[Thread]]:
+    """Every stored part of each thread, in one batch, for export and copying."""
     k = ctx.keys
     cmds: list[Command] = []
     for t in thread_ids:
@@ -104,7 +105,7 @@ def _drop(ctx: Ctx, thread_id: str, thread: Thread, docs: Sequence[Doc]) -> list
 def _drop_writes(
     ctx: Ctx, thread_id: str, thread: Thread, prefixes: tuple[bytes, ...]
 ) -> list[Command]:
-    """Commands removing the writes whose fields start with one of ``prefixes``."""
+    """Commands removing the writes whose fields start with one of `prefixes`."""
     k = ctx.keys
     fields = [f for f in thread.write_fields if f.startswith(prefixes)]
     out: list[Command] = []
@@ -149,12 +150,13 @@ def _delete_saved(ctx: Ctx, thread_id: str) -> Op[None]:
 
 
 def copy_thread(ctx: Ctx, source: str, target: str, now_ms: int) -> Op[None]:
-    """Every checkpoint, blob and write of ``source`` into ``target``, in one atomic batch.
+    """Every checkpoint, blob and write of `source` into `target`, in one atomic batch.
 
-    As the Agent Server's copy, the copy's checkpoint metadata names ``target``
-    (:func:`_retarget`). Nothing else carries the thread id, so blobs and writes are copied
+    As the Agent Server's copy, the copy's checkpoint metadata names `target`
+    (`_retarget`). Nothing else carries the thread id, so blobs and writes are copied
     byte for byte: sealed, they are bound to the checkpoint place, not to a thread's keys
-    (``graphwright.checkpoints.sealed_serde``), and open under ``target`` as they are."""
+    (`graphwright.checkpoints.sealed_serde`), and open under `target` as they are.
+    """
     k = ctx.keys
     cp, blobs, writes, index, rids = yield Batch(
         [
@@ -194,9 +196,11 @@ def copy_thread(ctx: Ctx, source: str, target: str, now_ms: int) -> Op[None]:
 
 
 def _retarget(ctx: Ctx, member: bytes, source: str, target: str) -> bytes:
-    """A checkpoint member of ``source`` for ``target``: its metadata's ``thread_id`` is
-    ``target`` where it was ``source`` (re-serialized, so re-sealed under the newest key);
-    any other member is kept as it is."""
+    """A checkpoint member of `source` for `target`.
+
+    Its metadata's `thread_id` is `target` where it was `source` (re-serialized, so re-sealed under
+    the newest key); any other member is kept as it is.
+    """
     doc = decode(ctx, member, source)
     meta = codec.load_metadata(ctx.serde, doc, key=ctx.keys.checkpoints(source))
     if meta.get("thread_id") != source:
@@ -209,7 +213,7 @@ def _retarget(ctx: Ctx, member: bytes, source: str, target: str) -> bytes:
 
 
 def prune(ctx: Ctx, thread_ids: Sequence[str], strategy: str) -> Op[None]:
-    """Prune each thread by one of ``PRUNE_STRATEGIES`` (the saver checks which)."""
+    """Prune each thread by one of `PRUNE_STRATEGIES` (the saver checks which)."""
     if strategy == "delete":
         for thread_id in thread_ids:
             yield from delete_thread(ctx, thread_id)
@@ -248,10 +252,12 @@ def _sends_parents(ctx: Ctx, thread_id: str, thread: Thread) -> Op[set[str]]:
 
 
 def _keep_latest(ctx: Ctx, thread_id: str, thread: Thread, sends: set[str]) -> list[Command]:
-    """Keep each namespace's latest checkpoint (and, for checkpoints older than format 4,
-    the parent it reads pending sends from). A subgraph call's namespace goes with the
-    root checkpoint it started from once that one is gone; a ``checkpointer=True``
-    subgraph's namespace (no task id after a ``:``) stays."""
+    """Keep each namespace's latest checkpoint (and, before format 4, the parent).
+
+    For checkpoints older than format 4 the parent is kept because pending sends are read from it. A
+    subgraph call's namespace goes with the root checkpoint it started from once that one is gone; a
+    `checkpointer=True` subgraph's namespace (no task id after a `:`) stays.
+    """
     k = ctx.keys
     groups = thread.by_ns()
     root_ids = {d.checkpoint_id for d in groups.get("", [])}

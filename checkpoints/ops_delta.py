@@ -33,6 +33,10 @@ PAGE = 64
 def delta_channel_history(
     ctx: Ctx, config: RunnableConfig, channels: Sequence[str]
 ) -> Op[dict[str, DeltaChannelHistory]]:
+    """The stored updates of each delta channel back to its last snapshot.
+
+    What LangGraph replays to rebuild a DeltaChannel's value at `config`'s checkpoint.
+    """
     if not channels:
         return {}
     thread_id, ns, cid = cfg(config)
@@ -74,8 +78,10 @@ def _find_seeds(
     channels: Sequence[str],
     seeds: dict[str, tuple[int, Any]],
 ) -> Op[None]:
-    """Record, for channels without one, the nearest ancestor in ``chain[first:]`` that
-    stores a value."""
+    """Record, for channels without one, the nearest ancestor that stores a value.
+
+    Ancestors are searched in `chain[first:]`.
+    """
     k = ctx.keys
     wanted = [
         (i, ch, codec.blob_field(chain[i].ns, ch, versions[ch]))

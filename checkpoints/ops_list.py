@@ -1,6 +1,6 @@
 """Listing: checkpoints a page at a time, namespaces, and the threads of the indexes.
 
-Every listing reads a bounded page per round trip, so ``alist`` streams and a cursor
+Every listing reads a bounded page per round trip, so `alist` streams and a cursor
 (a checkpoint id, a thread id) never skips or repeats what writes move meanwhile.
 """
 
@@ -32,6 +32,8 @@ from graphwright.checkpoints.ops import (
 
 @dataclass(frozen=True)
 class Page:
+    """One page of `list`: its tuples, the id to continue after, whether the thread is done."""
+
     tuples: list[CheckpointTuple]
     last_id: str | None
     exhausted: bool
@@ -78,6 +80,7 @@ def _matches(metadata: CheckpointMetadata, filter: dict[str, Any]) -> bool:
 
 
 def namespaces(ctx: Ctx, thread_id: str) -> Op[list[str]]:
+    """The thread's checkpoint namespaces (root and subgraphs), from either layout."""
     (found,) = yield Batch([script("namespaces", (ctx.keys.checkpoints(thread_id),), ())])
     if not found:
         (legacy,) = yield Batch([("EXISTS", ctx.keys.legacy_namespaces(thread_id))])
@@ -87,8 +90,10 @@ def namespaces(ctx: Ctx, thread_id: str) -> Op[list[str]]:
 
 
 def thread_id_page(ctx: Ctx, after: str | None, size: int) -> Op[tuple[list[str], str | None]]:
-    """Thread ids with checkpoints in id order after ``after`` (stable under writes), and
-    the cursor of the next page (None at the end)."""
+    """Thread ids with checkpoints in id order after `after`, and the next page's cursor.
+
+    The order is stable under writes; the cursor is None at the end.
+    """
     lo = "(" + escape(after) if after is not None else "-"
     (rows,) = yield Batch([("ZRANGEBYLEX", ctx.keys.thread_ids(), lo, "+", "LIMIT", 0, size)])
     ids = [text(r) for r in rows]
@@ -133,9 +138,11 @@ def listing(
     limit: int | None,
     nss: list[str] | None = None,
 ) -> Listing:
-    """Yields batches to answer and, between them, pages of tuples to pass on: threads,
-    namespaces and checkpoints are all read a page at a time. ``nss``: the thread's
-    namespaces when the caller has read them already."""
+    """Yields batches to answer and, between them, pages of tuples to pass on.
+
+    Threads, namespaces and checkpoints are all read a page at a time. `nss`: the thread's
+    namespaces when the caller has read them already.
+    """
     left = [limit]
     only = config["configurable"].get("checkpoint_id") if config else None
     if config is not None:

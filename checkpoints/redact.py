@@ -2,10 +2,10 @@
 
 Credentials are recognised by the shapes their issuers give them (provider key
 prefixes, JWTs, bearer and basic headers, private-key blocks, passwords in URLs,
-``password=`` / ``token=`` style assignments), in the spirit of detect-secrets'
+`password=` / `token=` style assignments), in the spirit of detect-secrets'
 plugins. Identifiers are left alone however long and random they look: UUIDs,
 hex digests and git SHAs, message, run and request ids, order numbers. The
-labelled corpus in ``tests/redaction_corpus.py`` measures both sides.
+labelled corpus in `tests/redaction_corpus.py` measures both sides.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ _PROVIDER_KEYS = (
     r"|whsec_[A-Za-z0-9]{20,}"  # webhook signing secrets
     r"|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"  # SendGrid
     r"|npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_-]{50,}|hf_[A-Za-z0-9]{30,}"  # registries, Hugging Face
-    r"|shpat_[a-fA-F0-9]{32}|dop_v1_[a-f0-9]{64}|lin_api_[A-Za-z0-9]{30,}"  # Shopify, DigitalOcean, Linear
+    r"|shpat_[a-fA-F0-9]{32}"  # Shopify
+    r"|dop_v1_[a-f0-9]{64}|lin_api_[A-Za-z0-9]{30,}"  # DigitalOcean, Linear
 )
 _SECRET_VALUE = re.compile(
     r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z]+ )*PRIVATE KEY-----|$)"
@@ -48,7 +49,7 @@ _SECRET_VALUE = re.compile(
     r"|(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[/+])(?=[A-Za-z0-9/+]{0,39}[0-9])"
     r"(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"
 )
-# ``password=...``, ``"api_key": "..."``, ``token: ...`` in free text: the value is masked.
+# `password=...`, `"api_key": "..."`, `token: ...` in free text: the value is masked.
 _ASSIGNED = re.compile(
     r"(?P<key>\b[\w.-]*?(?:passw(?:or)?d|pwd|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
     r"|secret[_-]?key|signing[_-]?key|encryption[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token|refresh[_-]?token|id[_-]?token|(?<![a-z])token)"
@@ -63,7 +64,7 @@ _HEADER = re.compile(
 
 
 def secret_name(key: str) -> bool:
-    """Whether a field called ``key`` holds a secret (``api_key`` does, ``input_tokens`` does not)."""
+    """Whether a field called `key` holds a secret (`api_key` does, `input_tokens` does not)."""
     return bool(_SECRET_NAME.search(key) or re.search(r"[a-z0-9](Token|Secret)$", key))
 
 
@@ -76,7 +77,7 @@ def redact_text(text: str) -> str:
 
 
 def redact(value: Any) -> Any:
-    """A copy of ``value`` with secret-named fields and credential-shaped strings masked."""
+    """A copy of `value` with secret-named fields and credential-shaped strings masked."""
     if isinstance(value, Mapping):
         return {
             k: MASK

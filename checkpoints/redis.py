@@ -1,7 +1,7 @@
 """LangGraph checkpoint savers on plain Redis (>= 6, Valkey, Redis Cluster).
 
-Thin I/O shells over :mod:`graphwright.checkpoints.ops`: ``RedisSaver`` drives the operations
-with a blocking client, ``AsyncRedisSaver`` (in :mod:`graphwright.checkpoints.redis_async`) with
+Thin I/O shells over `graphwright.checkpoints.ops`: `RedisSaver` drives the operations
+with a blocking client, `AsyncRedisSaver` (in `graphwright.checkpoints.redis_async`) with
 an asyncio client.
 """
 
@@ -61,7 +61,7 @@ class RedisSaver(SaverBase):
         encrypt: bool = False,
         wait: ReplicaWait | None = None,
     ) -> None:
-        """``wait`` (default: GRAPHWRIGHT_WAIT_REPLICAS) makes every put wait for replicas."""
+        """`wait` (default: GRAPHWRIGHT_WAIT_REPLICAS) makes every put wait for replicas."""
         cluster = isinstance(client, RedisCluster)
         super().__init__(prefix=prefix, ttl_s=ttl_s, serde=serde, encrypt=encrypt, cluster=cluster)
         check_client(client)
@@ -71,7 +71,7 @@ class RedisSaver(SaverBase):
 
     @classmethod
     def from_url(cls, url: str, *, cluster: bool = False, **kwargs: Any) -> RedisSaver:
-        """Build from ``redis://``, ``rediss://`` or ``unix://``."""
+        """Build from `redis://`, `rediss://` or `unix://`."""
         client: SyncClient = RedisCluster.from_url(url) if cluster else redis.Redis.from_url(url)
         saver = cls(client, **kwargs)
         saver.where = redact_url(url)

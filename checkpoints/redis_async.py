@@ -1,8 +1,8 @@
-"""``AsyncRedisSaver``: the checkpoint saver over an asyncio Redis client.
+"""`AsyncRedisSaver`: the checkpoint saver over an asyncio Redis client.
 
 Its sync methods, which LangGraph calls when a sync node runs a subgraph inside an
-async graph or from ``asyncio.to_thread(graph.get_state, ...)``, run the async ones on
-the saver's event loop (``asyncio.run_coroutine_threadsafe``) and wait; on that loop's
+async graph or from `asyncio.to_thread(graph.get_state, ...)`, run the async ones on
+the saver's event loop (`asyncio.run_coroutine_threadsafe`) and wait; on that loop's
 own thread they would deadlock it, so there they are refused.
 """
 
@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 
 
 class AsyncRedisSaver(SaverBase):
-    """Checkpoint saver over an asyncio client, for ``ainvoke``/``astream`` graphs."""
+    """Checkpoint saver over an asyncio client, for `ainvoke`/`astream` graphs."""
 
     def __init__(
         self,
@@ -64,7 +64,7 @@ class AsyncRedisSaver(SaverBase):
         encrypt: bool = False,
         wait: ReplicaWait | None = None,
     ) -> None:
-        """``wait`` (default: GRAPHWRIGHT_WAIT_REPLICAS) makes every put wait for replicas."""
+        """`wait` (default: GRAPHWRIGHT_WAIT_REPLICAS) makes every put wait for replicas."""
         cluster = isinstance(client, AsyncRedisCluster)
         super().__init__(prefix=prefix, ttl_s=ttl_s, serde=serde, encrypt=encrypt, cluster=cluster)
         check_client(client)
@@ -79,7 +79,7 @@ class AsyncRedisSaver(SaverBase):
 
     @classmethod
     def from_url(cls, url: str, *, cluster: bool = False, **kwargs: Any) -> AsyncRedisSaver:
-        """Build from ``redis://``, ``rediss://`` or ``unix://``."""
+        """Build from `redis://`, `rediss://` or `unix://`."""
         client: AsyncClient = (
             AsyncRedisCluster.from_url(url) if cluster else aredis.Redis.from_url(url)
         )
@@ -191,8 +191,11 @@ class AsyncRedisSaver(SaverBase):
             await self.wait.aacknowledge(node, marker, f"{what} of thread {thread_id!r}")
 
     def _node_of(self, key: str) -> aredis.Redis | None:
-        """A client of the server holding ``key``: on a cluster, one kept per master, so the
-        marker and its WAIT share a connection to the node the thread's writes went to."""
+        """A client of the server holding `key`.
+
+        On a cluster, one kept per master, so the marker and its WAIT share a connection to the node
+        the thread's writes went to.
+        """
         if isinstance(self.client, aredis.Redis):
             return self.client
         node = self.client.get_node_from_key(key)

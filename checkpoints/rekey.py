@@ -1,19 +1,20 @@
-"""Re-encrypt what is stored with the newest key (``graphwright rekey``) and seal what was
-written in the clear (``graphwright seal``).
+r"""Re-encrypt what is stored with the newest key, and seal what was written in the clear.
+
+The first is `graphwright rekey`, the second `graphwright seal`.
 
 Walks every key under the prefix with SCAN and re-seals each sealed value that an older
-key or the old format (``GWS1``, no associated data) sealed, wherever it sits: a whole
-string, a hash field, a list element, a stream entry, the bytes of a ``type\\x00data``
+key or the old format (`GWS1`, no associated data) sealed, wherever it sits: a whole
+string, a hash field, a list element, a stream entry, the bytes of a `type\x00data`
 blob or an element of a msgpack list (checkpoint documents and writes). Each value is
-sealed again for the key and field it sits at. Checkpoints LangGraph's own ``aes``
-cipher wrote are moved to the sealer too. With ``places`` (``graphwright seal``), plain
+sealed again for the key and field it sits at. Checkpoints LangGraph's own `aes`
+cipher wrote are moved to the sealer too. With `places` (`graphwright seal`), plain
 values at those places are sealed as well. Each write is compare-and-set in a script,
 so a value rewritten meanwhile is left to its writer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
@@ -33,24 +34,35 @@ from graphwright.checkpoints.sealed import (
 LEGACY = "+aes"
 SERDE_TYPES = frozenset({"msgpack", "json", "bytes", "bytearray", "null", "pickle"})  # LangGraph's
 SET_IF_SAME = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL') return 1 end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+  return 1
+end
 return 0
 """
 HSET_IF_SAME = """
-if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) return 1 end
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+  return 1
+end
 return 0
 """
 LSET_IF_SAME = """
-if redis.call('LINDEX', KEYS[1], ARGV[1]) == ARGV[2] then redis.call('LSET', KEYS[1], ARGV[1], ARGV[3]) return 1 end
+if redis.call('LINDEX', KEYS[1], ARGV[1]) == ARGV[2] then
+  redis.call('LSET', KEYS[1], ARGV[1], ARGV[3])
+  return 1
+end
 return 0
 """
 
 
 @dataclass
 class RekeyReport:
+    """What `rekey` or `seal` did, for the CLI to print."""
+
     keys_seen: int = 0
     values_resealed: int = 0
-    values_sealed: int = 0  # plain values sealed (``graphwright seal``)
+    values_sealed: int = 0  # plain values sealed (`graphwright seal`)
 
 
 @dataclass(frozen=True)
@@ -61,12 +73,14 @@ class _Spot:
     key: bytes
     field: bytes = b""
     plain: bool = False  # seal it if it is in the clear
-    typed: bool = False  # a checkpoint value: plain ``type`` then bytes are sealed too
+    typed: bool = False  # a checkpoint value: plain `type` then bytes are sealed too
 
 
 def reseal(spot: _Spot, raw: bytes) -> bytes | None:
-    """``raw`` with every stale (or, at a sealed place, plain) part sealed by the newest key
-    for its place; None if nothing changes."""
+    """`raw` with every stale (or, at a sealed place, plain) part sealed by the newest key.
+
+    Each part is sealed for its place; None if nothing changes.
+    """
     sealer = spot.sealer
     if is_sealed(raw):
         if not sealer.stale(raw):
@@ -127,8 +141,10 @@ def _place(key: bytes, places: Sequence[Place]) -> Place | None:
 def rekey(
     client: redis.Redis, sealer: Sealer, prefix: str, places: Sequence[Place] = ()
 ) -> RekeyReport:
-    """Re-seal every stale value under ``prefix`` (and seal plain ones at ``places``);
-    safe to run again or while serving."""
+    """Re-seal every stale value under `prefix` (and seal plain ones at `places`).
+
+    Safe to run again or while serving.
+    """
     report = RekeyReport()
     seen: set[bytes] = set()
     for match in (f"{prefix}:*", f"{{{prefix}:*"):  # some keys open with their hash tag
@@ -155,24 +171,43 @@ def _rekey_one(
 
     kind = client.type(key)
     kind = kind.decode() if isinstance(kind, bytes) else kind
-    if kind == "string":
-        raw = client.get(key)
-        if isinstance(raw, bytes) and (new := reseal(spot(), raw)) is not None:
-            count(raw, int(client.eval(SET_IF_SAME, 1, key, raw, new)))
-    elif kind == "hash":
-        fields: dict[bytes, bytes] = client.hgetall(key)  # type: ignore[assignment]  # bytes client
-        for name, raw in fields.items():
-            if (new := reseal(spot(name), raw)) is not None:
-                count(raw, int(client.eval(HSET_IF_SAME, 1, key, name, raw, new)))
-    elif kind == "list":
-        elements: list[bytes] = client.lrange(key, 0, -1)  # type: ignore[assignment]  # bytes client
-        for index, raw in enumerate(elements):
-            if (new := reseal(spot(), raw)) is not None:
-                count(raw, int(client.eval(LSET_IF_SAME, 1, key, index, raw, new)))
+    if kind in _BY_KIND:
+        _BY_KIND[kind](client, spot, key, count)
     elif kind == "stream":
         report.values_resealed += _stream(client, spot, key)
     elif kind == "zset":
         report.values_resealed += _zset(client, spot(), key)
+
+
+Count = Callable[[bytes, int], None]  # a value's old bytes and whether its swap landed
+
+
+def _in_string(client: redis.Redis, spot: Callable[..., _Spot], key: bytes, count: Count) -> None:
+    raw = client.get(key)
+    if isinstance(raw, bytes) and (new := reseal(spot(), raw)) is not None:
+        count(raw, int(client.eval(SET_IF_SAME, 1, key, raw, new)))
+
+
+def _in_hash(client: redis.Redis, spot: Callable[..., _Spot], key: bytes, count: Count) -> None:
+    fields: dict[bytes, bytes] = client.hgetall(key)  # type: ignore[assignment]  # bytes client
+    for name, raw in fields.items():
+        if (new := reseal(spot(name), raw)) is not None:
+            count(raw, int(client.eval(HSET_IF_SAME, 1, key, name, raw, new)))
+
+
+def _in_list(client: redis.Redis, spot: Callable[..., _Spot], key: bytes, count: Count) -> None:
+    elements: list[bytes] = client.lrange(key, 0, -1)  # type: ignore[assignment]  # bytes client
+    for index, raw in enumerate(elements):
+        if (new := reseal(spot(), raw)) is not None:
+            count(raw, int(client.eval(LSET_IF_SAME, 1, key, index, raw, new)))
+
+
+# Each value is swapped only if unchanged meanwhile.
+_BY_KIND: dict[str, Callable[[redis.Redis, Callable[..., _Spot], bytes, Count], None]] = {
+    "string": _in_string,
+    "hash": _in_hash,
+    "list": _in_list,
+}
 
 
 # KEYS: the sorted set. ARGV: old member, new member. Swaps them, keeping the score.
@@ -186,7 +221,7 @@ return 1
 
 
 def _zset(client: redis.Redis, spot: _Spot, key: bytes) -> int:
-    """Checkpoint documents live as ``ns NUL id NUL document`` members of the thread's ``cp``."""
+    """Checkpoint documents live as `ns NUL id NUL document` members of the thread's `cp`."""
     done = 0
     for member, _ in client.zscan_iter(key, count=500):
         head, sep, rest = member.partition(b"\x00")
@@ -201,7 +236,8 @@ def _zset(client: redis.Redis, spot: _Spot, key: bytes) -> int:
 def _stream(client: redis.Redis, spot: Any, key: bytes) -> int:
     """Rebuild a stream (entry ids and TTL kept) when any entry holds a stale value.
 
-    WATCH makes it all-or-nothing: an event appended meanwhile leaves the stream for a later run."""
+    WATCH makes it all-or-nothing: an event appended meanwhile leaves the stream for a later run.
+    """
     with client.pipeline(transaction=True) as pipe:
         try:
             pipe.watch(key)  # type: ignore[no-untyped-call]  # redis-py leaves watch untyped

@@ -1,14 +1,14 @@
-"""Writes acknowledged by replicas: ``WAIT`` after each checkpoint and idempotency record.
+"""Writes acknowledged by replicas: `WAIT` after each checkpoint and idempotency record.
 
 Redis replicates asynchronously, so a master that dies right after answering a write can
 take the write with it, and a promoted replica then re-runs a step or forgets a record.
-With ``GRAPHWRIGHT_WAIT_REPLICAS=N`` such a write only returns once N replicas hold it,
-or ``GRAPHWRIGHT_WAIT_TIMEOUT_MS`` has passed; fewer acknowledgements are logged as a
+With `GRAPHWRIGHT_WAIT_REPLICAS=N` such a write only returns once N replicas hold it,
+or `GRAPHWRIGHT_WAIT_TIMEOUT_MS` has passed; fewer acknowledgements are logged as a
 warning (the write itself stands: WAIT cannot undo it).
 
-``WAIT`` counts what its own connection wrote, and a pooled client may send the next
+`WAIT` counts what its own connection wrote, and a pooled client may send the next
 command on another connection. So the acknowledgement is a short-lived marker on the
-write's slot followed by ``WAIT`` in one pipeline (one connection), sent to the node
+write's slot followed by `WAIT` in one pipeline (one connection), sent to the node
 serving that slot: replicas apply a master's writes in order, so once they hold the
 marker they hold the write before it.
 """
@@ -51,13 +51,15 @@ class ReplicaWait:
 
     @classmethod
     def from_env(cls) -> ReplicaWait | None:
-        """The setting from the environment; ``None`` (no waiting) unless it asks for replicas."""
+        """The setting from the environment; `None` (no waiting) unless it asks for replicas."""
         replicas = _env_int(WAIT_REPLICAS_ENV, 0)
         return cls(replicas, _env_int(WAIT_TIMEOUT_ENV, 1000)) if replicas else None
 
     def acknowledge(self, client: Any, marker_key: str, what: str) -> int:
-        """Wait until the replicas hold every write sent so far to ``marker_key``'s slot;
-        returns how many acknowledged. ``what`` names the write in the warning."""
+        """Wait until the replicas hold every write sent so far to `marker_key`'s slot.
+
+        Returns how many acknowledged. `what` names the write in the warning.
+        """
         node = client
         if isinstance(client, RedisCluster):
             node = client.get_redis_connection(client.get_node_from_key(marker_key))  # type: ignore[no-untyped-call]  # untyped in redis-py
@@ -74,7 +76,7 @@ class ReplicaWait:
         return self._report(acked, what)
 
     async def aacknowledge(self, client: aredis.Redis, marker_key: str, what: str) -> int:
-        """``acknowledge`` on an asyncio client of the node holding ``marker_key``."""
+        """`acknowledge` on an asyncio client of the node holding `marker_key`."""
         try:
             async with client.pipeline(transaction=False) as pipe:
                 pipe.set(marker_key, 1, px=MARKER_TTL_MS)

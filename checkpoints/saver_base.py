@@ -1,5 +1,7 @@
-"""What the sync and async Redis savers share: client checks, errors, the operations
-they run and the batch plan of a send."""
+"""What the sync and async Redis savers share.
+
+Client checks, errors, the operations they run and the batch plan of a send.
+"""
 
 from __future__ import annotations
 
@@ -53,10 +55,12 @@ def describe_client(client: SyncClient | AsyncClient) -> str:
     scheme = (
         "rediss" if client.connection_pool.connection_class.__name__.startswith("SSL") else "redis"
     )
-    return f"{scheme}://{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}/{kwargs.get('db', 0)}"
+    host, port, db = kwargs.get("host", "localhost"), kwargs.get("port", 6379), kwargs.get("db", 0)
+    return f"{scheme}://{host}:{port}/{db}"
 
 
 def check_client(client: SyncClient | AsyncClient) -> None:
+    """Refuse a client that decodes responses: the saver stores bytes and must read them back."""
     if isinstance(client, RedisCluster | AsyncRedisCluster):
         decode = client.get_connection_kwargs().get("decode_responses", False)
     else:
@@ -92,6 +96,7 @@ class SyncCallOnLoopError(ConfigurationError, asyncio.InvalidStateError):
 
 
 def now_ms() -> int:
+    """Wall-clock milliseconds, the unit of the saver's stored times."""
     return int(time.time() * 1000)
 
 
@@ -161,8 +166,10 @@ def checked_prune(ctx: ops.Ctx, thread_ids: Sequence[str], strategy: str) -> ops
 
 
 def before_id(before: RunnableConfig | None) -> str | None:
+    """The checkpoint id a `before` config names, if any."""
     return before["configurable"].get("checkpoint_id") if before else None
 
 
 def is_batch(item: Any) -> bool:
+    """Whether an operation yielded commands to run (as opposed to returning its result)."""
     return isinstance(item, ops.Batch)

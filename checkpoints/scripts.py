@@ -1,16 +1,16 @@
 """The saver's server-side scripts: fenced writes, the latest-checkpoint read, rare ops.
 
-A ``put`` or ``put_writes`` that carries a fencing token is one script call: the
+A `put` or `put_writes` that carries a fencing token is one script call: the
 token check and the write are atomic. Without a token they are plain pipelined
 commands (a script call costs the server several times more than the commands it
 runs). Either way the server work does not depend on how long the thread is: a fixed
 set of keys, a few O(log n) commands, no walk over the thread. A thread's members are
-``ns NUL checkpoint NUL ...`` in sorted sets of equal scores, so every range below is
-lexical: ``[p`` .. ``(p'`` where ``p'`` is ``p`` with its final NUL turned into 0x01
-selects exactly the members that start with ``p``.
+`ns NUL checkpoint NUL ...` in sorted sets of equal scores, so every range below is
+lexical: `[p` .. `(p'` where `p'` is `p` with its final NUL turned into 0x01
+selects exactly the members that start with `p`.
 
 Scripts are sent once as their SHA1 and loaded on NOSCRIPT (see the savers' senders).
-A stale fencing token is refused with an error reply starting ``GWLOCKLOST``.
+A stale fencing token is refused with an error reply starting `GWLOCKLOST`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ local function upper(p) return '(' .. string.sub(p, 1, -2) .. '\\1' end
 # KEYS: cp, blobs, rids, fence, indexed, ttl keys..., [threads, thread_ids, run index]
 # ARGV: prefix, member, token, run_id, ttl, n_ttl_keys, globals?, now_ms, thread, fields...
 # Flags say which index entries are not written yet (1 thread, 2 run), read from the
-# ``indexed`` marker rather than from what this call added: a replay after a lost reply
+# `indexed` marker rather than from what this call added: a replay after a lost reply
 # still reports (and, with globals, writes) them.
 PUT = (
     _FENCE
@@ -155,6 +155,8 @@ return n
 
 @dataclass(frozen=True)
 class Script:
+    """A Lua script by name, loaded by its SHA so each call sends only the hash."""
+
     name: str
     body: str
 

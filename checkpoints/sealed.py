@@ -1,17 +1,17 @@
-"""Encryption at rest for every stored payload: one ``Sealer`` that the stores call.
+"""Encryption at rest for every stored payload: one `Sealer` that the stores call.
 
-A sealed value is ``MAGIC + key id (8) + nonce (12) + tag (16) + ciphertext`` (AES-GCM)
+A sealed value is `MAGIC + key id (8) + nonce (12) + tag (16) + ciphertext` (AES-GCM)
 under a key derived from the configured one (HKDF-SHA256), with the Redis key and field
 it is stored at as associated data: a value copied to another key or field does not open.
-``GWS1`` values (the raw key, no associated data) still open, so ``graphwright rekey``
+`GWS1` values (the raw key, no associated data) still open, so `graphwright rekey`
 can re-seal them. The first key encrypts; every key decrypts, so a new key can be put in
-front of the old ones and ``rekey`` re-encrypts what is stored. With encryption on, a
-value that is not sealed is refused; ``graphwright seal`` seals data written before.
+front of the old ones and `rekey` re-encrypts what is stored. With encryption on, a
+value that is not sealed is refused; `graphwright seal` seals data written before.
 
 Lookups that must not show plaintext (the thread index's metadata pairs) use a keyed hash,
-``tags``: an HMAC under a key derived from each encryption key, the newest first. Writers
+`tags`: an HMAC under a key derived from each encryption key, the newest first. Writers
 use the newest tag; readers look under every tag, so a rotation misses nothing and
-``graphwright rekey`` re-indexes under the newest key before the old one goes.
+`graphwright rekey` re-indexes under the newest key before the old one goes.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from graphwright.checkpoints.errors import CorruptCheckpointError
 from graphwright_errors import ConfigurationError
 
 MAGIC = b"GWS2"  # derived key, bound to its key and field
-MAGIC_V1 = b"GWS1"  # raw key, bound to nothing: opens until ``rekey`` re-seals it
+MAGIC_V1 = b"GWS1"  # raw key, bound to nothing: opens until `rekey` re-seals it
 KEYS_ENV = "GRAPHWRIGHT_ENCRYPTION_KEYS"  # comma-separated, newest first
 LEGACY_KEY_ENV = "LANGGRAPH_AES_KEY"  # LangGraph's own single key, still honoured
 CIPHER_NAME = "gwseal"
@@ -47,6 +47,7 @@ Name = str | bytes
 
 
 def key_id(key: bytes) -> bytes:
+    """A short id of a key, stored with each sealed value so rotation knows which key opens it."""
     return hashlib.sha256(b"graphwright-key-id" + key).digest()[:_KID]
 
 
@@ -55,7 +56,7 @@ def _bytes(name: Name) -> bytes:
 
 
 def place(key: Name, field: Name = b"") -> bytes:
-    """The associated data of a value stored at ``key`` (and hash or stream ``field``)."""
+    """The associated data of a value stored at `key` (and hash or stream `field`)."""
     return b"gw-place\x00" + _bytes(key) + b"\x00" + _bytes(field)
 
 
@@ -66,7 +67,7 @@ def _where(key: Name, field: Name) -> str:
 
 @lru_cache(maxsize=16)
 def derive(key: bytes) -> bytes:
-    """The AES-256 key of ``GWS2`` values: HKDF-SHA256 of the configured key."""
+    """The AES-256 key of `GWS2` values: HKDF-SHA256 of the configured key."""
     derived: bytes = HKDF(key, 32, b"graphwright", SHA256, context=b"graphwright seal v2")
     return derived
 
@@ -95,7 +96,7 @@ class Sealer:
         return bool(self.keys)
 
     def seal(self, plain: bytes, key: Name, field: Name = b"") -> bytes:
-        """``plain`` sealed for ``key``/``field``: it opens there and nowhere else."""
+        """`plain` sealed for `key`/`field`: it opens there and nowhere else."""
         if not self.keys:
             return plain
         master = self.keys[0]
@@ -106,10 +107,11 @@ class Sealer:
         return MAGIC + key_id(master) + nonce + tag + body
 
     def open(self, stored: bytes | str, key: Name, field: Name = b"") -> bytes:
-        """The plaintext of a value read from ``key``/``field``.
+        """The plaintext of a value read from `key`/`field`.
 
-        Raises ``CorruptCheckpointError`` for a value sealed elsewhere, altered or sealed
-        by an unknown key, and ``UnsealedValueError`` for a plain value while encryption is on."""
+        Raises `CorruptCheckpointError` for a value sealed elsewhere, altered or sealed
+        by an unknown key, and `UnsealedValueError` for a plain value while encryption is on.
+        """
         if isinstance(stored, str):
             stored = stored.encode()
         if not is_sealed(stored):
@@ -154,13 +156,13 @@ class Sealer:
         return json.loads(self.open(stored, key, field))
 
     def tags(self, data: bytes) -> tuple[str, ...]:
-        """The keyed hashes of ``data`` under every key, newest first; none when off."""
+        """The keyed hashes of `data` under every key, newest first; none when off."""
         return tuple(
             hmac.new(_index_key(key), data, hashlib.sha256).hexdigest()[:32] for key in self.keys
         )
 
     def stale(self, stored: bytes) -> bool:
-        """Sealed the old way or with a key other than the newest (``rekey`` re-seals it)."""
+        """Sealed the old way or with a key other than the newest (`rekey` re-seals it)."""
         return (
             is_sealed(stored)
             and bool(self.keys)
@@ -178,15 +180,17 @@ def _index_key(key: bytes) -> bytes:
 
 
 def is_sealed(stored: bytes) -> bool:
+    """Whether stored bytes are a sealed value (either format) rather than plain data."""
     return stored.startswith((MAGIC, MAGIC_V1)) and len(stored) >= _HEADER
 
 
 def parse_keys(text: str) -> tuple[bytes, ...]:
+    """Comma-separated keys, newest first, as the environment gives them."""
     return tuple(k.strip().encode() for k in text.split(",") if k.strip())
 
 
 def sealer_from_env(*, encrypt: bool) -> Sealer:
-    """The sealer the settings ask for: keys from the environment when ``encrypt`` is on."""
+    """The sealer the settings ask for: keys from the environment when `encrypt` is on."""
     if not encrypt:
         return Sealer()
     keys = parse_keys(os.environ.get(KEYS_ENV) or os.environ.get(LEGACY_KEY_ENV) or "")
@@ -199,6 +203,10 @@ def sealer_from_env(*, encrypt: bool) -> Sealer:
 
 
 def open_langgraph_aes(keys: Sequence[bytes], data: bytes) -> bytes:
+    """Open a value LangGraph's own `aes` cipher wrote, trying each key.
+
+    So checkpoints written before graphwright sealed them still load (and `rekey` moves them).
+    """
     nonce, tag, body = data[:16], data[16:32], data[32:]
     for key in keys:
         try:

@@ -1,6 +1,6 @@
 """Sealing through LangGraph's serializer: checkpoints and writes sealed like every other value.
 
-Apart from ``graphwright.checkpoints.sealed`` so that what seals thread records, the trace and the
+Apart from `graphwright.checkpoints.sealed` so that what seals thread records, the trace and the
 store (and the CLI's light reads) does not import LangGraph.
 """
 
@@ -24,7 +24,8 @@ from graphwright.checkpoints.sealed import (
 class SealCipher(CipherProtocol):
     """LangGraph's cipher protocol over a Sealer, so checkpoints rotate keys like the rest.
 
-    Checkpoints LangGraph's own AES cipher wrote (``aes``) still decrypt with any key."""
+    Checkpoints LangGraph's own AES cipher wrote (`aes`) still decrypt with any key.
+    """
 
     def __init__(self, sealer: Sealer) -> None:
         self.sealer = sealer

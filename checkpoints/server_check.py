@@ -1,6 +1,6 @@
 """What graphwright needs of the Redis server it is given, checked once at start.
 
-The minimum is Redis 6.2 or Valkey 7.2 (the workers use ``XAUTOCLAIM`` and ``GETDEL``),
+The minimum is Redis 6.2 or Valkey 7.2 (the workers use `XAUTOCLAIM` and `GETDEL`),
 and an eviction policy that never drops checkpoints, locks or idempotency records.
 """
 
@@ -40,7 +40,7 @@ class ServerInfo:
 
 
 def parse_version(text: str) -> tuple[int, ...]:
-    """``"7.2.4"`` -> ``(7, 2, 4)``; a suffix such as ``-rc1`` ends the number it follows."""
+    """`"7.2.4"` -> `(7, 2, 4)`; a suffix such as `-rc1` ends the number it follows."""
     parts: list[int] = []
     for piece in text.split("."):
         digits = re.match(r"\d+", piece)
@@ -53,7 +53,7 @@ def parse_version(text: str) -> tuple[int, ...]:
 
 
 def server_info(info: Mapping[str, Any]) -> ServerInfo:
-    """Read name, version and eviction policy from the merged ``INFO server``/``memory`` sections."""
+    """Read name, version and eviction policy from the merged `INFO server`/`memory` sections."""
     if "valkey_version" in info or str(info.get("server_name", "")).lower() == "valkey":
         name, version = "valkey", str(info.get("valkey_version", info.get("redis_version", "0")))
     else:
@@ -66,7 +66,7 @@ def server_info(info: Mapping[str, Any]) -> ServerInfo:
 
 
 def problems(server: ServerInfo) -> tuple[str | None, str | None]:
-    """(fatal version problem, eviction problem): ``None`` where all is well."""
+    """(fatal version problem, eviction problem): `None` where all is well."""
     minimum = MIN_VALKEY if server.name == "valkey" else MIN_REDIS
     too_old = None
     if server.version < minimum:

@@ -1,12 +1,12 @@
-"""``RedisStore`` and ``AsyncRedisStore``: LangGraph's ``BaseStore`` on plain Redis.
+"""`RedisStore` and `AsyncRedisStore`: LangGraph's `BaseStore` on plain Redis.
 
-Layout under ``{prefix}:store`` (``{prefix}:service-store`` for graphwright's own records,
-see ``keys.SERVICE_STORE``): one JSON string per item (value, times, TTL, vectors),
+Layout under `{prefix}:store` (`{prefix}:service-store` for graphwright's own records,
+see `keys.SERVICE_STORE`): one JSON string per item (value, times, TTL, vectors),
 a sorted set of each namespace's keys in insertion order, and a sorted set of the
 namespaces. Search walks the namespaces under a prefix, filters like LangGraph's
-``InMemoryStore`` and, with an index config, ranks by cosine similarity of embeddings;
+`InMemoryStore` and, with an index config, ranks by cosine similarity of embeddings;
 without one, a query ranks by the share of its words found in the value. Both stores
-run the same operations (``graphwright.checkpoints.store_ops``) through their own driver.
+run the same operations (`graphwright.checkpoints.store_ops`) through their own driver.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class _StoreBase(BaseStore):
 
 
 class RedisStore(_StoreBase):
-    """Long-term memory on a blocking Redis client; ``abatch`` runs ``batch`` in a thread."""
+    """Long-term memory on a blocking Redis client; `abatch` runs `batch` in a thread."""
 
     def __init__(
         self,

@@ -1,6 +1,8 @@
-"""The memory store's operations as I/O-free generators, shared by ``RedisStore`` and
-``AsyncRedisStore``: each yields a pipeline of Redis commands (or texts to embed) and
-receives the replies, so the two stores differ only in the driver."""
+"""The memory store's operations as I/O-free generators.
+
+Shared by `RedisStore` and `AsyncRedisStore`: each yields a pipeline of Redis commands (or texts to
+embed) and receives the replies, so the two stores differ only in the driver.
+"""
 
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ class Pipeline:
 
 @dataclass(frozen=True)
 class Embed:
-    """Texts for the embedding function; ``query`` embeds one search query."""
+    """Texts for the embedding function; `query` embeds one search query."""
 
     texts: list[str]
     query: bool = False
@@ -70,8 +72,11 @@ class Layout:
     sealer: Sealer = field(default_factory=Sealer)  # item documents are sealed at rest
 
     def ns(self, namespace: tuple[str, ...]) -> str:
-        """Labels joined by periods; a period inside a label is encoded, so ``("a.b",)``
-        (which the store refuses anyway) could never reach ``("a", "b")``."""
+        """Labels joined by periods.
+
+        A period inside a label is encoded, so `("a.b",)` (which the store refuses anyway) could
+        never reach `("a", "b")`.
+        """
         return ".".join(escape(label).replace(".", "%2E") for label in namespace)
 
     def item(self, namespace: tuple[str, ...], key: str) -> str:
@@ -91,7 +96,7 @@ def expiry_s(ttl_minutes: float) -> int:
 
 
 def matches(value: Any, wanted: Any) -> bool:
-    """A filter value against an item value: equality, nested objects, or ``$`` operators."""
+    """A filter value against an item value: equality, nested objects, or `$` operators."""
     if isinstance(wanted, dict):
         if any(k.startswith("$") for k in wanted):
             unknown = sorted(set(wanted) - set(OPERATORS))
@@ -109,6 +114,7 @@ def matches(value: Any, wanted: Any) -> bool:
 
 
 def ns_match(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+    """Whether a namespace satisfies one `list_namespaces` condition (`*` matches any label)."""
     path = tuple(condition.path)
     if len(namespace) < len(path):
         return False
@@ -121,6 +127,7 @@ def ns_match(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine similarity, 0 for a zero vector (so an empty embedding never ranks first)."""
     na, nb = math.sqrt(sum(x * x for x in a)), math.sqrt(sum(y * y for y in b))
     return sum(x * y for x, y in zip(a, b, strict=False)) / (na * nb) if na and nb else 0.0
 
@@ -147,6 +154,7 @@ def _load(lay: Layout, raw: Any, namespace: tuple[str, ...], key: str) -> dict[s
 
 
 def to_item(data: dict[str, Any], score: float | None = None, search: bool = False) -> Item:
+    """A stored item as LangGraph's `Item`, or `SearchItem` with its score for a search."""
     fields = {
         "namespace": data["namespace"],
         "key": data["key"],
@@ -182,6 +190,7 @@ def batch(lay: Layout, ops: Iterable[Op]) -> StoreOp[list[Result]]:
 
 
 def get(lay: Layout, op: GetOp) -> StoreOp[Item | None]:
+    """One item, or None where it is missing or its TTL has passed."""
     (raw,) = yield Pipeline([("GET", lay.item(op.namespace, op.key))])
     data = _load(lay, raw, op.namespace, op.key)
     if data is None:
@@ -193,6 +202,7 @@ def get(lay: Layout, op: GetOp) -> StoreOp[Item | None]:
 
 
 def put(lay: Layout, op: PutOp) -> StoreOp[None]:
+    """Store or delete one item and keep its namespace's key index and embeddings in step."""
     item_key, keys_key, ns = (
         lay.item(op.namespace, op.key),
         lay.keys(op.namespace),
@@ -246,6 +256,7 @@ def put(lay: Layout, op: PutOp) -> StoreOp[None]:
 
 
 def all_namespaces(lay: Layout) -> StoreOp[list[tuple[str, ...]]]:
+    """Every namespace holding an item, from the namespace index (no SCAN)."""
     (members,) = yield Pipeline([("ZRANGE", lay.namespaces, 0, -1)])
     return [tuple(unescape(part) for part in _text(m).split(".")) for m in members]
 
@@ -253,6 +264,7 @@ def all_namespaces(lay: Layout) -> StoreOp[list[tuple[str, ...]]]:
 def items_of(
     lay: Layout, namespace: tuple[str, ...], start: int = 0, stop: int = -1
 ) -> StoreOp[list[dict[str, Any]]]:
+    """A namespace's items in key order, `start` to `stop` inclusive as ZRANGE counts."""
     (raw_keys,) = yield Pipeline([("ZRANGE", lay.keys(namespace), start, stop)])
     keys = [unescape(_text(k)) for k in raw_keys]
     if not keys:
@@ -288,6 +300,7 @@ def page(
 
 
 def search(lay: Layout, op: SearchOp) -> StoreOp[list[SearchItem]]:
+    """Items under a prefix: by filter, ranked by the query's similarity when one is given."""
     n = len(op.namespace_prefix)
     under = [ns for ns in (yield from all_namespaces(lay)) if ns[:n] == op.namespace_prefix]
     if not op.query and not op.filter:
@@ -315,6 +328,7 @@ def search(lay: Layout, op: SearchOp) -> StoreOp[list[SearchItem]]:
 
 
 def list_namespaces(lay: Layout, op: ListNamespacesOp) -> StoreOp[list[tuple[str, ...]]]:
+    """Namespaces matching every condition, cut to `max_depth`, paged as asked."""
     found = [
         ns
         for ns in (yield from all_namespaces(lay))

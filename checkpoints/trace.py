@@ -124,7 +124,7 @@ class TraceWriter:
         return entry_id.decode() if isinstance(entry_id, bytes) else str(entry_id)
 
     def read(self, thread_id: str, since: str = "-") -> list[dict[str, Any]]:
-        """The thread's events from entry ``since`` on (all by default), oldest first."""
+        """The thread's events from entry `since` on (all by default), oldest first."""
         try:
             entries: list[tuple[bytes, dict[bytes, bytes]]] = self.redis.xrange(  # type: ignore[assignment]  # redis-py types bytes|str
                 self.keys.events(thread_id), min=since

@@ -1,4 +1,4 @@
-"""The agent graph: plan, act, observe, compact and human_gate, wired with fixed and routed edges."""
+"""The agent graph: plan, act, observe, compact and human_gate, with fixed and routed edges."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def build_agent_graph(
     clock: Callable[[], float] = time.monotonic,
     model_call: ModelCall | None = None,
 ) -> AgentGraph:
-    """Compile the agent. ``redis_client`` holds tool idempotency records and the trace."""
+    """Compile the agent. `redis_client` holds tool idempotency records and the trace."""
     keys = keys or Keys()
     limits = limits or Limits()
     executor = ToolExecutor(tools, redis_client, keys=keys)

@@ -26,7 +26,7 @@ def pending_gate(graph: Graph, config: RunnableConfig) -> GateRequest | None:
 
 
 def gate_of(snapshot: Any) -> GateRequest | None:
-    """``pending_gate`` of a ``StateSnapshot`` already read."""
+    """`pending_gate` of a `StateSnapshot` already read."""
     calls: list[PendingCall] = []
     errors: list[str] = []
     for task in snapshot.tasks:

@@ -1,8 +1,8 @@
-"""LangChain's ``HumanInTheLoopMiddleware`` interrupts read as graphwright gates, and answered.
+"""LangChain's `HumanInTheLoopMiddleware` interrupts read as graphwright gates, and answered.
 
-An ``HITLRequest`` (``action_requests`` + ``review_configs``) becomes pending calls with
+An `HITLRequest` (`action_requests` + `review_configs`) becomes pending calls with
 digests like graphwright's own; the answer, given either as graphwright decisions or as
-LangChain's ``decisions`` list, is checked against them and sent back in LangChain's shape.
+LangChain's `decisions` list, is checked against them and sent back in LangChain's shape.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ _one = TypeAdapter(Decision)
 
 
 def is_hitl_request(value: Any) -> bool:
+    """Whether an interrupt's value is LangChain's HITLRequest shape, answered by its decisions."""
     return (
         isinstance(value, dict)
         and isinstance(value.get("action_requests"), list)
@@ -73,7 +74,7 @@ def _newest_tool_calls(messages: list[Any]) -> list[dict[str, Any]]:
 
 
 def hitl_resume(calls: list[PendingCall], answer: Any) -> dict[str, Any]:
-    """``{"decisions": [...]}`` for the middleware, one per call in order, checked first.
+    """`{"decisions": [...]}` for the middleware, one per call in order, checked first.
 
     Raises:
         GateDecisionError: the answer does not fit the pending calls.

@@ -1,10 +1,12 @@
-"""LangChain's ``HumanInTheLoopMiddleware`` held to graphwright's rule: a gated call runs only
-with a reviewer's decision recorded outside the graph state, and runs once on it.
+"""LangChain's `HumanInTheLoopMiddleware` held to graphwright's rule.
 
-The batched middleware decides in its ``after_model`` node and leaves the verdict in the
-state, which ``update_state`` and ``Command`` can write too. So in a served graph that uses
-it, the node's verdict is recorded in ``Approvals`` (fenced) when the node returns, and the
-``tools`` node is wrapped in a node of ours (public ``Runnable`` API only): a gated call runs
+A gated call runs only with a reviewer's decision recorded outside the graph state, and runs once on
+it.
+
+The batched middleware decides in its `after_model` node and leaves the verdict in the
+state, which `update_state` and `Command` can write too. So in a served graph that uses
+it, the node's verdict is recorded in `Approvals` (fenced) when the node returns, and the
+`tools` node is wrapped in a node of ours (public `Runnable` API only): a gated call runs
 when a recorded approval for its id and arguments is there, and that approval is spent by
 the claim of the call's idempotency record in one Redis script. A gated call without one
 (a forged call, a replay, a fork) goes back to a reviewer: the wrapper interrupts with a
@@ -37,11 +39,12 @@ EDITS = "hitl_edited_tool_calls"  # the middleware's state key for a reviewer's 
 
 
 def batched_hitl(graph: AnyPregel) -> dict[str, set[str]]:
-    """The batched ``HumanInTheLoopMiddleware`` nodes of ``graph`` and the tools each gates.
+    """The batched `HumanInTheLoopMiddleware` nodes of `graph` and the tools each gates.
 
-    ``langchain`` is not a dependency of graphwright: a graph built with its middleware has
+    `langchain` is not a dependency of graphwright: a graph built with its middleware has
     imported it already, so when it is not loaded no graph can hold one and there is
-    nothing to guard (a plain LangGraph project runs without ``langchain`` installed)."""
+    nothing to guard (a plain LangGraph project runs without `langchain` installed).
+    """
     middleware = sys.modules.get("langchain.agents.middleware")
     if middleware is None:
         return {}
@@ -59,7 +62,7 @@ def batched_hitl(graph: AnyPregel) -> dict[str, set[str]]:
 
 
 def guarded(graph: AnyPregel, approvals: Approvals) -> AnyPregel:
-    """``graph`` with its HITL verdicts recorded and checked at tool time; as is without any."""
+    """`graph` with its HITL verdicts recorded and checked at tool time; as is without any."""
     gates = batched_hitl(graph)
     tools = graph.nodes.get("tools")
     if not gates or tools is None or not isinstance(tools.bound, ToolNode):
@@ -93,8 +96,10 @@ def _recording(node: Any, approvals: Approvals) -> RunnableLambda[Any, Any]:
 
 
 def _verdict(state: Any, out: Any) -> list[tuple[str, str, dict[str, Any]]]:
-    """The calls the middleware let through, with the arguments they are to run with: not
-    those it answered itself (a reject or a respond keeps the call beside its answer)."""
+    """The calls the middleware let through, with the arguments they are to run with.
+
+    Not those it answered itself (a reject or a respond keeps the call beside its answer).
+    """
     given = out if isinstance(out, dict) else {}
     messages = list(given.get("messages") or [])
     ai = next((m for m in messages if isinstance(m, AIMessage)), None)
@@ -129,8 +134,11 @@ def _record(
 
 @dataclass
 class Screened:
-    """One tools step sorted: calls to run (with the attempts that claimed them) and the
-    answers given instead of running (a replayed result, a rejection, a refusal)."""
+    """One tools step sorted.
+
+    Calls to run (with the attempts that claimed them) and the answers given instead of running (a
+    replayed result, a rejection, a refusal).
+    """
 
     run: list[Call] = field(default_factory=list)
     attempts: dict[str, str] = field(default_factory=dict)
@@ -138,7 +146,7 @@ class Screened:
 
 
 class ToolGuard:
-    """The ``tools`` node: the gated calls screened, then the rest handed to the ToolNode."""
+    """The `tools` node: the gated calls screened, then the rest handed to the ToolNode."""
 
     def __init__(
         self,
@@ -172,10 +180,12 @@ class ToolGuard:
         return _with(out, screened.answers)
 
     def _as_run(self, calls: list[Call], given: Any, config: RunnableConfig) -> list[Call]:
-        """The calls with the name and arguments they will run with: the middleware applies a
-        reviewer's edit from the state at tool time, so the check must see it too (read from
-        the input state, or the checkpoint the step started from). The originals are kept
-        in ``original`` for the ToolNode, which applies the same edit itself."""
+        """The calls with the name and arguments they will run with.
+
+        The middleware applies a reviewer's edit from the state at tool time, so the check must see
+        it too (read from the input state, or the checkpoint the step started from). The originals
+        are kept in `original` for the ToolNode, which applies the same edit itself.
+        """
         edits = _edits(given) if isinstance(given, dict) and "messages" in given else None
         if edits is None and any(c["name"] in self.gated for c in calls):
             edits = self._saved_edits(config)
@@ -213,8 +223,11 @@ class ToolGuard:
         return out
 
     def _ask(self, unapproved: list[Call], config: RunnableConfig) -> dict[str, str]:
-        """Back to a reviewer with the calls that came without an approval; their answer is
-        recorded like the middleware's. Returns the rejected calls' ids and messages."""
+        """Back to a reviewer with the calls that came without an approval.
+
+        Their answer is recorded like the middleware's. Returns the rejected calls' ids and
+        messages.
+        """
         if not unapproved:
             return {}
         answer = interrupt(
@@ -258,8 +271,10 @@ class ToolGuard:
     def _claim(
         self, calls: list[Call], rejected: dict[str, str], config: RunnableConfig
     ) -> Screened:
-        """Each gated call claims its idempotency record and spends its approval in the same
-        script: of two executions of one approved call, one runs, the other is answered."""
+        """Each gated call claims its idempotency record and spends its approval in the same script.
+
+        Of two executions of one approved call, one runs, the other is answered.
+        """
         thread, fence, screened = thread_of(config), fence_of(config), Screened()
         for call in calls:
             call_id = str(call.get("id") or "")
@@ -328,8 +343,11 @@ def _refused(call: Call, why: str) -> ToolMessage:
 
 
 def _calls_of(given: Any) -> list[Call]:
-    """The tool calls a ToolNode would run for this input (a Send's list of calls, a call with
-    its context, or a state whose newest AI message holds them)."""
+    """The tool calls a ToolNode would run for this input.
+
+    The input is a Send's list of calls, a call with its context, or a state whose newest AI message
+    holds them.
+    """
     if (
         isinstance(given, list)
         and given

@@ -1,5 +1,7 @@
-"""Orchestrator-worker: the model splits the task, ``Send`` fans out to worker agent subgraphs,
-a reducer gathers their results, and synthesize writes the answer with each part attributed.
+"""Orchestrator-worker.
+
+The model splits the task, `Send` fans out to worker agent subgraphs, a reducer gathers their
+results, and synthesize writes the answer with each part attributed.
 
 Workers run inside the parent thread (their checkpoints live under the parent's
 namespaces), so a gate inside a worker is the run's gate, and after a crash only the
@@ -36,22 +38,27 @@ from graphwright.tools.registry import ToolRegistry
 
 MAX_SUBTASKS = 3
 EARLIER_TURNS = 3  # earlier turns the split sees
-SPLIT_PROMPT = """Split the task into independent subtasks for the workers below.
-Reply with JSON only: {{"subtasks": [{{"worker": "<worker name>", "instructions": "<what to do>"}}]}}
-with at most {max} subtasks. Workers:
-{workers}
-Give each worker only the part of the task it can do with its tools, with every id,
-date and value it needs copied from the task."""
+SPLIT_PROMPT = (
+    "Split the task into independent subtasks for the workers below.\n"
+    'Reply with JSON only: {{"subtasks": [{{"worker": "<worker name>", '
+    '"instructions": "<what to do>"}}]}}\n'
+    "with at most {max} subtasks. Workers:\n"
+    "{workers}\n"
+    "Give each worker only the part of the task it can do with its tools, with every id,\n"
+    "date and value it needs copied from the task."
+)
 SYNTH_PROMPT = """Write the final answer to the user's task from the workers' results.
 Use only what the results say; say which worker found what."""
 
 
-class Subtask(BaseModel):
+# No docstring: pydantic would send it to the model as the schema's description.
+class Subtask(BaseModel):  # noqa: D101
     worker: str = Field(description="name of a registered worker")
     instructions: str = Field(min_length=1, max_length=2000)
 
 
-class Split(BaseModel):
+# No docstring: pydantic would send it to the model as the schema's description.
+class Split(BaseModel):  # noqa: D101
     subtasks: list[Subtask] = Field(min_length=1, max_length=MAX_SUBTASKS)
 
 
@@ -94,7 +101,7 @@ class Turn(TypedDict):
 
 
 class WorkerTask(TypedDict):
-    """The ``Send`` payload of one worker."""
+    """The `Send` payload of one worker."""
 
     index: int
     worker: str
@@ -142,6 +149,7 @@ EXAMPLE_WORKERS = (
 
 
 def orchestrator_input(run: RunInput) -> dict[str, Any]:
+    """The orchestrator's initial state from a run's goal and constraints."""
     return {
         "goal": run.goal,
         "constraints": run.constraints,
@@ -156,7 +164,7 @@ def orchestrator_input(run: RunInput) -> dict[str, Any]:
 
 
 def fan_out(state: OrchestratorState) -> list[Send] | str:
-    """One ``Send`` per subtask; without a valid split, straight to the end."""
+    """One `Send` per subtask; without a valid split, straight to the end."""
     if state.get("stop_reason"):
         return END
     return [
@@ -219,7 +227,7 @@ def split(
 
 
 def split_task(state: OrchestratorState) -> str:
-    """The task, its constraints, and the conversation's earlier turns so a follow-up makes sense."""
+    """The task, its constraints and the earlier turns, so that a follow-up makes sense."""
     task = state.get("goal", "") + "".join(
         f"\nConstraint: {c}" for c in state.get("constraints") or []
     )
@@ -249,11 +257,13 @@ def run_worker(task: WorkerTask, config: RunnableConfig, *, graph: AgentGraph) -
 
 
 class WorkerNode(Protocol):
+    """A node that runs one worker subgraph on its subtask."""
+
     def __call__(self, state: WorkerTask, config: RunnableConfig) -> dict[str, Any]: ...
 
 
 def worker_node(graph: AgentGraph) -> WorkerNode:
-    """A node that runs ``graph``; a closure, so LangGraph's ``xray`` drawing finds the subgraph."""
+    """A node that runs `graph`; a closure, so LangGraph's `xray` drawing finds the subgraph."""
 
     def node(state: WorkerTask, config: RunnableConfig) -> dict[str, Any]:
         return run_worker(state, config, graph=graph)
@@ -306,7 +316,7 @@ def synthesize(
 def build_orchestrator_graph(
     ctx: GraphContext, workers: tuple[Worker, ...] = EXAMPLE_WORKERS
 ) -> Graph:
-    """Compile the orchestrator with one node per worker (drawn expanded with ``xray``)."""
+    """Compile the orchestrator with one node per worker (drawn expanded with `xray`)."""
     by_name = {w.name: w for w in workers}
     trace = TraceWriter(ctx.redis_client, ctx.keys)
     builder = StateGraph(OrchestratorState)

@@ -44,6 +44,7 @@ def order_input(run: RunInput) -> dict[str, Any]:
 
 
 def build_order_support_graph(ctx: GraphContext) -> Graph:
+    """The fixed order-support workflow: extract the order id, look it up, track it, answer."""
     deps = OrderDeps(
         model=ctx.model,
         executor=ToolExecutor(build_registry(), ctx.redis_client, keys=ctx.keys),

@@ -36,6 +36,8 @@ def agent_input(run: RunInput) -> dict[str, Any]:
 
 @dataclass(frozen=True, kw_only=True)
 class GraphSpec:
+    """A registered graph: how to build it, what it takes as input, which tools it may call."""
+
     name: str
     description: str
     build: Builder
@@ -93,7 +95,7 @@ class GraphRegistry:
 
 
 def agent_tools(extra: Iterable[ToolSpec] = ()) -> ToolRegistry:
-    """The built-in tools and the configured ones (MCP servers' tools, named ``server.tool``)."""
+    """The built-in tools and the configured ones (MCP servers' tools, named `server.tool`)."""
     registry = build_registry()
     for spec in extra:
         registry.add(spec)

@@ -1,8 +1,8 @@
 """graphwright: workflow-graph agents on LangGraph, checkpointed to Redis.
 
-Every public name loads on first use (module ``__getattr__``), so ``import graphwright``
-and the CLI's ``--help`` do not pay for LangGraph, a model client or the server.
-``tests/test_startup.py`` pins what the import loads.
+Every public name loads on first use (module `__getattr__`), so `import graphwright`
+and the CLI's `--help` do not pay for LangGraph, a model client or the server.
+`tests/test_startup.py` pins what the import loads.
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ def _retry(budget_s: float) -> Retry:
 
 
 def async_twin(client: redis.Redis | RedisCluster, *, retry_budget_s: float = 15.0) -> AsyncClient:
-    """An asyncio client for the server (or cluster, or Sentinel master) ``client`` talks to."""
+    """An asyncio client for the server (or cluster, or Sentinel master) `client` talks to."""
     retry = _retry(retry_budget_s)
     if isinstance(client, RedisCluster):
         # Every node the blocking client knows, not one: a twin started from a master that
@@ -91,8 +91,10 @@ def async_twin(client: redis.Redis | RedisCluster, *, retry_budget_s: float = 15
 
 
 def async_sentinel_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """A sentinel client's options (checkpoints.connect.sentinel_kwargs) for redis.asyncio: its
-    own no-retry policy in place of the blocking one."""
+    """A sentinel client's options (checkpoints.connect.sentinel_kwargs) for redis.asyncio.
+
+    Its own no-retry policy in place of the blocking one.
+    """
     return {**kwargs, "retry": Retry(NoBackoff(), 0)}
 
 

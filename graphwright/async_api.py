@@ -1,10 +1,11 @@
-"""The Orchestrator's asyncio twins: runs and checkpoint reads are native, the other
-inspections run in a worker thread.
+"""The Orchestrator's asyncio twins.
 
-A mixin, so ``Orchestrator`` keeps one public surface. The run twins await the async run
-core on the process's run loop (``graphwright.tools.runloop``), as the sync calls do from their
-thread; ``astate`` and ``ahistory`` read checkpoints with the async saver there; the other
-read-only views (thread meta, trace, listing) hand their blocking call to ``asyncio.to_thread``.
+Runs and checkpoint reads are native, the other inspections run in a worker thread.
+
+A mixin, so `Orchestrator` keeps one public surface. The run twins await the async run
+core on the process's run loop (`graphwright.tools.runloop`), as the sync calls do from their
+thread; `astate` and `ahistory` read checkpoints with the async saver there; the other
+read-only views (thread meta, trace, listing) hand their blocking call to `asyncio.to_thread`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 
 class AsyncTwins:
-    """``a``-prefixed twins of the Orchestrator's blocking methods."""
+    """`a`-prefixed twins of the Orchestrator's blocking methods."""
 
     @property
     def _blocking(self) -> Orchestrator:
@@ -41,7 +42,7 @@ class AsyncTwins:
         run_id: str | None = None,
         user_id: str | None = None,
     ) -> RunResult:
-        """``invoke`` for asyncio: the run goes on the run loop, this coroutine awaits it."""
+        """`invoke` for asyncio: the run goes on the run loop, this coroutine awaits it."""
         return await alast_result(
             self.astream(
                 graph, input, thread_id=thread_id, limits=limits, run_id=run_id, user_id=user_id
@@ -56,7 +57,7 @@ class AsyncTwins:
         limits: Limits | None = None,
         run_id: str | None = None,
     ) -> RunResult:
-        """``resume`` for asyncio."""
+        """`resume` for asyncio."""
         return await alast_result(
             self.astream_resume(thread_id, decision, limits=limits, run_id=run_id)
         )
@@ -72,7 +73,7 @@ class AsyncTwins:
         user_id: str | None = None,
         mode: StreamMode = "steps",
     ) -> AsyncIterator[StepEvent]:
-        """``stream`` for asyncio: the same run core, no thread of its own."""
+        """`stream` for asyncio: the same run core, no thread of its own."""
         orch = self._blocking
         async for event in aiterate(
             lambda: run_core.start(orch, graph, input, thread_id, limits, run_id, user_id, mode)
@@ -88,7 +89,7 @@ class AsyncTwins:
         run_id: str | None = None,
         mode: StreamMode = "steps",
     ) -> AsyncIterator[StepEvent]:
-        """``stream_resume`` for asyncio."""
+        """`stream_resume` for asyncio."""
         orch = self._blocking
         async for event in aiterate(
             lambda: run_core.resume(orch, thread_id, decision, limits, run_id, None, mode)
@@ -96,11 +97,11 @@ class AsyncTwins:
             yield event
 
     async def astate(self, thread_id: str) -> ThreadState:
-        """``state``: its checkpoint read by the async saver on the run loop."""
+        """`state`: its checkpoint read by the async saver on the run loop."""
         return await hand(self._blocking._astate(thread_id))
 
     async def ahistory(self, thread_id: str) -> list[CheckpointInfo]:
-        """``history``: the checkpoints read by the async saver on the run loop."""
+        """`history`: the checkpoints read by the async saver on the run loop."""
         return await hand(self._blocking._ahistory(thread_id))
 
     async def atrace(self, thread_id: str) -> list[dict[str, Any]]:

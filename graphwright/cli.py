@@ -1,8 +1,8 @@
-"""The ``graphwright`` command line (Typer + Rich), a thin layer over ``Orchestrator``.
+"""The `graphwright` command line (Typer + Rich), a thin layer over `Orchestrator`.
 
 User errors print one line and exit 2; infrastructure errors print one line and exit 1;
-``--json`` prints machine-readable output for every command. Each command imports what it
-uses (``tests/test_startup.py`` pins it): ``--help`` loads no LangGraph, the inspections
+`--json` prints machine-readable output for every command. Each command imports what it
+uses (`tests/test_startup.py` pins it): `--help` loads no LangGraph, the inspections
 no model client, server or MCP.
 """
 
@@ -26,13 +26,18 @@ if TYPE_CHECKING:
     from graphwright.nodes.gate_models import GateRequest
 
 app = typer.Typer(
+    rich_markup_mode="markdown",  # docstrings and help are Markdown, as the docs site reads them
     no_args_is_help=True,
     add_completion=False,
     help="graphwright: run, resume, inspect and draw agent graphs.",
 )
-embedded_app = typer.Typer(help="The embedded Redis that holds state when REDIS_URL is unset.")
+embedded_app = typer.Typer(
+    rich_markup_mode="markdown", help="The embedded Redis that holds state when REDIS_URL is unset."
+)
 app.add_typer(embedded_app, name="embedded")
-memory_app = typer.Typer(help="Long-term memory: what users asked to be remembered.")
+memory_app = typer.Typer(
+    rich_markup_mode="markdown", help="Long-term memory: what users asked to be remembered."
+)
 app.add_typer(memory_app, name="memory")
 
 
@@ -69,8 +74,10 @@ def run(
     user: str | None = typer.Option(None, "--user", help="Recall and remember for this user id."),
     as_json: bool = JSON,
 ) -> None:
-    """Run GRAPH on GOAL (or --input), streaming steps and the model's tokens; stops at a gate
-    with the command to answer it."""
+    """Run GRAPH on GOAL (or --input), streaming steps and the model's tokens.
+
+    Stops at a gate with the command to answer it.
+    """
     if (goal is None) == (input is None):
         raise UserError("give either GOAL or --input '<json>'")
     from graphwright.native import output_of
@@ -181,7 +188,8 @@ def serve(
     """Serve the LangGraph-compatible HTTP API and the /review pages.
 
     Alone it is a whole server, as `langgraph dev` is: it runs background, delayed and cron
-    runs itself. With --queue it runs none and `graphwright worker` processes do."""
+    runs itself. With --queue it runs none and `graphwright worker` processes do.
+    """
     import uvicorn
 
     from graphwright.server.app import create_app

@@ -14,10 +14,10 @@ from graphwright.cli_output import (
     JSON,
     console,
     emit_json,
-    local_time,
     orchestrator,
     reader,
     show_gate,
+    utc_time,
 )
 from graphwright.drawing import FORMATS
 
@@ -112,7 +112,7 @@ def threads(as_json: bool = JSON) -> None:
     for column in ("thread", "graph", "status", "updated"):
         table.add_column(column)
     for i in items:
-        table.add_row(i.thread_id, i.graph or "", i.status or "", local_time(i.updated_at))
+        table.add_row(i.thread_id, i.graph or "", i.status or "", utc_time(i.updated_at))
     console.print(table)
 
 

@@ -1,6 +1,6 @@
 """What the CLI prints: one-line errors, step lines, results, gates and JSON output.
 
-Light to import (no LangGraph, no model client): every CLI command, ``--help`` included,
+Light to import (no LangGraph, no model client): every CLI command, `--help` included,
 loads it.
 """
 
@@ -33,27 +33,34 @@ F = TypeVar("F", bound=Callable[..., Any])
 JSON = typer.Option(False, "--json", help="Machine-readable output.")
 
 
-def local_time(epoch_s: float | None) -> str:
-    """A Unix time as this machine's local date and time to the second (what `ls -l` and
-    `git log` show a person); `--json` keeps the number for programs."""
+def utc_time(epoch_s: float | None) -> str:
+    """A Unix time as a UTC date and time to the second, for a person to read.
+
+    UTC, named, so that times read on a server, a container and a laptop compare as they are;
+    `--json` keeps the number for programs.
+    """
     if not epoch_s:
         return "-"
-    from datetime import datetime
+    from datetime import UTC, datetime
 
-    return datetime.fromtimestamp(epoch_s).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.fromtimestamp(epoch_s, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def orchestrator() -> Orchestrator:
-    """``Orchestrator.from_env()``, imported here: only commands that need it pay for it
-    (LangGraph and the graphs), never ``--help``."""
+    """`Orchestrator.from_env()`, imported here.
+
+    Only commands that need it pay for it (LangGraph and the graphs), never `--help`.
+    """
     from graphwright.orchestrator import Orchestrator
 
     return Orchestrator.from_env()
 
 
 def reader() -> ThreadReader | None:
-    """``ThreadReader.from_env()``, imported here like ``orchestrator``: the reads that need
-    no graph pay for Redis and the settings, never for LangGraph."""
+    """`ThreadReader.from_env()`, imported here like `orchestrator`.
+
+    The reads that need no graph pay for Redis and the settings, never for LangGraph.
+    """
     from graphwright.reader import ThreadReader
 
     return ThreadReader.from_env()
@@ -82,6 +89,7 @@ def friendly(func: F) -> F:
 
 
 def emit_json(data: Any) -> None:
+    """Print `data` as JSON for programs (`--json`): UTF-8 as is, anything else by `str`."""
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
@@ -109,10 +117,12 @@ def describe_step(event: StepEvent) -> str | None:
 
 
 def is_model_error(result: RunResult) -> bool:
+    """Whether a run failed on the model provider, which a retry may fix."""
     return (result.error or "").startswith("the model call failed")
 
 
 def show_result(result: RunResult, answer_shown: bool = False) -> None:
+    """Print how a run ended: its gate, its error or its answer (unless streamed already)."""
     if result.status == "interrupted" and result.pending:
         show_gate(result.thread_id, result.pending)
     elif result.status == "failed":
@@ -140,6 +150,7 @@ def show_result(result: RunResult, answer_shown: bool = False) -> None:
 
 
 def show_gate(thread_id: str, pending: GateRequest) -> None:
+    """Print the pending calls as a table, with the commands that answer them."""
     table = Table(title=f"thread {thread_id} is waiting for approval", show_lines=True)
     table.add_column("call id", overflow="fold")
     for column in ("tool", "arguments", "risk", "why"):

@@ -1,4 +1,4 @@
-"""``graphwright tools``: the tools a graph's runs may call, built-in and from MCP servers."""
+"""`graphwright tools`: the tools a graph's runs may call, built-in and from MCP servers."""
 
 from __future__ import annotations
 

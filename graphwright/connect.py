@@ -27,7 +27,7 @@ T = TypeVar("T")
 
 
 class BudgetRetry(Retry):
-    """redis-py's ``Retry`` bounded by elapsed time instead of a count."""
+    """redis-py's `Retry` bounded by elapsed time instead of a count."""
 
     def __init__(
         self,
@@ -46,7 +46,7 @@ class BudgetRetry(Retry):
         self.attempts = attempts
 
     def get_retries(self) -> int:
-        """Attempts a cluster client makes, re-reading the slot map between them (-1 would be none)."""
+        """Attempts a cluster client makes, re-reading the slot map between them (-1: none)."""
         return self.attempts
 
     def call_with_retry(
@@ -74,10 +74,10 @@ class BudgetRetry(Retry):
 
 
 def connect(url: str, *, cluster: bool = False, retry_budget_s: float = 15.0) -> redis.Redis:
-    """A client for ``url`` whose commands retry through outages up to ``retry_budget_s``.
+    """A client for `url` whose commands retry through outages up to `retry_budget_s`.
 
-    ``url`` may name a single server, a cluster node (``cluster=True``) or Sentinels
-    (``redis+sentinel://``); see :func:`graphwright.checkpoints.connect.connect`.
+    `url` may name a single server, a cluster node (`cluster=True`) or Sentinels
+    (`redis+sentinel://`); see `graphwright.checkpoints.connect.connect`.
     """
     if cluster:
         # A dead master is failed over by its replica within seconds. Transactions retry

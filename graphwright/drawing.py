@@ -2,7 +2,7 @@
 
 Nothing here touches the network: LangGraph's PNG helper calls a remote renderer by
 default, so it is never used. The HTML page inlines the Mermaid library shipped in
-``graphwright/assets``. With a thread, the visited nodes, the current node and a
+`graphwright/assets`. With a thread, the visited nodes, the current node and a
 pending gate are marked.
 """
 
@@ -70,14 +70,14 @@ def path_of(graph: CompiledStateGraph[Any, Any, Any, Any], config: RunnableConfi
 
 
 def drawable(graph: CompiledStateGraph[Any, Any, Any, Any], *, xray: bool = True) -> DrawableGraph:
-    """LangGraph's drawable graph; ``xray`` expands subgraphs (workers)."""
+    """LangGraph's drawable graph; `xray` expands subgraphs (workers)."""
     return graph.get_graph(xray=xray)
 
 
 def labelled(graph: CompiledStateGraph[Any, Any, Any, Any]) -> DrawableGraph:
     """The drawable graph with every conditional edge labelled by the branch that takes it.
 
-    A router returning a ``Literal`` of node names has no path map, so LangGraph leaves
+    A router returning a `Literal` of node names has no path map, so LangGraph leaves
     its edges blank; the branch value is then the target's name.
     """
     g = drawable(graph)
@@ -93,6 +93,7 @@ def _branch(target: str) -> str:
 
 
 def mermaid(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None) -> str:
+    """The graph as Mermaid text, also written to `path` if given."""
     g = labelled(graph)
     text = g.draw_mermaid()
     if path is None:
@@ -125,13 +126,14 @@ def mermaid(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = N
 
 
 def _mermaid_id(node: str) -> str:
-    """The id LangGraph's Mermaid output gives a node: other characters as ``\\<hex>``."""
+    r"""The id LangGraph's Mermaid output gives a node: other characters as `\<hex>`."""
     return "".join(
         ch if ch.isascii() and (ch.isalnum() or ch in "_-") else f"\\{ord(ch):x}" for ch in node
     )
 
 
 def ascii_art(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None) -> str:
+    """The graph as ASCII art; self-loops, which the layout cannot draw, are listed below it."""
     g = labelled(graph)
     loops = [e for e in g.edges if e.source == e.target]  # the ASCII layout cannot draw these
     g.edges = [e for e in g.edges if e.source != e.target]
@@ -164,6 +166,7 @@ def dot(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None)
 
 
 def svg(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None) -> str:
+    """The graph as SVG through Graphviz's `dot`, which must be installed."""
     binary = shutil.which("dot")
     if binary is None:
         raise ConfigurationError(
@@ -185,6 +188,7 @@ def svg(graph: CompiledStateGraph[Any, Any, Any, Any], path: Path | None = None)
 
 @cache
 def mermaid_library() -> str:
+    """The bundled Mermaid script, so a drawn page needs no network."""
     return (files("graphwright") / "assets" / "mermaid.min.js").read_text(encoding="utf-8")
 
 
@@ -215,6 +219,7 @@ def render(
     *,
     title: str = "graph",
 ) -> str:
+    """The graph in `format` (mermaid, ascii, svg or html), written to `path` if given."""
     if format == "mermaid":
         return mermaid(graph, path)
     if format == "ascii":

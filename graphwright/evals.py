@@ -20,6 +20,8 @@ from graphwright_errors import UserError
 
 
 class Checks(BaseModel):
+    """What an answer and its tool calls must and must not contain for a case to pass."""
+
     model_config = ConfigDict(extra="forbid")
 
     contains: list[str] = Field(default_factory=list, description="every one must be in the answer")
@@ -36,6 +38,8 @@ class Checks(BaseModel):
 
 
 class Case(BaseModel):
+    """One eval case: the input, the graph it runs on and the checks its run must pass."""
+
     model_config = ConfigDict(extra="forbid")
 
     id: str
@@ -50,6 +54,8 @@ class Case(BaseModel):
 
 
 class Suite(BaseModel):
+    """A YAML eval suite: its cases and how many times each runs."""
+
     model_config = ConfigDict(extra="forbid")
 
     name: str
@@ -58,6 +64,8 @@ class Suite(BaseModel):
 
 
 class RunOutcome(BaseModel):
+    """One run of a case: whether it passed, why not, and what it cost."""
+
     passed: bool
     failures: list[str]
     status: str
@@ -70,6 +78,8 @@ class RunOutcome(BaseModel):
 
 
 class CaseReport(BaseModel):
+    """A case's runs, and whether they agreed with each other."""
+
     id: str
     kind: str
     graph: str
@@ -79,6 +89,8 @@ class CaseReport(BaseModel):
 
 
 class Report(BaseModel):
+    """A suite's result: every case and the share of runs that passed."""
+
     suite: str
     runs_per_case: int
     cases: list[CaseReport]
@@ -93,7 +105,7 @@ class Report(BaseModel):
 
 
 def load_suite(path: str) -> Suite:
-    """A YAML or JSON suite file; ``seed`` names the suite shipped with graphwright."""
+    """A YAML or JSON suite file; `seed` names the suite shipped with graphwright."""
     try:
         if path == "seed":
             text, name = (
@@ -133,6 +145,7 @@ def check(checks: Checks, result: RunResult, tools: list[str]) -> list[str]:
 
 
 def run_case(orch: Orchestrator, case: Case) -> RunOutcome:
+    """Run a case once on a fresh thread and check it."""
     thread = f"eval-{case.id}-{uuid.uuid4().hex[:8]}"
     started = time.perf_counter()
     result = orch.invoke(
@@ -167,11 +180,13 @@ def run_case(orch: Orchestrator, case: Case) -> RunOutcome:
 
 
 def run_suite(orch: Orchestrator, suite: Suite, runs: int | None = None) -> Report:
+    """Run every case `runs` times (the suite's count by default) and report."""
     n = runs or suite.runs
     reports = []
     for case in suite.cases:
         outcomes = [run_case(orch, case) for _ in range(n)]
-        # Parallel workers interleave their tool calls, so the set of calls is compared, not the order.
+        # Parallel workers interleave their tool calls, so the set of calls is compared, not
+        # the order.
         signatures = {(o.passed, o.answer, tuple(sorted(o.tools))) for o in outcomes}
         reports.append(
             CaseReport(

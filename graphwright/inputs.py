@@ -26,6 +26,7 @@ def user_messages(payload: dict[str, Any], run: RunInput) -> list[dict[str, str 
 
 
 def parse_input(value: str | dict[str, Any] | RunInput) -> RunInput:
+    """A run's input from a goal, JSON text, a dict or a `RunInput`; a bad one is a UserError."""
     if isinstance(value, RunInput):
         return value
     try:
@@ -39,7 +40,7 @@ def parse_input(value: str | dict[str, Any] | RunInput) -> RunInput:
 
 
 def load_plugin(target: str, graphs: GraphRegistry) -> None:
-    """Call ``module:function(registry)`` so a user's graphs are registered by name."""
+    """Call `module:function(registry)` so a user's graphs are registered by name."""
     module_name, _, func_name = target.partition(":")
     try:
         func = getattr(importlib.import_module(module_name), func_name or "register")

@@ -1,6 +1,6 @@
 """Reading a thread without running it: its state, checkpoints, trace, listing and drawing.
 
-A mixin of ``Orchestrator`` (one public surface); nothing here writes.
+A mixin of `Orchestrator` (one public surface); nothing here writes.
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ if TYPE_CHECKING:
 
 
 def history_of(snapshots: list[Any]) -> list[CheckpointInfo]:
-    """``CheckpointInfo`` of each snapshot (newest first), the nodes that produced it read
-    off the one before."""
+    """`CheckpointInfo` of each snapshot, newest first.
+
+    The nodes that produced each are read off the one before.
+    """
     out = []
     for i, snap in enumerate(snapshots):
         older = snapshots[i + 1] if i + 1 < len(snapshots) else None
@@ -50,7 +52,7 @@ class Inspection:
         return self._state_of(thread_id, spec.name, compiled.get_state(config))
 
     async def _astate(self, thread_id: str) -> ThreadState:
-        """``state`` on the run loop: the checkpoint read natively, the meta off the loop."""
+        """`state` on the run loop: the checkpoint read natively, the meta off the loop."""
         spec, compiled, config = await asyncio.to_thread(self._api._thread, thread_id)
         snapshot = await compiled.aget_state(config)
         return await asyncio.to_thread(self._state_of, thread_id, spec.name, snapshot)
@@ -67,8 +69,11 @@ class Inspection:
         )
 
     def summary(self, thread_id: str) -> ThreadSummary:
-        """What ``graphwright show`` prints: ``state`` without the values, but for the answer
-        and stop reason (``graphwright.reader`` reads it without the graph when recorded)."""
+        """What `graphwright show` prints.
+
+        `state` without the values, but for the answer and stop reason (`graphwright.reader` reads
+        it without the graph when recorded).
+        """
         state = self.state(thread_id)
         return ThreadSummary(
             thread_id=thread_id,
@@ -91,12 +96,12 @@ class Inspection:
         return history_of([snap async for snap in compiled.aget_state_history(config)])
 
     def snapshots(self, thread_id: str, limit: int | None = None) -> list[Any]:
-        """LangGraph's own ``StateSnapshot`` objects, newest first (the HTTP service's history)."""
+        """LangGraph's own `StateSnapshot` objects, newest first (the HTTP service's history)."""
         _, compiled, config = self._api._thread(thread_id)
         return list(compiled.get_state_history(config, limit=limit))
 
     def snapshot(self, thread_id: str) -> Any:
-        """LangGraph's ``StateSnapshot`` of the thread now."""
+        """LangGraph's `StateSnapshot` of the thread now."""
         _, compiled, config = self._api._thread(thread_id)
         return compiled.get_state(config)
 
@@ -121,7 +126,7 @@ class Inspection:
     def draw(
         self, graph: str, format: drawing.Format = "mermaid", thread_id: str | None = None
     ) -> str:
-        """The graph as Mermaid, ASCII, SVG or a self-contained HTML page; never uses the network."""
+        """The graph as Mermaid, ASCII, SVG or a self-contained HTML page, without the network."""
         spec = self._api.graphs.get(graph)
         compiled = self._api._graph(spec, None)
         path = None

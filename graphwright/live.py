@@ -39,5 +39,5 @@ class LiveText:
             self.status.start()
 
     def shown(self, text: str | None) -> bool:
-        """Whether ``text`` was already printed as it streamed."""
+        """Whether `text` was already printed as it streamed."""
         return bool(text) and any(t.strip() == (text or "").strip() for t in self.texts)

@@ -1,6 +1,6 @@
 """One run per thread at a time: a fenced Redis lock with expiry, renewed while the run lives.
 
-Every acquisition increments the thread's fence counter (``Keys.fence``); the new value
+Every acquisition increments the thread's fence counter (`Keys.fence`); the new value
 is the run's fencing token, kept in the lock value and passed to every write of the run
 (checkpoints, idempotency records, trace), which refuse a token that is no longer the
 newest. A holder that was frozen past the lock's expiry therefore cannot write after
@@ -149,8 +149,11 @@ def lock_id(value: str) -> str | None:
 
 
 def retire_fence(client: redis.Redis, keys: Keys, thread_id: str) -> None:
-    """Move a deleted thread's fence on instead of deleting it: every earlier token is
-    refused, and a thread created again under the same id goes on counting from there."""
+    """Move a deleted thread's fence on instead of deleting it.
+
+    Every earlier token is refused, and a thread created again under the same id goes on counting
+    from there.
+    """
     with client.pipeline(transaction=True) as pipe:
         pipe.incr(keys.fence(thread_id))
         pipe.expire(keys.fence(thread_id), FENCE_RETENTION_S)
@@ -295,8 +298,11 @@ def thread_lock(
 async def _untake(
     client: redis.Redis, keys: Keys, taking: asyncio.Future[tuple[ThreadLock, threading.Event]]
 ) -> None:
-    """Give back the lock an abandoned acquisition takes, once it has taken it (its thread
-    cannot be stopped midway: the lock would be renewed for ever with nobody to release it)."""
+    """Give back the lock an abandoned acquisition takes, once it has taken it.
+
+    Its thread cannot be stopped midway: the lock would be renewed for ever with nobody to release
+    it.
+    """
     try:
         lock, stop = await taking
     except Exception:  # busy, or Redis away: nothing was taken
@@ -308,9 +314,11 @@ async def _untake(
 async def athread_lock(
     client: redis.Redis, keys: Keys, thread_id: str, *, ttl_s: float = LOCK_TTL_S
 ) -> AsyncIterator[ThreadLock]:
-    """``thread_lock`` for a coroutine: its round trips run off the event loop. A caller
-    cancelled while the lock is being taken leaves none behind: the taking runs on, and
-    what it took is given back."""
+    """`thread_lock` for a coroutine.
+
+    Its round trips run off the event loop. A caller cancelled while the lock is being taken leaves
+    none behind: the taking runs on, and what it took is given back.
+    """
     taking = asyncio.ensure_future(asyncio.to_thread(_take, client, keys, thread_id, ttl_s))
     try:
         lock, stop = await asyncio.shield(taking)

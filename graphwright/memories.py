@@ -1,5 +1,8 @@
-"""Long-term memory around runs: recalled into a run that names its user, and what the user
-explicitly asked to be remembered stored when the run ends (never text from tools)."""
+"""Long-term memory around runs.
+
+Recalled into a run that names its user, and what the user explicitly asked to be remembered stored
+when the run ends (never text from tools).
+"""
 
 from __future__ import annotations
 
@@ -38,7 +41,7 @@ class Memories:
         )
 
     def scopes(self, user_id: str) -> list[str]:
-        """The user's scope and the project's (checks ``user_id`` before any read)."""
+        """The user's scope and the project's (checks `user_id` before any read)."""
         return [scope_of("user", user_id), scope_of("project", self.project)]
 
     def recall(self, user_id: str) -> list[MemoryRecord]:
@@ -61,8 +64,9 @@ class Memories:
     def remember(self, thread_id: str, run_id: str, fence: int | None = None) -> None:
         """Store what the user's own messages of this run asked to be remembered.
 
-        With the run's ``fence``, a run that lost the thread stores nothing: the note is
-        taken (fenced) before any memory is written."""
+        With the run's `fence`, a run that lost the thread stores nothing: the note is
+        taken (fenced) before any memory is written.
+        """
         meta = self.meta.read(thread_id)
         if not meta.get("user_id") or not meta.get("remember"):
             return

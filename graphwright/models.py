@@ -10,7 +10,7 @@ from graphwright.settings import Settings
 
 
 def make_model(settings: Settings) -> BaseChatModel:
-    """``ChatOpenAI`` (timeout set, requests any compatible server takes) or the offline model."""
+    """`ChatOpenAI` (timeout set, requests any compatible server takes) or the offline model."""
     if not (settings.openai_api_key or settings.openai_base_url):
         return OfflineChatModel()
     # The client only when a run is to use it.

@@ -14,7 +14,7 @@ def own_input(graph: Graph, name: str, value: str | dict[str, Any] | RunInput) -
     """The input exactly as given; a plain string becomes a user message if the input has them.
 
     Raises:
-        UserError: a string for a graph whose input takes no ``messages``.
+        UserError: a string for a graph whose input takes no `messages`.
     """
     if isinstance(value, RunInput):
         value = value.goal if not value.constraints else value.model_dump()
@@ -38,7 +38,7 @@ def _messages_in_state(graph: Graph) -> bool:
 
 
 def answer_of(values: Any) -> str | None:
-    """The run's answer: a string result, an ``answer`` key, or the newest assistant text."""
+    """The run's answer: a string result, an `answer` key, or the newest assistant text."""
     if isinstance(values, str):  # a functional entrypoint's return value
         return values
     if not isinstance(values, dict):
@@ -55,7 +55,7 @@ def answer_of(values: Any) -> str | None:
 
 
 def output_of(graph: Graph, values: Any) -> Any:
-    """The state as the graph's output schema shows it (what ``runs.wait`` returns)."""
+    """The state as the graph's output schema shows it (what `runs.wait` returns)."""
     channels = graph.output_channels
     if not isinstance(values, dict) or isinstance(channels, str):
         return values

@@ -1,8 +1,8 @@
 """The offline model: a deterministic, rule-based chat model with tool binding.
 
 It lets the demo and the tests run with no network and no key. Which kind of reply a
-call gets depends on the purpose the caller sends with it (``graphwright.nodes.purpose``), never on
-the wording of the prompt; an agent turn (purpose ``plan``, or none) reads the goal
+call gets depends on the purpose the caller sends with it (`graphwright.nodes.purpose`), never on
+the wording of the prompt; an agent turn (purpose `plan`, or none) reads the goal
 and constraints from the system prompt and the tool results from the conversation,
 and handles a few task shapes: order inquiries, notes search with a budget sum,
 scheduling one event, plain arithmetic and reading a range of pages. Anything else
@@ -38,7 +38,7 @@ from graphwright.nodes.prompt import CONSTRAINTS_HEADER, HANDOFF_HEADER, MEMORY_
 from graphwright.nodes.purpose import purpose_of
 from graphwright.nodes.tokens import approximate
 
-PURPOSE_KWARG = "graphwright_purpose"  # how the call's purpose reaches ``_reply``
+PURPOSE_KWARG = "graphwright_purpose"  # how the call's purpose reaches `_reply`
 STREAM_CHUNKS = 4  # pieces a streamed reply comes in
 
 
@@ -125,7 +125,7 @@ def handoff_reply(messages: Sequence[BaseMessage]) -> str:
 
 
 class OfflineChatModel(BaseChatModel):
-    """Deterministic replies from rules; ``bind_tools`` works as with any chat model."""
+    """Deterministic replies from rules; `bind_tools` works as with any chat model."""
 
     model_name: str = "graphwright-offline"
 
@@ -143,7 +143,7 @@ class OfflineChatModel(BaseChatModel):
         return self.bind(tools=[convert_to_openai_tool(t) for t in tools], **kwargs)
 
     # The purpose is in the run config's metadata; LangChain does not always hand the run
-    # manager (which carries it) to ``_generate``/``_stream``, so it is passed on as a keyword.
+    # manager (which carries it) to `_generate`/`_stream`, so it is passed on as a keyword.
     def invoke(
         self,
         input: LanguageModelInput,
@@ -252,7 +252,7 @@ class OfflineChatModel(BaseChatModel):
 
     @staticmethod
     def _turn(messages: list[BaseMessage], tools: list[dict[str, Any]]) -> AIMessage:
-        """An agent turn (purpose ``plan``, or none given): the answer or the next tool calls."""
+        """An agent turn (purpose `plan`, or none given): the answer or the next tool calls."""
         conv = read_conversation(messages, tools)
         step = rules.decide(conv.goal, conv.constraints, conv.done, conv.tools)
         if isinstance(step, str):
@@ -294,4 +294,5 @@ SIDE_REPLIES: dict[str, Callable[[Sequence[BaseMessage]], str]] = {
 
 
 def text_key(messages: Sequence[BaseMessage]) -> bytes:
+    """The messages' texts as a cache key, so the same conversation gets the same reply."""
     return json.dumps([str(m.content) for m in messages], ensure_ascii=False).encode()

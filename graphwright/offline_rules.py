@@ -1,6 +1,6 @@
 """The offline model's rules: pure functions from goal, constraints and results to a next step.
 
-A step is either a list of tool calls ``[(name, args)]`` or the answer text.
+A step is either a list of tool calls `[(name, args)]` or the answer text.
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def chinese(goal: str, constraints: list[str]) -> bool:
 
 
 def find(done: list[Done], tool: str, **args: Any) -> Done | None:
-    """The latest call of ``tool`` whose arguments include ``args``."""
+    """The latest call of `tool` whose arguments include `args`."""
     for d in reversed(done):
         if d.tool == tool and all(d.args.get(k) == v for k, v in args.items()):
             return d
@@ -124,21 +124,26 @@ def find(done: list[Done], tool: str, **args: Any) -> Done | None:
 def decide(
     goal: str, constraints: list[str], done: list[Done], tools: dict[str, dict[str, Any]]
 ) -> Step:
+    """The offline model's next step: the first rule that recognises the goal, else the fallback."""
     zh = chinese(goal, constraints)
     for rule in (pages, orders, schedule, email, notes, arithmetic, acknowledge):
         step = rule(goal, zh, done, tools)
         if step is not None:
             return step
     if zh:
-        return "离线模型只会处理订单查询、笔记检索与预算计算、安排日程、发送一封邮件和算术。设置 OPENAI_API_KEY 或 OPENAI_BASE_URL 可使用真实模型。"
+        return (
+            "离线模型只会处理订单查询、笔记检索与预算计算、安排日程、发送一封邮件和算术。"
+            "设置 OPENAI_API_KEY 或 OPENAI_BASE_URL 可使用真实模型。"
+        )
     return (
         "The offline model only handles order inquiries, notes search with budget sums, "
-        "scheduling one event, sending one e-mail and arithmetic. Set OPENAI_API_KEY or OPENAI_BASE_URL to use a real model."
+        "scheduling one event, sending one e-mail and arithmetic. "
+        "Set OPENAI_API_KEY or OPENAI_BASE_URL to use a real model."
     )
 
 
 def page_tool(tools: dict[str, dict[str, Any]]) -> str | None:
-    """A bound tool that takes an integer ``page``, if any."""
+    """A bound tool that takes an integer `page`, if any."""
     for name, fn in tools.items():
         props = (fn.get("parameters") or {}).get("properties") or {}
         if (props.get("page") or {}).get("type") == "integer":
@@ -147,6 +152,7 @@ def page_tool(tools: dict[str, dict[str, Any]]) -> str | None:
 
 
 def pages(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]) -> Step | None:
+    """Read a page range with the page tool, one call per missing page."""
     tool, match = page_tool(tools), PAGES.search(goal)
     if tool is None or match is None:
         return None
@@ -162,6 +168,7 @@ def pages(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]
 
 
 def orders(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]) -> Step | None:
+    """Look up an order and its tracking, answering from what the tools returned."""
     if "get_order" not in tools:
         return None
     ids = [(letter + digits).upper() for letter, digits in ORDER_ID.findall(goal)]
@@ -178,28 +185,45 @@ def orders(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any
     if order is None:
         return [("get_order", {"order_id": order_id})]
     if not order.ok:
-        if order.error_type == "not_found":
-            return (
-                f"没有找到订单 {order_id}，请核对订单号。"
-                if zh
-                else (f"I could not find order {order_id}; please check the id.")
-            )
+        return _order_failed(order_id, order, zh)
+    return _order_status(order_id, order, zh, done, tools)
+
+
+def _order_failed(order_id: str, order: Done, zh: bool) -> str:
+    if order.error_type == "not_found":
         return (
-            f"查询订单 {order_id} 失败：{order.error}"
+            f"没有找到订单 {order_id}，请核对订单号。"
             if zh
-            else (f"Looking up order {order_id} failed: {order.error}")
+            else (f"I could not find order {order_id}; please check the id.")
         )
+    return (
+        f"查询订单 {order_id} 失败：{order.error}"
+        if zh
+        else (f"Looking up order {order_id} failed: {order.error}")
+    )
+
+
+def _order_status(
+    order_id: str, order: Done, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]
+) -> Step:
     status, tracking_no = order.result.get("status"), order.result.get("tracking_no")
     if status == "paid":
         return (
             f"订单 {order_id} 已付款，还没有发货，暂时没有物流信息。"
             if zh
             else (
-                f"Order {order_id} is paid and not shipped yet, so there is no tracking information."
+                f"Order {order_id} is paid and not shipped yet, "
+                "so there is no tracking information."
             )
         )
     if status != "shipped" or not tracking_no:
         return f"订单 {order_id} 的状态是 {status}。" if zh else f"Order {order_id} is {status}."
+    return _shipped(order_id, tracking_no, zh, done, tools)
+
+
+def _shipped(
+    order_id: str, tracking_no: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]
+) -> Step:
     tracking = find(done, "get_tracking", tracking_no=tracking_no)
     if tracking is None and "get_tracking" in tools:
         return [("get_tracking", {"tracking_no": tracking_no})]
@@ -224,6 +248,7 @@ def orders(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any
 def schedule(
     goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]
 ) -> Step | None:
+    """Book one event from a date and a time range, or ask for them."""
     if "create_event" not in tools or not re.search(
         r"安排|日程|会议|预约|评审|schedule|meeting|event|calendar|book", goal, re.I
     ):
@@ -233,7 +258,10 @@ def schedule(
         return (
             "请告诉我日期（YYYY-MM-DD）和起止时间（例如 10:00-11:00）。"
             if zh
-            else "Please give me the date (YYYY-MM-DD) and the start and end time (e.g. 10:00-11:00)."
+            else (
+                "Please give me the date (YYYY-MM-DD) "
+                "and the start and end time (e.g. 10:00-11:00)."
+            )
         )
     quoted = QUOTED.search(goal)
     title = quoted.group(1) if quoted else ("会议" if zh else "Meeting")
@@ -255,7 +283,8 @@ def schedule(
                 )
                 if zh
                 else (
-                    f"That slot overlaps '{other['title']}'; nothing was created. Please pick another time."
+                    f"That slot overlaps '{other['title']}'; nothing was created. "
+                    "Please pick another time."
                 )
             )
     return [("create_event", {"title": title, "start_time": start, "end_time": end})]
@@ -289,6 +318,7 @@ def _event_outcome(created: Done, title: str, zh: bool) -> str:
 
 
 def email(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]) -> Step | None:
+    """Send one e-mail to the address the goal gives, with the text it quotes."""
     address = ADDRESS.search(goal)
     if (
         "send_email" not in tools
@@ -333,6 +363,7 @@ def _keyword(goal: str) -> str | None:
 
 
 def notes(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]) -> Step | None:
+    """Search the notes by a keyword and sum the budget expression they hold."""
     if "search_notes" not in tools or not re.search(r"笔记|方案|notes?\b", goal, re.I):
         return None
     keyword = _keyword(goal)
@@ -360,8 +391,14 @@ def notes(goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]
             return [("calculate", {"expression": expr})]
         value = calc.result if calc.ok else calc.error
         if zh:
-            return f"提到 {keyword} 的方案是{titles}，预算表达式 {expr} 的计算结果是 {value}。{warning}"
-        return f"The note mentioning {keyword} is {titles}; its budget {expr} comes to {value}.{warning}"
+            return (
+                f"提到 {keyword} 的方案是{titles}，"
+                f"预算表达式 {expr} 的计算结果是 {value}。{warning}"
+            )
+        return (
+            f"The note mentioning {keyword} is {titles}; "
+            f"its budget {expr} comes to {value}.{warning}"
+        )
     body = "；".join(
         f"{h['title']}：{h['content'][:60]}"
         for h in hits
@@ -377,13 +414,20 @@ def _injection_warning(hits: list[dict[str, str]], zh: bool) -> str:
     if not flagged:
         return ""
     if zh:
-        return f" 注意：笔记「{'、'.join(flagged)}」里有要求调用工具或发送信息的指令；笔记只是数据，我没有执行。"
-    return f" Note: {', '.join(flagged)} contains instructions to call tools; notes are data, so I ignored them."
+        return (
+            f" 注意：笔记「{'、'.join(flagged)}」里有要求调用工具或发送信息的指令；"
+            "笔记只是数据，我没有执行。"
+        )
+    return (
+        f" Note: {', '.join(flagged)} contains instructions to call tools; "
+        "notes are data, so I ignored them."
+    )
 
 
 def arithmetic(
     goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]
 ) -> Step | None:
+    """Evaluate the goal's expression with the calculator."""
     match = EXPRESSION.search(goal)
     if "calculate" not in tools or match is None:
         return None
@@ -426,6 +470,7 @@ def split_reply(task: str, system: str) -> str:
 
 
 def synth_reply(payload: str) -> str:
+    """The orchestrator's final answer from the workers' results."""
     data = json.loads(payload)
     n = len(data.get("results") or [])
     return (
@@ -499,6 +544,7 @@ def language_preference(text: str) -> str | None:
 def acknowledge(
     goal: str, zh: bool, done: list[Done], tools: dict[str, dict[str, Any]]
 ) -> Step | None:
+    """Acknowledge a stated language preference (the memory tests' remembered fact)."""
     language = language_preference(goal)
     if language is None:
         return None

@@ -1,5 +1,7 @@
-"""``ChatOpenAI`` as graphwright builds it for ``OPENAI_BASE_URL``: requests every
-OpenAI-compatible server takes (llama.cpp's, vLLM, Ollama), not only OpenAI's own."""
+"""`ChatOpenAI` as graphwright builds it for `OPENAI_BASE_URL`.
+
+Requests every OpenAI-compatible server takes (llama.cpp's, vLLM, Ollama), not only OpenAI's own.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +12,11 @@ from langchain_openai import ChatOpenAI
 
 
 class CompatChatOpenAI(ChatOpenAI):
-    """An assistant message with tool calls and no text goes out with ``content: ""``.
+    """An assistant message with tool calls and no text goes out with `content: ""`.
 
-    langchain-openai sends ``null`` there, which OpenAI documents and llama.cpp's server
+    langchain-openai sends `null` there, which OpenAI documents and llama.cpp's server
     refuses (HTTP 500); an empty string is read the same way by OpenAI, vLLM and Ollama.
-    ``null_content=True`` (``GRAPHWRIGHT_OPENAI_NULL_CONTENT``) sends ``null`` again.
+    `null_content=True` (`GRAPHWRIGHT_OPENAI_NULL_CONTENT`) sends `null` again.
     """
 
     null_content: bool = False

@@ -1,4 +1,4 @@
-"""``Orchestrator``: invoke named graphs, resume them from Redis, inspect and draw them.
+"""`Orchestrator`: invoke named graphs, resume them from Redis, inspect and draw them.
 
 The CLI and the HTTP service are thin layers over this class.
 """
@@ -81,7 +81,7 @@ class Orchestrator(Inspection, AsyncTwins):
         project: Project | None = None,
         mcp_servers: Mapping[str, Any] | None = None,
     ) -> None:
-        """``mcp_servers`` (an ``mcpServers`` mapping) adds to GRAPHWRIGHT_MCP_SERVERS."""
+        """`mcp_servers` (an `mcpServers` mapping) adds to GRAPHWRIGHT_MCP_SERVERS."""
         self.settings = settings or Settings()
         self.project = project
         self._owns_client = client is None  # a caller's client is the caller's to close
@@ -156,14 +156,17 @@ class Orchestrator(Inspection, AsyncTwins):
         return open_client(self.settings)
 
     def close(self) -> None:
-        """Close the Redis connections this orchestrator opened: the asyncio ones of the run
-        core (on the run loop, where they live) and the blocking client it connected."""
+        """Close the Redis connections this orchestrator opened.
+
+        The asyncio ones of the run core (on the run loop, where they live) and the blocking client
+        it connected.
+        """
         call(self._aclose_twin(), "Orchestrator.close")
         if self._owns_client:
             _release(self.client)
 
     async def aclose(self) -> None:
-        """``close`` for a coroutine."""
+        """`close` for a coroutine."""
         await hand(self._aclose_twin())
         if self._owns_client:
             _release(self.client)
@@ -182,10 +185,10 @@ class Orchestrator(Inspection, AsyncTwins):
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Orchestrator:
-        """Settings from the environment and ``.env``; embedded Redis and offline model by default.
+        """Settings from the environment and `.env`; embedded Redis and offline model by default.
 
-        A ``langgraph.json`` named by ``GRAPHWRIGHT_CONFIG``, or in the working directory,
-        adds its graphs (see ``from_config``).
+        A `langgraph.json` named by `GRAPHWRIGHT_CONFIG`, or in the working directory,
+        adds its graphs (see `from_config`).
         """
         path = find_config(os.environ.get("GRAPHWRIGHT_CONFIG") or None)
         if path is not None:
@@ -194,10 +197,10 @@ class Orchestrator(Inspection, AsyncTwins):
 
     @classmethod
     def from_config(cls, path: str | os.PathLike[str], **overrides: Any) -> Orchestrator:
-        """Serve the LangGraph project described by the ``langgraph.json`` at ``path``.
+        """Serve the LangGraph project described by the `langgraph.json` at `path`.
 
         Its env is applied before the settings are read, its dependencies go on
-        ``sys.path``, and its graphs are registered beside graphwright's own.
+        `sys.path`, and its graphs are registered beside graphwright's own.
         """
         project = load_project(path)
         project.apply()
@@ -218,7 +221,7 @@ class Orchestrator(Inspection, AsyncTwins):
     ) -> RunResult:
         """Start a run on a new thread (or a finished one) and run it until it ends or waits.
 
-        With ``user_id``, the user's long-term memories are recalled for the run, and
+        With `user_id`, the user's long-term memories are recalled for the run, and
         what the user explicitly asks to be remembered is stored when it ends.
         """
         return last_result(
@@ -249,12 +252,12 @@ class Orchestrator(Inspection, AsyncTwins):
         user_id: str | None = None,
         mode: StreamMode = "steps",
     ) -> Iterator[StepEvent]:
-        """Like ``invoke``, yielding each step as it happens and the result last.
+        """Like `invoke`, yielding each step as it happens and the result last.
 
-        With ``mode="messages"`` the model's tokens come too, as ``kind="token"`` events
-        (``text``, ``message_id``, ``node``, ``run_id``, ``namespace``: see ``StepEvent``),
+        With `mode="messages"` the model's tokens come too, as `kind="token"` events
+        (`text`, `message_id`, `node`, `run_id`, `namespace`: see `StepEvent`),
         each before the step event of the node that called the model. The run itself goes
-        on the process's run loop (``astream``); this thread only waits for its events.
+        on the process's run loop (`astream`); this thread only waits for its events.
         """
         return iterate(
             lambda: run_core.start(self, graph, input, thread_id, limits, run_id, user_id, mode),
@@ -271,9 +274,9 @@ class Orchestrator(Inspection, AsyncTwins):
         decide: Callable[[GateRequest], Any] | None = None,
         mode: StreamMode = "steps",
     ) -> Iterator[StepEvent]:
-        """Like ``resume``, yielding each step (and, in ``"messages"`` mode, token) as it happens.
+        """Like `resume`, yielding each step (and, in `"messages"` mode, token) as it happens.
 
-        ``decide`` builds the decision from the pending gate, read under the thread's lock
+        `decide` builds the decision from the pending gate, read under the thread's lock
         (so a second reviewer racing the first is told the thread is running elsewhere).
         """
         return iterate(
@@ -284,7 +287,7 @@ class Orchestrator(Inspection, AsyncTwins):
     def create_thread(
         self, thread_id: str | None = None, metadata: dict[str, Any] | None = None
     ) -> str:
-        """Register an empty thread (the HTTP service's ``threads.create``); runs pick its graph."""
+        """Register an empty thread (the HTTP service's `threads.create`); runs pick its graph."""
         thread_id = thread_id or str(uuid.uuid4())
         if not self.thread_meta.create(
             thread_id,
@@ -300,12 +303,14 @@ class Orchestrator(Inspection, AsyncTwins):
         return self.user_memory.recall(user_id)
 
     def forget(self, user_id: str, key: str) -> bool:
-        """Remove the user's record under ``key`` from every later recall."""
+        """Remove the user's record under `key` from every later recall."""
         return self.user_memory.forget(user_id, key)
 
     def adopt_memories(self) -> int:
-        """Move memories an older graphwright kept in the users' store into its own; returns
-        how many moved (docs/store.md: the migration)."""
+        """Move memories an older graphwright kept in the users' store into its own.
+
+        Returns how many moved (docs/store.md: the migration).
+        """
         return adopt_legacy(self.memory, self.store)
 
     # Kept for graphwright.server.execution (the worker's executor), which records its runs
@@ -328,8 +333,10 @@ class Orchestrator(Inspection, AsyncTwins):
         self.thread_meta.write(thread_id, None, **fields)
 
     def refresh_ttl(self, thread_id: str) -> int | None:
-        """Restart the thread's own TTL (``threads.create(ttl=...)``) on every key it has now;
-        its length in seconds, or None for a thread without one."""
+        """Restart the thread's own TTL (`threads.create(ttl=...)`) on every key it has now.
+
+        Its length in seconds, or None for a thread without one.
+        """
         return self.thread_meta.refresh_ttl(thread_id)
 
     def delete(self, thread_id: str) -> None:
@@ -357,7 +364,7 @@ class Orchestrator(Inspection, AsyncTwins):
         return self._extra_tools
 
     def tools(self, graph: str = "agent") -> ToolRegistry:
-        """Every tool a run of ``graph`` may call: its own and the configured ones."""
+        """Every tool a run of `graph` may call: its own and the configured ones."""
         registry = self.graphs.get(graph).tools()
         for spec in self.extra_tools():
             if registry.get(spec.name) is None:
@@ -365,10 +372,10 @@ class Orchestrator(Inspection, AsyncTwins):
         return registry
 
     def compiled(self, graph: str, config: RunnableConfig | None = None) -> Graph:
-        """The compiled graph registered as ``graph`` (default limits).
+        """The compiled graph registered as `graph` (default limits).
 
-        A graph built from the run's config (a ``langgraph.json`` factory) is built for
-        the ``configurable`` values of ``config``, like ``langgraph dev`` does per run.
+        A graph built from the run's config (a `langgraph.json` factory) is built for
+        the `configurable` values of `config`, like `langgraph dev` does per run.
         """
         return self._graph(self.graphs.get(graph), None, config)
 
@@ -427,9 +434,11 @@ __all__ = ["GateRequest", "Orchestrator", "parse_input"]
 
 
 def _release(client: redis.Redis) -> None:
-    """Close a client this orchestrator connected. A single node's pool is disconnected too
-    (a pool it was given is not closed with it); a cluster client closes its nodes itself
-    and has no one pool."""
+    """Close a client this orchestrator connected.
+
+    A single node's pool is disconnected too (a pool it was given is not closed with it); a cluster
+    client closes its nodes itself and has no one pool.
+    """
     client.close()
     pool = getattr(client, "connection_pool", None)
     if pool is not None:

@@ -1,8 +1,8 @@
-"""A LangGraph project described by ``langgraph.json``: its graphs, env, dependencies, store.
+"""A LangGraph project described by `langgraph.json`: its graphs, env, dependencies, store.
 
-Graphs are read the way ``langgraph dev`` reads them (``./path.py:attr`` or
-``module:attr``; a compiled graph, a ``StateGraph``, a functional ``@entrypoint`` or a
-factory taking a ``RunnableConfig`` or nothing) and compiled with graphwright's Redis
+Graphs are read the way `langgraph dev` reads them (`./path.py:attr` or
+`module:attr`; a compiled graph, a `StateGraph`, a functional `@entrypoint` or a
+factory taking a `RunnableConfig` or nothing) and compiled with graphwright's Redis
 saver and store instead of the in-memory ones.
 """
 
@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 
 
 class StoreConfig(BaseModel):
+    """`langgraph.json`'s `store`: its index and TTL, other keys kept as given."""
+
     model_config = ConfigDict(extra="allow")
 
     index: dict[str, Any] | None = None
@@ -49,19 +51,23 @@ class StoreConfig(BaseModel):
 
 
 class CheckpointerConfig(BaseModel):
+    """`langgraph.json`'s `checkpointer`: its TTL, other keys kept as given."""
+
     model_config = ConfigDict(extra="allow")
 
     ttl: dict[str, Any] | None = None  # {"default_ttl": minutes, "strategy": "delete", ...}
 
 
 class HttpConfig(BaseModel):
-    """The ``http`` section, as the reference reads it: CORS, a user's app mounted beside the
-    API, a path prefix for the API, switches that leave resources out, and the request
-    headers copied into a run's ``configurable``."""
+    """The `http` section, as the reference reads it.
+
+    CORS, a user's app mounted beside the API, a path prefix for the API, switches that leave
+    resources out, and the request headers copied into a run's `configurable`.
+    """
 
     model_config = ConfigDict(extra="allow")
 
-    app: str | None = None  # ``./path.py:app``: a Starlette or FastAPI app
+    app: str | None = None  # `./path.py:app`: a Starlette or FastAPI app
     cors: dict[str, Any] | None = None
     mount_prefix: str | None = None
     disable_assistants: bool = False
@@ -76,17 +82,20 @@ class HttpConfig(BaseModel):
 
 
 class AuthConfig(BaseModel):
-    """The ``auth`` section: the ``langgraph_sdk.Auth`` object at ``path`` decides who calls."""
+    """The `auth` section: the `langgraph_sdk.Auth` object at `path` decides who calls."""
 
     model_config = ConfigDict(extra="allow")
 
-    path: str | None = None  # ``./auth.py:auth`` (relative to the project) or ``module:auth``
+    path: str | None = None  # `./auth.py:auth` (relative to the project) or `module:auth`
     disable_studio_auth: bool = False  # graphwright has no Studio bypass: always as if true
 
 
 class ProjectConfig(BaseModel):
-    """The parts of ``langgraph.json`` graphwright reads. Before it is read, ``project_keys``
-    refuses a key graphwright does not implement, so none is ignored."""
+    """The parts of `langgraph.json` graphwright reads.
+
+    Before it is read, `project_keys` refuses a key graphwright does not implement, so none is
+    ignored.
+    """
 
     model_config = ConfigDict(extra="allow")
 
@@ -101,7 +110,7 @@ class ProjectConfig(BaseModel):
 
 
 class Project:
-    """One loaded ``langgraph.json``; paths in it are relative to its folder."""
+    """One loaded `langgraph.json`; paths in it are relative to its folder."""
 
     def __init__(self, path: Path, config: ProjectConfig) -> None:
         self.path = path
@@ -110,7 +119,7 @@ class Project:
 
     @property
     def graphs(self) -> dict[str, str]:
-        """Graph id to ``./path.py:attr`` or ``module:attr``."""
+        """Graph id to `./path.py:attr` or `module:attr`."""
         return {
             name: spec if isinstance(spec, str) else str(spec.get("path", ""))
             for name, spec in self.config.graphs.items()
@@ -124,7 +133,7 @@ class Project:
         return read_env_file(self.root / env)
 
     def apply(self) -> None:
-        """Put the env into ``os.environ`` (set variables win) and the dependencies on sys.path."""
+        """Put the env into `os.environ` (set variables win) and the dependencies on sys.path."""
         for key, value in self.env().items():
             os.environ.setdefault(key, value)
         for dep in reversed(self.config.dependencies):
@@ -158,7 +167,7 @@ class Project:
         return cast(IndexConfig, index)
 
     def auth_path(self) -> str | None:
-        """The ``auth.path`` entry, a file's part made absolute (relative to the project)."""
+        """The `auth.path` entry, a file's part made absolute (relative to the project)."""
         target = self.config.auth.path if self.config.auth else None
         if not target:
             return None
@@ -168,7 +177,7 @@ class Project:
         return target
 
     def user_app(self) -> Any:
-        """The app ``http.app`` names, loaded from the project; None without one."""
+        """The app `http.app` names, loaded from the project; None without one."""
         return load_attribute(self.config.http.app, self.root) if self.config.http.app else None
 
     def register(self, registry: GraphRegistry) -> None:
@@ -189,6 +198,7 @@ class Project:
 
 
 def load_project(path: str | os.PathLike[str]) -> Project:
+    """Read and validate a `langgraph.json`; what graphwright cannot serve is refused by name."""
     path = Path(path)
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -204,11 +214,12 @@ def load_project(path: str | os.PathLike[str]) -> Project:
 
 
 def read_env_file(path: Path) -> dict[str, str]:
-    """``KEY=value`` lines; blank lines, comments and ``export`` prefixes are allowed.
+    """`KEY=value` lines; blank lines, comments and `export` prefixes are allowed.
 
-    A file that is not there reads as no variables, with a warning, as ``langgraph dev``
-    reads it: LangGraph's templates name ``.env`` (git-ignored, made from ``.env.example``)
-    and a fresh clone has none, its keys coming from the environment instead."""
+    A file that is not there reads as no variables, with a warning, as `langgraph dev`
+    reads it: LangGraph's templates name `.env` (git-ignored, made from `.env.example`)
+    and a fresh clone has none, its keys coming from the environment instead.
+    """
     if not path.is_file():
         log.warning("the project's env file %s does not exist; no variables are read from it", path)
         return {}
@@ -227,7 +238,7 @@ def read_env_file(path: Path) -> dict[str, str]:
 
 
 def load_attribute(target: str, root: Path) -> Any:
-    """The attribute named by ``./path.py:attr`` (relative to ``root``) or ``module:attr``."""
+    """The attribute named by `./path.py:attr` (relative to `root`) or `module:attr`."""
     where, _, attr = target.rpartition(":")
     if not where or not attr:
         raise ConfigurationError(f"graph {target!r}: write it as ./path.py:attr or module:attr")
@@ -275,7 +286,7 @@ def _builder(name: str, value: Any) -> Callable[[GraphContext], Graph]:
 
 
 def compile_graph(name: str, value: Any, ctx: GraphContext) -> Graph:
-    """The graph ``value`` stands for, with graphwright's checkpointer and store."""
+    """The graph `value` stands for, with graphwright's checkpointer and store."""
     if not isinstance(value, Pregel | StateGraph) and callable(value):
         value = _call_factory(name, value, ctx)
     approvals = Approvals(ctx.redis_client, ctx.keys, ttl_s=DECISION_TTL_S)
@@ -301,13 +312,13 @@ RUN_KEYS = ("thread_id", "checkpoint_id", "checkpoint_ns", "run_id", "gw_fence")
 
 
 def run_configurable(config: RunnableConfig | None) -> dict[str, Any]:
-    """The ``configurable`` values a factory may build from: not the per-run bookkeeping."""
+    """The `configurable` values a factory may build from: not the per-run bookkeeping."""
     given = (config or {}).get("configurable") or {}
     return {k: v for k, v in given.items() if k not in RUN_KEYS and not k.startswith("__")}
 
 
 def takes_config(value: Any) -> bool:
-    """Whether ``value`` is a factory called with the run's config."""
+    """Whether `value` is a factory called with the run's config."""
     if isinstance(value, Pregel | StateGraph) or not callable(value):
         return False
     try:
@@ -332,8 +343,10 @@ def _call_factory(name: str, factory: Callable[..., Any], ctx: GraphContext) -> 
 
 
 def refuse_runtime_factory(name: str, value: Any) -> None:
-    """A factory the reference calls with a ``ServerRuntime`` (or with two arguments) is
-    refused by name: graphwright calls a factory with the run's config or with nothing."""
+    """Refuse by name a factory the reference calls with a `ServerRuntime` (or two arguments).
+
+    graphwright calls a factory with the run's config or with nothing.
+    """
     if isinstance(value, Pregel | StateGraph) or not callable(value):
         return
     try:

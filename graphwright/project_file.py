@@ -1,5 +1,7 @@
-"""Where a ``langgraph.json`` is, apart from loading it (LangGraph): the CLI's light reads
-check for one before they read a thread without its graph."""
+"""Where a `langgraph.json` is, apart from loading it (LangGraph).
+
+The CLI's light reads check for one before they read a thread without its graph.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ CONFIG_NAME = "langgraph.json"
 
 
 def find_config(explicit: str | os.PathLike[str] | None = None) -> Path | None:
-    """``explicit``, or ``langgraph.json`` in the working directory when there is one."""
+    """`explicit`, or `langgraph.json` in the working directory when there is one."""
     if explicit:
         path = Path(explicit)
         if path.is_dir():

@@ -1,6 +1,8 @@
-"""Which ``langgraph.json`` keys graphwright honours and which it refuses, with the message:
-every key ``langgraph dev`` reads is one or the other, never dropped (``docs/langgraph-json.md``
-is this table for people)."""
+"""Which `langgraph.json` keys graphwright honours and which it refuses, with the message.
+
+Every key `langgraph dev` reads is one or the other, never dropped (`docs/langgraph-json.md` is this
+table for people).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 HONOURED = "honoured"
-BUILD = "build"  # shapes the image ``langgraph build`` makes; ``langgraph dev`` does not use it
+BUILD = "build"  # shapes the image `langgraph build` makes; `langgraph dev` does not use it
 
 # Top-level keys. A section (a dict value) has its own table below.
 TOP: dict[str, str] = {
@@ -129,7 +131,7 @@ GRAPH_KEYS = frozenset({"path", "description"})  # a graph given as an object
 
 
 def refusal(raw: Mapping[str, Any]) -> str | None:
-    """The one-line reason graphwright will not serve this ``langgraph.json``, or None."""
+    """The one-line reason graphwright will not serve this `langgraph.json`, or None."""
     graphs = raw.get("graphs")
     for name, entry in graphs.items() if isinstance(graphs, Mapping) else ():
         unknown = sorted(set(entry) - GRAPH_KEYS) if isinstance(entry, Mapping) else []

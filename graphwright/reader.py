@@ -1,8 +1,9 @@
-"""Reading a thread without its graph, so the CLI's ``show`` and ``trace`` load no LangGraph:
-the client the Orchestrator opens too, the thread's meta, trace and recorded summary.
+"""Reading a thread without its graph, so the CLI's `show` and `trace` load no LangGraph.
 
-A thread with no summary recorded for its head (``graphwright.summary``) is left to
-``Orchestrator.summary``, which compiles the graph.
+The client the Orchestrator opens too, the thread's meta, trace and recorded summary.
+
+A thread with no summary recorded for its head (`graphwright.summary`) is left to
+`Orchestrator.summary`, which compiles the graph.
 """
 
 from __future__ import annotations
@@ -61,8 +62,11 @@ class ThreadReader:
 
     @classmethod
     def from_env(cls) -> ThreadReader | None:
-        """Like ``Orchestrator.from_env``; None with a ``langgraph.json``, whose env (applied
-        by the Orchestrator) may name another Redis."""
+        """Like `Orchestrator.from_env`.
+
+        None with a `langgraph.json`, whose env (applied by the Orchestrator) may name another
+        Redis.
+        """
         if find_config(os.environ.get("GRAPHWRIGHT_CONFIG") or None) is not None:
             return None
         return cls(Settings())
@@ -90,6 +94,6 @@ class ThreadReader:
         )
 
     def trace(self, thread_id: str) -> list[dict[str, Any]]:
-        """``Orchestrator.trace``: the thread's recorded events."""
+        """`Orchestrator.trace`: the thread's recorded events."""
         self.thread_meta.known(thread_id)
         return self.tracer.read(thread_id)

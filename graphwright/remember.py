@@ -23,19 +23,21 @@ Reply with JSON only: {"memories": [{"kind": "preference" | "fact" | "procedure"
 or {"memories": []}."""
 
 
-class Candidate(BaseModel):
+# No docstring: pydantic would send it to the model as the schema's description.
+class Candidate(BaseModel):  # noqa: D101
     kind: Literal["preference", "fact", "procedure"]
     key: str = Field(min_length=1, max_length=64, pattern=r"^[a-z][a-z0-9_]*$")
     value: str = Field(min_length=1, max_length=500)
     message_id: str | None = None
 
 
-class Extraction(BaseModel):
+# No docstring: pydantic would send it to the model as the schema's description.
+class Extraction(BaseModel):  # noqa: D101
     memories: list[Candidate] = Field(default_factory=list, max_length=10)
 
 
 class ExtractionError(ValueError):
-    """The remember step's reply was not a valid extraction; ``reply`` is what the model said."""
+    """The remember step's reply was not a valid extraction; `reply` is what the model said."""
 
     def __init__(self, message: str, reply: AIMessage | None) -> None:
         super().__init__(message)

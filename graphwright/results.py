@@ -13,6 +13,8 @@ ThreadStatus = Literal["running", "completed", "interrupted", "stopped", "failed
 
 
 class Usage(BaseModel):
+    """What a run spent: tokens, model calls and tool calls."""
+
     tokens: int = 0
     model_calls: int = 0
     tool_calls: int = 0
@@ -41,10 +43,10 @@ class RunResult(BaseModel):
 class StepEvent(BaseModel):
     """One event of a streamed run, as it happens.
 
-    ``step``: a node finished (``node``, its state ``update``); ``interrupt``: the run
-    waits at a gate; ``token``: a piece of a model reply (``text``, the ``message_id``
-    it belongs to, ``node`` that called the model, ``namespace`` of the worker
-    subgraph if any); ``result``: the last event, with the ``RunResult``.
+    `step`: a node finished (`node`, its state `update`); `interrupt`: the run
+    waits at a gate; `token`: a piece of a model reply (`text`, the `message_id`
+    it belongs to, `node` that called the model, `namespace` of the worker
+    subgraph if any); `result`: the last event, with the `RunResult`.
     """
 
     thread_id: str
@@ -59,6 +61,8 @@ class StepEvent(BaseModel):
 
 
 class ThreadInfo(BaseModel):
+    """A thread as `threads` lists it."""
+
     thread_id: str
     graph: str | None
     status: ThreadStatus | None
@@ -66,6 +70,8 @@ class ThreadInfo(BaseModel):
 
 
 class CheckpointInfo(BaseModel):
+    """One checkpoint of a thread's history, as `history` lists it."""
+
     checkpoint_id: str
     step: int
     node: list[str] = Field(description="the node(s) whose writes produced this checkpoint")
@@ -75,6 +81,8 @@ class CheckpointInfo(BaseModel):
 
 
 class ThreadState(BaseModel):
+    """A thread's current values and what it waits on."""
+
     thread_id: str
     graph: str | None
     status: ThreadStatus | None
@@ -85,8 +93,10 @@ class ThreadState(BaseModel):
 
 
 class ThreadSummary(BaseModel):
-    """What ``graphwright show`` prints of a thread: its ``ThreadState`` without the values,
-    but for the answer and stop reason."""
+    """What `graphwright show` prints of a thread.
+
+    Its `ThreadState` without the values, but for the answer and stop reason.
+    """
 
     thread_id: str
     graph: str | None

@@ -1,7 +1,9 @@
-"""The async run core behind every Orchestrator run: take the thread's lock, check and
-prepare the run (blocking reads, in the run loop's executor), then hand it to ``RunRecord``.
+"""The async run core behind every Orchestrator run.
 
-``Orchestrator.stream``/``stream_resume`` drive these on the run loop from their thread;
+Take the thread's lock, check and prepare the run (blocking reads, in the run loop's executor), then
+hand it to `RunRecord`.
+
+`Orchestrator.stream`/`stream_resume` drive these on the run loop from their thread;
 the async twins await them. Nothing here blocks the loop.
 """
 
@@ -39,7 +41,7 @@ async def start(
     user_id: str | None,
     mode: StreamMode,
 ) -> AsyncIterator[StepEvent]:
-    """The run core of ``stream``/``astream``, on the run loop, under the thread's lock."""
+    """The run core of `stream`/`astream`, on the run loop, under the thread's lock."""
     spec = orch.graphs.get(graph)
     run_input = None if spec.native_input else parse_input(input)
     scopes = (
@@ -104,8 +106,10 @@ def _prepare(
 
 
 def model_failed_here(meta: dict[str, str], snapshot: Any) -> bool:
-    """Whether the thread's unfinished step is one the model failed, and nothing ran since:
-    a new input may start over it, where a step a process left mid-way must be resumed."""
+    """Whether the thread's unfinished step is one the model failed, and nothing ran since.
+
+    A new input may start over it, where a step a process left mid-way must be resumed.
+    """
     failed_at = meta.get(MODEL_FAILED)
     return bool(failed_at) and failed_at == checkpoint_of(snapshot)
 
@@ -119,7 +123,7 @@ async def resume(
     decide: Callable[[GateRequest], Any] | None,
     mode: StreamMode,
 ) -> AsyncIterator[StepEvent]:
-    """The run core of ``stream_resume``/``astream_resume``, on the run loop."""
+    """The run core of `stream_resume`/`astream_resume`, on the run loop."""
     meta = await asyncio.to_thread(orch._meta, thread_id)
     if not meta.get("graph"):
         raise NotFoundError(f"no thread {thread_id!r}; `threads` lists the known ones")

@@ -1,8 +1,8 @@
 """One run's lifecycle and its record: the only writer of a run's status, start, end and result.
 
-A run's data path reads API -> run -> graph -> storage: ``Orchestrator.stream`` takes the
-thread's lock and hands the run here; ``RunRecord.execute`` marks it running and traces its
-start, drives the graph (``streaming.step_events``, on the run loop), then ``finish``
+A run's data path reads API -> run -> graph -> storage: `Orchestrator.stream` takes the
+thread's lock and hands the run here; `RunRecord.execute` marks it running and traces its
+start, drives the graph (`streaming.step_events`, on the run loop), then `finish`
 takes the thread's state, read once, remembers what the user asked, counts the usage from
 the trace and writes the final status. Nothing of the run goes back through the
 Orchestrator.
@@ -123,8 +123,11 @@ class RunRecord:
         run_input: RunInput | dict[str, Any] | None,
         fence: int | None = None,
     ) -> None:
-        """Mark the thread running and trace the run's start; a new input restarts the usage.
-        Every write carries the run's ``fence``: a run that lost the thread writes none."""
+        """Mark the thread running and trace the run's start.
+
+        A new input restarts the usage. Every write carries the run's `fence`: a run that lost the
+        thread writes none.
+        """
         self.meta.write(thread_id, fence, graph=graph, status="running", thread_id=thread_id)
         started = self.tracer.emit(
             thread_id,
@@ -152,7 +155,7 @@ class RunRecord:
     ) -> RunResult:
         """The run's result from one read of the thread's state; its status written last.
 
-        A run the model failed names its checkpoint in ``MODEL_FAILED``: the thread's
+        A run the model failed names its checkpoint in `MODEL_FAILED`: the thread's
         next turn may start over that unfinished step (a model call has no effect to lose).
         """
         status, error = status_of(snapshot, error)
@@ -187,13 +190,14 @@ class RunRecord:
 
 
 def checkpoint_of(snapshot: StateSnapshot) -> str:
+    """The checkpoint id a snapshot's config names (empty if none)."""
     return str((snapshot.config.get("configurable") or {}).get("checkpoint_id") or "")
 
 
 def model_failure(exc: BaseException) -> str | None:
     """The one line a run that the model provider failed ends with; None for any other error.
 
-    A ``ModelError`` says it already; a provider error raised by a node that calls the
+    A `ModelError` says it already; a provider error raised by a node that calls the
     model itself (a langgraph.json graph, a structured reply) is described the same way.
     """
     if isinstance(exc, ModelError):
@@ -204,7 +208,7 @@ def model_failure(exc: BaseException) -> str | None:
 
 
 def summary_of(snapshot: StateSnapshot, gate: GateRequest | None) -> Recorded:
-    """What ``show`` prints of the thread, as ``Orchestrator.state`` reads it."""
+    """What `show` prints of the thread, as `Orchestrator.state` reads it."""
     values = jsonable(snapshot.values) if isinstance(snapshot.values, dict) else {}
     return Recorded(
         checkpoint_id=(snapshot.config.get("configurable") or {}).get("checkpoint_id"),

@@ -1,12 +1,13 @@
-"""Turn graph state into plain JSON data: ``wire`` for everything the HTTP service sends
-(runs, streams and every read, so stored and streamed state cannot drift apart),
-``jsonable`` for the compact views of the CLI and RunResult."""
+"""Turn graph state into plain JSON data.
+
+`wire` for everything the HTTP service sends (runs, streams and every read, so stored and streamed
+state cannot drift apart), `jsonable` for the compact views of the CLI and RunResult.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
-import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,9 +28,11 @@ MESSAGE_FIELDS = (
 
 
 def wire(value: Any) -> Any:
-    """JSON data as the Agent Server encodes it: pydantic models (messages too) by
-    ``model_dump()`` with every field, dataclasses (``Interrupt``) by all their fields, a
-    ``Send`` as ``node``/``args``, named tuples as dicts, anything else by ``str``."""
+    """JSON data as the Agent Server encodes it.
+
+    Pydantic models (messages too) by `model_dump()` with every field, dataclasses (`Interrupt`) by
+    all their fields, a `Send` as `node`/`args`, named tuples as dicts, anything else by `str`.
+    """
     if isinstance(value, str | int | float | bool) or value is None:
         return value
     if isinstance(value, Mapping):
@@ -38,6 +41,11 @@ def wire(value: Any) -> Any:
         return wire(value._asdict())
     if isinstance(value, list | tuple | set | frozenset):
         return [wire(v) for v in value]
+    return _wire_object(value)
+
+
+def _wire_object(value: Any) -> Any:
+    """`wire` for what is neither a JSON scalar nor a container (a UUID too goes by `str`)."""
     if isinstance(value, BaseModel):
         return wire(value.model_dump())
     if type(value).__name__ == "Send" and hasattr(value, "node"):
@@ -48,12 +56,11 @@ def wire(value: Any) -> Any:
         return value.isoformat()
     if isinstance(value, BaseException):
         return {"error": type(value).__name__, "message": str(value)}
-    if isinstance(value, uuid.UUID):
-        return str(value)
     return str(value)
 
 
 def message_data(message: BaseMessage) -> dict[str, Any]:
+    """A message's set fields only, as the CLI shows it."""
     data = message.model_dump(include=set(MESSAGE_FIELDS))
     return {k: v for k, v in data.items() if v not in (None, [], {})}
 

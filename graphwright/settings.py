@@ -1,4 +1,4 @@
-"""Settings read from the environment and a ``.env`` file (pydantic-settings)."""
+"""Settings read from the environment and a `.env` file (pydantic-settings)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Long-running processes (``serve``, ``worker``) start when Redis does, not before it.
+"""Long-running processes (`serve`, `worker`) start when Redis does, not before it.
 
 A service started beside its Redis (compose, a restart of both) would otherwise exit on
 the first refused connection: it waits out the retry window instead, saying which URL it
@@ -26,8 +26,9 @@ T = TypeVar("T")
 def when_reachable(
     open_: Callable[[], T], *, forever: bool = False, settings: Settings | None = None
 ) -> T:
-    """``open_()`` retried while Redis is unreachable: for GRAPHWRIGHT_REDIS_RETRY_S, or for as
-    long as it takes with ``forever``.
+    """`open_()` retried while Redis is unreachable.
+
+    For GRAPHWRIGHT_REDIS_RETRY_S, or for as long as it takes with `forever`.
 
     Raises:
         RedisUnavailableError: the window passed; the message names the URL used.

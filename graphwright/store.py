@@ -29,6 +29,7 @@ def redis_url(settings: Settings) -> str:
 
 
 def open_saver(settings: Settings) -> RedisSaver:
+    """The checkpointer `Settings` asks for, on its Redis."""
     from graphwright.checkpoints.redis import (
         RedisSaver,  # LangGraph: not for redis_url's light callers
     )

@@ -1,8 +1,8 @@
-"""Streams of a run: LangGraph's ``astream`` chunks as ``StepEvent``s, and the final result.
+"""Streams of a run: LangGraph's `astream` chunks as `StepEvent`s, and the final result.
 
-``mode="steps"`` yields one event per finished node; ``mode="messages"`` adds the
-model's tokens as they arrive (LangGraph's ``stream_mode="messages"``), from the top
-graph and from worker subgraphs alike. Model calls tagged ``nostream`` (structured
+`mode="steps"` yields one event per finished node; `mode="messages"` adds the
+model's tokens as they arrive (LangGraph's `stream_mode="messages"`), from the top
+graph and from worker subgraphs alike. Model calls tagged `nostream` (structured
 JSON such as compaction notes or a split) are left out.
 """
 
@@ -34,10 +34,10 @@ async def step_events(
     durability: Durability | None = None,
     check: Callable[[], None] | None = None,
 ) -> AsyncIterator[StepEvent]:
-    """Run ``compiled`` (``astream``, on the run loop) and translate what it streams.
+    """Run `compiled` (`astream`, on the run loop) and translate what it streams.
 
-    The caller adds the result event. ``check`` runs after every chunk (the thread lock's
-    ownership check, which raises ``LockLostError`` when another process took the thread
+    The caller adds the result event. `check` runs after every chunk (the thread lock's
+    ownership check, which raises `LockLostError` when another process took the thread
     over).
     """
     modes: list[LangGraphMode] = ["updates", "messages"] if mode == "messages" else ["updates"]
@@ -90,6 +90,7 @@ def token_event(
 
 
 def last_result(events: Iterable[StepEvent]) -> RunResult:
+    """The result the last step event carries: how the run ended."""
     result = None
     for event in events:
         result = event.result or result
@@ -99,7 +100,7 @@ def last_result(events: Iterable[StepEvent]) -> RunResult:
 
 
 async def alast_result(events: AsyncIterator[StepEvent]) -> RunResult:
-    """``last_result`` of an async stream."""
+    """`last_result` of an async stream."""
     result = None
     async for event in events:
         result = event.result or result

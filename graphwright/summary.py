@@ -1,7 +1,9 @@
-"""A thread's summary, recorded in its meta hash by the run that left it: ``show`` reads it
-without compiling the graph (LangGraph), for as long as the thread's head is the same.
+"""A thread's summary, recorded in its meta hash by the run that left it.
 
-The record names the head it describes (``graphwright.checkpoints.head``); a thread whose head moved
+`show` reads it without compiling the graph (LangGraph), for as long as the thread's head is the
+same.
+
+The record names the head it describes (`graphwright.checkpoints.head`); a thread whose head moved
 since (a later step, update or resume) has no valid record, and is read through its graph.
 """
 
@@ -19,8 +21,10 @@ FIELD = "summary"  # of the thread's meta hash (sealed: it holds the answer)
 
 @dataclass(frozen=True, kw_only=True)
 class Recorded:
-    """The graph's view of a checkpoint: what is next and what waits, with the answer
-    and stop reason as ``jsonable`` gives them."""
+    """The graph's view of a checkpoint.
+
+    What is next and what waits, with the answer and stop reason as `jsonable` gives them.
+    """
 
     checkpoint_id: str | None  # None: the thread has no checkpoint (nothing is recorded)
     next: list[str]
@@ -31,8 +35,10 @@ class Recorded:
 
 
 def encode(summary: Recorded, head: Head | None) -> str:
-    """The record of ``summary``, read at ``head``; empty (no record) unless the head is the
-    summary's checkpoint."""
+    """The record of `summary`, read at `head`.
+
+    Empty (no record) unless the head is the summary's checkpoint.
+    """
     if head is None or head.checkpoint_id != summary.checkpoint_id:
         return ""
     return json.dumps(
@@ -50,7 +56,7 @@ def encode(summary: Recorded, head: Head | None) -> str:
 
 
 def decode(text: str | None, head: Head | None) -> Recorded | None:
-    """The record if it describes ``head``, the thread's head now."""
+    """The record if it describes `head`, the thread's head now."""
     if not text or head is None:
         return None
     data = json.loads(text)

@@ -1,15 +1,15 @@
 """The thread search index: threads by status and metadata without reading every thread.
 
 Layout (all under one hash tag, so intersections are one command even on a cluster):
-``by:updated`` and ``by:created`` sorted sets (thread id -> epoch seconds), one set per
-API status, one set per scalar metadata pair (``key=<JSON value>``) and, per thread,
+`by:updated` and `by:created` sorted sets (thread id -> epoch seconds), one set per
+API status, one set per scalar metadata pair (`key=<JSON value>`) and, per thread,
 the set of metadata sets it is in, so a metadata change leaves the old ones. A search
 intersects the order set with the filter sets (weight 0) and reads one page of it.
-Non-scalar metadata filters, ``values`` and ``ids`` are checked on the candidates.
+Non-scalar metadata filters, `values` and `ids` are checked on the candidates.
 
-With encryption on, a metadata set is named by a keyed hash of its pair (``Keys``), so no
+With encryption on, a metadata set is named by a keyed hash of its pair (`Keys`), so no
 user text sits in key names. After a key rotation a search reads the union of a pair's
-sets under every key; ``reindex`` (run by ``graphwright rekey``) moves every thread to the
+sets under every key; `reindex` (run by `graphwright rekey`) moves every thread to the
 newest key's sets, after which the old key can go.
 """
 
@@ -68,7 +68,7 @@ def scalar_pairs(metadata: Mapping[str, Any]) -> dict[str, str]:
 
 
 def contains(superset: Any, subset: Mapping[str, Any]) -> bool:
-    """JSON containment (Postgres ``@>`` on objects), the reference's metadata match."""
+    """JSON containment (Postgres `@>` on objects), the reference's metadata match."""
     if not isinstance(superset, Mapping):
         return False
     for key, value in subset.items():
@@ -83,8 +83,10 @@ def contains(superset: Any, subset: Mapping[str, Any]) -> bool:
 
 
 def matches(metadata: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
-    """An auth handler's filter (the Agent Server's language): a plain value or ``$eq``,
-    ``$contains`` (a list holding every item), ``$or`` of filters; all ANDed."""
+    """An auth handler's filter (the Agent Server's language).
+
+    A plain value or `$eq`, `$contains` (a list holding every item), `$or` of filters; all ANDed.
+    """
     for key, wanted in filters.items():
         if key == "$or":
             if not isinstance(wanted, list) or not all(isinstance(g, Mapping) for g in wanted):
@@ -96,21 +98,21 @@ def matches(metadata: Mapping[str, Any], filters: Mapping[str, Any]) -> bool:
         if not isinstance(wanted, Mapping):
             if have != wanted:
                 return False
-            continue
-        for op, arg in wanted.items():
-            if op == "$eq":
-                ok = have == arg
-            elif op == "$contains":
-                items = arg if isinstance(arg, list) else [arg]
-                ok = isinstance(have, list) and all(a in have for a in items)
-            else:
-                raise ConfigurationError(
-                    f"auth filter operator {op!r} is not supported; "
-                    "use a plain value, $eq, $contains or $or"
-                )
-            if not ok:
-                return False
+        elif not all(_holds(op, have, arg) for op, arg in wanted.items()):
+            return False
     return True
+
+
+def _holds(op: str, have: Any, arg: Any) -> bool:
+    """One operator of a key's filter, on the key's value."""
+    if op == "$eq":
+        return bool(have == arg)
+    if op == "$contains":
+        items = arg if isinstance(arg, list) else [arg]
+        return isinstance(have, list) and all(a in have for a in items)
+    raise ConfigurationError(
+        f"auth filter operator {op!r} is not supported; use a plain value, $eq, $contains or $or"
+    )
 
 
 def equalities(filters: Mapping[str, Any]) -> dict[str, Any]:
@@ -127,7 +129,7 @@ def equalities(filters: Mapping[str, Any]) -> dict[str, Any]:
 class Query:
     """What a thread search asks for; the index answers the status and scalar metadata.
 
-    ``filters`` is what the caller may see (an auth handler's filter): its equalities join
+    `filters` is what the caller may see (an auth handler's filter): its equalities join
     the index query and the rest is checked on the candidates, before any page is cut.
     """
 
@@ -166,8 +168,10 @@ class ThreadIndex:
         self._script = client.register_script(_REINDEX_META)
 
     def _reindex(self, keys: list[str], args: list[str], client: Pipeline | redis.Redis) -> None:
-        """In a pipeline the script goes by its body (``EVAL``): a registered script there
-        costs a ``SCRIPT EXISTS`` round trip on every execute."""
+        """In a pipeline the script goes by its body (`EVAL`).
+
+        A registered script there costs a `SCRIPT EXISTS` round trip on every execute.
+        """
         if isinstance(client, Pipeline):
             client.eval(_REINDEX_META, len(keys), *keys, *args)
         else:
@@ -178,7 +182,7 @@ class ThreadIndex:
     def on_write(
         self, pipe: Pipeline, thread_id: str, fields: Mapping[str, str], now: float | None = None
     ) -> None:
-        """Index one write of the thread's meta hash (the Orchestrator's ``_set_meta``)."""
+        """Index one write of the thread's meta hash (the Orchestrator's `_set_meta`)."""
         now = time.time() if now is None else now
         k = self.keys
         pipe.zadd(k.threads_by("updated"), {thread_id: now})
@@ -229,7 +233,7 @@ class ThreadIndex:
             target.srem(k.threads_with_status(status), *ids)
 
     def set_expiry(self, thread_id: str, at: float | None) -> None:
-        """Note when a thread's TTL deletes it (``None``: never), so the index can drop it."""
+        """Note when a thread's TTL deletes it (`None`: never), so the index can drop it."""
         if at is None:
             self.client.zrem(self.keys.threads_by("expires"), thread_id)
         else:
@@ -269,7 +273,7 @@ class ThreadIndex:
         return sources, unions
 
     def _intersect(self, query: Query, then: Callable[[Pipeline, str], object]) -> list[Any]:
-        """Intersect the query's sets into a scratch set, run ``then`` on it, drop the scratch."""
+        """Intersect the query's sets into a scratch set, run `then` on it, drop the scratch."""
         token = uuid.uuid4().hex
         sources, unions = self._sources(query, token)
         scratch = self.keys.thread_search_scratch(token)
@@ -283,9 +287,9 @@ class ThreadIndex:
         return found[len(unions) :]
 
     def page(self, query: Query, offset: int, limit: int) -> list[str]:
-        """Ids of the candidates ``offset .. offset+limit-1`` in the query's order.
+        """Ids of the candidates `offset .. offset+limit-1` in the query's order.
 
-        ``limit < 0`` reads every candidate.
+        `limit < 0` reads every candidate.
         """
         if offset > LAST_RANK:
             return []

@@ -1,7 +1,7 @@
 """A thread's meta hash: its graph, status, times, the run bookkeeping and the user's metadata.
 
-One hash per thread, on the thread's own cluster slot; the user's text in it (``metadata``,
-``remember``) is sealed when encryption is on. Every write also refreshes the threads
+One hash per thread, on the thread's own cluster slot; the user's text in it (`metadata`,
+`remember`) is sealed when encryption is on. Every write also refreshes the threads
 index and the HTTP service's search index, each on its own slot.
 """
 
@@ -44,21 +44,24 @@ class ThreadMeta:
         }
 
     def known(self, thread_id: str) -> dict[str, str]:
-        """``read`` of a thread that has a graph, or NotFoundError."""
+        """`read` of a thread that has a graph, or NotFoundError."""
         meta = self.read(thread_id)
         if not meta.get("graph"):
             raise NotFoundError(f"no thread {thread_id!r}; `threads` lists the known ones")
         return meta
 
     def write(self, thread_id: str, /, fence: int | None = None, **fields: str) -> None:
-        """Set ``fields`` (and ``updated_at``), and list the thread in both indexes.
+        """Set `fields` (and `updated_at`), and list the thread in both indexes.
 
-        With a run's ``fence``, a run that lost the thread writes nothing (LockLostError)."""
+        With a run's `fence`, a run that lost the thread writes nothing (LockLostError).
+        """
         self._write(thread_id, fields, fence, new=False)
 
     def create(self, thread_id: str, /, **fields: str) -> bool:
-        """``write`` of a thread that does not exist yet, checked and written in one step:
-        False (nothing written) when the thread exists, as for the loser of two at once."""
+        """`write` of a thread that does not exist yet, checked and written in one step.
+
+        False (nothing written) when the thread exists, as for the loser of two at once.
+        """
         return self._write(thread_id, fields, None, new=True)
 
     def _write(
@@ -94,8 +97,10 @@ class ThreadMeta:
         return True
 
     def refresh_ttl(self, thread_id: str) -> int | None:
-        """Restart the thread's own TTL (``threads.create(ttl=...)``) on every key it has now;
-        its length in seconds, or None for a thread without one."""
+        """Restart the thread's own TTL (`threads.create(ttl=...)`) on every key it has now.
+
+        Its length in seconds, or None for a thread without one.
+        """
         ttl = self.read(thread_id).get("ttl_s")
         if not ttl:
             return None
@@ -119,8 +124,10 @@ class ThreadMeta:
         return status
 
     def status(self, meta: dict[str, str], snapshot: Any) -> Any:
-        """Like ``status_of``, but a run whose process died after its last step reads as
-        how that step ended, not as failed."""
+        """Like `status_of`, but a run whose process died after its last step reads as that step.
+
+        It reads as how that step ended, not as failed.
+        """
         return self.settled(
             meta,
             next=list(snapshot.next),
@@ -131,7 +138,7 @@ class ThreadMeta:
     def settled(
         self, meta: dict[str, str], *, next: list[str], interrupted: bool, stop_reason: Any
     ) -> Any:
-        """``status`` from the parts of the snapshot it reads (a recorded summary has them)."""
+        """`status` from the parts of the snapshot it reads (a recorded summary has them)."""
         status = self.status_of(meta)
         if status != "failed" or meta.get("status") != "running" or next:
             return status
@@ -142,9 +149,11 @@ class ThreadMeta:
         return "completed" if stop_reason == "answered" else "stopped"
 
     def metadata_of(self, thread_ids: list[str]) -> list[dict[str, Any] | None]:
-        """Each thread's user metadata (None: no such thread), so a search can narrow many
-        candidates on metadata before it loads any. Plain metadata is read in one round
-        trip; sealed metadata (encryption on) goes through ``read``, which opens it."""
+        """Each thread's user metadata (None: no such thread).
+
+        So a search can narrow many candidates on metadata before it loads any. Plain metadata is
+        read in one round trip; sealed metadata (encryption on) goes through `read`, which opens it.
+        """
         if self.sealer.on:
             return [
                 json.loads(m.get("metadata") or "{}") if (m := self.read(t)) else None

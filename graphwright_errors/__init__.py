@@ -3,9 +3,9 @@
 The lowest layer: it imports nothing of graphwright, so every package (the API,
 graphs, nodes, tools, checkpoints) raises these without importing a layer above it.
 Each layer adds its own kinds and writes messages in its own terms: storage errors in
-``graphwright.checkpoints.errors`` speak of Redis, the API adds what the user should do
-(``REDIS_URL``, the embedded server) where it knows the user's settings. A tool's
-failure (``graphwright.tools.errors.ToolFailure``) is not in this tree: it is an observation for
+`graphwright.checkpoints.errors` speak of Redis, the API adds what the user should do
+(`REDIS_URL`, the embedded server) where it knows the user's settings. A tool's
+failure (`graphwright.tools.errors.ToolFailure`) is not in this tree: it is an observation for
 the model, and one that escapes the executor fails its run like any other bug.
 """
 
@@ -37,9 +37,11 @@ class InfrastructureError(GraphwrightError):
 
 
 class ModelError(InfrastructureError):
-    """The model provider failed a call (an HTTP error, a timeout, an empty reply), after the
-    retries that were safe: the run ends ``failed`` with this one line, and the thread's
-    next turn or a resume calls the model again."""
+    """The model provider failed a call, after the retries that were safe.
+
+    An HTTP error, a timeout, an empty reply: the run ends `failed` with this one line, and the
+    thread's next turn or a resume calls the model again.
+    """
 
 
 __all__ = [

@@ -63,7 +63,7 @@ def to_message(obs: Observation) -> ToolMessage:
 
 
 def act(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[str, Any]:
-    """Execute ``proposed``; every outcome becomes a ToolMessage, none raises."""
+    """Execute `proposed`; every outcome becomes a ToolMessage, none raises."""
     thread_id = thread_of(config)
     calls = list(state.get("proposed") or [])
     log = turn_calls(state)  # repeats are counted within the turn
@@ -106,14 +106,17 @@ def act(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) -> dict[s
 
 
 def is_unknown(obs: Observation) -> bool:
+    """Whether a write's outcome is unknown (its process died or it timed out mid-call)."""
     return obs.error is not None and obs.error.type == "outcome_unknown"
 
 
 def split_unknown(
     calls: list[ProposedCall], records: list[CallRecord], observations: list[Observation]
 ) -> tuple[list[tuple[CallRecord, Observation]], list[ProposedCall]]:
-    """Calls that ran, and those held for the gate: a write of unknown outcome and the
-    calls after it, which wait until a reviewer has settled it."""
+    """Calls that ran, and those held for the gate.
+
+    A write of unknown outcome and the calls after it, which wait until a reviewer has settled it.
+    """
     done: list[tuple[CallRecord, Observation]] = []
     held: list[ProposedCall] = []
     for i, call in enumerate(calls):

@@ -1,8 +1,8 @@
-"""May this call run now? ``act`` asks here just before each call runs.
+"""May this call run now? `act` asks here just before each call runs.
 
 The answer comes from the policy, the run's taint and the gate's decision recorded in
-Redis (``graphwright.tools.approvals``), never from the action the graph state claims: the state can
-be rewritten by any API caller, so it can only make a call stricter (``refuse``).
+Redis (`graphwright.tools.approvals`), never from the action the graph state claims: the state can
+be rewritten by any API caller, so it can only make a call stricter (`refuse`).
 """
 
 from __future__ import annotations
@@ -20,9 +20,11 @@ from graphwright.tools.executor import Observation, ToolError, argument_problem
 def authorize(
     call: ProposedCall, *, tainted: bool, deps: AgentDeps, thread_id: str
 ) -> ProposedCall | Observation:
-    """The call as it may run (a retry or settlement only as a reviewer recorded it), the
-    observation the model gets instead of running it, or the call with ``needs_approval``
-    when it must go back to the gate."""
+    """The call as it may run, the observation the model gets instead, or a call for the gate.
+
+    A retry or settlement runs only as a reviewer recorded it; a call that must go back to the gate
+    comes with `needs_approval`.
+    """
     recorded = deps.approvals.get(thread_id, call["id"])
     if recorded is not None and recorded.digest != digest(call["name"], call["args"]):
         recorded = None  # decided for other arguments
@@ -42,8 +44,10 @@ def authorize(
 
 
 def unapproved(call: ProposedCall, reason: str) -> ProposedCall:
-    """A call that reached ``act`` without its approval (a forged state, a replay): it goes
-    back to the gate, where a reviewer sees what was attempted."""
+    """A call that reached `act` without its approval (a forged state, a replay).
+
+    It goes back to the gate, where a reviewer sees what was attempted.
+    """
     return {
         "id": call["id"],
         "name": call["name"],
@@ -54,13 +58,16 @@ def unapproved(call: ProposedCall, reason: str) -> ProposedCall:
 
 
 def is_tainted(state: AgentState, deps: AgentDeps, thread_id: str) -> bool:
-    """Whether the run read untrusted content: as the state says, or as Redis remembers
-    (``observe`` records it there, so clearing the state's flag changes nothing)."""
+    """Whether the run read untrusted content.
+
+    As the state says, or as Redis remembers (`observe` records it there, so clearing the state's
+    flag changes nothing).
+    """
     return bool(state.get("tainted")) or deps.approvals.tainted(thread_id)
 
 
 def as_recorded(call: ProposedCall, recorded: GateDecision | None) -> ProposedCall:
-    """Drop a ``retry``/``settled`` the reviewer did not record; the record's result wins."""
+    """Drop a `retry`/`settled` the reviewer did not record; the record's result wins."""
     out: ProposedCall = {
         "id": call["id"],
         "name": call["name"],
@@ -87,6 +94,7 @@ def parsed(args: dict[str, Any] | str) -> dict[str, Any] | None:
 
 
 def not_allowed(call: ProposedCall, message: str) -> Observation:
+    """The observation for a call policy refuses, told to the model as its result."""
     return Observation(
         ok=False,
         tool=call["name"],

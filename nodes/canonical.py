@@ -1,5 +1,7 @@
-"""The canonical text of a tool call's arguments, apart from the state types (LangGraph), so
-the gate's models load without them."""
+"""The canonical text of a tool call's arguments, apart from the state types (LangGraph).
+
+So the gate's models load without them.
+"""
 
 from __future__ import annotations
 

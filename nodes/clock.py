@@ -1,4 +1,4 @@
-"""Active time: each agent node adds the seconds it ran to ``active_s``, which the deadline reads.
+"""Active time: each agent node adds the seconds it ran to `active_s`, which the deadline reads.
 
 Time between steps is not counted: a run waiting at a gate, or a thread whose process
 died and was resumed later, costs nothing. A gate node that resumes runs again from
@@ -16,17 +16,21 @@ from graphwright.nodes.state import AgentState
 
 
 class AgentNode(Protocol):
+    """An agent node before its dependencies are bound."""
+
     def __call__(
         self, state: AgentState, config: RunnableConfig, *, deps: AgentDeps
     ) -> dict[str, Any]: ...
 
 
 class BoundNode(Protocol):
+    """A node as LangGraph calls it."""
+
     def __call__(self, state: AgentState, config: RunnableConfig) -> dict[str, Any]: ...
 
 
 def timed(node: AgentNode, deps: AgentDeps) -> BoundNode:
-    """``node`` bound to ``deps``, adding its own running time to ``active_s``."""
+    """`node` bound to `deps`, adding its own running time to `active_s`."""
 
     def run(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         started = deps.clock()

@@ -1,4 +1,4 @@
-"""What the agent's nodes are given: limits (``graphwright.nodes.limits``, re-exported) and injected services."""
+"""What the agent's nodes are given: limits (`graphwright.nodes.limits`) and injected services."""
 
 from __future__ import annotations
 

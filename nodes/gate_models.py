@@ -77,17 +77,23 @@ class _Decision(BaseModel):
 
 
 class Approve(_Decision):
+    """Run the pending call as proposed."""
+
     action: Literal["approve"] = "approve"
     digest: str = Field(description="digest of the pending call being approved")
 
 
 class Edit(_Decision):
+    """Run the pending call with other arguments."""
+
     action: Literal["edit"] = "edit"
     digest: str = Field(description="digest of the pending call being replaced")
     args: dict[str, Any] = Field(description="new arguments; validated against the tool's schema")
 
 
 class Reject(_Decision):
+    """Do not run the call; the model is told why."""
+
     action: Literal["reject"] = "reject"
     reason: str = Field(min_length=1, description="told to the model as the call's result")
     digest: str | None = None
@@ -102,7 +108,7 @@ class Retry(_Decision):
 
 
 class MarkDone(_Decision):
-    """A write whose outcome is unknown did happen; the model is told ``result``."""
+    """A write whose outcome is unknown did happen; the model is told `result`."""
 
     action: Literal["mark_done"] = "mark_done"
     digest: str = Field(description="digest of the pending call being settled")
@@ -117,6 +123,7 @@ _decision_map = TypeAdapter(dict[str, Decision])
 
 
 def gate_request(calls: list[ProposedCall], registry: ToolRegistry) -> GateRequest:
+    """The gate's request for the calls that need a reviewer."""
     pending = []
     for call in calls:
         if call["action"] not in ("needs_approval", "outcome_unknown"):
@@ -157,13 +164,22 @@ def parse_decisions(
         else:
             raise GateDecisionError(
                 f"{len(request.calls)} calls are pending "
-                f"({', '.join(c.id for c in request.calls)}); answer with a map of call id to decision"
+                f"({', '.join(c.id for c in request.calls)}); "
+                "answer with a map of call id to decision"
             )
     except ValidationError as exc:
         raise GateDecisionError(
             f"the decision is malformed: {exc.errors()[0]['msg']} "
             f"at {'.'.join(map(str, exc.errors()[0]['loc']))}"
         ) from exc
+    _check_against(request, decisions, registry)
+    return decisions
+
+
+def _check_against(
+    request: GateRequest, decisions: dict[str, AnyDecision], registry: ToolRegistry
+) -> None:
+    """Every pending call answered, none other, each for the arguments the reviewer saw."""
     pending = {c.id: c for c in request.calls}
     unknown = sorted(set(decisions) - set(pending))
     missing = sorted(set(pending) - set(decisions))
@@ -185,17 +201,20 @@ def parse_decisions(
             )
         check_kind(call, decision)
         if isinstance(decision, Edit):
-            spec = registry.get(call.tool)
-            if spec is None:
-                raise GateDecisionError(f"{call.tool!r} is not an allowed tool")
-            try:
-                spec.args_model.model_validate(decision.args)
-            except ValidationError as exc:
-                raise GateDecisionError(
-                    f"the edited arguments for {call.tool} are invalid: "
-                    + "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-                ) from exc
-    return decisions
+            _check_edit(call, decision, registry)
+
+
+def _check_edit(call: PendingCall, decision: Edit, registry: ToolRegistry) -> None:
+    spec = registry.get(call.tool)
+    if spec is None:
+        raise GateDecisionError(f"{call.tool!r} is not an allowed tool")
+    try:
+        spec.args_model.model_validate(decision.args)
+    except ValidationError as exc:
+        raise GateDecisionError(
+            f"the edited arguments for {call.tool} are invalid: "
+            + "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        ) from exc
 
 
 def check_kind(call: PendingCall, decision: AnyDecision) -> None:
@@ -223,7 +242,7 @@ def decide_all(
 ) -> dict[str, AnyDecision]:
     """One action for the pending calls, bound to their digests (what a reviewer's button sends).
 
-    ``edit`` takes the new arguments of the single pending call, or a map of call id to
+    `edit` takes the new arguments of the single pending call, or a map of call id to
     arguments when several wait; pending calls the map does not name are approved.
     """
     if action == "approve":
@@ -241,35 +260,40 @@ def decide_all(
             c.id: Reject(reason=reason, digest=c.digest, end_run=end_run) for c in request.calls
         }
     if action == "edit":
-        if not isinstance(args, dict):
-            raise GateDecisionError("an edit needs the new arguments as a JSON object")
-        ids = {c.id for c in request.calls}
-        if args and set(args) <= ids and all(isinstance(v, dict) for v in args.values()):
-            per_call: dict[str, dict[str, Any]] = args
-        elif len(request.calls) == 1:
-            per_call = {request.calls[0].id: args}
-        else:
-            raise GateDecisionError(
-                f"{len(request.calls)} calls are pending; give the edit as "
-                f'{{"<call id>": {{...arguments...}}}} for {", ".join(sorted(ids))}'
-            )
-        return {
-            c.id: Edit(digest=c.digest, args=per_call[c.id])
-            if c.id in per_call
-            else Approve(digest=c.digest)
-            for c in request.calls
-        }
+        return _edits(request, args)
     raise GateDecisionError(
         f"unknown action {action!r}; use approve, edit or reject (retry, mark_done or reject "
         "for a call whose outcome is unknown)"
     )
 
 
+def _edits(request: GateRequest, args: dict[str, Any] | None) -> dict[str, AnyDecision]:
+    """An edit's decisions: the named calls edited, the others approved."""
+    if not isinstance(args, dict):
+        raise GateDecisionError("an edit needs the new arguments as a JSON object")
+    ids = {c.id for c in request.calls}
+    if args and set(args) <= ids and all(isinstance(v, dict) for v in args.values()):
+        per_call: dict[str, dict[str, Any]] = args
+    elif len(request.calls) == 1:
+        per_call = {request.calls[0].id: args}
+    else:
+        raise GateDecisionError(
+            f"{len(request.calls)} calls are pending; give the edit as "
+            f'{{"<call id>": {{...arguments...}}}} for {", ".join(sorted(ids))}'
+        )
+    return {
+        c.id: Edit(digest=c.digest, args=per_call[c.id])
+        if c.id in per_call
+        else Approve(digest=c.digest)
+        for c in request.calls
+    }
+
+
 def from_langchain(calls: list[PendingCall], decisions: list[Any]) -> dict[str, dict[str, Any]]:
-    """LangChain's ``decisions`` list as a map of call id to decision, by position.
+    """LangChain's `decisions` list as a map of call id to decision, by position.
 
     Each decision is bound to the digest of the call at its position (or to the
-    ``digest`` it carries), so it cannot approve arguments the reviewer did not see.
+    `digest` it carries), so it cannot approve arguments the reviewer did not see.
     """
     if len(decisions) != len(calls):
         raise GateDecisionError(

@@ -28,7 +28,8 @@ MAX_VALUES = 5
 MAX_FOLDED = 12
 
 
-class Fact(BaseModel):
+# No docstring: pydantic would send it to the model as the schema's description.
+class Fact(BaseModel):  # noqa: D101
     fact: str = Field(max_length=300, description="a confirmed fact, in one sentence")
     source: str = Field(description="tool call id or message id it came from")
 
@@ -41,6 +42,8 @@ class Notes(BaseModel):
 
 
 class ActionDone(BaseModel):
+    """A call code folded into the record: its id, tool, arguments and clipped result."""
+
     call_id: str
     tool: str
     args: dict[str, Any] | str = Field(default_factory=dict)
@@ -73,7 +76,7 @@ class Folded(BaseModel):
 
 
 def _with(ranges: list[tuple[int, int]], value: int) -> list[tuple[int, int]]:
-    """Sorted, merged integer ranges with ``value`` added."""
+    """Sorted, merged integer ranges with `value` added."""
     out: list[tuple[int, int]] = []
     for lo, hi in sorted([*ranges, (value, value)]):
         if out and lo <= out[-1][1] + 1:
@@ -84,7 +87,7 @@ def _with(ranges: list[tuple[int, int]], value: int) -> list[tuple[int, int]]:
 
 
 class Handoff(BaseModel):
-    """What the next plan step needs from the folded turns, within ``MAX_CHARS``."""
+    """What the next plan step needs from the folded turns, within `MAX_CHARS`."""
 
     facts: list[Fact] = Field(default_factory=list)
     actions: list[ActionDone] = Field(default_factory=list, description="the newest calls, in full")
@@ -100,7 +103,7 @@ class Handoff(BaseModel):
 def cut_index(
     messages: Sequence[BaseMessage], keep_tokens: int, count: Counter = approximate
 ) -> int:
-    """Index where the kept tail starts: as many recent turns as fit in ``keep_tokens``.
+    """Index where the kept tail starts: as many recent turns as fit in `keep_tokens`.
 
     Linear: each message is counted once. The tail starts at an AI or human message,
     never at a tool message, so a call is never separated from its result. Returns 0
@@ -159,7 +162,7 @@ def problems(notes: Notes, known: set[str]) -> list[str]:
 
 
 def merged(folded: Sequence[AnyMessage], previous: Handoff | None, notes: Notes | None) -> Handoff:
-    """The new record: code's actions and ids, the model's notes (or code's when it failed), capped."""
+    """The new record: code's actions and ids, the model's notes (or code's on failure), capped."""
     last_turn = previous.actions[-1].turn if previous and previous.actions else ""
     actions = (previous.actions if previous else []) + folded_actions(folded, last_turn)
     text = " ".join(str(m.content) for m in folded)
@@ -190,7 +193,7 @@ def merged(folded: Sequence[AnyMessage], previous: Handoff | None, notes: Notes 
 
 
 def bounded(record: Handoff, cap: int = MAX_CHARS) -> Handoff:
-    """``record`` within ``cap`` characters: fold the oldest actions into counts, trim the rest."""
+    """`record` within `cap` characters: fold the oldest actions into counts, trim the rest."""
     r = record.model_copy(deep=True)
     r.ids = r.ids[-MAX_IDS:]
     r.open_items = [item[:200] for item in r.open_items[:5]]
@@ -202,13 +205,13 @@ def bounded(record: Handoff, cap: int = MAX_CHARS) -> Handoff:
         fold(r, r.actions.pop(0))
         size = len(r.model_dump_json())
     while size > cap and r.facts:
-        r.facts.pop(0)  # the ids a dropped fact named are still in ``ids``
+        r.facts.pop(0)  # the ids a dropped fact named are still in `ids`
         size = len(r.model_dump_json())
     return r
 
 
 def fold(record: Handoff, action: ActionDone) -> None:
-    """Count ``action`` into its tool's and turn's folded entry; the oldest entries beyond the cap go."""
+    """Count `action` into its tool's and turn's folded entry; the oldest beyond the cap go."""
     entry = next(
         (f for f in record.earlier if f.tool == action.tool and f.turn == action.turn), None
     )

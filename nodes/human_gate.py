@@ -1,6 +1,6 @@
 """human_gate: stop for a reviewer with the exact pending calls; apply approve, edit or reject.
 
-Nothing here has a side effect before ``interrupt()``: LangGraph re-runs this node
+Nothing here has a side effect before `interrupt()`: LangGraph re-runs this node
 from its start when the run resumes.
 """
 
@@ -34,6 +34,7 @@ from graphwright.tools.executor import Observation, ToolError
 
 
 def rejection(call: ProposedCall, reason: str) -> Observation:
+    """The observation for a rejected call: the reviewer's reason, as its result."""
     return Observation(
         ok=False,
         tool=call["name"],
@@ -83,8 +84,11 @@ def human_gate(state: AgentState, config: RunnableConfig, *, deps: AgentDeps) ->
 
 
 def pending(state: AgentState, deps: AgentDeps, thread_id: str) -> list[ProposedCall]:
-    """The proposed calls, each one the state claims may run without a recorded decision
-    (a caller's update or goto) asked about like any other gated call."""
+    """The proposed calls, any the state claims may run unasked gated like the others.
+
+    A call the state claims may run without a recorded decision (a caller's update or goto) is asked
+    about like any other gated call.
+    """
     tainted = is_tainted(state, deps, thread_id)
     out: list[ProposedCall] = []
     for call in state.get("proposed") or []:
@@ -100,8 +104,11 @@ def pending(state: AgentState, deps: AgentDeps, thread_id: str) -> list[Proposed
 def recorded(
     runnable: list[ProposedCall], decisions: dict[str, AnyDecision]
 ) -> tuple[dict[str, GateDecision], list[str]]:
-    """What act may trust: each decided call as it will run (edited arguments, a settled
-    result), by digest; every other decided call (rejected, or the run ended) is revoked."""
+    """What act may trust.
+
+    Each decided call as it will run (edited arguments, a settled result), by digest; every other
+    decided call (rejected, or the run ended) is revoked.
+    """
     granted: dict[str, GateDecision] = {}
     for call in runnable:
         decision = decisions.get(call["id"])

@@ -1,10 +1,10 @@
-"""Structured replies: JSON-schema output where the model supports it, validated JSON text otherwise.
+"""Structured replies: JSON-schema output where the model supports it, else validated JSON text.
 
-``ChatOpenAI`` is asked with ``with_structured_output(schema, method="json_schema")``;
-a server that refuses ``response_format`` (HTTP 400) is remembered and asked again
+`ChatOpenAI` is asked with `with_structured_output(schema, method="json_schema")`;
+a server that refuses `response_format` (HTTP 400) is remembered and asked again
 the older way. Every other model gets the prompt's "reply with JSON" and its text is
 parsed and validated against the same pydantic schema. Structured calls are tagged
-``nostream``: their JSON is not the answer, so token streams leave it out.
+`nostream`: their JSON is not the answer, so token streams leave it out.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ _refused: set[tuple[str, str]] = set()  # (base URL, model) that answered 400 to
 
 
 class StructuredReplyError(ValueError):
-    """The model's reply is not a valid instance of the schema; ``reply`` is what it said."""
+    """The model's reply is not a valid instance of the schema; `reply` is what it said."""
 
     def __init__(self, message: str, reply: AIMessage | None) -> None:
         super().__init__(message)
@@ -40,7 +40,7 @@ class StructuredReplyError(ValueError):
 
 
 def parse_json_reply(text: str) -> Any:
-    """The JSON value in ``text``; raises ``ValueError`` (``json.JSONDecodeError``) if there is none."""
+    """The JSON value in `text`; raises `ValueError` (`json.JSONDecodeError`) if there is none."""
     body = text.strip()
     if body.startswith("```"):
         body = body.strip("`").removeprefix("json").strip()
@@ -62,11 +62,13 @@ def structured_reply(
     *,
     purpose: Purpose | None = None,
 ) -> tuple[T, AIMessage]:
-    """One model call whose reply is validated as ``schema``; returns it with the raw reply.
-    ``purpose`` is sent with the call (see ``graphwright.nodes.purpose``).
+    """One model call whose reply is validated as `schema`.
+
+    Returns it with the raw reply. `purpose` is sent with the call (see
+    `graphwright.nodes.purpose`).
 
     Raises:
-        StructuredReplyError: the reply is not valid JSON for ``schema``.
+        StructuredReplyError: the reply is not valid JSON for `schema`.
     """
     key = _key(model)
     call: RunnableConfig = {**NOSTREAM, **(purpose_config(purpose) if purpose else {})}

@@ -1,5 +1,7 @@
-"""A run's budgets (pydantic, user-facing), apart from the services that need LangChain:
-the settings read them, and a CLI command that runs no graph must not pay for LangChain."""
+"""A run's budgets (pydantic, user-facing), apart from the services that need LangChain.
+
+The settings read them, and a CLI command that runs no graph must not pay for LangChain.
+"""
 
 from __future__ import annotations
 

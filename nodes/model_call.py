@@ -1,6 +1,8 @@
-"""One model call as a node makes it: retried with backoff where that is safe, each attempt's
-timeout capped by the run's remaining deadline, and a provider's failure raised as one
-``ModelError`` line that names it."""
+"""One model call as a node makes it.
+
+Retried with backoff where that is safe, each attempt's timeout capped by the run's remaining
+deadline, and a provider's failure raised as one `ModelError` line that names it.
+"""
 
 from __future__ import annotations
 
@@ -34,8 +36,11 @@ MIN_ATTEMPT_S = 1.0  # an attempt with less time than this left is not started
 
 @dataclass(frozen=True, kw_only=True)
 class ModelCall:
-    """How a node calls the model: the retries and the backoff. Graph builders set
-    ``retries`` from ``Limits.model_retries`` (``OPENAI_MAX_RETRIES``)."""
+    """How a node calls the model.
+
+    The retries and the backoff. Graph builders set `retries` from `Limits.model_retries`
+    (`OPENAI_MAX_RETRIES`).
+    """
 
     retries: int = 2  # attempts after the first, for transient failures only
     backoff_s: float = 0.5  # the first wait; doubled per attempt, jittered
@@ -48,9 +53,9 @@ class EmptyReply(Exception):
 
 
 def provider_error(exc: BaseException) -> BaseException | None:
-    """The OpenAI client's own error behind ``exc`` (langchain-openai wraps it), if any.
+    """The OpenAI client's own error behind `exc` (langchain-openai wraps it), if any.
 
-    The ``openai`` module is looked up, not imported: a process that never loaded it has
+    The `openai` module is looked up, not imported: a process that never loaded it has
     made no OpenAI call to fail.
     """
     openai = sys.modules.get("openai")
@@ -66,16 +71,21 @@ def provider_error(exc: BaseException) -> BaseException | None:
 
 
 def empty_reply(exc: BaseException) -> bool:
-    """How langchain-openai fails on a 200 with no choices: "No generations found in
-    stream", or an IndexError reading ``choices[0]`` of a plain reply."""
+    """How langchain-openai fails on a 200 with no choices.
+
+    "No generations found in stream", or an IndexError reading `choices[0]` of a plain reply.
+    """
     return (isinstance(exc, ValueError) and "No generations found" in str(exc)) or isinstance(
         exc, IndexError
     )
 
 
 def transient(exc: BaseException) -> bool:
-    """Worth another attempt: a timeout, a lost connection, a 5xx or 429, an empty reply.
-    Only the OpenAI client's errors are known here; another provider's pass through."""
+    """Worth another attempt.
+
+    A timeout, a lost connection, a 5xx or 429, an empty reply. Only the OpenAI client's errors are
+    known here; another provider's pass through.
+    """
     found = provider_error(exc)
     if found is None:
         return False
@@ -125,11 +135,11 @@ def invoke_model(
     clock: Callable[[], float] = time.monotonic,
     deadline: float = math.inf,
 ) -> AIMessage:
-    """``runnable`` (``model``, maybe with tools bound) called on ``messages``.
+    """`runnable` (`model`, maybe with tools bound) called on `messages`.
 
     A model call has no effect outside the provider, so a transient failure is retried;
-    a mid-stream failure re-streams the reply from its start. ``deadline`` is a moment
-    of ``clock``: no attempt starts or waits past it, and each one's timeout ends there.
+    a mid-stream failure re-streams the reply from its start. `deadline` is a moment
+    of `clock`: no attempt starts or waits past it, and each one's timeout ends there.
     """
 
     def stop(state: RetryCallState) -> bool:

@@ -1,7 +1,7 @@
 """The order-support workflow's steps: code looks things up, the model only extracts and phrases.
 
 Each step is a small function of state plus injected services; routing lives in
-``graphwright.nodes.order_routing``.
+`graphwright.nodes.order_routing`.
 """
 
 from __future__ import annotations
@@ -53,6 +53,8 @@ class OrderState(TypedDict, total=False):
 
 @dataclass(frozen=True, kw_only=True)
 class OrderDeps:
+    """What the order-support nodes are given: the model, the tools and the trace."""
+
     model: BaseChatModel
     executor: ToolExecutor
     trace: TraceWriter
@@ -155,11 +157,13 @@ def _tool(
 
 
 def lookup(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict[str, Any]:
+    """Look up the order the goal names."""
     out = _tool(state, deps, config, "get_order", {"order_id": state.get("order_id")})
     return {"order": out.get("result"), "error": out.get("error")}
 
 
 def track(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict[str, Any]:
+    """Track the order's shipment."""
     order = state.get("order") or {}
     out = _tool(state, deps, config, "get_tracking", {"tracking_no": order.get("tracking_no")})
     return {"tracking": out.get("result"), "error": out.get("error")}
@@ -196,6 +200,7 @@ def _answer(
 
 
 def ask(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict[str, Any]:
+    """Ask for the order id the goal lacks."""
     zh = bool(CJK.search(state.get("goal", "")))
     return _answer(
         "请提供订单号（例如 A1001），我再帮你查询。"
@@ -207,6 +212,7 @@ def ask(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict[s
 
 
 def not_found(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict[str, Any]:
+    """Say the order does not exist."""
     zh, order_id = bool(CJK.search(state.get("goal", ""))), state.get("order_id")
     return _answer(
         f"没有找到订单 {order_id}，请核对订单号。"
@@ -218,6 +224,7 @@ def not_found(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> 
 
 
 def failed(state: OrderState, config: RunnableConfig, *, deps: OrderDeps) -> dict[str, Any]:
+    """Say which tool failed and why."""
     zh, err = bool(CJK.search(state.get("goal", ""))), state.get("error") or {}
     return _answer(
         f"查询失败（{err.get('tool')}）：{err.get('message')}"

@@ -53,7 +53,7 @@ def system_prompt(state: AgentState, role: str = "", rules: str = RULES) -> str:
 
 
 def plan_messages(state: AgentState, role: str = "", rules: str = RULES) -> list[BaseMessage]:
-    """System prompt, the goal as a user message if compaction folded the turn's own, then the context."""
+    """System prompt, the goal as a user message if compaction folded the turn's, then context."""
     history: Sequence[AnyMessage] = state.get("messages") or []
     head: list[BaseMessage] = [SystemMessage(system_prompt(state, role, rules))]
     if not any(isinstance(m, HumanMessage) for m in history):

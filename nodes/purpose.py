@@ -1,6 +1,6 @@
 """Why a model call is made, sent with the call as run metadata.
 
-Every model call graphwright makes names its purpose (``with_purpose(model, "compact")``),
+Every model call graphwright makes names its purpose (`with_purpose(model, "compact")`),
 so whatever sits behind the model interface (the offline model, a tracer, a router) tells
 the calls apart by that name instead of by the wording of their prompts. The metadata
 travels in the LangChain run config, not to the provider's API.
@@ -25,12 +25,12 @@ Purpose = Literal[
 
 
 def purpose_config(purpose: Purpose) -> RunnableConfig:
-    """The run config that names ``purpose`` (merged into any config of the call)."""
+    """The run config that names `purpose` (merged into any config of the call)."""
     return {"metadata": {PURPOSE_KEY: purpose}}
 
 
 def with_purpose(model: Runnable[Any, Any], purpose: Purpose) -> Runnable[Any, Any]:
-    """``model`` whose every call carries ``purpose``."""
+    """`model` whose every call carries `purpose`."""
     return model.with_config(purpose_config(purpose))
 
 

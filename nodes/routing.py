@@ -1,7 +1,7 @@
 """The agent graph's conditional edges: small pure functions of state.
 
-Each returns a ``Literal`` of node names, so the graph can be validated and drawn;
-``"__end__"`` is LangGraph's ``END`` spelled as a literal for the type checker.
+Each returns a `Literal` of node names, so the graph can be validated and drawn;
+`"__end__"` is LangGraph's `END` spelled as a literal for the type checker.
 """
 
 from __future__ import annotations
@@ -34,8 +34,10 @@ def after_gate(state: AgentState) -> Literal["act", "plan", "observe"]:
 
 
 def after_act(state: AgentState) -> Literal["human_gate", "observe"]:
-    """A write whose outcome is unknown, or a call that came without its approval, goes to
-    a reviewer; everything else is observed."""
+    """A write whose outcome is unknown, or a call without its approval, goes to a reviewer.
+
+    Everything else is observed.
+    """
     if any(
         call["action"] in ("outcome_unknown", "needs_approval")
         for call in state.get("proposed") or []

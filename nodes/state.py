@@ -78,6 +78,7 @@ def turn_calls(state: AgentState) -> list[CallRecord]:
 
 
 def call_record(state: AgentState, call: ProposedCall, outcome: Outcome) -> CallRecord:
+    """What the state keeps of a finished call: its canonical arguments and outcome."""
     return CallRecord(
         call_id=call["id"],
         name=call["name"],

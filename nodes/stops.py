@@ -31,7 +31,7 @@ def repeat_run(log: Sequence[CallRecord], name: str, canonical_args: str) -> int
 def budget_stop(state: AgentState, limits: Limits) -> StopReason | None:
     """Budgets checked before every model call and after every tool step.
 
-    The deadline counts active time (``active_s``): seconds spent running this turn's
+    The deadline counts active time (`active_s`): seconds spent running this turn's
     steps, not time waiting at a gate or while no process was running the thread.
     """
     if (state.get("tokens") or 0) >= limits.token_budget:

@@ -3,10 +3,10 @@
 The count drives budgets and compaction, not billing (a reply's own usage is used when
 the server reports it). By default it is langchain-core's character counter with CJK
 characters counted as one token each (four characters per token undercounts Chinese
-several times over): it never touches the network. ``ChatOpenAI`` can count with
-tiktoken (``GRAPHWRIGHT_TOKENIZER=tiktoken``), but tiktoken downloads its encoding on
+several times over): it never touches the network. `ChatOpenAI` can count with
+tiktoken (`GRAPHWRIGHT_TOKENIZER=tiktoken`), but tiktoken downloads its encoding on
 first use, and a local server's model has a tokenizer of its own anyway; so that is
-opt-in, for OpenAI's models with the encoding in tiktoken's cache (``TIKTOKEN_CACHE_DIR``).
+opt-in, for OpenAI's models with the encoding in tiktoken's cache (`TIKTOKEN_CACHE_DIR`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def approximate(messages: Sequence[BaseMessage]) -> int:
 
 
 def token_counter(model: BaseChatModel) -> Counter:
-    """How to count the tokens of a request to ``model``."""
+    """How to count the tokens of a request to `model`."""
     openai_model = chat_openai(model)
     if openai_model is not None and _tiktoken_ready(openai_model.model_name):
         return lambda messages: openai_model.get_num_tokens_from_messages(list(messages))
@@ -47,8 +47,10 @@ def token_counter(model: BaseChatModel) -> Counter:
 
 
 def chat_openai(model: object) -> ChatOpenAI | None:
-    """``model`` as a ``ChatOpenAI``, else None, without importing langchain_openai: a
-    ChatOpenAI exists only once its module is loaded, and the CLI's inspections stay fast."""
+    """`model` as a `ChatOpenAI`, else None, without importing langchain_openai.
+
+    A ChatOpenAI exists only once its module is loaded, and the CLI's inspections stay fast.
+    """
     module = sys.modules.get("langchain_openai")
     if module is not None and isinstance(model, module.ChatOpenAI):
         return cast("ChatOpenAI", model)
@@ -57,8 +59,10 @@ def chat_openai(model: object) -> ChatOpenAI | None:
 
 @functools.cache
 def _tiktoken_ready(model_name: str) -> bool:
-    """Whether tiktoken was asked for and can count for this model here (loads its encoding
-    once per process: the only moment it may try to download it)."""
+    """Whether tiktoken was asked for and can count for this model here.
+
+    It loads its encoding once per process: the only moment it may try to download it.
+    """
     if os.environ.get("GRAPHWRIGHT_TOKENIZER", "").lower() != "tiktoken":
         return False
     from langchain_openai import ChatOpenAI  # only asked for a ChatOpenAI, so loaded already

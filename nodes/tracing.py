@@ -13,10 +13,12 @@ from graphwright.checkpoints.trace import TraceWriter
 
 
 def thread_of(config: RunnableConfig) -> str:
+    """The run's thread id from its config."""
     return str((config.get("configurable") or {}).get("thread_id", ""))
 
 
 def run_of(config: RunnableConfig) -> str:
+    """The run's id from its config or its metadata."""
     return str(config.get("run_id") or (config.get("metadata") or {}).get("run_id") or "")
 
 
@@ -34,6 +36,7 @@ def as_ai(message: Any) -> AIMessage:
 
 
 def total_tokens(reply: AIMessage) -> int:
+    """A reply's total tokens, 0 where the provider reported none."""
     return int(reply.usage_metadata["total_tokens"]) if reply.usage_metadata else 0
 
 
@@ -43,8 +46,10 @@ USAGE_ESTIMATED = "graphwright_usage_estimated"  # in response_metadata: counted
 def estimate_usage(
     reply: AIMessage, request: Sequence[BaseMessage], count: Callable[[Sequence[BaseMessage]], int]
 ) -> None:
-    """A reply without usage (a local server that reports none) gets counted usage, marked
-    estimated, so budgets and the run's usage do not read zero."""
+    """A reply without usage (a local server that reports none) gets counted usage.
+
+    Marked estimated, so budgets and the run's usage do not read zero.
+    """
     if reply.usage_metadata and reply.usage_metadata.get("total_tokens"):
         return
     prompt, output = count(request), count([reply])

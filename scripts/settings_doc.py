@@ -1,7 +1,7 @@
-"""Write docs/reference/settings.md from the ``Settings`` model, so the page cannot drift.
+"""Write docs/reference/settings.md from the `Settings` model, so the page cannot drift.
 
-``python scripts/settings_doc.py`` rewrites the page; ``--check`` exits 1 when it is stale
-(``tests/test_docs_settings.py`` runs the same comparison).
+`python scripts/settings_doc.py` rewrites the page; `--check` exits 1 when it is stale
+(`tests/test_docs_settings.py` runs the same comparison).
 """
 
 from __future__ import annotations
@@ -30,20 +30,40 @@ directory; the environment wins. `Orchestrator.from_env(**overrides)` and
 |---|---|---|---|
 """
 
-ELSEWHERE = """
+ELSEWHERE_ROWS = (  # variable, what it does: one Markdown table row each
+    (
+        "`GRAPHWRIGHT_CONFIG`",
+        "the `langgraph.json` to serve and run (default: the one in the working directory; "
+        "`graphwright --config PATH` sets it)",
+    ),
+    (
+        "`GRAPHWRIGHT_ENCRYPTION_KEYS`, `LANGGRAPH_AES_KEY`",
+        "encryption keys, newest first ([Encryption at rest](../how-to/encryption.md))",
+    ),
+    (
+        "`GRAPHWRIGHT_WAIT_REPLICAS`, `GRAPHWRIGHT_WAIT_TIMEOUT_MS`",
+        "replicas that must hold each checkpoint and idempotency record before it counts "
+        "(`WAIT`; default 0, off), and how long to wait for them (1000 ms)",
+    ),
+    ("`GRAPHWRIGHT_TOKENIZER`", "`approximate` skips tiktoken when counting a request's tokens"),
+    (
+        "`CORS_ALLOW_ORIGINS`, `CORS_CONFIG`",
+        "the reference server's names: allowed origins (default `*`), or CORSMiddleware options "
+        "as JSON",
+    ),
+    (
+        "`LANGGRAPH_API_URL`",
+        "the service's own address, stored in checkpoints (`serve` sets its own by default)",
+    ),
+)
+ELSEWHERE = f"""
 ## Read outside `Settings`
 
 These are read where they are used, from the environment only:
 
 | variable | what it does |
 |---|---|
-| `GRAPHWRIGHT_CONFIG` | the `langgraph.json` to serve and run (default: the one in the working directory; `graphwright --config PATH` sets it) |
-| `GRAPHWRIGHT_ENCRYPTION_KEYS`, `LANGGRAPH_AES_KEY` | encryption keys, newest first ([Encryption at rest](../how-to/encryption.md)) |
-| `GRAPHWRIGHT_WAIT_REPLICAS`, `GRAPHWRIGHT_WAIT_TIMEOUT_MS` | replicas that must hold each checkpoint and idempotency record before it counts (`WAIT`; default 0, off), and how long to wait for them (1000 ms) |
-| `GRAPHWRIGHT_TOKENIZER` | `approximate` skips tiktoken when counting a request's tokens |
-| `CORS_ALLOW_ORIGINS`, `CORS_CONFIG` | the reference server's names: allowed origins (default `*`), or CORSMiddleware options as JSON |
-| `LANGGRAPH_API_URL` | the service's own address, stored in checkpoints (`serve` sets its own by default) |
-
+{"".join(f"| {name} | {what} |{chr(10)}" for name, what in ELSEWHERE_ROWS)}
 `graphwright embedded stop` shuts the embedded Redis down; its data stays on disk.
 """
 
@@ -68,7 +88,7 @@ def _default(info: FieldInfo) -> str:
 
 
 def render() -> str:
-    """The page, one row per field of ``Settings`` in the model's order."""
+    """The page, one row per field of `Settings` in the model's order."""
     from graphwright.settings import Settings
 
     rows = []

@@ -97,7 +97,7 @@ class AgentRig:
         )
 
     def lane(self, marker: str, *replies: Reply) -> None:
-        """Replies for requests whose system prompt contains ``marker`` (parallel workers)."""
+        """Replies for requests whose system prompt contains `marker` (parallel workers)."""
         if self.server is not None:
             self.server.load_for(marker, *replies)
 

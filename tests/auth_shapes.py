@@ -1,6 +1,6 @@
-"""An ``Auth`` that allows everything and records, per ``resource.action``, the keys of the
-value each handler is shown (and its ``thread_id``), one JSON line each, in the file named
-by ``GW_AUTH_SHAPES``: the same file on graphwright and on the reference tells whether a
+"""An `Auth` that allows everything and records, per `resource.action`, the keys of the
+value each handler is shown (and its `thread_id`), one JSON line each, in the file named
+by `GW_AUTH_SHAPES`: the same file on graphwright and on the reference tells whether a
 handler sees the same shape on both."""
 
 from __future__ import annotations

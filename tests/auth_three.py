@@ -1,7 +1,7 @@
 """Three users for authorization tests, written the way LangGraph's docs show: two owners
 (alice, bob) who see only their own threads, crons, assistants and store items, and a
-read-only viewer whom every write refuses (403). ``contains_auth`` shares a thread with the
-users its ``readers`` list names (a ``$contains`` filter)."""
+read-only viewer whom every write refuses (403). `contains_auth` shares a thread with the
+users its `readers` list names (a `$contains` filter)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""Differential testing: the same SDK calls against the reference Agent Server (``langgraph
-dev``, in memory) and against ``graphwright serve``, compared call by call.
+"""Differential testing: the same SDK calls against the reference Agent Server (`langgraph
+dev`, in memory) and against `graphwright serve`, compared call by call.
 
-Answers are compared after ``normalize``: ids become ``<id:N>`` in order of first sight
+Answers are compared after `normalize`: ids become `<id:N>` in order of first sight
 (so the same call sequence gives the same tokens on both servers), times become
-``<time>``, and each step may name paths that legitimately differ. An HTTP error is
+`<time>`, and each step may name paths that legitimately differ. An HTTP error is
 compared by its status code.
 """
 
@@ -45,7 +45,7 @@ def free_port() -> int:
 
 
 def reference_binary() -> str:
-    """The reference's ``langgraph`` executable, installed apart by scripts/reference-server."""
+    """The reference's `langgraph` executable, installed apart by scripts/reference-server."""
     out = subprocess.run(
         [str(ROOT / "scripts" / "reference-server")], check=True, capture_output=True, text=True
     )
@@ -54,7 +54,7 @@ def reference_binary() -> str:
 
 @contextmanager
 def reference_server(graphs: dict[str, str], workdir: Path) -> Iterator[str]:
-    """``langgraph dev`` serving ``graphs`` (name -> ``path.py:variable``) on a free port."""
+    """`langgraph dev` serving `graphs` (name -> `path.py:variable`) on a free port."""
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "langgraph.json").write_text(json.dumps({"dependencies": ["."], "graphs": graphs}))
     port = free_port()
@@ -100,7 +100,7 @@ def reference_server(graphs: dict[str, str], workdir: Path) -> Iterator[str]:
 
 
 class Normalizer:
-    """Ids to ``<id:N>`` by first sight, times to ``<time>``; one per server."""
+    """Ids to `<id:N>` by first sight, times to `<time>`; one per server."""
 
     def __init__(self) -> None:
         self.ids: dict[str, str] = {}
@@ -120,8 +120,8 @@ class Normalizer:
 
 
 def mask(value: Any) -> Any:
-    """Ids to ``<id>`` and times to ``<time>``, everywhere (keys too), the values of the
-    MOMENTS keys to ``<time>`` and of the ENVIRONMENT keys to ``<env>``: what a comparison
+    """Ids to `<id>` and times to `<time>`, everywhere (keys too), the values of the
+    MOMENTS keys to `<time>` and of the ENVIRONMENT keys to `<env>`: what a comparison
     of two servers' answers must not see."""
     if isinstance(value, dict):
         return {
@@ -160,7 +160,7 @@ def differences(want: Any, have: Any, path: str = "$") -> list[str]:
 
 
 def drop(value: Any, path: str) -> Any:
-    """Remove a dotted path (``*`` matches every key or list item) from a copy of ``value``."""
+    """Remove a dotted path (`*` matches every key or list item) from a copy of `value`."""
     head, _, rest = path.partition(".")
     if isinstance(value, list):
         return [drop(v, rest) for v in value] if head == "*" and rest else value
@@ -178,7 +178,7 @@ def drop(value: Any, path: str) -> Any:
 
 @dataclass
 class Step:
-    """One SDK call; ``ignore`` names answer paths that legitimately differ (say why in ``note``)."""
+    """One SDK call; `ignore` names answer paths that legitimately differ (say why in `note`)."""
 
     name: str
     call: Callable[[SyncLangGraphClient, dict[str, Any]], Any]

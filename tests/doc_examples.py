@@ -1,12 +1,12 @@
 """The code blocks of README.md and docs/: which to run, write to a file, parse or skip.
 
-A page is read top to bottom as a reader follows it. A fence with a ``title="path"`` is a
-file the reader saves (written into the page's working folder); an untitled ``python``
+A page is read top to bottom as a reader follows it. A fence with a `title="path"` is a
+file the reader saves (written into the page's working folder); an untitled `python`
 block runs in one namespace per page (later blocks see earlier names); an untitled
-``bash`` block runs in that folder; an untitled ``json`` block must parse. A block that
-cannot run offline says so on the line above it: ``<!-- test: skip REASON -->``; a block
-marked ``<!-- test: served -->`` runs while the page's graphs are served over HTTP, its
-``http://127.0.0.1:8123`` pointed at that service.
+`bash` block runs in that folder; an untitled `json` block must parse. A block that
+cannot run offline says so on the line above it: `<!-- test: skip REASON -->`; a block
+marked `<!-- test: served -->` runs while the page's graphs are served over HTTP, its
+`http://127.0.0.1:8123` pointed at that service.
 """
 
 from __future__ import annotations

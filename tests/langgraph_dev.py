@@ -1,4 +1,4 @@
-"""LangGraph's own server (``langgraph dev``, in-memory, offline) on a free port, for comparisons."""
+"""LangGraph's own server (`langgraph dev`, in-memory, offline) on a free port, for comparisons."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from graphwright.testing.until import scaled
 
 @contextmanager
 def langgraph_dev(project: Path, env: dict[str, str] | None = None) -> Iterator[str]:
-    """Serve the langgraph.json in ``project``; yields the base URL. Output goes to dev.log."""
+    """Serve the langgraph.json in `project`; yields the base URL. Output goes to dev.log."""
     port = free_port()
     binary = Path(sys.executable).with_name("langgraph")
     child_env = {

@@ -1,5 +1,5 @@
-"""llama.cpp's OpenAI-compatible server (llama-cpp-python's ``llama_cpp.server``) serving
-SmolLM2-135M-Instruct, both installed apart by ``scripts/real-model``: the real, small and
+"""llama.cpp's OpenAI-compatible server (llama-cpp-python's `llama_cpp.server`) serving
+SmolLM2-135M-Instruct, both installed apart by `scripts/real-model`: the real, small and
 imperfect local model of the slow tests. Nothing is downloaded from a model hub."""
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ def git_server(repo: Path) -> dict[str, Any]:
 
 
 def faulty_server(log: Path, **extra: Any) -> dict[str, Any]:
-    """The FastMCP test server over stdio; ``log`` receives one line per effect."""
+    """The FastMCP test server over stdio; `log` receives one line per effect."""
     return {
         "command": sys.executable,
         "args": ["-m", "tests.mcp_test_server"],
@@ -93,7 +93,7 @@ def orchestrator(
     policy: Policy | None = None,
     **limits: Any,
 ) -> Orchestrator:
-    """The Orchestrator with the real ChatOpenAI against ``scripted`` and these MCP servers."""
+    """The Orchestrator with the real ChatOpenAI against `scripted` and these MCP servers."""
     configured = settings.model_copy(
         update={
             "openai_base_url": scripted.base_url,

@@ -1,7 +1,7 @@
 """A FastMCP server for the MCP tests, over stdio or streamable HTTP.
 
-``python -m tests.mcp_test_server [--http PORT]``. Its writes append one JSON line per
-call to the file named by ``MCP_TEST_LOG`` (arguments and the request's ``_meta``),
+`python -m tests.mcp_test_server [--http PORT]`. Its writes append one JSON line per
+call to the file named by `MCP_TEST_LOG` (arguments and the request's `_meta`),
 which is what tests count as effects.
 """
 

@@ -1,9 +1,9 @@
-"""Plain LangGraph graphs served by both ``langgraph dev`` (the reference) and
-``graphwright serve`` in the protocol tests: one that interrupts, one with a streaming
+"""Plain LangGraph graphs served by both `langgraph dev` (the reference) and
+`graphwright serve` in the protocol tests: one that interrupts, one with a streaming
 chat model, one with a subgraph, and one whose node raises.
 
 The reference imports the compiled graphs below; graphwright registers the same builders
-with its own checkpointer (``GRAPHWRIGHT_GRAPHS=tests.protocol_graphs:register``).
+with its own checkpointer (`GRAPHWRIGHT_GRAPHS=tests.protocol_graphs:register`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """SDK call sequences for the differential protocol test, each written once and run against
-``langgraph dev`` (the reference) and ``graphwright serve``. A scenario records, per call,
+`langgraph dev` (the reference) and `graphwright serve`. A scenario records, per call,
 what a client can tell apart: success or the failure class, statuses, the event names of a
 stream with each event's data, and whole JSON bodies, ids and times masked
-(tests/differential.py ``mask``): the test compares them key by key in both directions.
+(tests/differential.py `mask`): the test compares them key by key in both directions.
 """
 
 from __future__ import annotations
@@ -247,7 +247,7 @@ def inputs(r: Recorder) -> None:
 
 
 def request_keys(r: Recorder) -> None:
-    """What a run's record says of its request: its id from ``x-request-id``, and the keys
+    """What a run's record says of its request: its id from `x-request-id`, and the keys
     only the server sets dropped from the body's config."""
     tid = r.c.threads.create()["thread_id"]
     claimed = {
@@ -280,7 +280,7 @@ def request_keys(r: Recorder) -> None:
 
 
 def configurable_metadata(r: Recorder) -> None:
-    """A run's configurable values (a template's ``model``, a client's ``user_id`` with no
+    """A run's configurable values (a template's `model`, a client's `user_id` with no
     auth) as the reference copies them: into message metadata, checkpoints and history."""
     tid = r.c.threads.create()["thread_id"]
     config = {"configurable": {"model": "openai/gpt-4.1", "user_id": "client-7", "n": 3}}

@@ -1,5 +1,5 @@
 """The two servers of the protocol tests, started once per session: LangGraph's own
-``langgraph dev`` (installed apart by ``scripts/reference-server``) and graphwright's
+`langgraph dev` (installed apart by `scripts/reference-server`) and graphwright's
 service, serving the same graphs (tests/protocol_graphs.py) against the same fixed
 streaming chat model (graphwright/testing/fixed_openai.py)."""
 
@@ -27,7 +27,7 @@ PLUGIN = "tests.protocol_graphs:register"
 
 
 def install_reference() -> Path | None:
-    """The ``langgraph`` executable, installing it on first use; None when that fails."""
+    """The `langgraph` executable, installing it on first use; None when that fails."""
     done = subprocess.run(
         [str(ROOT / "scripts" / "reference-server")],
         capture_output=True,
@@ -84,8 +84,8 @@ def reference_server(chat_url: str) -> Iterator[str | None]:
 
 @contextmanager
 def graphwright_server(redis_url: str, *, worker: bool = True) -> Iterator[Service]:
-    """graphwright's service with ``LANGGRAPH_API_URL`` and ``ALLOW_PRIVATE_NETWORK`` set, as
-    ``langgraph dev`` and ``graphwright serve`` on a loopback address set them (runs' metadata
+    """graphwright's service with `LANGGRAPH_API_URL` and `ALLOW_PRIVATE_NETWORK` set, as
+    `langgraph dev` and `graphwright serve` on a loopback address set them (runs' metadata
     and checkpoints name the first; the second answers private-network preflights)."""
     prefix = f"proto{uuid.uuid4().hex[:8]}"
     setting = {

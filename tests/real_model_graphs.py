@@ -1,11 +1,11 @@
 """Graphs for the real-model tests, fitted to what llama-cpp-python's server can serve.
 
-Its tool-call grammar cannot take a regex ``pattern`` (its converter writes ``\\d``, which
-llama.cpp's grammar parser refuses) or a long ``maxLength`` (the grammar passes the
+Its tool-call grammar cannot take a regex `pattern` (its converter writes `\\d`, which
+llama.cpp's grammar parser refuses) or a long `maxLength` (the grammar passes the
 parser's limits): either kills the server process. It cannot stream a reply while
-``tool_choice`` is ``"auto"`` either. So ``real_agent`` shows the model the built-in
+`tool_choice` is `"auto"` either. So `real_agent` shows the model the built-in
 tools' schemas without patterns and with strings of at most 100 characters (the executor
-still validates every argument against the full schema), and ``chat`` has no tools, for
+still validates every argument against the full schema), and `chat` has no tools, for
 the CLI, which streams. Replies are capped at 256 tokens (llama-cpp-python ignores that for
 tool arguments: the short strings bound those): a 135M model can ramble to the context's end.
 """

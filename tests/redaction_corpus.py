@@ -28,6 +28,26 @@ class Sample:
     secret: str | None  # the substring that must be masked; None for a non-credential
 
 
+def _aws_shaped(s: str) -> bool:
+    return (
+        any(c in "+/" for c in s)
+        and any(c.isdigit() for c in s)
+        and any(c.islower() for c in s)
+        and any(c.isupper() for c in s)
+    )
+
+
+def _in_context(name: str, secret: str, i: int, j: int, contexts: list[str]) -> str:
+    """The `j`th secret of the `i`th kind in a context (an opaque token only after "bearer")."""
+    if name == "bearer_opaque":
+        return (
+            f"Authorization: Bearer {secret}"
+            if j % 2
+            else f"GET /v1/me with header bearer {secret}"
+        )
+    return contexts[(i + j) % len(contexts)].format(s=secret)
+
+
 def _gen(seed: int) -> tuple[list[Sample], list[Sample]]:
     rnd = random.Random(seed)
 
@@ -35,15 +55,9 @@ def _gen(seed: int) -> tuple[list[Sample], list[Sample]]:
         return "".join(rnd.choice(alphabet) for _ in range(n))
 
     def aws_secret() -> str:
-        while True:
-            s = pick(B64, 40)
-            if (
-                any(c in "+/" for c in s)
-                and any(c.isdigit() for c in s)
-                and any(c.islower() for c in s)
-                and any(c.isupper() for c in s)
-            ):
-                return s
+        while not _aws_shaped(s := pick(B64, 40)):
+            pass
+        return s
 
     def jwt() -> str:
         head = base64.urlsafe_b64encode(b'{"alg":"HS256","typ":"JWT"}').decode().rstrip("=")
@@ -102,17 +116,7 @@ def _gen(seed: int) -> tuple[list[Sample], list[Sample]]:
     for i, (name, make) in enumerate(makers.items()):
         for j in range(4):
             secret = make()
-            if name == "bearer_opaque":
-                creds.append(
-                    Sample(
-                        f"Authorization: Bearer {secret}"
-                        if j % 2
-                        else f"GET /v1/me with header bearer {secret}",
-                        secret,
-                    )
-                )
-                continue
-            creds.append(Sample(contexts[(i + j) % len(contexts)].format(s=secret), secret))
+            creds.append(Sample(_in_context(name, secret, i, j, contexts), secret))
     password = lambda: pick(ALNUM + "!#%^*", 14)  # noqa: E731
     for template in (
         "postgres://app:{p}@db.internal:5432/orders",
@@ -193,7 +197,8 @@ def _gen(seed: int) -> tuple[list[Sample], list[Sample]]:
             f"pod api-{pick(HEX, 10)}-{pick(string.ascii_lowercase + string.digits, 5)} restarted"
         ),
         lambda: (
-            f"checkpoint 1ef{pick(HEX, 5)}-{pick(HEX, 4)}-6{pick(HEX, 3)}-8{pick(HEX, 3)}-{pick(HEX, 12)}"
+            f"checkpoint 1ef{pick(HEX, 5)}-{pick(HEX, 4)}-6{pick(HEX, 3)}"
+            f"-8{pick(HEX, 3)}-{pick(HEX, 12)}"
         ),
         lambda: f"The token expires in {rnd.randint(1, 60)} minutes; ask for a new one.",
         lambda: "Reset your password from the account page.",
@@ -208,7 +213,8 @@ def _gen(seed: int) -> tuple[list[Sample], list[Sample]]:
         lambda: f"tracking {pick(string.ascii_uppercase, 2)}{rnd.randint(10**9, 10**10)}",
         lambda: f"session started for user u{rnd.randint(1, 9999)}",
         lambda: (
-            f"Stopped before finishing: the run used its budget of model calls (step {rnd.randint(1, 9)})."
+            "Stopped before finishing: the run used its budget of model calls"
+            f" (step {rnd.randint(1, 9)})."
         ),
         lambda: f"page {rnd.randint(1, 200)}. log line ok; log line ok;",
     ]

@@ -1,4 +1,4 @@
-"""Moved to ``graphwright.testing.redis_servers``; kept so imports of ``tests.redis_servers`` work."""
+"""Moved to `graphwright.testing.redis_servers`; kept so imports of `tests.redis_servers` work."""
 
 from graphwright.testing.redis_servers import (
     Server,

@@ -17,7 +17,7 @@ from graphwright.testing.redis_servers import free_port
 
 @dataclass
 class ReplyProxy:
-    """Forwards to ``port``; the first request containing each of ``drop_after`` loses its reply."""
+    """Forwards to `port`; the first request containing each of `drop_after` loses its reply."""
 
     port: int
     drop_after: list[bytes]

@@ -1,6 +1,6 @@
 """A plain LangGraph graph whose one node sleeps as long as its input says: a run longer than
-a client's read timeout, for the wait tests. ``GRAPHWRIGHT_GRAPHS=tests.sleepy_graphs:register``
-here, ``tests/sleepy_graphs.py:graph`` in the reference's ``langgraph.json``."""
+a client's read timeout, for the wait tests. `GRAPHWRIGHT_GRAPHS=tests.sleepy_graphs:register`
+here, `tests/sleepy_graphs.py:graph` in the reference's `langgraph.json`."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ class Nap(TypedDict, total=False):
 
 
 async def nap(state: Nap) -> dict[str, Any]:
-    """An async node: a cancel stops it at its ``await``."""
+    """An async node: a cancel stops it at its `await`."""
     await asyncio.sleep(state.get("seconds", 0))
     return {"woke": True}
 

@@ -1,7 +1,7 @@
 """A user's graph plugin for the crash tests: the agent whose get_schedule is slow.
 
-Loaded with ``GRAPHWRIGHT_GRAPHS=tests.slow_graphs:register`` (or ``:register_all``). The slow tool counts its
-starts in Redis so a test knows when to kill the process mid-step.
+Loaded with `GRAPHWRIGHT_GRAPHS=tests.slow_graphs:register` (or `:register_all`). The slow
+tool counts its starts in Redis so a test knows when to kill the process mid-step.
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ def slow_write_tools() -> ToolRegistry:
     """create_event as a plain external write: slow before and after its effect, not keyed.
 
     Each effect appends a line to the file named by SLOW_GRAPHS_EFFECTS, outside Redis.
-    Redis counters ``slow:write_started`` and ``slow:write_effected`` tell a test where it is;
-    ``slow:hold`` (when set) makes it wait after its effect until the key is deleted.
+    Redis counters `slow:write_started` and `slow:write_effected` tell a test where it is;
+    `slow:hold` (when set) makes it wait after its effect until the key is deleted.
     """
     builtin = build_registry()
     original = builtin.get("create_event")
@@ -78,7 +78,7 @@ def slow_write_tools() -> ToolRegistry:
 
 def dying_mail_tools() -> ToolRegistry:
     """send_email that kills its own process right after its effect, before the executor's
-    record (the first time only: ``slow:died`` marks it)."""
+    record (the first time only: `slow:died` marks it)."""
     builtin = build_registry()
     original = builtin.get("send_email")
     assert original is not None

@@ -1,6 +1,6 @@
-"""``/a2a/{assistant_id}`` driven by the ``a2a-sdk`` client: the agent card, a message sent
+"""`/a2a/{assistant_id}` driven by the `a2a-sdk` client: the agent card, a message sent
 and streamed, a gate surfacing as a task waiting for input and answered (by the A2A caller,
-or on the review page, after which ``GetTask`` has the result), a task cancelled, and the
+or on the review page, after which `GetTask` has the result), a task cancelled, and the
 caller let in like on every other route."""
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def said(text: str, **ids: str) -> SendMessageRequest:
 
 
 async def talk(url: str, graph: str, *texts: str, streaming: bool = False) -> list[Any]:
-    """Send ``texts`` to the graph's agent, each continuing the task the first began; the
+    """Send `texts` to the graph's agent, each continuing the task the first began; the
     last event of each send, then the task as GetTask reads it."""
     async with httpx.AsyncClient(headers={"x-api-key": KEY}, timeout=scaled(30)) as http:
         client = await create_client(

@@ -150,7 +150,7 @@ def test_a_trace_write_failing_after_the_write_does_not_fail_the_step(
 
 
 def test_a_state_update_clearing_the_taint_does_not_ungate_a_write(scripted_rig: AgentRig) -> None:
-    """The taint lives in Redis: a caller who writes ``tainted: False`` and the injected call
+    """The taint lives in Redis: a caller who writes `tainted: False` and the injected call
     marked to run back into the state gets the call back at the gate, not an e-mail."""
     rig = scripted_rig
     rig.script(

@@ -211,7 +211,7 @@ def test_every_stop_path_answers_every_call_and_the_thread_goes_on(
 
 
 def clocked_pages(clock: FakeClock, seconds: float) -> ToolRegistry:
-    """A page reader whose every read takes ``seconds`` of the fake clock."""
+    """A page reader whose every read takes `seconds` of the fake clock."""
     reg = build_registry()
 
     @reg.tool(PageArgs, name="read_page")
@@ -224,7 +224,7 @@ def clocked_pages(clock: FakeClock, seconds: float) -> ToolRegistry:
 
 
 def clocked_calendar(clock: FakeClock, seconds: float) -> ToolRegistry:
-    """The built-in tools, where reading the schedule and booking each take ``seconds``."""
+    """The built-in tools, where reading the schedule and booking each take `seconds`."""
     reg = ToolRegistry()
     for spec in build_registry():
         if spec.name in ("get_schedule", "create_event"):

@@ -1,4 +1,4 @@
-"""graphwright.Orchestrator: runs, resumes, inspection, errors that change nothing, the thread lock."""
+"""graphwright.Orchestrator: runs, resumes, inspection, harmless errors, the thread lock."""
 
 from __future__ import annotations
 
@@ -165,7 +165,7 @@ def test_a_worker_gate_surfaces_as_the_run_gate_naming_the_worker(orch: Orchestr
 
 
 def test_an_orchestrator_closes_the_connections_it_opened(settings: Settings) -> None:
-    """``with Orchestrator(...)`` (or ``close``) gives back its blocking and asyncio
+    """`with Orchestrator(...)` (or `close`) gives back its blocking and asyncio
     connections; a client the caller passed in stays the caller's, open."""
     import asyncio
 

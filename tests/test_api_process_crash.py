@@ -1,4 +1,4 @@
-"""A run executing inside the API process (a wait or a stream, without ``serve --queue``)
+"""A run executing inside the API process (a wait or a stream, without `serve --queue`)
 survives that process: killed with SIGKILL mid-tool, or after its external write took
 effect, its lease on the delayed queue runs out and a worker finishes the run from its
 checkpoint, its write done once; a kill inside the write comes back as an unknown outcome,

@@ -1,9 +1,9 @@
-"""Async LangGraph projects on every path: ``async def`` nodes, an async tool, a
-``create_agent`` with async middleware, and subgraphs of the other kind.
+"""Async LangGraph projects on every path: `async def` nodes, an async tool, a
+`create_agent` with async middleware, and subgraphs of the other kind.
 
 The project in tests/async_project is written the way LangGraph's templates are. Each
 graph runs through the sync and async Python API, the CLI, the HTTP service with a
-worker, the HTTP service's own process and a cron; every run goes through ``astream``
+worker, the HTTP service's own process and a cron; every run goes through `astream`
 on the process's run loop, under the thread's lock and its fencing token.
 """
 

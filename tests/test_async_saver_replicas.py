@@ -1,4 +1,4 @@
-"""``AsyncRedisSaver`` waits for replicas like ``RedisSaver``: every run checkpoints
+"""`AsyncRedisSaver` waits for replicas like `RedisSaver`: every run checkpoints
 through it now, on one server and on a cluster (where the wait goes to the thread's node)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``async def`` tools in the executor: they run on the process's run loop, and a timeout
+"""`async def` tools in the executor: they run on the process's run loop, and a timeout
 cancels the coroutine while a write's outcome stays unknown for a reviewer."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """One authorization layer: assistants, crons, search, owners, webhooks, rate limits and
-reserved namespaces each decided by the ``Auth`` handlers (or default isolation) the way
+reserved namespaces each decided by the `Auth` handlers (or default isolation) the way
 the Agent Server decides them, through the Python SDK against a served graphwright."""
 
 from __future__ import annotations
@@ -260,7 +260,7 @@ def test_a_webhook_goes_to_the_address_admitted_not_to_a_second_dns_answer(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """DNS rebinding: the host resolves to an allowed address when checked, then elsewhere.
-    The call goes to the address checked, with the host kept in ``Host``."""
+    The call goes to the address checked, with the host kept in `Host`."""
     import http.server
     import socket
     import threading
@@ -311,7 +311,7 @@ def test_the_rate_limit_counts_each_run_of_a_batch_and_each_cron(settings: Setti
 
 def test_a_user_named_memories_cannot_read_every_users_memories(settings: Settings) -> None:
     """Under isolation a user's namespaces start with their identity: a user named
-    ``memories`` works in ``("memories", ...)`` of the users' store, where graphwright keeps
+    `memories` works in `("memories", ...)` of the users' store, where graphwright keeps
     nothing (its memories have a store of their own)."""
     with serve(settings, auth_owner.only_authentication) as svc:
         svc.orch.memory.remember(

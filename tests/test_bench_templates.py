@@ -1,4 +1,4 @@
-"""The pure parts of ``bench.templates``: masking, the key-by-key comparison, the scripted
+"""The pure parts of `bench.templates`: masking, the key-by-key comparison, the scripted
 answers the templates' model gets."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A page on another origin lists threads and streams a run through the JS SDK in headless
-Chromium when ``GRAPHWRIGHT_CORS_ORIGINS`` or ``http.cors`` in ``langgraph.json`` names it;
-with no CORS setting at all (``*``, as the reference) a server with no API key refuses it."""
+Chromium when `GRAPHWRIGHT_CORS_ORIGINS` or `http.cors` in `langgraph.json` names it;
+with no CORS setting at all (`*`, as the reference) a server with no API key refuses it."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def page_origin(page_dir: Path) -> Iterator[str]:
 
 
 def project_with_cors(folder: Path, origin: str) -> Path:
-    """A langgraph.json whose ``http.cors`` allows ``origin`` (and one graph of its own)."""
+    """A langgraph.json whose `http.cors` allows `origin` (and one graph of its own)."""
     (folder / "echo.py").write_text("from tests.protocol_graphs import interrupting as graph\n")
     path = folder / "langgraph.json"
     path.write_text(
@@ -107,7 +107,7 @@ def service(
 def test_a_page_from_another_origin_lists_threads_and_streams_a_run(
     service: Service, page_origin: str, request: pytest.FixtureRequest
 ) -> None:
-    """A named origin works; with no setting (CORS ``*``, no API key) the page is refused:
+    """A named origin works; with no setting (CORS `*`, no API key) the page is refused:
     it reads no thread and starts no run (docs/security.md)."""
     from playwright.sync_api import sync_playwright
 

@@ -1,6 +1,6 @@
-"""A React page on another origin chats through ``useStream`` (``@langchain/langgraph-sdk/react``)
-in headless Chromium: with no CORS setting at all and with ``http.cors`` in ``langgraph.json``
-the streamed reply renders; with ``CORS_ALLOW_ORIGINS`` naming another origin the page shows
+"""A React page on another origin chats through `useStream` (`@langchain/langgraph-sdk/react`)
+in headless Chromium: with no CORS setting at all and with `http.cors` in `langgraph.json`
+the streamed reply renders; with `CORS_ALLOW_ORIGINS` naming another origin the page shows
 the browser's refusal and nothing reaches the server."""
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ PAGE = """<!doctype html>
 """
 SETTLED = """() => document.getElementById('error')?.textContent
   || (document.getElementById('loading')?.textContent === 'false'
-      && [...document.querySelectorAll('#messages li')].some((li) => li.textContent.startsWith('ai: ')))"""
+      && [...document.querySelectorAll('#messages li')]
+        .some((li) => li.textContent.startsWith('ai: ')))"""
 
 
 @pytest.fixture
@@ -51,7 +52,7 @@ def page_dir(tmp_path: Path) -> Path:
 
 
 def chat_project(folder: Path, cors: dict[str, Any] | None) -> Path:
-    """A langgraph.json serving the streaming chat graph as ``chat``, with ``http.cors`` if given."""
+    """A langgraph.json serving the streaming chat graph as `chat`, with `http.cors` if given."""
     (folder / "chat.py").write_text("from tests.protocol_graphs import chat as graph\n")
     config: dict[str, Any] = {"graphs": {"chat": "./chat.py:graph"}}
     if cors is not None:

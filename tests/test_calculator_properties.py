@@ -44,7 +44,7 @@ def value(tree: Any) -> float | int:
     """Python's own arithmetic on the tree, without eval.
 
     An infinite intermediate counts as overflow: the calculator refuses it rather
-    than let ``0 / inf`` turn it into a plausible-looking 0.0.
+    than let `0 / inf` turn it into a plausible-looking 0.0.
     """
     if isinstance(tree, tuple) and len(tree) == 3:
         result = OPS[tree[0]](value(tree[1]), value(tree[2]))

@@ -1,4 +1,4 @@
-"""The kill -9 campaign of ``bench.chaos``, 50 points through the CLI and workers, 16 through
+"""The kill -9 campaign of `bench.chaos`, 50 points through the CLI and workers, 16 through
 the API process and a cron's worker (the bench runs 500+)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """LangGraph's own conformance suite, base and extended, against our savers.
 
-``RedisSaver``'s async methods run its sync methods in a thread, so running the suite
-against it covers the sync code paths too; ``AsyncRedisSaver`` covers the async ones.
+`RedisSaver`'s async methods run its sync methods in a thread, so running the suite
+against it covers the sync code paths too; `AsyncRedisSaver` covers the async ones.
 Both run against the Debian Redis of the test session and the embedded Redis.
 """
 

@@ -101,7 +101,7 @@ def test_killed_inside_an_ungated_write_stops_at_the_gate_with_its_key(
     moment: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The process dies mid-write; the resumed run never re-runs it by itself nor calls it failed."""
+    """The process dies mid-write; the resumed run neither re-runs it by itself nor fails it."""
     import json
 
     effects = tmp_path / "effects"

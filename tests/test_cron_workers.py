@@ -1,7 +1,7 @@
 """Crons with three worker processes: every due run is enqueued and run exactly once, and
 SIGKILLing a worker mid-way loses none (the effects are counted in a file, outside Redis).
 
-The test runs a 1-second cron for 8 seconds; ``python -m bench.crons`` runs the issue's
+The test runs a 1-second cron for 8 seconds; `python -m bench.crons` runs the issue's
 2-second cron for 20 seconds the same way.
 """
 

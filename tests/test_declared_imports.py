@@ -1,6 +1,6 @@
 """Everything graphwright imports is a declared dependency (or one of theirs): the test venv
 has the dev extras, so an undeclared import would pass every other test and break a user's
-``pip install graphwright`` (``langchain`` once did, for every project graph)."""
+`pip install graphwright` (`langchain` once did, for every project graph)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def _name(dist: str) -> str:
 
 
 def installed_with_graphwright() -> set[str]:
-    """The distributions ``pip install graphwright`` brings: the closure of its requirements."""
+    """The distributions `pip install graphwright` brings: the closure of its requirements."""
     seen: set[tuple[str, frozenset[str]]] = set()
     todo = [
         (Requirement(r), frozenset[str]())
@@ -45,7 +45,7 @@ def installed_with_graphwright() -> set[str]:
 
 
 def top_level_imports(path: Path) -> set[str]:
-    """The top-level modules ``path`` imports, leaving out ``if TYPE_CHECKING:`` blocks."""
+    """The top-level modules `path` imports, leaving out `if TYPE_CHECKING:` blocks."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skipped = {
         id(n)

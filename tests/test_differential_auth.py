@@ -1,9 +1,9 @@
-"""Three users under one ``Auth`` (tests/auth_three.py: owners alice and bob, a read-only
-viewer) on the reference server (``langgraph dev``) and on graphwright: every SDK call of
+"""Three users under one `Auth` (tests/auth_three.py: owners alice and bob, a read-only
+viewer) on the reference server (`langgraph dev`) and on graphwright: every SDK call of
 every resource, made as each user on the others' ids, answers the same status and data.
 Another user's id answers exactly like an id nobody holds.
 
-Set ``GW_WRITE_TABLE=1`` to rewrite tests/differential_auth.md from this run.
+Set `GW_WRITE_TABLE=1` to rewrite tests/differential_auth.md from this run.
 """
 
 from __future__ import annotations

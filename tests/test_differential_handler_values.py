@@ -1,4 +1,4 @@
-"""The value an ``Auth`` handler is shown, on the reference server (``langgraph dev``) and on
+"""The value an `Auth` handler is shown, on the reference server (`langgraph dev`) and on
 graphwright, under the same handlers (tests/auth_shapes.py): the same keys for every
 resource and action the SDK reaches, and the path's thread id where a body names another."""
 

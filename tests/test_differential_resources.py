@@ -1,7 +1,7 @@
 """Every thread, state, assistant, store and cron call of the SDK, against the reference
 server and graphwright, call by call (the table: tests/differential_resources.md).
 
-Set ``GW_WRITE_TABLE=1`` to rewrite the table from this run.
+Set `GW_WRITE_TABLE=1` to rewrite the table from this run.
 """
 
 from __future__ import annotations
@@ -205,7 +205,9 @@ STEPS: list[Step] = [
     Step(
         "assistants.set_latest",
         lambda c, x: c.assistants.set_latest(aid(x), 1),
-        known="the reference restores config but keeps the newer context; graphwright restores both",
+        known=(
+            "the reference restores config but keeps the newer context; graphwright restores both"
+        ),
     ),
     Step(
         "assistants.get",

@@ -24,7 +24,7 @@ RUNNABLE = [
 
 @pytest.fixture
 def page_env(redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """A reader's fresh folder with the venv at ``.venv``, on the test Redis under this
+    """A reader's fresh folder with the venv at `.venv`, on the test Redis under this
     test's prefix, with the offline model and no project of the checkout's."""
     monkeypatch.setenv("REDIS_URL", redis_url)
     monkeypatch.setenv("GRAPHWRIGHT_KEY_PREFIX", prefix)
@@ -47,7 +47,7 @@ def page_env(redis_url: str, prefix: str, monkeypatch: pytest.MonkeyPatch, tmp_p
 
 
 def forget_modules(folder: Path) -> None:
-    """Drop the modules loaded from ``folder``: a reader's next command is a new process."""
+    """Drop the modules loaded from `folder`: a reader's next command is a new process."""
     for name, module in list(sys.modules.items()):
         if str(folder) in str(getattr(module, "__file__", None) or ""):
             del sys.modules[name]

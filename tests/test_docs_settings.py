@@ -1,4 +1,4 @@
-"""The settings page is generated from the ``Settings`` model and kept current."""
+"""The settings page is generated from the `Settings` model and kept current."""
 
 from __future__ import annotations
 

@@ -185,7 +185,7 @@ EVIL = "http://evil.example"
 
 @pytest.fixture
 def open_server(settings: Settings) -> Iterator[Service]:
-    """A server as ``graphwright serve`` starts by default: no API key, no custom auth."""
+    """A server as `graphwright serve` starts by default: no API key, no custom auth."""
     with running(Orchestrator(settings=settings, model=OfflineChatModel())) as svc:
         yield svc
 

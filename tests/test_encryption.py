@@ -1,7 +1,7 @@
 """Encryption at rest: after a whole run through the HTTP service (gate, resume, memory,
 trace, store, a cron, an assistant, the outbox) no key in Redis holds the user's text,
 the tool's arguments or its result in plaintext; after a key rotation old data still
-reads, and ``rekey`` moves it to the new key."""
+reads, and `rekey` moves it to the new key."""
 
 from __future__ import annotations
 

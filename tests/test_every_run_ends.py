@@ -37,7 +37,7 @@ SECOND = "And what is 7 * 6?"
 def cut_before_first_checkpoint(
     orch: Orchestrator, store: RunStore, tid: str, goal: str, durability: Any = None
 ) -> str:
-    """A run as a worker cut from Redis between ``run_start`` and its first checkpoint leaves
+    """A run as a worker cut from Redis between `run_start` and its first checkpoint leaves
     it: recorded running, owned by the cut worker, the thread marked running, no checkpoint."""
     body = RunCreate(assistant_id="agent", input={"goal": goal}, durability=durability)
     run = store.create(tid, body, queue=False)
@@ -287,7 +287,7 @@ def test_a_long_sweep_does_not_hold_back_the_runs_a_worker_takes(orch: Orchestra
 
 
 def calls(orch: Orchestrator, command: str) -> int:
-    """How many times the server has run ``command``."""
+    """How many times the server has run `command`."""
     stats: Any = orch.client.info("commandstats")
     return int(stats.get(f"cmdstat_{command}", {}).get("calls", 0))
 

@@ -92,7 +92,7 @@ def test_a_run_rides_through_a_sentinel_promoting_a_replica(tmp_path: Path) -> N
 
 
 def owner_of(servers: list[Server], key: str) -> Server:
-    """The master serving ``key``'s slot, as the cluster itself reports it."""
+    """The master serving `key`'s slot, as the cluster itself reports it."""
     probe = redis.Redis(port=servers[0].port)
     slot = int(probe.execute_command("CLUSTER", "KEYSLOT", key))
     for start, end, master, *_ in probe.execute_command("CLUSTER", "SLOTS"):

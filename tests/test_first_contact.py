@@ -2,9 +2,9 @@
 and invoking LangGraph projects written the way LangGraph's docs write them (a plain graph; a
 project with its own tools.py, nodes.py, state.py, graphs.py and checkpoints.py; a factory, an
 async graph, the memory template's store namespace, a node longer than the client's read
-timeout; LangGraph's custom auth in langgraph.json). Each goes through ``serve`` (runs in the
-API's process, and handed to a worker with ``--queue``), the Python API and the CLI, and is
-compared with ``langgraph dev`` where the reference has the same call."""
+timeout; LangGraph's custom auth in langgraph.json). Each goes through `serve` (runs in the
+API's process, and handed to a worker with `--queue`), the Python API and the CLI, and is
+compared with `langgraph dev` where the reference has the same call."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ MODES = ["inline", "queue"]
 
 @pytest.fixture(scope="session")
 def wheel_venv() -> Path:
-    """The venv ``scripts/wheel-venv`` built from this tree's wheel (no extras)."""
+    """The venv `scripts/wheel-venv` built from this tree's wheel (no extras)."""
     done = subprocess.run(
         [str(ROOT / "scripts" / "wheel-venv")],
         capture_output=True,
@@ -76,8 +76,8 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 def served(
     venv: Path, project: Path, redis_url: str, mode: str, tmp_path: Path, **env: str
 ) -> Iterator[str]:
-    """``graphwright serve`` from the wheel's venv in the project's folder; with ``queue``
-    mode, ``--queue`` and one ``graphwright worker`` beside it. Yields the base URL."""
+    """`graphwright serve` from the wheel's venv in the project's folder; with `queue`
+    mode, `--queue` and one `graphwright worker` beside it. Yields the base URL."""
     port = free_port()
     child_env = _env(redis_url, **env)
     config = ["--config", str(project / "langgraph.json")]
@@ -130,7 +130,7 @@ def served(
 
 
 def _python(venv: Path, project: Path, redis_url: str, code: str) -> Any:
-    """Run ``code`` with the wheel's interpreter in the project's folder; its last line of
+    """Run `code` with the wheel's interpreter in the project's folder; its last line of
     output is JSON."""
     done = subprocess.run(
         [str(venv / "bin" / "python"), "-c", textwrap.dedent(code)],

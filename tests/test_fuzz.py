@@ -1,4 +1,4 @@
-"""A small schemathesis run over every operation of ``/openapi.json`` (``bench/fuzz.py`` runs
+"""A small schemathesis run over every operation of `/openapi.json` (`bench/fuzz.py` runs
 the big one): no answer is a 5xx and every answer matches its documented schema."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The gate cannot be skipped through the API: state written by a caller never runs a gated call.
 
-``update_state``, ``Command(goto=..., update=...)`` and a forged ``retry``/``settled`` can
-say a call was approved; ``act`` asks the policy and the gate's recorded decision instead,
+`update_state`, `Command(goto=..., update=...)` and a forged `retry`/`settled` can
+say a call was approved; `act` asks the policy and the gate's recorded decision instead,
 and sends a call without one back to the gate, where the reviewer sees it.
 """
 

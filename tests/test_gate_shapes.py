@@ -1,4 +1,4 @@
-"""graphwright's gate in LangChain's HITLRequest shape, and LangChain's decisions lists on resume."""
+"""graphwright's gate in LangChain's HITLRequest shape; LangChain's decisions lists on resume."""
 
 from __future__ import annotations
 

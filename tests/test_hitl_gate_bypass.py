@@ -1,5 +1,5 @@
-"""A ``langgraph.json`` graph gated by LangChain's ``HumanInTheLoopMiddleware``, served over
-HTTP: state a caller writes (``update_state``, ``Command(goto=...)``, ``Command(update=...)``)
+"""A `langgraph.json` graph gated by LangChain's `HumanInTheLoopMiddleware`, served over
+HTTP: state a caller writes (`update_state`, `Command(goto=...)`, `Command(update=...)`)
 never runs the gated tool without a reviewer's decision; the reviewer's approval runs it once.
 
 The tool's effects are lines in a file, counted outside the system under test; the model is

@@ -1,5 +1,5 @@
 """A cancel reaches a run that is inside a long model call: the run ends at once as
-``interrupted``, and what the abandoned call still returns is refused by the thread's
+`interrupted`, and what the abandoned call still returns is refused by the thread's
 fence, so it never lands in the thread; the next run on the thread goes ahead."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The ``http`` section of ``langgraph.json`` (a user's app beside the API, behind the same
+"""The `http` section of `langgraph.json` (a user's app beside the API, behind the same
 auth; a mount prefix; resources switched off) and graphs whose state is each kind LangGraph
-accepts, through runs, streams and ``get_state``."""
+accepts, through runs, streams and `get_state`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Run features of the HTTP service beyond the reference comparison: cancelling a running
-run (interrupt, rollback) reaches the executor, also inside a long step, ``on_disconnect``
+run (interrupt, rollback) reaches the executor, also inside a long step, `on_disconnect`
 cancels, webhooks are called, stateless runs leave no thread behind."""
 
 from __future__ import annotations
@@ -157,7 +157,7 @@ def test_a_failing_run_sends_an_error_event_and_wait_returns_error(svc: Service)
 
 @pytest.mark.parametrize("background", [True, False], ids=["worker", "api-process"])
 def test_a_run_that_answers_has_given_its_thread_back(svc: Service, background: bool) -> None:
-    """``runs.wait`` and ``join`` answer once the run's lock is gone (the end and the release
+    """`runs.wait` and `join` answer once the run's lock is gone (the end and the release
     are one step): a next run, or the Python API, never meets the finished run's lock."""
     sdk = get_sync_client(url=svc.url, api_key=None)
     keys = svc.orch.keys

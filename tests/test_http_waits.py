@@ -1,7 +1,7 @@
-"""Runs longer than the client's read timeout, through the real ``langgraph-sdk``: every route
-that waits (``runs.wait`` on a thread and stateless, ``runs.join``) writes a keep-alive
+"""Runs longer than the client's read timeout, through the real `langgraph-sdk`: every route
+that waits (`runs.wait` on a thread and stateless, `runs.join`) writes a keep-alive
 newline while the run is pending, as the Agent Server does, and the JSON after it still
-parses; a client that goes away cancels the run only when it asked (``on_disconnect``)."""
+parses; a client that goes away cancels the run only when it asked (`on_disconnect`)."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_waits_longer_than_the_clients_read_timeout_complete_through_the_sdk(
 ) -> None:
     """A thread's wait, a stateless wait and a join of a background run, at once: each run
     sleeps past the client's read timeout, and each answer is the run's values, read on the
-    first connection (the SDK reconnects to ``Location`` on a cut-off body: it must not)."""
+    first connection (the SDK reconnects to `Location` on a cut-off body: it must not)."""
     nap = {"seconds": scaled(NAP_S)}
 
     async def scenario() -> list[object]:
@@ -85,7 +85,7 @@ def test_waits_longer_than_the_clients_read_timeout_complete_through_the_sdk(
 
 
 def test_a_wait_writes_newlines_while_pending_then_json(service: Service) -> None:
-    """The bytes: ``\\n`` every interval while the run is pending, then the values; the
+    """The bytes: `\\n` every interval while the run is pending, then the values; the
     headers name the run and where to join it, as the reference's."""
     chunks: list[bytes] = []
     nap = {"seconds": scaled(2)}

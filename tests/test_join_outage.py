@@ -1,4 +1,4 @@
-"""A ``runs.join`` waiting while Redis is away for a few seconds (a restart, a cluster
+"""A `runs.join` waiting while Redis is away for a few seconds (a restart, a cluster
 failover) answers the run's result once it ends, not 503: its reads ride the Redis retry
 budget, and the worker that then runs it rides the failover too."""
 

@@ -1,6 +1,6 @@
-"""Every ``langgraph.json`` key ``langgraph dev`` reads is honoured or refused by name: a key
-graphwright does not implement stops the load (and ``serve``) with one line naming it, and
-``auth.path`` puts the API behind the project's ``Auth`` as the reference does."""
+"""Every `langgraph.json` key `langgraph dev` reads is honoured or refused by name: a key
+graphwright does not implement stops the load (and `serve`) with one line naming it, and
+`auth.path` puts the API behind the project's `Auth` as the reference does."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ REFUSED = [  # (section to add, what the one line names)
     ({"auht": {"path": "./auth.py:auth"}}, "auht"),  # a typo of a security key
     ({"graphs": {"plain": {"path": "./graph.py:graph", "descripton": "x"}}}, "descripton"),
 ]
-ACCEPTED = {  # read by the reference too (the build keys only by ``langgraph build``)
+ACCEPTED = {  # read by the reference too (the build keys only by `langgraph build`)
     "$schema": "https://langgra.ph/schema.json",
     "python_version": "3.11",
     "image_distro": "wolfi",

@@ -1,4 +1,4 @@
-"""``/mcp`` driven by the official MCP SDK's Streamable HTTP client: every assistant a tool
+"""`/mcp` driven by the official MCP SDK's Streamable HTTP client: every assistant a tool
 with its graph's input schema, a call an ordinary run (listed, kept), the caller let in and
 limited like on every other route, and a gate that surfaces and is answered on review."""
 
@@ -32,7 +32,7 @@ GRAPHS = "tests.protocol_graphs:register"
 
 @pytest.fixture(params=[0.0])
 def served(redis_server: Server, request: pytest.FixtureRequest) -> Iterator[Service]:
-    """The service; a test's ``served`` parameter is how long a gated call waits for review,
+    """The service; a test's `served` parameter is how long a gated call waits for review,
     scaled here: a parameter must read the same in every xdist worker, the load does not."""
     settings = Settings(
         _env_file=None,

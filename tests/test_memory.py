@@ -1,4 +1,4 @@
-"""Long-term memory in runs: recalled per user, replaced with history, forgotten, never from tools."""
+"""Long-term memory in runs: recalled per user, replaced with history, forgotten, not by tools."""
 
 from __future__ import annotations
 

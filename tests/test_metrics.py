@@ -1,5 +1,5 @@
-"""``/metrics``: the reference's Prometheus families and JSON snapshot, read with
-``prometheus_client``'s own parser; queue figures from Redis, so a second API process on
+"""`/metrics`: the reference's Prometheus families and JSON snapshot, read with
+`prometheus_client`'s own parser; queue figures from Redis, so a second API process on
 the same Redis reports the same queue."""
 
 from __future__ import annotations

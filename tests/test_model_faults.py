@@ -1,7 +1,7 @@
 """An imperfect model and its server: calls that fail their schema go back to the model, a
 failing provider ends the run with one line and the thread's next turn works, and the
 requests suit the OpenAI-compatible servers people run locally (the scripted server plays
-their faults: HTTP errors, stalls, empty streams, no usage, no ``content: null``)."""
+their faults: HTTP errors, stalls, empty streams, no usage, no `content: null`)."""
 
 from __future__ import annotations
 

@@ -138,8 +138,8 @@ def test_json_schema_replies_are_served_or_refused_for_the_fallback() -> None:
 def test_embeddings_are_deterministic_vectors_a_store_search_can_rank(
     scripted: ScriptedOpenAI,
 ) -> None:
-    """LangGraph's memory template indexes its store with ``openai:text-embedding-3-small``;
-    the scripted server answers ``/v1/embeddings`` (floats or base64, strings or token
+    """LangGraph's memory template indexes its store with `openai:text-embedding-3-small`;
+    the scripted server answers `/v1/embeddings` (floats or base64, strings or token
     ids), so such a store runs offline and its search finds the related text first."""
     embedder = OpenAIEmbeddings(
         model="text-embedding-3-small",

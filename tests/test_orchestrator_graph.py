@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import replace
 
@@ -28,7 +29,19 @@ GOAL = (
     "订单 A1001 到哪了？项目笔记里哪个方案提到 Redis？找到其中的预算表达式并计算总和。"
     "帮我安排“设计评审”，2026-12-01 10:00-11:00。"
 )
-SPLIT = '{"subtasks": [{"worker": "order_desk", "instructions": "订单 A1001 到哪了？"}, {"worker": "notes_researcher", "instructions": "项目笔记里哪个方案提到 Redis？找到其中的预算表达式并计算总和。"}, {"worker": "scheduler", "instructions": "帮我安排“设计评审”，2026-12-01 10:00-11:00。"}]}'
+SPLIT = json.dumps(
+    {
+        "subtasks": [
+            {"worker": "order_desk", "instructions": "订单 A1001 到哪了？"},
+            {
+                "worker": "notes_researcher",
+                "instructions": "项目笔记里哪个方案提到 Redis？找到其中的预算表达式并计算总和。",
+            },
+            {"worker": "scheduler", "instructions": "帮我安排“设计评审”，2026-12-01 10:00-11:00。"},
+        ]
+    },
+    ensure_ascii=False,
+)
 EVENT = {"title": "设计评审", "start_time": "2026-12-01T10:00", "end_time": "2026-12-01T11:00"}
 NOTES, ORDERS, CALENDAR = (
     "You research the project notes",
@@ -165,7 +178,14 @@ def test_several_workers_wait_at_once_and_are_answered_by_call_id(scripted_rig: 
     rig.lane(
         "Split the task",
         Reply(
-            content='{"subtasks": [{"worker": "scheduler", "instructions": "book"}, {"worker": "mailer", "instructions": "mail"}]}'
+            content=json.dumps(
+                {
+                    "subtasks": [
+                        {"worker": "scheduler", "instructions": "book"},
+                        {"worker": "mailer", "instructions": "mail"},
+                    ]
+                }
+            )
         ),
     )
     rig.lane(CALENDAR, Reply(tool_calls=[call("create_event", EVENT, "s1")]))

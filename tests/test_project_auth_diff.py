@@ -1,4 +1,4 @@
-"""``auth`` in ``langgraph.json``, through ``graphwright serve`` and ``langgraph dev`` on the
+"""`auth` in `langgraph.json`, through `graphwright serve` and `langgraph dev` on the
 same project: the same answers without a token (401), with a wrong one, and with a good one."""
 
 from __future__ import annotations

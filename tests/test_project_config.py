@@ -192,7 +192,7 @@ def test_an_env_file_is_read_like_langgraph_dev_reads_it(tmp_path: Path) -> None
 
 
 def test_a_missing_env_file_reads_as_no_variables_like_langgraph_dev(tmp_path: Path) -> None:
-    """LangGraph's templates all name a git-ignored ``.env`` that a fresh clone lacks; the
+    """LangGraph's templates all name a git-ignored `.env` that a fresh clone lacks; the
     reference serves them with the environment's variables, and so must graphwright."""
     (tmp_path / "langgraph.json").write_text(
         json.dumps({"graphs": {"g": "./g.py:g"}, "env": ".env"})
@@ -234,8 +234,8 @@ graph = (StateGraph(State, input_schema=In, output_schema=Out)
 def test_values_stream_only_the_output_schema_when_it_changes_like_the_reference(
     tmp_path: Path, settings: Settings
 ) -> None:
-    """LangGraph's data-enrichment template has an output schema: ``langgraph dev`` streams
-    ``values`` of the output channels after the steps that write them (no event for the
+    """LangGraph's data-enrichment template has an output schema: `langgraph dev` streams
+    `values` of the output channels after the steps that write them (no event for the
     input or a step that writes only inner keys), never the inner state."""
     (tmp_path / "graph.py").write_text(SCHEMAS)
     (tmp_path / "langgraph.json").write_text(json.dumps({"graphs": {"g": "./graph.py:graph"}}))

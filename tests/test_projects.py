@@ -1,8 +1,8 @@
-"""LangGraph projects from a langgraph.json, served by graphwright and by ``langgraph dev``.
+"""LangGraph projects from a langgraph.json, served by graphwright and by `langgraph dev`.
 
 The projects in tests/projects are written the way LangGraph's templates are; each is
 driven through graphwright's CLI, Python API and langgraph-sdk, and the same SDK calls
-against ``langgraph dev`` must get the same answers.
+against `langgraph dev` must get the same answers.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def both(redis_server: Server, tmp_path_factory: pytest.TempPathFactory) -> Iter
 
 @pytest.fixture
 def cli(both: Both, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[..., Any]:
-    """``graphwright --config <project> ARGS --json`` in this process; its parsed output."""
+    """`graphwright --config <project> ARGS --json` in this process; its parsed output."""
     monkeypatch.setenv("REDIS_URL", both.redis_url)
     monkeypatch.setenv("GRAPHWRIGHT_KEY_PREFIX", both.prefix)
     monkeypatch.setenv("GRAPHWRIGHT_CONFIG", "")  # --config sets it; restored afterwards

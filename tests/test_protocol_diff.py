@@ -1,10 +1,10 @@
 """The differential protocol test: the same SDK call sequences (tests/protocol_scenarios.py)
-against ``langgraph dev`` and ``graphwright serve``, sync and async clients, compared call by
+against `langgraph dev` and `graphwright serve`, sync and async clients, compared call by
 call: every key of every body and stream event, recursively and in both directions, values
-after masking ids and times (tests/differential.py ``differences``).
+after masking ids and times (tests/differential.py `differences`).
 
 The parametrization below is the table (tests/reference/PROTOCOL.md, rewritten from a run
-with ``GW_WRITE_TABLE=1``). DELIBERATE lists calls that differ on purpose, EVERYWHERE the
+with `GW_WRITE_TABLE=1`). DELIBERATE lists calls that differ on purpose, EVERYWHERE the
 answer paths that do wherever they occur; OPEN would list paths not answered like the
 reference yet (shown in the table, not asserted). Every other difference fails the test.
 """
@@ -46,8 +46,10 @@ DELIBERATE = {
 # Paths that differ on purpose wherever they occur (pattern -> why).
 EVERYWHERE = {
     r"\.gw_fence: only graphwright": "graphwright's fencing token rides in the run's configurable",
-    r"\.configurable\.__pregel_node_finished: only the reference": "the reference's run record keeps a LangGraph-internal callback its worker put into the "
-    "run's config (listed as null); graphwright's record keeps what the run was created with",
+    r"\.configurable\.__pregel_node_finished: only the reference": (
+        "the reference's run record keeps a LangGraph-internal callback its worker put into the "
+        "run's config (listed as null); graphwright's record keeps what the run was created with"
+    ),
 }
 # Not answered like the reference yet (path pattern -> what is missing): none.
 OPEN: dict[str, str] = {}
@@ -172,8 +174,8 @@ def table(results: dict[tuple[str, str, str], list[str]]) -> str:
         "`langgraph_plan`, `langgraph_api_url`, `lc_versions`).",
         "",
         f"{counts['same']} of {len(results)} calls answer exactly like the reference; "
-        f"{counts['deliberate']} differ only on purpose; {counts['open']} still differ in the paths "
-        "named (open work, not deliberate).",
+        f"{counts['deliberate']} differ only on purpose; {counts['open']} still differ in the "
+        "paths named (open work, not deliberate).",
         "",
         "Deliberate, everywhere: `configurable.gw_fence` (and so `metadata.gw_fence`), the fencing",
         "token every checkpoint write of a run carries; and the reference's listed runs keep",
@@ -184,9 +186,10 @@ def table(results: dict[tuple[str, str, str], list[str]]) -> str:
         "Threads, assistants, store and crons are compared the same way (whole answers, ids and",
         "times masked) by `tests/test_differential_resources.py`, its table in",
         "`tests/differential_resources.md`: 67 calls, each the same but for the answer paths it",
-        "names (the fencing token) and two deliberate differences: `threads.search(values)` (the reference answers",
-        "500; graphwright filters) and `assistants.set_latest` (the reference restores the config",
-        "but keeps the newer context; graphwright restores both). Three users under a custom `Auth`:",
+        "names (the fencing token) and two deliberate differences: `threads.search(values)`",
+        "(the reference answers 500; graphwright filters) and `assistants.set_latest` (the",
+        "reference restores the config but keeps the newer context; graphwright restores both).",
+        "Three users under a custom `Auth`:",
         "`tests/test_differential_auth.py`, its table and deliberate differences in",
         "`tests/differential_auth.md`.",
         "",
@@ -234,8 +237,8 @@ Checked by the tests named; each difference with its reason.
   it can be answered on the review page. A call that stops at a gate waits for the
   reviewer's answer (up to `GRAPHWRIGHT_MCP_REVIEW_WAIT_S`) and returns the output of the
   run it started; if none comes in time, the gated output and a second text naming the
-  thread and its review page (the reference returns the gated output). A call the inner `/runs/wait` refuses (a bad
-  input: 422) is an error result with the refusal's detail.
+  thread and its review page (the reference returns the gated output). A call the inner
+  `/runs/wait` refuses (a bad input: 422) is an error result with the refusal's detail.
 - **`/a2a/{assistant_id}`** and the agent cards (`test_a2a_answers_like_the_reference`:
   card, a message stopping at a gate as `TASK_STATE_INPUT_REQUIRED`, the answer completing
   the same task, `GetTask`, `CancelTask` of a finished task, an unknown task, key by key;
@@ -255,7 +258,7 @@ Checked by the tests named; each difference with its reason.
 
 
 def metric_shapes(url: str) -> dict[str, tuple[str, frozenset[str]]]:
-    """Each family of ``/metrics`` by name: its type and its labels but the reference's
+    """Each family of `/metrics` by name: its type and its labels but the reference's
     deployment labels (see PROTOCOL.md), read with prometheus_client's own parser."""
     text = httpx.get(f"{url}/metrics", timeout=30).text
     return {

@@ -1,11 +1,11 @@
 """The agent against a real, small and imperfect model: SmolLM2-135M served by llama.cpp's
-OpenAI-compatible server (``tests/llama_server.py``), through the settings a user sets
-(``OPENAI_BASE_URL``). What the model says is its own; what graphwright guarantees is
+OpenAI-compatible server (`tests/llama_server.py`), through the settings a user sets
+(`OPENAI_BASE_URL`). What the model says is its own; what graphwright guarantees is
 checked on whatever it said: every run ends cleanly with a stop reason, no write runs
 without a reviewer, a call that fails its schema goes back to the model and never to a
 reviewer, and a model server that fails ends the run with one line while the next turn
 works. llama-cpp-python's server cannot serve every schema or stream tool calls: see
-``tests/real_model_graphs.py`` for the two graphs fitted to it."""
+`tests/real_model_graphs.py` for the two graphs fitted to it."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ class Restartable:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def outage(self, seconds: float) -> float:
-        """Stop the server for ``seconds``; returns how long it was really down (a busy
+        """Stop the server for `seconds`; returns how long it was really down (a busy
         machine starts it again late)."""
         started = time.monotonic()
         self.down()

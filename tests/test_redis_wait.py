@@ -1,5 +1,5 @@
-"""``serve`` and ``worker`` wait for Redis instead of exiting: a worker started before its
-Redis comes up when it does and outlives an outage past the retry budget; ``serve`` waits
+"""`serve` and `worker` wait for Redis instead of exiting: a worker started before its
+Redis comes up when it does and outlives an outage past the retry budget; `serve` waits
 out the retry window and then fails in one line naming the URL it used."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""LangGraph's ``RemoteGraph`` and the SDK against graphwright serve: invoke, token streams
-(the fixed model's 20 chunks arrive as 20 ``messages`` events), interrupt and resume, and a
+"""LangGraph's `RemoteGraph` and the SDK against graphwright serve: invoke, token streams
+(the fixed model's 20 chunks arrive as 20 `messages` events), interrupt and resume, and a
 remote graph used as a node whose interrupt reaches the parent's caller."""
 
 from __future__ import annotations

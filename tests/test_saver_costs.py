@@ -1,5 +1,5 @@
 """The saver's costs, counted (not timed): round trips per call and commands the server
-runs per ``put``, with and without a TTL, early and late in a thread."""
+runs per `put`, with and without a TTL, early and late in a thread."""
 
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ def _put_commands(client: redis.Redis, saver: RedisSaver, thread: str, steps: in
 
 @pytest.fixture
 def own_client() -> Iterator[redis.Redis]:
-    """A client of a server of this test's own: ``INFO commandstats`` counts every client's
+    """A client of a server of this test's own: `INFO commandstats` counts every client's
     commands, and a background thread of an earlier test on the shared server adds some."""
     with private_server() as server:
         own = redis.Redis.from_url(server.url)

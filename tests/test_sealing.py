@@ -1,7 +1,7 @@
 """Sealing at rest binds each value to its place and refuses plain ones: a sealed value
 copied to another key or field does not open (and the original still does); with
-encryption on, a value written in the clear is refused until ``graphwright seal`` seals
-it; values of the old format (``GWS1``) still open and ``rekey`` re-seals them; keys are
+encryption on, a value written in the clear is refused until `graphwright seal` seals
+it; values of the old format (`GWS1`) still open and `rekey` re-seals them; keys are
 derived with HKDF-SHA256."""
 
 from __future__ import annotations

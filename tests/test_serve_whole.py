@@ -1,6 +1,6 @@
-"""``graphwright serve`` alone is a whole server, as ``langgraph dev`` is: with no worker
-process it runs background, delayed and cron runs itself, never more than ``--jobs`` at once
-(waits and streams included); ``serve --queue`` with no live worker says so."""
+"""`graphwright serve` alone is a whole server, as `langgraph dev` is: with no worker
+process it runs background, delayed and cron runs itself, never more than `--jobs` at once
+(waits and streams included); `serve --queue` with no live worker says so."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``show`` reads the summary a run recorded for the thread's head, without the graph, and
+"""`show` reads the summary a run recorded for the thread's head, without the graph, and
 prints what the graph's own reading prints; a thread whose head moved since is read
 through the graph again."""
 

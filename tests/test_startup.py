@@ -1,6 +1,6 @@
-"""What ``import graphwright`` and each CLI command load: a new eager import of LangGraph, a
-model client, the server or MCP fails here rather than on a stopwatch (``bench/startup.py``
-times them). ``show`` of a thread its run recorded, and ``trace``, load no LangGraph at all.
+"""What `import graphwright` and each CLI command load: a new eager import of LangGraph, a
+model client, the server or MCP fails here rather than on a stopwatch (`bench/startup.py`
+times them). `show` of a thread its run recorded, and `trace`, load no LangGraph at all.
 
 Each case is a fresh interpreter (the point: what a user's shell pays), which prints the
 modules it ended with.
@@ -45,7 +45,7 @@ LANGGRAPH_ITSELF = {
 
 
 def loaded(args: list[str], env: dict[str, str] | None = None) -> set[str]:
-    """Top-level packages a fresh interpreter running ``args`` ends with."""
+    """Top-level packages a fresh interpreter running `args` ends with."""
     out = subprocess.run(
         [sys.executable, *args],
         capture_output=True,

@@ -1,4 +1,4 @@
-"""``/store`` over HTTP: TTL, refresh, query and the reference's error codes."""
+"""`/store` over HTTP: TTL, refresh, query and the reference's error codes."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The users' store is the users': every namespace LangGraph accepts works over ``/store``
-(``("memories", user)`` of LangGraph's memory-agent template included), graphwright's own
+"""The users' store is the users': every namespace LangGraph accepts works over `/store`
+(`("memories", user)` of LangGraph's memory-agent template included), graphwright's own
 memories live in a store of their own that no namespace reaches, and the memories an older
-graphwright kept in the users' store move there with ``graphwright memory migrate``."""
+graphwright kept in the users' store move there with `graphwright memory migrate`."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def test_memory_migrate_moves_an_older_versions_memories_and_only_those(
 
 
 def test_the_two_stores_key_templates_are_pinned() -> None:
-    """The users' keys all start ``gw:store:``, graphwright's ``gw:service-store:``: no
+    """The users' keys all start `gw:store:`, graphwright's `gw:service-store:`: no
     namespace of the one can spell a key of the other."""
     users, own = Layout(prefix=f"gw:{USER_STORE}"), Layout(prefix=f"gw:{SERVICE_STORE}")
     assert users.item(("memories", "user:ana"), "k") == "gw:store:{memories.user%3Aana}:item:k"

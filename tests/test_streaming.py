@@ -1,4 +1,4 @@
-"""Token streaming: ``stream(mode="messages")`` yields the model's chunks with their node and run,
+"""Token streaming: `stream(mode="messages")` yields the model's chunks with their node and run,
 from ChatOpenAI streaming over SSE and from the offline model; the CLI prints them live."""
 
 from __future__ import annotations
@@ -185,7 +185,7 @@ def test_the_cli_prints_partial_text_while_the_model_is_still_streaming(
 
 
 def read_until(fd: int, needle: bytes, seen: bytes) -> bytes:
-    """Read the pseudo-terminal until ``needle`` shows up (or the child closes it)."""
+    """Read the pseudo-terminal until `needle` shows up (or the child closes it)."""
     while needle not in seen:
         ready, _, _ = select.select([fd], [], [], 60)
         assert ready, f"no output for 60 s; saw {seen[-500:]!r}"

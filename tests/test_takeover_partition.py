@@ -1,4 +1,4 @@
-"""A worker cut from Redis by a network partition right after its run's ``run_start``, before
+"""A worker cut from Redis by a network partition right after its run's `run_start`, before
 the run's first checkpoint: the worker that takes the run over runs it with the user's
 message (real sockets: a proxy that stops forwarding, as a partition does)."""
 
@@ -25,8 +25,8 @@ SECOND = "And what is 7 * 6?"
 
 @dataclass
 class Partition:
-    """Forwards to Redis on ``port`` until a request holding ``marker`` has gone through once
-    ``armed``; from then on nothing passes either way (its reply included), as in a partition."""
+    """Forwards to Redis on `port` until a request holding `marker` has gone through once
+    `armed`; from then on nothing passes either way (its reply included), as in a partition."""
 
     port: int
     marker: bytes

@@ -1,7 +1,7 @@
-"""A user's own graph tested with ``graphwright.testing`` alone, the way a user would.
+"""A user's own graph tested with `graphwright.testing` alone, the way a user would.
 
-Nothing here comes from graphwright's own test helpers (``tests/``): the fixtures are the
-kit's pytest plugin (loaded by ``tests/conftest.py`` the way a user's conftest loads it),
+Nothing here comes from graphwright's own test helpers (`tests/`): the fixtures are the
+kit's pytest plugin (loaded by `tests/conftest.py` the way a user's conftest loads it),
 the graph is defined in this file.
 """
 
@@ -68,7 +68,7 @@ def my_graphs() -> GraphRegistry:
 
 @pytest.fixture
 def graphwright_graphs() -> GraphRegistry:
-    """The kit's hook: ``graphwright_orchestrator`` serves these graphs."""
+    """The kit's hook: `graphwright_orchestrator` serves these graphs."""
     return my_graphs()
 
 

@@ -1,4 +1,4 @@
-"""The thread-centric protocol's events from a run's stored events (``thread_events``), and
+"""The thread-centric protocol's events from a run's stored events (`thread_events`), and
 its subscription filters: pure, no server."""
 
 from __future__ import annotations

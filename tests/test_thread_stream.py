@@ -1,7 +1,7 @@
-"""Thread-centric streaming (``client.threads.stream``) on graphwright's own terms: a gate
+"""Thread-centric streaming (`client.threads.stream`) on graphwright's own terms: a gate
 reached through it is answered on the review page and the stream sees the end; a run it
 starts is an ordinary run; the caller needs the key; one user cannot read or drive another's
-thread through it. (What it answers beside the reference: ``test_protocol_diff``.)"""
+thread through it. (What it answers beside the reference: `test_protocol_diff`.)"""
 
 from __future__ import annotations
 
@@ -172,7 +172,7 @@ EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report
 
 def test_the_agents_human_gate_is_answered_with_run_respond(served: Service) -> None:
     """graphwright's own agent, its gate before sending an email: surfaced on the stream as
-    an interrupt, approved with ``thread.run.respond``, the email sent."""
+    an interrupt, approved with `thread.run.respond`, the email sent."""
 
     async def conversation() -> Any:
         client = get_client(url=served.url, api_key=KEY)

@@ -105,7 +105,7 @@ def test_subgraph_state_comes_with_subgraphs_true(service: Service) -> None:
 
 
 def names(state: dict[str, Any]) -> set[Any]:
-    """Every thread id one ``get_state``/``get_history`` entry names."""
+    """Every thread id one `get_state`/`get_history` entry names."""
     parent = state["parent_checkpoint"] or {}
     return {
         state["metadata"]["thread_id"],

@@ -1,5 +1,5 @@
-"""Every API route's body is typed: a malformed one is a 422 whose ``loc`` names the field,
-never a 500, with or without a custom ``Auth`` (whose handlers read the body); the store
+"""Every API route's body is typed: a malformed one is a 422 whose `loc` names the field,
+never a 500, with or without a custom `Auth` (whose handlers read the body); the store
 bodies the fuzzer found first. Ids in the paths need not exist: the body is checked first."""
 
 from __future__ import annotations

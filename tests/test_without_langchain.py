@@ -1,4 +1,4 @@
-"""A plain LangGraph project runs where ``langchain`` is not installed (it is no dependency of
+"""A plain LangGraph project runs where `langchain` is not installed (it is no dependency of
 graphwright): served and invoked in a process that cannot import it."""
 
 from __future__ import annotations

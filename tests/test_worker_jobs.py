@@ -1,6 +1,6 @@
-"""A worker runs many runs at once (``--jobs``): SIGKILLed with ten in flight, each run is
+"""A worker runs many runs at once (`--jobs`): SIGKILLed with ten in flight, each run is
 finished once by another worker; SIGTERMed, it hands back what cannot finish within
-``--grace`` and loses nothing. Effects are counted in the calendar the tool books into."""
+`--grace` and loses nothing. Effects are counted in the calendar the tool books into."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def start_worker(name: str, redis_url: str, prefix: str, *args: str) -> subproce
 
 
 def held_runs(service: Service, client: redis.Redis, prefix: str) -> list[tuple[str, str]]:
-    """Ten runs whose final answers wait while ``slow:hold_answer`` exists."""
+    """Ten runs whose final answers wait while `slow:hold_answer` exists."""
     client.set(f"{prefix}:slow:hold_answer", 1)
     sdk = get_sync_client(url=service.url, api_key=None)
     runs = []

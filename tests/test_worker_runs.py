@@ -1,7 +1,7 @@
 """HTTP runs on workers stay correct under contention, kills and freezes: a queued run on a
-busy thread waits (never an error), racing creates with ``reject`` make exactly one run, a
+busy thread waits (never an error), racing creates with `reject` make exactly one run, a
 worker killed mid-tool while a client streams is finished by another and the client that
-reconnects with ``Last-Event-ID`` gets every event exactly once, a frozen worker is not
+reconnects with `Last-Event-ID` gets every event exactly once, a frozen worker is not
 robbed. (A worker killed inside a write or mid-model-call: tests/test_worker_crash.py.)"""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What ``langgraph-sdk``'s thread-centric streaming (``client.threads.stream``) sees of a
+"""What `langgraph-sdk`'s thread-centric streaming (`client.threads.stream`) sees of a
 server, over SSE or the WebSocket: every event of a run that stops at an interrupt, the
 answer, and the resumed run to its end; the stream's view of the interrupt; the output; and
 the refusals of malformed commands and filters. Ids, stream ids and times masked."""
@@ -22,7 +22,7 @@ STREAM_ID = re.compile(r"^\d+-\d+(\.\d+)?$")
 
 
 def masked(value: Any) -> Any:
-    """``mask``, and the values no two servers share: Redis stream ids (``event_id``) and
+    """`mask`, and the values no two servers share: Redis stream ids (`event_id`) and
     millisecond timestamps."""
     if isinstance(value, dict):
         return {
@@ -39,7 +39,7 @@ def masked(value: Any) -> Any:
 
 
 def ends(event: dict[str, Any], phase: str) -> bool:
-    """Whether ``event`` is the root lifecycle event ``phase``."""
+    """Whether `event` is the root lifecycle event `phase`."""
     params = event.get("params") or {}
     data = params.get("data") or {}
     return bool(
@@ -50,7 +50,7 @@ def ends(event: dict[str, Any], phase: str) -> bool:
 
 
 async def until_true(check: Any, limit_s: float) -> None:
-    """Wait for the stream object's own state (its lifecycle watcher) to say ``check``."""
+    """Wait for the stream object's own state (its lifecycle watcher) to say `check`."""
     deadline = time.monotonic() + scaled(limit_s)
     while not check():
         assert time.monotonic() < deadline, "the thread stream never reached the condition"
@@ -58,7 +58,7 @@ async def until_true(check: Any, limit_s: float) -> None:
 
 
 async def read_until(events: Any, phase: str, into: list[dict[str, Any]]) -> None:
-    """The stream's events until the root's ``phase``. A WebSocket's command replies are left
+    """The stream's events until the root's `phase`. A WebSocket's command replies are left
     out: where the subscription's reply falls among the events it replays depends on timing,
     on both servers."""
     async for event in events:
@@ -69,7 +69,7 @@ async def read_until(events: Any, phase: str, into: list[dict[str, Any]]) -> Non
 
 
 async def conversation(url: str, graph: str, transport: str, gated: bool) -> dict[str, Any]:
-    """One thread: run.start, all events to the interrupt (if ``gated``), run.respond, all
+    """One thread: run.start, all events to the interrupt (if `gated`), run.respond, all
     events to the end, the output."""
     client = get_client(url=url, api_key=None)
     seen: dict[str, Any] = {}

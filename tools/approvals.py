@@ -1,9 +1,9 @@
 """The gate's decisions, recorded in Redis beside the thread and never in its graph state.
 
-The graph state is writable through the API (``update_state``, ``Command.update``, a
+The graph state is writable through the API (`update_state`, `Command.update`, a
 fork), so it can claim a call was approved but cannot make it so. Only the gate node
 writes this hash, after checking the reviewer's answer against the pending calls and
-under the run's fencing token; ``act`` runs a gated call only when a decision for that
+under the run's fencing token; `act` runs a gated call only when a decision for that
 call id and that digest of its arguments is here.
 """
 
@@ -44,7 +44,7 @@ class GateDecision:
 
     action: Granted
     digest: str
-    result: str | None = None  # the reviewer's text for ``mark_done``
+    result: str | None = None  # the reviewer's text for `mark_done`
 
 
 class Approvals:
@@ -53,7 +53,7 @@ class Approvals:
     def __init__(
         self, client: redis.Redis, keys: Keys, *, ttl_s: int, wait: ReplicaWait | None = None
     ) -> None:
-        """``ttl_s`` matches the idempotency records: a decision lives as long as its call's."""
+        """`ttl_s` matches the idempotency records: a decision lives as long as its call's."""
         self.redis = client
         self.keys = keys
         self.ttl_s = ttl_s
@@ -94,9 +94,12 @@ class Approvals:
             self.wait.acknowledge(self.redis, self.keys.replica_ack(thread_id), "gate decisions")
 
     def spend_retry(self, thread_id: str, call_id: str, digest: str) -> Spend:
-        """A retry allows one attempt: when it claims the write's record, the decision
-        becomes an approval of the same arguments, so an attempt killed in its turn comes
-        back to the reviewer as an unknown outcome instead of running again."""
+        """A retry allows one attempt.
+
+        When it claims the write's record, the decision becomes an approval of the same arguments,
+        so an attempt killed in its turn comes back to the reviewer as an unknown outcome instead of
+        running again.
+        """
         key = self.keys.gate_decisions(thread_id)
         text = json.dumps({"action": "approve", "digest": digest, "result": None})
         return Spend(
@@ -110,7 +113,7 @@ class Approvals:
         return found[0] if found is not None else None
 
     def held(self, thread_id: str, call_id: str) -> tuple[GateDecision, bytes] | None:
-        """The decision on the call and its stored form, which ``spend`` expects to find."""
+        """The decision on the call and its stored form, which `spend` expects to find."""
         key = self.keys.gate_decisions(thread_id)
         try:
             raw = self.redis.hget(key, escape(call_id))
@@ -125,9 +128,11 @@ class Approvals:
         return decision, raw if isinstance(raw, bytes) else str(raw).encode()
 
     def spend(self, thread_id: str, call_id: str, stored: bytes) -> Spend:
-        """An approval used up by the claim of the execution it allowed (``Records.claim``),
-        in the same script, and only while it is still ``stored``: of two executions of one
-        approved call (a replay, a fork, a forged update) exactly one claims it."""
+        """An approval used up by the claim of the execution it allowed (`Records.claim`).
+
+        In the same script, and only while it is still `stored`: of two executions of one approved
+        call (a replay, a fork, a forged update) exactly one claims it.
+        """
         return Spend(
             key=self.keys.gate_decisions(thread_id), field=escape(call_id), value="", expect=stored
         )
@@ -150,7 +155,7 @@ class Approvals:
             )
 
     def tainted(self, thread_id: str) -> bool:
-        """Whether a run of the thread read untrusted content (``mark_tainted``)."""
+        """Whether a run of the thread read untrusted content (`mark_tainted`)."""
         try:
             return bool(self.redis.hexists(self.keys.taint(thread_id), "tainted"))
         except redis.RedisError as exc:

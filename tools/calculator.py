@@ -1,4 +1,4 @@
-"""Safe arithmetic on an AST: numbers, + - * /, parentheses, unary + -. Never ``eval``."""
+"""Safe arithmetic on an AST: numbers, + - * /, parentheses, unary + -. Never `eval`."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ class CalculatorError(ValueError):
 
 
 def calculate(expression: str) -> Number:
+    """Evaluate arithmetic safely: numbers, + - * / and parentheses, bounded in size."""
     if not isinstance(expression, str):
         raise CalculatorError("the expression must be a string")
     if len(expression) > MAX_LENGTH:

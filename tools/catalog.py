@@ -1,4 +1,4 @@
-"""What ``graphwright tools`` shows: every tool with its source, risk, trust and approval rule."""
+"""What `graphwright tools` shows: every tool with its source, risk, trust and approval rule."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Run a proposed tool call: allowlist, validation, timeout, size cap, idempotency.
 
-Every outcome is an :class:`Observation`. Failures are observations with
-``ok=False`` and a typed error, never exceptions that kill the run and never a
+Every outcome is an `Observation`. Failures are observations with
+`ok=False` and a typed error, never exceptions that kill the run and never a
 disguised success. Only infrastructure failures (Redis gone) are raised.
 """
 
@@ -48,13 +48,15 @@ QUEUE_LIMIT_S = 60.0  # a call that cannot even start within this is refused, ne
 
 
 class ToolError(BaseModel):
+    """Why a call failed, as the model reads it, and whether a retry may help."""
+
     type: ErrorType
     message: str
     retryable: bool
 
 
 class ToolCall(BaseModel):
-    """A call as the model proposed it; ``args`` may be a raw string of bad JSON."""
+    """A call as the model proposed it; `args` may be a raw string of bad JSON."""
 
     name: str
     args: dict[str, Any] | str
@@ -118,9 +120,9 @@ def parse_args(spec: ToolSpec, raw: dict[str, Any] | str) -> BaseModel:
 
 
 def argument_problem(spec: ToolSpec, raw: dict[str, Any] | str) -> str | None:
-    """Why ``raw`` fails the tool's schema, in the words ``execute`` would answer; None if valid.
+    """Why `raw` fails the tool's schema, in the words `execute` would answer; None if valid.
 
-    ``plan`` asks this before the policy: a call that cannot run is the model's to fix, not
+    `plan` asks this before the policy: a call that cannot run is the model's to fix, not
     a reviewer's to approve.
     """
     try:
@@ -133,7 +135,7 @@ def argument_problem(spec: ToolSpec, raw: dict[str, Any] | str) -> str | None:
 
 
 def cap(text: str, limit: int) -> tuple[str, bool]:
-    """Cut ``text`` to ``limit`` characters with a visible marker."""
+    """Cut `text` to `limit` characters with a visible marker."""
     if len(text) <= limit:
         return text, False
     marker = TRUNCATION_MARKER.format(dropped=len(text) - limit, total=len(text))
@@ -186,8 +188,11 @@ class ToolExecutor:
         retry: bool = False,
         spend: Spend | None = None,
     ) -> Observation:
-        """Run ``call``. ``retry`` re-runs a write whose outcome is unknown, under its key,
-        using up the reviewer's decision ``spend`` as it claims the record."""
+        """Run `call`.
+
+        `retry` re-runs a write whose outcome is unknown, under its key, using up the reviewer's
+        decision `spend` as it claims the record.
+        """
         spec = self.registry.get(call.name)
         if spec is None:
             allowed = ", ".join(self.registry.names())
@@ -218,8 +223,10 @@ class ToolExecutor:
         retry: bool = False,
         spend: Spend | None = None,
     ) -> Observation:
-        """``execute`` for a coroutine: its record round trips and sync tools run in the
-        loop's executor, an async tool on the loop."""
+        """`execute` for a coroutine.
+
+        Its record round trips and sync tools run in the loop's executor, an async tool on the loop.
+        """
         return await asyncio.to_thread(
             self.execute, call, thread_id=thread_id, fence=fence, retry=retry, spend=spend
         )
@@ -384,7 +391,7 @@ class ToolExecutor:
     def _start(self, spec: ToolSpec, args: BaseModel, ctx: ToolContext) -> Future[Any] | None:
         """Submit to the tool's pool and wait for it to start; None if it never could.
 
-        An ``async def`` tool runs on the process's run loop instead: no pool thread to
+        An `async def` tool runs on the process's run loop instead: no pool thread to
         wait for, and a timeout cancels the coroutine rather than leaving it running.
         """
         if inspect.iscoroutinefunction(spec.func):

@@ -1,9 +1,9 @@
-"""MCP tools as ordinary graphwright tool specs, named ``server.tool``, under the same guard rails.
+"""MCP tools as ordinary graphwright tool specs, named `server.tool`, under the same guard rails.
 
 Risk and trust come from the tool's annotations unless the configuration overrides
-them: ``readOnlyHint: true`` is a read, anything else a write; ``openWorldHint`` not
-false means untrusted output; ``idempotentHint: true`` marks a write safe to run again
-with the same idempotency key. Every write carries its key in the request's ``_meta``.
+them: `readOnlyHint: true` is a read, anything else a write; `openWorldHint` not
+false means untrusted output; `idempotentHint: true` marks a write safe to run again
+with the same idempotency key. Every write carries its key in the request's `_meta`.
 """
 
 from __future__ import annotations
@@ -68,11 +68,12 @@ def tool_specs(servers: Mapping[str, ServerConfig]) -> list[ToolSpec]:
 
 
 def tool_specs_from_mapping(raw: Mapping[str, Any]) -> list[ToolSpec]:
-    """The same from a raw ``mcpServers`` mapping, e.g. the one in ``langgraph.json``."""
+    """The same from a raw `mcpServers` mapping, e.g. the one in `langgraph.json`."""
     return tool_specs(parse_mcp_servers(raw))
 
 
 def to_spec(conn: McpConnection, tool: mcp_types.Tool) -> ToolSpec:
+    """An MCP server's tool as graphwright's: risk and trust from its annotations or the config."""
     server, config = conn.name, conn.config
     risk, trust, idempotent = classify(tool.annotations)
     override = config.override(server, tool.name)
@@ -102,8 +103,11 @@ def to_spec(conn: McpConnection, tool: mcp_types.Tool) -> ToolSpec:
 
 
 def _caller(conn: McpConnection, tool: str, risk: Risk, timeout_s: float, max_chars: int) -> Any:
-    """The tool's function: a coroutine, so the call waits on the run loop (where the
-    connection lives) and holds no pool thread; the executor's timeout cancels it."""
+    """The tool's function.
+
+    A coroutine, so the call waits on the run loop (where the connection lives) and holds no pool
+    thread; the executor's timeout cancels it.
+    """
 
     async def call(args: McpArguments, ctx: ToolContext) -> Any:
         meta = {META_KEY: ctx.idempotency_key} if ctx.idempotency_key else None
@@ -147,8 +151,10 @@ def _protocol_failure(conn: McpConnection, tool: str, exc: MCPError) -> ToolFail
 def _result(
     conn: McpConnection, tool: str, result: mcp_types.CallToolResult, max_chars: int
 ) -> Any:
-    """The model-facing result: the text blocks (what the server wrote for models), else
-    the structured content."""
+    """The model-facing result.
+
+    The text blocks (what the server wrote for models), else the structured content.
+    """
     text = _text(result)
     if result.is_error:
         detail = text[:max_chars] or "the tool reported an error without a message"

@@ -1,9 +1,9 @@
 """Connections to MCP servers: one per configured server per process, restarted when it dies.
 
 The MCP SDK is asyncio; graphwright's executor is threaded. Every connection lives on
-the process's run loop (``graphwright.tools.runloop``), and callers block on its futures. A stdio server is
-started on first use and again on the next call after it died; a streamable-HTTP
-connection is re-established the same way.
+the process's run loop (`graphwright.tools.runloop`), and callers block on its futures. A
+stdio server is started on first use and again on the next call after it died; a
+streamable-HTTP connection is re-established the same way.
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ _LOOP_LOCK = threading.Lock()
 
 
 def event_loop() -> _Loop:
+    """The process's one loop for MCP connections, started on first use."""
     global _LOOP
     with _LOOP_LOCK:
         if _LOOP is None:
@@ -77,7 +78,7 @@ def event_loop() -> _Loop:
 
 
 class McpConnection:
-    """One configured server. ``call`` and ``list_tools`` connect first when needed."""
+    """One configured server. `call` and `list_tools` connect first when needed."""
 
     def __init__(self, name: str, config: ServerConfig) -> None:
         self.name = name
@@ -106,9 +107,9 @@ class McpConnection:
         timeout_s: float,
         check_first: bool = False,
     ) -> mcp_types.CallToolResult:
-        """Call ``tool``; raises ConnectionLost, ServerStartError or MCPError.
+        """Call `tool`; raises ConnectionLost, ServerStartError or MCPError.
 
-        With ``check_first`` (writes), a round trip proves the connection alive before the
+        With `check_first` (writes), a round trip proves the connection alive before the
         call is sent, so a server that died while idle is restarted instead of failing a
         write whose outcome would then be unknown.
         """
@@ -124,7 +125,7 @@ class McpConnection:
         timeout_s: float,
         check_first: bool = False,
     ) -> mcp_types.CallToolResult:
-        """``call`` for a coroutine on the run loop: awaited there, no thread held."""
+        """`call` for a coroutine on the run loop: awaited there, no thread held."""
         budget = 2 * self.config.startup_timeout_s + timeout_s + 5
         return await hand(
             asyncio.wait_for(self._call(tool, arguments, meta, timeout_s, check_first), budget)
@@ -180,7 +181,7 @@ class McpConnection:
 
     async def _drop(self, client: Client) -> None:
         """Forget a broken connection, unless another call already replaced it."""
-        assert self._lock is not None  # set by _connected, which gave us ``client``
+        assert self._lock is not None  # set by _connected, which gave us `client`
         async with self._lock:
             if self._client is client:
                 await self._disconnect()
@@ -285,8 +286,10 @@ _CONNECTIONS_LOCK = threading.Lock()
 
 
 def connection(name: str, config: ServerConfig) -> McpConnection:
-    """The process's connection to this server: one per name and transport (command or URL),
-    whatever the allowlist and limits."""
+    """The process's connection to this server.
+
+    One per name and transport (command or URL), whatever the allowlist and limits.
+    """
     transport = config.model_dump_json(include={"command", "args", "env", "cwd", "url", "headers"})
     key = (name, transport)
     with _CONNECTIONS_LOCK:

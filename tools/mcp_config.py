@@ -1,7 +1,7 @@
-"""The ``mcpServers`` configuration: which MCP servers to start, and which of their tools to expose.
+"""The `mcpServers` configuration: which MCP servers to start, and which of their tools to expose.
 
-The shape is the common one (``command``/``args``/``env`` for stdio, ``url``/``headers``
-for streamable HTTP) plus graphwright's guard rails: an explicit ``tools`` allowlist and
+The shape is the common one (`command`/`args`/`env` for stdio, `url`/`headers`
+for streamable HTTP) plus graphwright's guard rails: an explicit `tools` allowlist and
 per-tool overrides of what the server's annotations say.
 """
 
@@ -94,7 +94,7 @@ _servers = TypeAdapter(dict[Annotated[str, Field(pattern=SERVER_NAME)], dict[str
 
 
 def parse_mcp_servers(raw: Mapping[str, Any]) -> dict[str, ServerConfig]:
-    """Validate an ``mcpServers`` mapping (as found in settings or ``langgraph.json``).
+    """Validate an `mcpServers` mapping (as found in settings or `langgraph.json`).
 
     Raises:
         ConfigurationError: naming the server and the field that is wrong.
@@ -120,9 +120,9 @@ def parse_mcp_servers(raw: Mapping[str, Any]) -> dict[str, ServerConfig]:
 
 
 def load_mcp_servers(source: str) -> dict[str, ServerConfig]:
-    """Parse the ``GRAPHWRIGHT_MCP_SERVERS`` setting: inline JSON or the path of a JSON file.
+    """Parse the `GRAPHWRIGHT_MCP_SERVERS` setting: inline JSON or the path of a JSON file.
 
-    The JSON is either ``{"mcpServers": {...}}`` (the file most MCP clients read) or the
+    The JSON is either `{"mcpServers": {...}}` (the file most MCP clients read) or the
     mapping itself.
     """
     text = source if source.lstrip().startswith("{") else _read(source)

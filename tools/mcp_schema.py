@@ -1,7 +1,7 @@
 """An MCP tool's JSON Schema as a pydantic argument model, so the executor validates it as any tool.
 
 Top-level properties become typed, strict fields (errors name the field); the whole
-schema is then checked with ``jsonschema`` for what fields cannot say (enums, patterns,
+schema is then checked with `jsonschema` for what fields cannot say (enums, patterns,
 nested objects).
 """
 
@@ -26,7 +26,7 @@ _TYPES: dict[str, Any] = {
 
 
 class McpArguments(BaseModel):
-    """Base of every MCP tool's argument model; ``schema_validator`` checks the full schema."""
+    """Base of every MCP tool's argument model; `schema_validator` checks the full schema."""
 
     model_config = ConfigDict(strict=True, extra="allow")  # JSON Schema's default
     schema_validator: ClassVar[Draft202012Validator]
@@ -48,7 +48,7 @@ class McpArguments(BaseModel):
 
 
 class ClosedMcpArguments(McpArguments):
-    """For a schema with ``additionalProperties: false``."""
+    """For a schema with `additionalProperties: false`."""
 
     model_config = ConfigDict(strict=True, extra="forbid")
 
@@ -69,7 +69,7 @@ def _annotation(prop: dict[str, Any]) -> Any:
 
 
 def args_model(tool_name: str, schema: dict[str, Any]) -> type[McpArguments]:
-    """A model class validating arguments against ``schema`` (an object schema)."""
+    """A model class validating arguments against `schema` (an object schema)."""
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:

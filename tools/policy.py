@@ -14,6 +14,8 @@ Approval = Literal["always", "never"]
 
 @dataclass(frozen=True, kw_only=True)
 class Decision:
+    """What policy decided for a call, and why."""
+
     action: Action
     reason: str
 
@@ -24,7 +26,7 @@ Rule = Callable[[str, Mapping[str, Any]], Decision]
 
 @dataclass(frozen=True, kw_only=True)
 class Policy:
-    """Default: every ``write`` needs approval. Taint overrides any per-tool setting."""
+    """Default: every `write` needs approval. Taint overrides any per-tool setting."""
 
     per_tool: Mapping[str, Approval | Rule] = field(default_factory=dict)
 

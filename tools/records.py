@@ -1,7 +1,7 @@
 """Idempotency records of write calls: key, argument digest, status and result in one hash.
 
-A record is ``claimed`` when a write starts, ``done`` with its observation when it
-returns, and ``unknown`` when it timed out. A claim that is still there when the call
+A record is `claimed` when a write starts, `done` with its observation when it
+returns, and `unknown` when it timed out. A claim that is still there when the call
 comes round again means the process running it died mid-tool: its outcome is unknown
 and it is never run again without a reviewer's word. Records never expire into a
 re-run; their TTL only bounds how long a replay stays available.
@@ -87,9 +87,11 @@ def args_digest(name: str, args: object) -> str:
 
 @dataclass(frozen=True)
 class Spend:
-    """What a reviewer's decision becomes when its attempt claims the record, in the same
-    script: the gate decision ``field`` of hash ``key`` is replaced by ``value`` (deleted
-    when empty); with ``expect``, only while the field still holds exactly that."""
+    """What a reviewer's decision becomes when its attempt claims the record, in the same script.
+
+    The gate decision `field` of hash `key` is replaced by `value` (deleted when empty); with
+    `expect`, only while the field still holds exactly that.
+    """
 
     key: str
     field: str
@@ -99,12 +101,15 @@ class Spend:
 
 @dataclass(frozen=True)
 class Claim:
-    """What claiming a key found: ``claimed`` (ours now), ``done``, ``unknown``, ``conflict``,
-    or ``spent`` (the decision it was to spend is gone: another execution used it)."""
+    """What claiming a key found.
+
+    `claimed` (ours now), `done`, `unknown`, `conflict`, or `spent` (the decision it was to spend is
+    gone: another execution used it).
+    """
 
     outcome: Literal["claimed", "done", "unknown", "conflict", "spent"]
     attempt: str
-    result: str | None = None  # the recorded observation, for ``done``
+    result: str | None = None  # the recorded observation, for `done`
     detail: str | None = None
 
 
@@ -114,7 +119,7 @@ class Records:
     def __init__(
         self, client: redis.Redis, keys: Keys, *, ttl_s: int, wait: ReplicaWait | None = None
     ) -> None:
-        """``wait`` (default: GRAPHWRIGHT_WAIT_REPLICAS) makes every record wait for replicas."""
+        """`wait` (default: GRAPHWRIGHT_WAIT_REPLICAS) makes every record wait for replicas."""
         self.redis = client
         self.keys = keys
         self.ttl_s = ttl_s
@@ -132,8 +137,10 @@ class Records:
         reclaim: bool = False,
         spend: Spend | None = None,
     ) -> Claim:
-        """Claim the call's record, or report what an earlier execution left there; with
-        ``spend``, the claim also uses up the decision that allowed it (see ``Spend``)."""
+        """Claim the call's record, or report what an earlier execution left there.
+
+        With `spend`, the claim also uses up the decision that allowed it (see `Spend`).
+        """
         attempt = uuid.uuid4().hex
         spent: tuple[bytes | str, ...] = (
             ()
@@ -179,7 +186,7 @@ class Records:
         fence: int | None,
         required: Status | None = None,
     ) -> bool:
-        """Record the outcome of ``attempt``; False when the record moved on (another attempt)."""
+        """Record the outcome of `attempt`; False when the record moved on (another attempt)."""
         sealed = self.keys.sealer.seal_text(  # results hold what the tool returned
             result, self.keys.idempotency(thread_id, call_id), "result"
         )
@@ -239,5 +246,5 @@ class Records:
 
 
 def _text(value: bytes | str) -> str:
-    """Reply text; sealed bytes survive the round trip (``surrogateescape``) to be opened."""
+    """Reply text; sealed bytes survive the round trip (`surrogateescape`) to be opened."""
     return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else str(value)

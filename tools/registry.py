@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable, Iterator
 
 from pydantic import BaseModel
@@ -42,13 +43,13 @@ class ToolRegistry:
         retry_reads: int = 0,
         keyed: bool = False,
     ) -> Callable[[ToolFunc], ToolFunc]:
-        """Register ``func(args, ctx)``; its docstring is the description the model reads."""
+        """Register `func(args, ctx)`; its docstring is the description the model reads."""
 
         def decorate(func: ToolFunc) -> ToolFunc:
             self.add(
                 ToolSpec(
                     name=name or func.__name__,
-                    description=(func.__doc__ or "").strip(),
+                    description=inspect.cleandoc(func.__doc__ or ""),
                     args_model=args_model,
                     func=func,
                     risk=risk,
@@ -64,7 +65,7 @@ class ToolRegistry:
         return decorate
 
     def get(self, name: str) -> ToolSpec | None:
-        """The tool registered as ``name``, or as the model calls it (``git__status``)."""
+        """The tool registered as `name`, or as the model calls it (`git__status`)."""
         spec = self._specs.get(name)
         if spec is None and name in self._by_model_name:
             spec = self._specs[self._by_model_name[name]]

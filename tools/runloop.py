@@ -1,8 +1,8 @@
 """The process's run loop: the one asyncio event loop that owns every run of this process.
 
-Graphs run on it through ``astream``; sync entry points (``Orchestrator.invoke``, the
+Graphs run on it through `astream`; sync entry points (`Orchestrator.invoke`, the
 sync executor, a sync node calling an async tool) hand their coroutines to it and wait
-from their own thread, never starting a loop of their own. It lives in ``tools`` because
+from their own thread, never starting a loop of their own. It lives in `tools` because
 the tool executor, the lowest layer that needs it, may not import the API above it.
 """
 
@@ -72,12 +72,12 @@ def _refuse_on_loop(what: str) -> None:
 
 
 def submit(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
-    """Start ``coro`` on the run loop; cancelling the future cancels the coroutine."""
+    """Start `coro` on the run loop; cancelling the future cancels the coroutine."""
     return asyncio.run_coroutine_threadsafe(coro, run_loop())
 
 
 def call(coro: Coroutine[Any, Any, T], what: str = "a blocking call") -> T:
-    """Run ``coro`` on the run loop and wait for it from this (other) thread."""
+    """Run `coro` on the run loop and wait for it from this (other) thread."""
     if on_run_loop():
         coro.close()
         _refuse_on_loop(what)
@@ -85,7 +85,7 @@ def call(coro: Coroutine[Any, Any, T], what: str = "a blocking call") -> T:
 
 
 async def hand(coro: Coroutine[Any, Any, T]) -> T:
-    """Await ``coro`` on the run loop from any loop; on the run loop itself, just await it."""
+    """Await `coro` on the run loop from any loop; on the run loop itself, just await it."""
     if on_run_loop():
         return await coro
     future = submit(coro)
@@ -100,7 +100,7 @@ def iterate(make: Callable[[], AsyncIterator[T]], what: str = "a blocking stream
 
     One task on the loop iterates it to the end, so the run never waits for a slow reader.
     Closing the returned generator early (the reader stopped, or was interrupted) cancels
-    that task and waits for its ``finally`` blocks (a lock's release) to run.
+    that task and waits for its `finally` blocks (a lock's release) to run.
     """
     _refuse_on_loop(what)
     items: queue.Queue[tuple[bool, Any]] = queue.Queue()

@@ -18,7 +18,7 @@ Trust = Literal["trusted", "untrusted"]
 
 @dataclass(frozen=True, kw_only=True)
 class ToolContext:
-    """What a running tool may use. ``idempotency_key`` is set for writes only."""
+    """What a running tool may use. `idempotency_key` is set for writes only."""
 
     thread_id: str
     tool_call_id: str
@@ -43,7 +43,7 @@ class ToolSpec:
     timeout_s: float = 30.0
     max_result_chars: int = 4_000
     retry_reads: int = 0
-    # A write that dedupes on ``ctx.idempotency_key`` itself (the built-in ones do): after
+    # A write that dedupes on `ctx.idempotency_key` itself (the built-in ones do): after
     # a crash mid-call it is run again under the same key instead of asking a reviewer.
     keyed: bool = False
     server: str | None = None  # the MCP server the tool comes from; None for Python tools
@@ -51,12 +51,12 @@ class ToolSpec:
 
     @property
     def source(self) -> str:
-        """Where the tool comes from: ``python`` or ``mcp:<server>``."""
+        """Where the tool comes from: `python` or `mcp:<server>`."""
         return f"mcp:{self.server}" if self.server else "python"
 
     @property
     def model_name(self) -> str:
-        """The name the model calls it by: model APIs allow only ``[A-Za-z0-9_-]``."""
+        """The name the model calls it by: model APIs allow only `[A-Za-z0-9_-]`."""
         return self.name.replace(".", "__")
 
     def __post_init__(self) -> None:
@@ -64,7 +64,7 @@ class ToolSpec:
             raise ValueError(f"tool {self.name!r}: a write is never retried blindly")
 
     def as_langchain_tool(self) -> StructuredTool:
-        """The LangChain view of the tool, for ``bind_tools``; graphwright runs it itself."""
+        """The LangChain view of the tool, for `bind_tools`; graphwright runs it itself."""
 
         def refuse(**_: Any) -> Any:
             raise RuntimeError("graphwright tools run through tools.executor, not directly")

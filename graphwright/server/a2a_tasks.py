@@ -1,6 +1,8 @@
-"""Agent2Agent (A2A 1.0) shapes as the reference writes them: an assistant's agent card, a
-message's parts as a run's input, a thread's messages as a task's history, a run's output
-as a task. Pure: no I/O here (``routes/a2a.py`` does it)."""
+"""Agent2Agent (A2A 1.0) shapes as the reference writes them.
+
+An assistant's agent card, a message's parts as a run's input, a thread's messages as a task's
+history, a run's output as a task. Pure: no I/O here (`routes/a2a.py` does it).
+"""
 
 from __future__ import annotations
 
@@ -45,18 +47,20 @@ def task_id(context_id: str, run_id: str) -> str:
 
 
 def parse_task_id(value: str) -> tuple[str, str] | None:
+    """The context and run a task id names (`context:run`), or None for another shape."""
     context_id, _, run_id = value.partition(":")
     return (context_id, run_id) if context_id and run_id else None
 
 
 def now() -> str:
+    """An A2A timestamp: ISO 8601 in UTC."""
     return datetime.now(UTC).isoformat()
 
 
 def card(
     assistant: Mapping[str, Any], url: str, version: str, input_schema: Mapping[str, Any] | None
 ) -> dict[str, Any]:
-    """The agent card of one assistant, served at ``url``."""
+    """The agent card of one assistant, served at `url`."""
     name = str(assistant.get("name") or assistant["graph_id"])
     description = assistant.get("description") or f"{name} assistant"
     properties = sorted((input_schema or {}).get("properties") or {})
@@ -97,12 +101,13 @@ def card(
 
 
 def texts(parts: Sequence[Mapping[str, Any]]) -> str | None:
+    """The text parts of an A2A message, joined; None if it has none."""
     found = [p["text"] for p in parts if isinstance(p.get("text"), str)]
     return "\n".join(found) if found else None
 
 
 def resume_value(parts: Sequence[Mapping[str, Any]]) -> Any:
-    """What answers a gate: a data part's ``resume``, else the message's text."""
+    """What answers a gate: a data part's `resume`, else the message's text."""
     for part in parts:
         data = part.get("data")
         if isinstance(data, dict) and "resume" in data:
@@ -111,8 +116,10 @@ def resume_value(parts: Sequence[Mapping[str, Any]]) -> Any:
 
 
 def run_input(parts: Sequence[Mapping[str, Any]], role: str, message_id: str) -> dict[str, Any]:
-    """A message's parts as the run's input: its text as one message (keeping the A2A
-    message's id), its data parts' keys beside it."""
+    """A message's parts as the run's input.
+
+    Its text as one message (keeping the A2A message's id), its data parts' keys beside it.
+    """
     found: dict[str, Any] = {}
     for part in parts:
         if isinstance(part.get("data"), dict):
@@ -170,6 +177,7 @@ def reply_parts(output: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def agent_message(text: str, task: str, context_id: str | None) -> dict[str, Any]:
+    """An A2A message from the agent, within `task` and its context."""
     message = {
         "kind": "message",
         "role": "ROLE_AGENT",
@@ -188,8 +196,11 @@ def task_of(
     *,
     with_history: bool = True,
 ) -> dict[str, Any]:
-    """The task a run's output makes: failed with its error, waiting for input with its
-    gate's questions as an artifact, or completed with the answer as an artifact."""
+    """The task a run's output makes.
+
+    Failed with its error, waiting for input with its gate's questions as an artifact, or completed
+    with the answer as an artifact.
+    """
     body: dict[str, Any] = {"kind": "task", "id": task, "contextId": context_id}
     if with_history:
         body["history"] = history(output.get("messages") or [], task, context_id)
@@ -226,4 +237,5 @@ def task_of(
 
 
 def error(code: int, message: str) -> dict[str, Any]:
+    """A JSON-RPC error body."""
     return {"error": {"code": code, "message": message}}

@@ -1,11 +1,13 @@
-"""What a caller may do to a resource: the ``on`` handler's verdict (allow, 403, or a filter
-on metadata) and the metadata it sets, plus per-user isolation when no handler decides.
+"""What a caller may do to a resource.
 
-A route takes ``grant: Annotated[Grant, Depends(access("threads", "read"))]`` and then calls
-``grant.allows(metadata)`` on what it found (an invisible thing is a 404, never a 403),
-``grant.metadata`` on what it creates, ``grant.namespace`` for store operations. ``authorize``
+The `on` handler's verdict (allow, 403, or a filter on metadata) and the metadata it sets, plus
+per-user isolation when no handler decides.
+
+A route takes `grant: Annotated[Grant, Depends(access("threads", "read"))]` and then calls
+`grant.allows(metadata)` on what it found (an invisible thing is a 404, never a 403),
+`grant.metadata` on what it creates, `grant.namespace` for store operations. `authorize`
 is the one decision: routes, the review pages and the cron scheduler all ask it, and
-``audit`` refuses to serve a route that names no action.
+`audit` refuses to serve a route that names no action.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ SYSTEM = {"created_by": "system", OWNER: None}  # a graph's own assistant, which
 
 
 def authority(request: Request) -> Authority:
+    """The app's `Authority`: who callers are and what they may do."""
     found: Authority = request.app.state.authority
     return found
 
@@ -83,15 +86,18 @@ class Grant:
 async def decide(
     request: Request, user: User, resource: str, action: str, value: dict[str, Any]
 ) -> Grant:
-    """``authorize`` with the service's authority, for a request."""
+    """`authorize` with the service's authority, for a request."""
     return await authorize(authority(request), user, resource, action, value)
 
 
 async def authorize(
     auth: Authority, user: User, resource: str, action: str, value: dict[str, Any]
 ) -> Grant:
-    """The one policy point: the deciding handler's verdict on ``value`` (it may edit it),
-    then default isolation and the identity stamped server-side; 403 on a deny."""
+    """The one policy point.
+
+    The deciding handler's verdict on `value` (it may edit it), then default isolation and the
+    identity stamped server-side; 403 on a deny.
+    """
     _normalize(resource, action, value)
     sent = value.get("metadata", {}).get(OWNER) if isinstance(value.get("metadata"), dict) else None
     handler = auth.handler(resource, action)
@@ -132,8 +138,11 @@ def _normalize(resource: str, action: str, value: dict[str, Any]) -> None:
 
 
 def _isolate(grant: Grant, *, decided: bool, sent_owner: Any) -> None:
-    """Per-user isolation: owner stamped on create; filtered on everything no handler decided.
-    Assistants as threads, but the graphs' system assistants are read (never changed) by all."""
+    """Per-user isolation.
+
+    Owner stamped on create; filtered on everything no handler decided. Assistants as threads, but
+    the graphs' system assistants are read (never changed) by all.
+    """
     identity = grant.user.identity
     if grant.resource == "store":
         if not decided:
@@ -153,8 +162,8 @@ def _isolate(grant: Grant, *, decided: bool, sent_owner: Any) -> None:
             grant.filters = {"$or": [grant.filters, SYSTEM]}  # the graphs' own: read by all
 
 
-# The keys of the value the reference gives each handler: those of ``langgraph_sdk.auth.types``
-# but where ``langgraph dev`` gives others (tests/test_differential_handler_values.py).
+# The keys of the value the reference gives each handler: those of `langgraph_sdk.auth.types`
+# but where `langgraph dev` gives others (tests/test_differential_handler_values.py).
 SHAPES: dict[tuple[str, str], tuple[str, ...]] = {
     ("threads", "create"): ("thread_id", "metadata", "if_exists"),
     ("threads", "read"): ("thread_id",),
@@ -196,7 +205,7 @@ RUN_DEFAULTS = {"run_id": None, "status": "pending"}  # not chosen yet when the 
 
 
 def _keys(resource: str, action: str) -> tuple[str, ...] | None:
-    """The reference's keys for the handler of ``action`` on ``resource``."""
+    """The reference's keys for the handler of `action` on `resource`."""
     if (resource, action) in SHAPES:
         return SHAPES[resource, action]
     name = f"{resource.capitalize()}{action.title().replace('_', '')}"
@@ -205,11 +214,13 @@ def _keys(resource: str, action: str) -> tuple[str, ...] | None:
 
 
 async def request_value(request: Request, resource: str, action: str) -> dict[str, Any]:
-    """The value a handler sees, built from what the route acts on: the body as the route's
-    model validated it (a malformed body is the route's 422, before any handler runs), the
-    query, and the path parameters last, so a body cannot name another resource than the
-    path does. Shaped as the reference shapes it: a run's other fields in ``kwargs``, a
-    cron's run in ``payload``."""
+    """The value a handler sees, built from what the route acts on.
+
+    The body as the route's model validated it (a malformed body is the route's 422, before any
+    handler runs), the query, and the path parameters last, so a body cannot name another resource
+    than the path does. Shaped as the reference shapes it: a run's other fields in `kwargs`, a
+    cron's run in `payload`.
+    """
     body = await _validated_body(request)
     value: dict[str, Any] = {**request.query_params, **body, **request.path_params}
     if resource == "store":
@@ -228,8 +239,10 @@ async def request_value(request: Request, resource: str, action: str) -> dict[st
 
 
 async def _validated_body(request: Request) -> dict[str, Any]:
-    """The JSON body through the route's own body model (``{}`` without a body, or for a
-    body that is not an object); a body the model refuses is the route's 422."""
+    """The JSON body through the route's own body model; a body it refuses is the route's 422.
+
+    `{}` without a body, or for a body that is not an object.
+    """
     body = await parsed_body(request)
     if isinstance(body, BaseModel):
         return body.model_dump()
@@ -237,7 +250,7 @@ async def _validated_body(request: Request) -> dict[str, Any]:
 
 
 def access(resource: str, action: str) -> Callable[..., Awaitable[Grant]]:
-    """A dependency that authorizes ``action`` on ``resource`` for this request."""
+    """A dependency that authorizes `action` on `resource` for this request."""
 
     async def dependency(request: Request, user: Annotated[User, Depends(current_user)]) -> Grant:
         value = await request_value(request, resource, action)
@@ -247,14 +260,16 @@ def access(resource: str, action: str) -> Callable[..., Awaitable[Grant]]:
             await runnable_assistant(request, user, named)
         return grant
 
-    dependency.grants = True  # type: ignore[attr-defined]  # what ``audit`` looks for
+    dependency.grants = True  # type: ignore[attr-defined]  # what `audit` looks for
     return dependency
 
 
 async def runnable_assistant(request: Request, user: User, assistant_id: Any) -> None:
-    """A run or cron names an assistant the caller may read, as the reference checks with
-    the ``assistants`` read handler: a graph's own assistant is everyone's; another user's
-    is a 404, as if it did not exist."""
+    """A run or cron names an assistant the caller may read.
+
+    As the reference checks with the `assistants` read handler: a graph's own assistant is
+    everyone's; another user's is a 404, as if it did not exist.
+    """
     if not isinstance(assistant_id, str) or not assistant_id:
         return
     orch: Orchestrator = request.app.state.service.orch
@@ -286,8 +301,10 @@ def audit(routes: list[Any]) -> None:
 def visible_thread(
     orch: Orchestrator, grant: Grant, thread_id: str, meta: dict[str, str] | None = None
 ) -> dict[str, str]:
-    """The thread's stored fields (``meta`` if just read), or 404 when it is missing or the
-    grant's filter hides it."""
+    """The thread's stored fields (`meta` if just read).
+
+    404 when it is missing or the grant's filter hides it.
+    """
     meta = orch.meta(thread_id) if meta is None else meta
     if not meta or not grant.allows(meta.get("metadata")):
         raise NotFoundError(f"Thread with ID {thread_id} not found")
@@ -303,8 +320,10 @@ def creatable_thread(orch: Orchestrator, grant: Grant, thread_id: str | None) ->
 def admit_run(
     orch: Orchestrator, grant: Grant, thread_id: str | None, body: RunCreate
 ) -> dict[str, str] | None:
-    """A new run on a thread the caller may see (or a new thread), with the granted metadata;
-    returns the thread's meta as read for the check (None for a stateless run)."""
+    """A new run on a thread the caller may see (or a new thread), with the granted metadata.
+
+    Returns the thread's meta as read for the check (None for a stateless run).
+    """
     meta = orch.meta(thread_id) if thread_id is not None else None
     if thread_id is not None and meta:
         visible_thread(orch, grant, thread_id, meta)

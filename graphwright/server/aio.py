@@ -1,6 +1,9 @@
-"""The asyncio Redis client of one event loop: the worker's reads of the queue, the API's
-waits on a run's event stream. Its pool grows with the blocking reads (up to
-``max_connections``), so a read that waits never holds a connection another command needs."""
+"""The asyncio Redis client of one event loop.
+
+The worker's reads of the queue, the API's waits on a run's event stream. Its pool grows with the
+blocking reads (up to `max_connections`), so a read that waits never holds a connection another
+command needs.
+"""
 
 from __future__ import annotations
 
@@ -23,8 +26,10 @@ POOL = 100  # redis-py's own default: enough for a worker's jobs and its houseke
 
 
 def async_client(settings: Settings, *, max_connections: int = POOL) -> AsyncClient:
-    """A client for the configured Redis (one server, Sentinels or a cluster) on this loop;
-    each blocking read holds one of its ``max_connections`` while it waits."""
+    """A client for the configured Redis (one server, Sentinels or a cluster) on this loop.
+
+    Each blocking read holds one of its `max_connections` while it waits.
+    """
     url = redis_url(settings)
     retry = Retry(
         ExponentialWithJitterBackoff(cap=1.0, base=0.05),

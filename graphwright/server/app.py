@@ -1,8 +1,8 @@
-"""``graphwright serve``: the LangGraph API endpoints that ``langgraph-sdk`` calls, on Redis alone.
+"""`graphwright serve`: the LangGraph API endpoints that `langgraph-sdk` calls, on Redis alone.
 
 Each registered graph is an assistant (its id is the graph name). Runs wait, stream
-(server-sent events) or go to the background queue that ``graphwright worker`` reads.
-This module only builds the app; each resource's endpoints live in ``routes/``.
+(server-sent events) or go to the background queue that `graphwright worker` reads.
+This module only builds the app; each resource's endpoints live in `routes/`.
 """
 
 from __future__ import annotations
@@ -68,14 +68,18 @@ RETRY_AFTER_S = "5"  # what a client should wait when Redis (or another dependen
 
 
 async def graphwright_error(request: Request, exc: Exception) -> JSONResponse:
+    """A graphwright error as the HTTP status its kind maps to, with `detail` as the reference."""
     status = next((code for kind, code in STATUS_OF_ERROR if isinstance(exc, kind)), 500)
     headers = {"Retry-After": RETRY_AFTER_S} if status == 503 else None
     return JSONResponse({"detail": str(exc)}, status_code=status, headers=headers)
 
 
 async def redis_error(request: Request, exc: Exception) -> JSONResponse:
-    """A Redis error no layer below turned into an InfrastructureError: still the store's fault,
-    except a refused command, which is a bug of ours (500), unless Redis is read-only or full."""
+    """A Redis error no layer below turned into an InfrastructureError.
+
+    Still the store's fault, except a refused command, which is a bug of ours (500), unless Redis is
+    read-only or full.
+    """
     if type(exc) is redis.ResponseError:
         raise exc
     return JSONResponse(
@@ -86,8 +90,10 @@ async def redis_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def invalid_namespace(request: Request, exc: Exception) -> PlainTextResponse:
-    """A namespace LangGraph's store refuses (a NUL byte, the reserved ``langgraph`` root):
-    400, as the reference answers it (its routes' own label checks are 422s)."""
+    """A namespace LangGraph's store refuses (a NUL byte, the reserved `langgraph` root).
+
+    400, as the reference answers it (its routes' own label checks are 422s).
+    """
     return PlainTextResponse(str(exc), status_code=400)
 
 
@@ -100,15 +106,16 @@ def create_app(
     jobs: int = 10,
     whole: bool = False,
 ) -> FastAPI:
-    """The service over one Orchestrator; every endpoint but ``/ok`` needs the caller let in.
+    """The service over one Orchestrator; every endpoint but `/ok` needs the caller let in.
 
-    ``auth`` (or the ``GRAPHWRIGHT_AUTH`` setting, or ``auth.path`` in ``langgraph.json``) is a ``langgraph_sdk.Auth`` that decides
-    who the caller is and what they may do; without one, ``api_key`` is the one key.
-    ``queue_waits`` sends waits and streams through the worker queue too (the API process
+    `auth` (or the `GRAPHWRIGHT_AUTH` setting, or `auth.path` in `langgraph.json`) is a
+    `langgraph_sdk.Auth` that decides who the caller is and what they may do; without one,
+    `api_key` is the one key.
+    `queue_waits` sends waits and streams through the worker queue too (the API process
     then runs no graph, it relays each run's events from Redis); otherwise they execute in
-    the API process, up to ``jobs`` at once. Background runs, and runs with
-    ``after_seconds``, go to the workers: with ``whole`` (``serve`` without ``--queue``)
-    to this process's own worker, which shares the ``jobs`` bound, and crons fire here too.
+    the API process, up to `jobs` at once. Background runs, and runs with
+    `after_seconds`, go to the workers: with `whole` (`serve` without `--queue`)
+    to this process's own worker, which shares the `jobs` bound, and crons fire here too.
     """
     if auth is None:
         auth = configured_auth(

@@ -34,6 +34,7 @@ def system_id(graph_id: str) -> str:
 
 
 def now_iso() -> str:
+    """A stored timestamp: ISO 8601 in UTC, as the Agent Server writes them."""
     return datetime.now(UTC).isoformat()
 
 
@@ -54,7 +55,7 @@ def _settle(
 
 
 class AssistantStore:
-    """Create, version, search and delete assistants; ``graphs`` names the known graph ids."""
+    """Create, version, search and delete assistants; `graphs` names the known graph ids."""
 
     def __init__(
         self, client: redis.Redis, keys: Keys, graphs: Callable[[], Iterable[str]]
@@ -138,8 +139,10 @@ class AssistantStore:
         select: list[str] | None = None,
         allows: Allows | None = None,
     ) -> list[Doc]:
-        """One page of the assistants matching the query that ``allows`` (the caller's
-        grant) lets them see; the grant narrows the list before the page is cut."""
+        """One page of the assistants matching the query that `allows` lets the caller see.
+
+        `allows` is the caller's grant; it narrows the list before the page is cut.
+        """
         found = self._matching(graph_id, name, metadata, allows)
         field = (sort_by or "").lower()
         descending = not (sort_order and sort_order.upper() == "ASC")
@@ -244,8 +247,10 @@ class AssistantStore:
     def ensure_system(
         self, descriptions: Mapping[str, str], names: Mapping[str, str] | None = None
     ) -> None:
-        """Give each registered graph its assistant (kept across restarts; name and
-        description follow the registry)."""
+        """Give each registered graph its assistant, kept across restarts.
+
+        Name and description follow the registry.
+        """
         for graph_id, description in descriptions.items():
             aid = system_id(graph_id)
             name = (names or {}).get(graph_id, graph_id)
@@ -353,8 +358,11 @@ class AssistantStore:
 
 
 def graph_name(orch: Orchestrator, spec: Any) -> str:
-    """An assistant's name as the reference gives it: the compiled graph's own ``name``,
-    unless it is LangGraph's default (or the graph is built per run): then the graph id."""
+    """An assistant's name as the reference gives it.
+
+    The compiled graph's own `name`, unless it is LangGraph's default (or the graph is built per
+    run): then the graph id.
+    """
     if getattr(spec, "per_config", False):
         return str(spec.name)
     try:

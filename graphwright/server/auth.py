@@ -1,8 +1,10 @@
-"""Who is calling: the static API key, or a ``langgraph_sdk.Auth`` object's ``authenticate``
-handler, run once per request; and which of its ``on`` handlers decides an action.
+"""Who is calling.
 
-``GRAPHWRIGHT_AUTH=path/to/auth.py:auth`` (or ``module:auth``) names the Auth object, or
-``auth.path`` in ``langgraph.json`` does (``configured_auth``).
+The static API key, or a `langgraph_sdk.Auth` object's `authenticate` handler, run once per request;
+and which of its `on` handlers decides an action.
+
+`GRAPHWRIGHT_AUTH=path/to/auth.py:auth` (or `module:auth`) names the Auth object, or
+`auth.path` in `langgraph.json` does (`configured_auth`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ CookieHook = Callable[[Request], "User | None"]
 
 @dataclass(frozen=True)
 class User:
-    """The authenticated caller, shaped like ``langgraph_sdk.auth.types.BaseUser``."""
+    """The authenticated caller, shaped like `langgraph_sdk.auth.types.BaseUser`."""
 
     identity: str
     permissions: tuple[str, ...] = ()
@@ -92,7 +94,7 @@ def to_user(found: Any) -> User:
 
 
 def load_auth(target: str, *, base: Path | None = None) -> Auth:
-    """The ``Auth`` object at ``file.py:name`` (relative to ``base``) or ``module:name``."""
+    """The `Auth` object at `file.py:name` (relative to `base`) or `module:name`."""
     where, sep, name = target.rpartition(":")
     if not sep or not where or not name:
         raise ConfigurationError(
@@ -115,8 +117,11 @@ def load_auth(target: str, *, base: Path | None = None) -> Auth:
 
 
 def configured_auth(setting: str | None, project_path: str | None) -> Auth | None:
-    """The ``Auth`` the service runs under: ``GRAPHWRIGHT_AUTH`` or ``auth.path`` in
-    ``langgraph.json``. Both set is refused rather than one of them dropped."""
+    """The `Auth` the service runs under.
+
+    `GRAPHWRIGHT_AUTH` or `auth.path` in `langgraph.json`. Both set is refused rather than one of
+    them dropped.
+    """
     if setting and project_path:
         raise ConfigurationError(
             f"auth is named twice: GRAPHWRIGHT_AUTH={setting} and auth.path "
@@ -127,6 +132,7 @@ def configured_auth(setting: str | None, project_path: str | None) -> Auth | Non
 
 
 def as_http(exc: auth_exceptions.HTTPException) -> HTTPException:
+    """A `langgraph_sdk.Auth` handler's HTTPException as FastAPI's, status and headers kept."""
     return HTTPException(
         status_code=exc.status_code,
         detail=exc.detail,
@@ -136,7 +142,7 @@ def as_http(exc: auth_exceptions.HTTPException) -> HTTPException:
 
 @dataclass
 class Authority:
-    """The service's auth: a custom ``Auth``, else the static key, else open."""
+    """The service's auth: a custom `Auth`, else the static key, else open."""
 
     auth: Auth | None = None
     api_key: str | None = None
@@ -167,7 +173,7 @@ class Authority:
         return ANONYMOUS
 
     def handler(self, resource: str, action: str) -> Callable[..., Any] | None:
-        """The most specific ``on`` handler: resource+action, resource, action, then global."""
+        """The most specific `on` handler: resource+action, resource, action, then global."""
         if self.auth is None:
             return None
         handlers = self.auth._handlers

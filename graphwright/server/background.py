@@ -1,6 +1,9 @@
-"""What ``serve`` runs beside its routes: without ``--queue`` its own worker (background and
-delayed runs, the sweeper) and cron scheduler, as ``langgraph dev`` does; with ``--queue`` a
-look for a live ``graphwright worker``, said in the log when there is none."""
+"""What `serve` runs beside its routes.
+
+Without `--queue` its own worker (background and delayed runs, the sweeper) and cron scheduler, as
+`langgraph dev` does; with `--queue` a look for a live `graphwright worker`, said in the log when
+there is none.
+"""
 
 from __future__ import annotations
 

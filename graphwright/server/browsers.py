@@ -1,6 +1,8 @@
-"""What a web page in a user's browser may make this server do: the ``Host`` it must be
-addressed by (DNS rebinding), the ``Origin`` a request may come from, and the review page's
-CSRF token. The rules and why are in docs/security.md."""
+"""What a web page in a user's browser may make this server do.
+
+The `Host` it must be addressed by (DNS rebinding), the `Origin` a request may come from, and the
+review page's CSRF token. The rules and why are in docs/security.md.
+"""
 
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ CSRF_HEADER = "x-csrf-token"
 
 
 def hostname(host_header: str) -> str:
-    """The name in a ``Host`` header, without its port (``[::1]:80`` is ``::1``)."""
+    """The name in a `Host` header, without its port (`[::1]:80` is `::1`)."""
     host = host_header.strip().lower()
     if host.startswith("["):
         return host[1 : host.find("]")] if "]" in host else host
@@ -38,16 +40,21 @@ def hostname(host_header: str) -> str:
 
 
 def own_names(allowed: Iterable[str]) -> frozenset[str]:
-    """``localhost``, this machine's name and the configured ones (no DNS query: a name
-    that only DNS ties to this machine must be configured)."""
+    """`localhost`, this machine's name and the configured ones.
+
+    No DNS query: a name that only DNS ties to this machine must be configured.
+    """
     return frozenset(
         {"localhost", socket.gethostname().lower(), *(a.strip().lower() for a in allowed)}
     )
 
 
 def own_host(name: str, names: frozenset[str]) -> bool:
-    """Whether ``name`` addresses this server: an IP address (a rebinding page is always
-    reached by a DNS name, never by an address), or one of ``names`` (``own_names``)."""
+    """Whether `name` addresses this server.
+
+    An IP address (a rebinding page is always reached by a DNS name, never by an address), or one of
+    `names` (`own_names`).
+    """
     if not name:
         return True  # HTTP/1.0 without a Host: no browser sends that
     try:
@@ -60,7 +67,7 @@ def own_host(name: str, names: frozenset[str]) -> bool:
 
 @dataclass(frozen=True, kw_only=True)
 class Origins:
-    """The browser origins allowed besides the server's own: those CORS names (never ``*``)."""
+    """The browser origins allowed besides the server's own: those CORS names (never `*`)."""
 
     named: frozenset[str]
     pattern: re.Pattern[str] | None = None
@@ -72,7 +79,7 @@ class Origins:
         return cls(named=named, pattern=re.compile(regex) if regex else None)
 
     def allow(self, origin: str | None, host_header: str) -> bool:
-        """No ``Origin`` (an API client, or a same-origin GET), the server's own, or a named one."""
+        """No `Origin` (an API client, or a same-origin GET), the server's own, or a named one."""
         if origin is None:
             return True
         if urlsplit(origin).netloc.lower() == host_header.strip().lower():
@@ -83,15 +90,17 @@ class Origins:
 
 
 class BrowserGuard:
-    """Refuses what a foreign page would make a browser send. On an open server (no API key,
-    no custom auth), where a request needs nothing a page lacks: a ``Host`` that is not the
-    server's (DNS rebinding) and any request from an origin not allowed. On every server: a
-    review write (which a login cookie may carry) from an origin not allowed."""
+    """Refuses what a foreign page would make a browser send.
+
+    On an open server (no API key, no custom auth), where a request needs nothing a page lacks: a
+    `Host` that is not the server's (DNS rebinding) and any request from an origin not allowed. On
+    every server: a review write (which a login cookie may carry) from an origin not allowed.
+    """
 
     def __init__(
         self, app: ASGIApp, *, open_server: bool, origins: Origins, hosts: frozenset[str]
     ) -> None:
-        """``hosts``: the server's own names (``own_names``, looked up before serving)."""
+        """`hosts`: the server's own names (`own_names`, looked up before serving)."""
         self.app, self.open, self.origins, self.hosts = app, open_server, origins, hosts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -128,8 +137,10 @@ def _token(secret: bytes, session: str) -> str:
 
 
 def review_csrf(request: Request, secret: bytes) -> tuple[str, str | None]:
-    """The CSRF token for the page being answered, bound to the browser's session cookie,
-    and the new session to set (``set_session``) when the browser has none yet."""
+    """The CSRF token for the page being answered, bound to the browser's session cookie.
+
+    And the new session to set (`set_session`) when the browser has none yet.
+    """
     session = request.cookies.get(SESSION_COOKIE) or ""
     new = None
     if len(session) < 32:
@@ -138,7 +149,7 @@ def review_csrf(request: Request, secret: bytes) -> tuple[str, str | None]:
 
 
 def set_session(request: Request, response: Response, session: str) -> None:
-    """``HttpOnly`` (no script reads it) and ``SameSite=Strict`` (no other site sends it)."""
+    """`HttpOnly` (no script reads it) and `SameSite=Strict` (no other site sends it)."""
     response.set_cookie(
         SESSION_COOKIE,
         session,
@@ -150,9 +161,11 @@ def set_session(request: Request, response: Response, session: str) -> None:
 
 
 def check_csrf(request: Request, secret: bytes, *, by_header: bool) -> None:
-    """403 for a review write a browser may have sent on a page's behalf without the token of
-    its session. A write its own credential header let in (``by_header``) is an API
-    client's: no cookie or open door speaks for it, so it needs no token."""
+    """403 for a browser's review write without the token of its session.
+
+    A browser may have sent it on a page's behalf. A write its own credential header let in
+    (`by_header`) is an API client's: no cookie or open door speaks for it, so it needs no token.
+    """
     if by_header:
         return
     session = request.cookies.get(SESSION_COOKIE) or ""

@@ -1,5 +1,8 @@
-"""What happens after a run ends: its webhook is called, and a stateless run's temporary
-thread is deleted (unless it asked to ``keep`` it)."""
+"""What happens after a run ends.
+
+Its webhook is called, and a stateless run's temporary thread is deleted (unless it asked to `keep`
+it).
+"""
 
 from __future__ import annotations
 
@@ -21,8 +24,11 @@ RECORD_TTL_S = 3600
 
 
 def call_webhook(url: str, payload: dict[str, Any], allow: str = "") -> bool:
-    """POST the run to ``url``, retrying with backoff; True once it answers 2xx. The URL is
-    checked again here (its host may resolve elsewhere now) and never logged whole."""
+    """POST the run to `url`, retrying with backoff.
+
+    True once it answers 2xx. The URL is checked again here (its host may resolve elsewhere now) and
+    never logged whole.
+    """
     try:
         address = webhooks.admit(url, allow)[0]
     except UserError as exc:
@@ -43,7 +49,7 @@ def call_webhook(url: str, payload: dict[str, Any], allow: str = "") -> bool:
 
 
 def kept_keys(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> tuple[str, ...]:
-    """The keys of a stateless run that outlive its thread: for ``wait`` and ``join``."""
+    """The keys of a stateless run that outlive its thread: for `wait` and `join`."""
     return (
         orch.keys.run_record(thread_id, run_id),
         orch.keys.thread_runs(thread_id),
@@ -52,8 +58,10 @@ def kept_keys(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) 
 
 
 def drop_temporary_thread(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:
-    """Delete a stateless run's thread, before its end is recorded (a waiter finds it gone);
-    its run record stays (see ``expire_kept``)."""
+    """Delete a stateless run's thread, before its end is recorded (a waiter finds it gone).
+
+    Its run record stays (see `expire_kept`).
+    """
     orch.client.srem(orch.keys.registry(thread_id), *kept_keys(orch, store, thread_id, run_id))
     orch.saver.delete_thread(thread_id)
     orch.client.delete(orch.keys.meta(thread_id))
@@ -61,19 +69,24 @@ def drop_temporary_thread(orch: Orchestrator, store: RunStore, thread_id: str, r
 
 
 def expire_kept(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:
-    """A dropped thread's run record and lists expire within the run retention, when that
-    is shorter (after the end: the end sets the record's own expiry)."""
+    """A dropped thread's run record and lists expire within the run retention, when shorter.
+
+    This applies after the end: the end sets the record's own expiry.
+    """
     for key in kept_keys(orch, store, thread_id, run_id):
         orch.client.expire(key, min(RECORD_TTL_S, store.retention_s))
 
 
 def webhooks_disabled(orch: Orchestrator) -> bool:
-    """``http.disable_webhooks`` in ``langgraph.json``: runs keep their webhook, which is never
-    called (as the reference does)."""
+    """`http.disable_webhooks` in `langgraph.json`.
+
+    Runs keep their webhook, which is never called (as the reference does).
+    """
     return orch.project is not None and orch.project.config.http.disable_webhooks
 
 
 def after_run(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:
+    """What follows a run's end: its webhook, and the thread's removal for a stateless run."""
     raw = store.raw(thread_id, run_id)
     body = RunCreate.model_validate_json(raw["body"])
     if body.webhook and webhooks_disabled(orch):

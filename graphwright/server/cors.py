@@ -1,9 +1,11 @@
-"""Cross-origin access for browser clients, as the reference Agent Server sets it up: any
-origin by default (``CORS_ALLOW_ORIGINS``, default ``*``, without credentials then), or the
-``http.cors`` section of ``langgraph.json`` (``CORS_CONFIG`` as JSON overrides it).
-``GRAPHWRIGHT_CORS_ORIGINS``, graphwright's older setting, names the origins too.
-``ALLOW_PRIVATE_NETWORK`` (set by ``serve`` on a loopback address, as ``langgraph dev`` sets it)
-answers Chrome's private-network preflight, so a hosted page may call a local server."""
+"""Cross-origin access for browser clients, as the reference Agent Server sets it up.
+
+Any origin by default (`CORS_ALLOW_ORIGINS`, default `*`, without credentials then), or the
+`http.cors` section of `langgraph.json` (`CORS_CONFIG` as JSON overrides it).
+`GRAPHWRIGHT_CORS_ORIGINS`, graphwright's older setting, names the origins too.
+`ALLOW_PRIVATE_NETWORK` (set by `serve` on a loopback address, as `langgraph dev` sets it) answers
+Chrome's private-network preflight, so a hosted page may call a local server.
+"""
 
 from __future__ import annotations
 
@@ -41,9 +43,12 @@ def cors_options(
     http_cors: Mapping[str, Any] | None,
     env: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The CORSMiddleware options: ``http.cors`` (or ``CORS_CONFIG``) when given, with
-    ``CORS_ALLOW_ORIGINS`` as its origins when it names none; else those origins, ``*`` by
-    default. Credentials are allowed only for named origins, never for ``*``."""
+    """The CORSMiddleware options.
+
+    `http.cors` (or `CORS_CONFIG`) when given, with `CORS_ALLOW_ORIGINS` as its origins when it
+    names none; else those origins, `*` by default. Credentials are allowed only for named origins,
+    never for `*`.
+    """
     env = os.environ if env is None else env
     private = (
         {"allow_private_network": True}

@@ -5,8 +5,8 @@ run store creates a record only where none is (one atomic step that also queues 
 scheduler that takes over a claim, or races the first claimer, finds the run made and
 leaves it.
 
-A cron runs as the user who created it: its ``user_id`` and owner are theirs whatever the
-stored payload says, and with custom auth each fire asks the ``threads`` ``create_run``
+A cron runs as the user who created it: its `user_id` and owner are theirs whatever the
+stored payload says, and with custom auth each fire asks the `threads` `create_run`
 handlers again, for that user (a handler that now refuses stops the run).
 """
 
@@ -26,6 +26,7 @@ from graphwright.server.auth import Authority, User
 from graphwright.server.cron_scheduler import CronScheduler, Fire
 from graphwright.server.cron_store import PRIVATE_PERMISSIONS, run_body
 from graphwright.server.runs import RunExistsError, RunStore
+from graphwright.server.schemas import RunCreate
 from graphwright_errors import NotFoundError, UserError
 
 log = logging.getLogger(__name__)
@@ -47,8 +48,10 @@ def as_creator(
 
 
 def creator_of(cron: dict[str, Any]) -> User | None:
-    """The user who made the cron, its runs' caller (``langgraph_auth_user`` and ``user_id``
-    in their configurable); None for a cron made with no identity."""
+    """The user who made the cron, its runs' caller; None for a cron made with no identity.
+
+    It is read from `langgraph_auth_user` and `user_id` in their configurable.
+    """
     creator = str(cron.get("user_id") or "")
     if not creator:
         return None
@@ -56,56 +59,87 @@ def creator_of(cron: dict[str, Any]) -> User | None:
 
 
 def fire_for(orch: Orchestrator, authority: Authority | None = None) -> Fire:
+    """The scheduler's `fire`: make a due slot's run once, on its thread, as its creator."""
     runs = RunStore(orch.client, orch.keys)
 
     def fire(cron: dict[str, Any], run_id: str, thread_id: str | None) -> None:
         thread = thread_id or run_id  # a stateless cron's run gets a thread of its own
-        try:
-            runs.get(thread, run_id)
-            return  # made (and queued, in the same step) before a takeover; its record
-            # outlives a stateless run's deleted thread
-        except NotFoundError:
-            pass
+        if _made(runs, thread, run_id):
+            return
         metadata = {**(cron["payload"].get("metadata") or {}), **(cron.get("metadata") or {})}
         if cron.get("user_id"):  # whoever the stored payload names
             metadata[MEMORY_USER] = cron["user_id"]
         metadata = as_creator(authority, cron, thread, metadata)
         body = run_body(cron, metadata)  # an invalid body fails here, before it makes a thread
-        if meta := orch.meta(thread):
-            if not matches_grant(authority, meta, metadata):
-                raise UserError(f"cron {cron['cron_id']}: its creator may not see its thread")
-        else:
-            if thread_id:
-                raise NotFoundError(f"cron {cron['cron_id']}: its thread {thread_id} is gone")
-            # the cron's metadata (its owner among it) goes on the thread: its owner can read it
-            try:
-                orch.create_thread(thread, {**metadata, "cron_id": cron["cron_id"]})
-            except UserError:
-                if not orch.meta(thread):
-                    raise
-                # a scheduler racing this one made it: the run store decides who makes the run
+        _ensure_thread(orch, authority, cron, thread, thread_id, metadata)
         assistant = run_assistant.resolve(orch, body, creator=creator_of(cron))
         run_assistant.stamp(orch, thread, assistant)
         try:
-            if thread_id:
-                runs.create(
-                    thread, body, queue=True, run_id=run_id, assistant_id=assistant["assistant_id"]
-                )
-            else:  # its thread goes when the run ends, unless the cron keeps it
-                runs.create(
-                    thread,
-                    body,
-                    queue=True,
-                    run_id=run_id,
-                    assistant_id=assistant["assistant_id"],
-                    stateless=str(cron.get("on_run_completed") or "delete"),
-                )
+            _create(runs, cron, thread, body, run_id, assistant["assistant_id"], thread_id)
         except RunExistsError:
             log.info(
                 "cron %s: run %s was already made by another scheduler", cron["cron_id"], run_id
             )
 
     return fire
+
+
+def _create(
+    runs: RunStore,
+    cron: dict[str, Any],
+    thread: str,
+    body: RunCreate,
+    run_id: str,
+    assistant_id: str,
+    thread_id: str | None,
+) -> None:
+    if thread_id:
+        runs.create(thread, body, queue=True, run_id=run_id, assistant_id=assistant_id)
+    else:  # its thread goes when the run ends, unless the cron keeps it
+        runs.create(
+            thread,
+            body,
+            queue=True,
+            run_id=run_id,
+            assistant_id=assistant_id,
+            stateless=str(cron.get("on_run_completed") or "delete"),
+        )
+
+
+def _made(runs: RunStore, thread: str, run_id: str) -> bool:
+    """Whether the run was made (and queued, in the same step) before a takeover.
+
+    Its record outlives a stateless run's deleted thread.
+    """
+    try:
+        runs.get(thread, run_id)
+    except NotFoundError:
+        return False
+    return True
+
+
+def _ensure_thread(
+    orch: Orchestrator,
+    authority: Authority | None,
+    cron: dict[str, Any],
+    thread: str,
+    thread_id: str | None,
+    metadata: dict[str, Any],
+) -> None:
+    """The run's thread, made for a stateless cron, refused where its creator may not see it."""
+    if meta := orch.meta(thread):
+        if not matches_grant(authority, meta, metadata):
+            raise UserError(f"cron {cron['cron_id']}: its creator may not see its thread")
+        return
+    if thread_id:
+        raise NotFoundError(f"cron {cron['cron_id']}: its thread {thread_id} is gone")
+    # the cron's metadata (its owner among it) goes on the thread: its owner can read it
+    try:
+        orch.create_thread(thread, {**metadata, "cron_id": cron["cron_id"]})
+    except UserError:
+        if not orch.meta(thread):
+            raise
+        # a scheduler racing this one made it: the run store decides who makes the run
 
 
 def matches_grant(

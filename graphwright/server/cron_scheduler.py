@@ -1,10 +1,10 @@
 """The cron scheduler: every worker runs one; each due run is enqueued exactly once.
 
-A due run is claimed with a compare-and-set on its cron's score in the ``due`` sorted set
+A due run is claimed with a compare-and-set on its cron's score in the `due` sorted set
 (only the scheduler that moves the score from this slot to the next one wins), and the
-same script notes the claim in ``firing``. The winner enqueues the run under an id
+same script notes the claim in `firing`. The winner enqueues the run under an id
 derived from the cron and the slot, then clears the note. A claim whose scheduler died
-before clearing it is taken over after ``lease_s`` and enqueued again under the same id,
+before clearing it is taken over after `lease_s` and enqueued again under the same id,
 which the run store refuses as a duplicate (one atomic create of the record keyed by cron
 and slot): exactly once does not depend on the lease, which only bounds how soon a dead
 claimer's run starts. Missed slots (every scheduler down) are run once, together, when one
@@ -52,17 +52,17 @@ return 1
 """
 
 Fire = Callable[[dict[str, Any], str, str | None], None]
-"""Enqueue the cron's run as ``run_id`` (on the cron's thread, or ``None``: a new thread
+"""Enqueue the cron's run as `run_id` (on the cron's thread, or `None`: a new thread
 named after the run); called again with the same id after a takeover, so idempotent."""
 
 
 def run_id_of(cron_id: str, slot: int) -> str:
-    """The id of the run a cron starts at ``slot``: the same for every scheduler."""
+    """The id of the run a cron starts at `slot`: the same for every scheduler."""
     return str(uuid.uuid5(uuid.UUID(cron_id), str(slot)))
 
 
 class CronScheduler:
-    """Claims due runs and hands them to ``fire``; ``tick`` is one pass, ``run_forever`` loops."""
+    """Claims due runs and hands them to `fire`; `tick` is one pass, `run_forever` loops."""
 
     def __init__(
         self,
@@ -101,7 +101,7 @@ class CronScheduler:
         return thread
 
     def tick(self, now: float | None = None) -> int:
-        """Enqueue every run due by ``now``, and those whose claimer died; returns how many."""
+        """Enqueue every run due by `now`, and those whose claimer died; returns how many."""
         now = time.time() if now is None else now
         fired = self._take_over(now)
         rows: list[tuple[bytes, float]] = self.redis.zrangebyscore(  # type: ignore[assignment]  # bytes client

@@ -1,7 +1,7 @@
 """Crons in Redis: a schedule and the run it starts, on one thread or a new thread each time.
 
 Documents live in one hash; the time of each enabled cron's next due run is its score in
-the ``due`` sorted set (the scheduler claims from there). Schedules are croniter's: five
+the `due` sorted set (the scheduler claims from there). Schedules are croniter's: five
 fields, or six with seconds last.
 """
 
@@ -44,13 +44,19 @@ PRIVATE_PERMISSIONS = "_user_permissions"  # kept in the document, never in an a
 
 
 class InvalidCronError(UnprocessableError):
-    """A cron whose run would not validate: refused at create and update (HTTP 422), recorded
-    on the cron and skipped at fire time (a document written before this check)."""
+    """A cron whose run would not validate.
+
+    Refused at create and update (HTTP 422), recorded on the cron and skipped at fire time (a
+    document written before this check).
+    """
 
 
 def run_body(cron: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> RunCreate:
-    """The run a cron starts, validated: the one check at create, at update and at fire time
-    (which passes the metadata its creator's grant decided)."""
+    """The run a cron starts, validated.
+
+    The one check at create, at update and at fire time (which passes the metadata its creator's
+    grant decided).
+    """
     payload = {k: v for k, v in cron["payload"].items() if k != PRIVATE_PERMISSIONS}
     payload["metadata"] = (
         dict(metadata)
@@ -79,6 +85,7 @@ def _zone(timezone: str | None) -> tzinfo:
 
 
 def check_schedule(schedule: str) -> None:
+    """Refuse a schedule croniter cannot read, with the format it expects."""
     if not croniter.is_valid(schedule):
         raise InvalidScheduleError(
             f"Invalid cron schedule: '{schedule}'. Use the standard cron format (minute hour "
@@ -87,12 +94,13 @@ def check_schedule(schedule: str) -> None:
 
 
 def next_after(schedule: str, after: float, timezone: str | None = None) -> int:
-    """The first due time strictly after ``after`` (epoch seconds), in the schedule's zone."""
+    """The first due time strictly after `after` (epoch seconds), in the schedule's zone."""
     start = datetime.fromtimestamp(after, _zone(timezone))
     return int(croniter(schedule, start).get_next(float))
 
 
 def parse_time(value: str | None) -> float | None:
+    """A request's ISO time as a Unix time; a time without a zone is UTC."""
     if not value:
         return None
     when = datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -100,6 +108,7 @@ def parse_time(value: str | None) -> float | None:
 
 
 def iso(ts: float | None) -> str | None:
+    """A stored Unix time as ISO 8601 in UTC, as the API answers."""
     return None if ts is None else datetime.fromtimestamp(ts, UTC).isoformat()
 
 
@@ -112,7 +121,7 @@ class CronStore:
         self.sealer = keys.sealer  # documents hold the run's input and config
 
     def record_failure(self, cron_id: str, slot: int, error: BaseException) -> None:
-        """Note on the cron why the run due at ``slot`` did not start (read back as last_error)."""
+        """Note on the cron why the run due at `slot` did not start (read back as last_error)."""
         note = {"slot": iso(slot), "error": f"{type(error).__name__}: {error}"}
         # the error may quote the cron's body: sealed like the cron's document
         self.redis.hset(

@@ -1,5 +1,7 @@
-"""What every request handler needs, read from ``request.app.state``: the Orchestrator, the
-run store, the settings of this service, and authentication."""
+"""What every request handler needs, read from `request.app.state`.
+
+The Orchestrator, the run store, the settings of this service, and authentication.
+"""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ WAITING_CLIENTS = 5000
 
 @dataclass
 class Service:
-    """The state one app serves: built once by ``create_app``, shared by all routers."""
+    """The state one app serves: built once by `create_app`, shared by all routers."""
 
     orch: Orchestrator
     store: RunStore
@@ -33,14 +35,17 @@ class Service:
     _aio: AsyncClient | None = field(default=None, repr=False)
 
     def aio(self) -> AsyncClient:
-        """The asyncio client of the server's loop (made there, on first use): for waits,
-        each waiting client on a connection of its own (Redis serves 10,000 by default)."""
+        """The asyncio client of the server's loop (made there, on first use).
+
+        For waits, each waiting client on a connection of its own (Redis serves 10,000 by default).
+        """
         if self._aio is None:
             self._aio = async_client(self.orch.settings, max_connections=WAITING_CLIENTS)
         return self._aio
 
 
 def service(request: HTTPConnection) -> Service:
+    """The app's `Service`, set up by `create_app` (a request's or a WebSocket's)."""
     found: Service = request.app.state.service
     return found
 
@@ -50,22 +55,27 @@ def service(request: HTTPConnection) -> Service:
 
 
 async def service_dependency(request: Request) -> Service:
+    """`service` as a FastAPI dependency."""
     return service(request)
 
 
 async def orchestrator(request: Request) -> Orchestrator:
+    """The service's Orchestrator, as a FastAPI dependency."""
     return service(request).orch
 
 
 async def run_store(request: Request) -> RunStore:
+    """The service's run store, as a FastAPI dependency."""
     return service(request).store
 
 
 async def redis_client(request: Request) -> redis.Redis:
+    """The Orchestrator's Redis client, as a FastAPI dependency."""
     return service(request).orch.client
 
 
 async def keys(request: Request) -> Keys:
+    """The Orchestrator's key layout, as a FastAPI dependency."""
     return service(request).orch.keys
 
 
@@ -73,5 +83,5 @@ Orch = Annotated[Orchestrator, Depends(orchestrator)]
 Store = Annotated[RunStore, Depends(run_store)]
 Svc = Annotated[Service, Depends(service_dependency)]
 # Authentication, then the body against the route's model (before the grant reads it); each
-# route adds its own ``access`` grant.
+# route adds its own `access` grant.
 Guarded = [Depends(current_user), Depends(validated_body)]

@@ -1,10 +1,12 @@
-"""A run's events on a Redis stream: the executor (in a worker or the API process) appends,
-every client relays from there, so a dropped client reconnects with ``Last-Event-ID``.
+"""A run's events on a Redis stream.
 
-Each entry is ``{"event": name, "data": json}``; the run's last entry is the ``end`` marker
-written atomically with its final status (see ``RunStore.finish``), which relays stop on
+The executor (in a worker or the API process) appends, every client relays from there, so a dropped
+client reconnects with `Last-Event-ID`.
+
+Each entry is `{"event": name, "data": json}`; the run's last entry is the `end` marker
+written atomically with its final status (see `RunStore.finish`), which relays stop on
 and never send. The same step writes the status alone to the run's end stream
-(``Keys.run_end``), so a waiter blocks on one read that wakes once, not once per event.
+(`Keys.run_end`), so a waiter blocks on one read that wakes once, not once per event.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ BLOCK_MS = 1000
 
 
 def stream_key(keys: Keys, thread_id: str, run_id: str) -> str:
+    """The Redis stream a run's events go to, in the thread's slot."""
     return f"{keys.thread_tag(thread_id)}:runev:{escape(run_id)}"
 
 
 def encode(data: Any) -> str:
+    """An event's data as the JSON the SSE `data` field carries."""
     return json.dumps(data, ensure_ascii=False, default=str)
 
 
@@ -52,8 +56,11 @@ class EventLog:
     def read(
         self, after: str = "0-0", *, follow: bool = True, alive: Any = None
     ) -> Iterator[tuple[str, str, str]]:
-        """``(id, event, data)`` after ``after`` until the end marker; ``follow=False`` stops at
-        the current tail. ``alive()`` returning False stops a follow (the run is gone)."""
+        """`(id, event, data)` after `after` until the end marker.
+
+        `follow=False` stops at the current tail. `alive()` returning False stops a follow (the run
+        is gone).
+        """
         cursor = after or "0-0"
         while True:
             block = BLOCK_MS if follow else None

@@ -1,9 +1,10 @@
-"""Executing one HTTP run, in a worker or the API process: take the thread's lock, pick the
-run up if it is its turn, stream its graph with LangGraph's stream modes, publish every
-event to the run's Redis stream, and record how it ended.
+"""Executing one HTTP run, in a worker or the API process.
 
-Between chunks the executor checks the run's record: a cancel asked for (``interrupt`` or
-``rollback``) stops it; another owner (the run was taken over while this process was
+Take the thread's lock, pick the run up if it is its turn, stream its graph with LangGraph's stream
+modes, publish every event to the run's Redis stream, and record how it ended.
+
+Between chunks the executor checks the run's record: a cancel asked for (`interrupt` or
+`rollback`) stops it; another owner (the run was taken over while this process was
 frozen) makes it stop without writing anything more.
 """
 
@@ -50,7 +51,7 @@ class Lost(Exception):
 
 
 class Executor:
-    """Runs HTTP runs for one process (``owner`` tells its writes apart from a successor's)."""
+    """Runs HTTP runs for one process (`owner` tells its writes apart from a successor's)."""
 
     def __init__(self, orch: Orchestrator, store: RunStore, owner: str | None = None) -> None:
         self.orch = orch
@@ -58,7 +59,7 @@ class Executor:
         self.owner = owner or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
     def run(self, thread_id: str, run_id: str) -> Outcome:
-        """``arun`` for a caller on a thread of its own: the run goes to the run loop."""
+        """`arun` for a caller on a thread of its own: the run goes to the run loop."""
         return call(self.arun(thread_id, run_id), "Executor.run")
 
     async def arun(self, thread_id: str, run_id: str) -> Outcome:
@@ -168,8 +169,11 @@ class Executor:
     def fail_early(
         self, thread_id: str, run_id: str, exc: Exception, lock: ThreadLock | None
     ) -> None:
-        """End a run that failed before its graph existed: ``error`` with the reason, once
-        (FINISH is owner-checked), and its thread given back for the next run."""
+        """End a run that failed before its graph existed.
+
+        `error` with the reason, once (FINISH is owner-checked), and its thread given back for the
+        next run.
+        """
         log.warning("run %s on thread %s failed before it started: %s", run_id, thread_id, exc)
         fence = lock.fence if lock is not None else None
         self.publish(thread_id, run_id, "error", error_data(exc))
@@ -254,8 +258,10 @@ class Executor:
         thread_id: str,
         run_id: str,
     ) -> Any:
-        """Finish from the checkpoint; a decision is applied again only to its own gate;
-        ``FRESH`` when the run saved no checkpoint."""
+        """Finish from the checkpoint.
+
+        A decision is applied again only to its own gate; `FRESH` when the run saved no checkpoint.
+        """
         recorded = self.store.raw(thread_id, run_id).get("gate")
         if body.command is not None and recorded is not None:
             gate = pending_gate(graph, {"configurable": {"thread_id": thread_id}})
@@ -271,9 +277,11 @@ class Executor:
         return None  # continue from the last checkpoint (or find that it had finished)
 
     def saves_first(self, body: RunCreate) -> bool:
-        """Whether the run saves its input before any node runs: with ``exit`` durability it
-        saves nothing until its end, so a run with no checkpoint may have had effects, and
-        running its input again could repeat them."""
+        """Whether the run saves its input before any node runs.
+
+        With `exit` durability it saves nothing until its end, so a run with no checkpoint may have
+        had effects, and running its input again could repeat them.
+        """
         return (body.durability or self.orch.settings.durability) != "exit"
 
     async def stream(
@@ -287,20 +295,13 @@ class Executor:
         lock: ThreadLock | None = None,
         state: Any = None,
     ) -> tuple[BaseException | None, str | None]:
-        """Stream the graph, relaying each chunk; ``state`` is the thread's before the run,
-        if the caller has it. Returns the graph's error or the cancel that stopped it."""
+        """Stream the graph, relaying each chunk.
+
+        `state` is the thread's before the run, if the caller has it. Returns the graph's error or
+        the cancel that stopped it.
+        """
         framer = Framer(body.modes(), body.stream_subgraphs)
-        # "sync" unless the request asks otherwise: a step's checkpoint (with the tool calls
-        # it proposed) is saved before the next step runs, as on the CLI path.
-        options: dict[str, Any] = {
-            "subgraphs": body.stream_subgraphs,
-            "durability": self.orch.settings.durability,
-        }
-        for name in ("interrupt_before", "interrupt_after", "durability"):
-            if getattr(body, name) is not None:
-                options[name] = getattr(body, name)
-        if body.context is not None:
-            options["context"] = run_context(graph, body.context)
+        options = stream_options(graph, body, self.orch.settings.durability)
         try:
             if state is None:
                 state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
@@ -313,19 +314,8 @@ class Executor:
                 name=f"gw-produce-{run_id}",
             )
             try:
-                while (item := await pump.get(SIGNAL_POLL_S)) is None or item[0] != "end":
-                    if item is not None and item[0] == "error":
-                        raise item[1]
-                    frames = item[1] if item is not None else ()
-                    # One hop off the loop per chunk: its events, then the run's signals.
-                    owner, cancel = await asyncio.to_thread(self.relay, thread_id, run_id, frames)
-                    if owner != self.owner or (lock is not None and lock.lost.is_set()):
-                        raise Lost(run_id)
-                    if (
-                        cancel
-                    ):  # also mid-node: a long model call or tool is left behind, fenced out
-                        await self.abandon(pump, thread_id, lock)
-                        return None, cancel
+                if cancel := await self._relay_all(pump, thread_id, run_id, lock):
+                    return None, cancel
             finally:
                 await pump.abandon()  # however the loop ended, the producer is stopped
         except Lost:
@@ -338,14 +328,34 @@ class Executor:
             return exc, None
         return None, None
 
+    async def _relay_all(
+        self, pump: Pump, thread_id: str, run_id: str, lock: ThreadLock | None
+    ) -> str | None:
+        """Relay the producer's frames until it ends; the cancel that stopped it, if one did."""
+        while (item := await pump.get(SIGNAL_POLL_S)) is None or item[0] != "end":
+            if item is not None and item[0] == "error":
+                raise item[1]
+            frames = item[1] if item is not None else ()
+            # One hop off the loop per chunk: its events, then the run's signals.
+            owner, cancel = await asyncio.to_thread(self.relay, thread_id, run_id, frames)
+            if owner != self.owner or (lock is not None and lock.lost.is_set()):
+                raise Lost(run_id)
+            if cancel:  # also mid-node: a long model call or tool is left behind, fenced out
+                await self.abandon(pump, thread_id, lock)
+                return cancel
+        return None
+
     def relay(
         self,
         thread_id: str,
         run_id: str,
         frames: Iterable[tuple[str, Any]],
     ) -> tuple[str | None, str | None]:
-        """Publish a chunk's events; the run's owner and cancel signal as they are now (read
-        by the last publish, each of which checks the owner, or on their own without one)."""
+        """Publish a chunk's events.
+
+        The run's owner and cancel signal as they are now (read by the last publish, each of which
+        checks the owner, or on their own without one).
+        """
         published = False
         cancel: str | None = None
         for event, data in frames:
@@ -355,8 +365,10 @@ class Executor:
         return self.store.signals(thread_id, run_id)
 
     async def abandon(self, pump: Pump, thread_id: str, lock: ThreadLock | None) -> None:
-        """Leave the cancelled run's producer behind: moving the fence on first refuses
-        every write its unfinished step still makes."""
+        """Leave the cancelled run's producer behind.
+
+        Moving the fence on first refuses every write its unfinished step still makes.
+        """
         if lock is not None:  # this executor's own writes (the run's end) carry the new token
             lock.fence = int(
                 await asyncio.to_thread(self.orch.client.incr, self.orch.keys.fence(thread_id))
@@ -374,9 +386,12 @@ class Executor:
         before: str | None,
         lock: ThreadLock | None = None,
     ) -> None:
-        """The run's end: status, output and memories, each refused (LockLostError) once
-        another executor took the thread over, before the owner-checked FINISH, which also
-        gives the lock back; a stateless run's thread is gone before its waiters wake."""
+        """The run's end.
+
+        Status, output and memories, each refused (LockLostError) once another executor took the
+        thread over, before the owner-checked FINISH, which also gives the lock back; a stateless
+        run's thread is gone before its waiters wake.
+        """
         fence = lock.fence if lock is not None else None  # moved on by a cancel
         state = graph.get_state({"configurable": {"thread_id": thread_id}})
         status: RunStatus
@@ -440,7 +455,26 @@ class Executor:
 
 
 def checkpointed(graph: Graph, thread_id: str, run_id: str) -> bool:
-    """Whether the run saved a checkpoint: the thread's head is then one of its own (it
-    holds the thread, first in line, so nothing else has written to it since)."""
+    """Whether the run saved a checkpoint.
+
+    The thread's head is then one of its own (it holds the thread, first in line, so nothing else
+    has written to it since).
+    """
     head = graph.get_state({"configurable": {"thread_id": thread_id}})
     return bool((head.metadata or {}).get("run_id") == run_id)
+
+
+def stream_options(graph: Graph, body: RunCreate, durability: str) -> dict[str, Any]:
+    """LangGraph's stream options for the request.
+
+    Durability is the settings' ("sync" unless changed) unless the request asks otherwise: a
+    step's checkpoint (with the tool calls it proposed) is saved before the next step runs, as on
+    the CLI path.
+    """
+    options: dict[str, Any] = {"subgraphs": body.stream_subgraphs, "durability": durability}
+    for name in ("interrupt_before", "interrupt_after", "durability"):
+        if getattr(body, name) is not None:
+            options[name] = getattr(body, name)
+    if body.context is not None:
+        options["context"] = run_context(graph, body.context)
+    return options

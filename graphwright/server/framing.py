@@ -1,7 +1,9 @@
-"""LangGraph stream chunks as the Agent Server's SSE events: the names and payloads
-``langgraph-sdk`` expects per stream mode (``values``, ``updates``, ``messages``,
-``messages-tuple``, ``custom``, ``debug``, ``tasks``, ``checkpoints``), with
-``mode|namespace`` names for subgraphs."""
+"""LangGraph stream chunks as the Agent Server's SSE events.
+
+The names and payloads `langgraph-sdk` expects per stream mode (`values`, `updates`, `messages`,
+`messages-tuple`, `custom`, `debug`, `tasks`, `checkpoints`), with `mode|namespace` names for
+subgraphs.
+"""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ def graph_modes(requested: Sequence[str]) -> list[StreamMode]:
 
 
 class Framer:
-    """Turns one run's chunks into ``(event, data)`` pairs; keeps partial messages."""
+    """Turns one run's chunks into `(event, data)` pairs; keeps partial messages."""
 
     def __init__(self, requested: Sequence[str], subgraphs: bool) -> None:
         self.requested = set(requested)
@@ -57,7 +59,7 @@ class Framer:
         else:
             self.partial[key] = message
             out.append(("messages/metadata", {key: {"metadata": wire(meta)}}))
-        # the accumulated chunk leaves as the message it adds up to (``type: "ai"``), as the
+        # the accumulated chunk leaves as the message it adds up to (`type: "ai"`), as the
         # reference sends it; only the event name tells partial from complete
         whole = wire(message_chunk_to_message(self.partial[key]))
         done = not isinstance(message, BaseMessageChunk)
@@ -66,7 +68,7 @@ class Framer:
 
 
 def checkpoint_of(config: Any) -> dict[str, Any] | None:
-    """The ``checkpoint`` object of a config: thread, id, namespace (and map when given)."""
+    """The `checkpoint` object of a config: thread, id, namespace (and map when given)."""
     conf = (config or {}).get("configurable") or {} if isinstance(config, dict) else {}
     if not conf.get("thread_id") or not conf.get("checkpoint_id"):
         return None
@@ -79,8 +81,11 @@ def checkpoint_of(config: Any) -> dict[str, Any] | None:
 
 
 def debug_checkpoint(payload: dict[str, Any]) -> dict[str, Any]:
-    """A debug ``checkpoint`` payload as the reference sends it: with ``checkpoint`` and
-    ``parent_checkpoint``, and each task's subgraph ``state`` config as its ``checkpoint``."""
+    """A debug `checkpoint` payload as the reference sends it.
+
+    With `checkpoint` and `parent_checkpoint`, and each task's subgraph `state` config as its
+    `checkpoint`.
+    """
     tasks = []
     for task in payload.get("tasks") or []:
         state = task.get("state") if isinstance(task, dict) else None
@@ -99,4 +104,5 @@ def debug_checkpoint(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def error_data(exc: BaseException) -> dict[str, str]:
+    """An exception as a stream's `error` event data."""
     return {"error": type(exc).__name__, "message": str(exc)}

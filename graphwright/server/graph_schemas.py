@@ -1,8 +1,9 @@
-"""A compiled graph's JSON schemas (input, output, state, config, context), as the Agent
-Server's ``assistants.get_schemas`` and ``get_subgraphs`` give them.
+"""A compiled graph's JSON schemas (input, output, state, config, context).
+
+As the Agent Server's `assistants.get_schemas` and `get_subgraphs` give them.
 
 LangGraph's own helpers make each schema. A graph whose state pydantic refuses (a
-``typing.TypedDict`` on Python 3.11) still answers: that schema is ``null``, and the state
+`typing.TypedDict` on Python 3.11) still answers: that schema is `null`, and the state
 schema falls back to one property per channel, typed where pydantic can type it.
 """
 
@@ -19,7 +20,7 @@ from pydantic.errors import PydanticUserError
 from graphwright.graphs.context import Graph
 
 log = logging.getLogger(__name__)
-# Keys of ``configurable`` that the server fills in itself, not the assistant's config.
+# Keys of `configurable` that the server fills in itself, not the assistant's config.
 SERVER_KEYS = (
     "__pregel_checkpointer",
     "__pregel_store",
@@ -39,8 +40,10 @@ def _tried(name: str, graph: Any, make: Callable[[], Any]) -> Any:
 
 
 def channel_adapter(graph: Any, key: str) -> TypeAdapter[Any]:
-    """A validator for what an input may write to channel ``key``: its update type where
-    pydantic can check it, else anything (the reference checks no further)."""
+    """A validator for what an input may write to channel `key`.
+
+    Its update type where pydantic can check it, else anything (the reference checks no further).
+    """
     channel = graph.channels.get(key) if not key.startswith("__") else None
     try:
         return TypeAdapter(channel.UpdateType if channel is not None else Any)
@@ -68,7 +71,7 @@ def state_schema(graph: Any) -> dict[str, Any]:
 
 
 def config_schema(graph: Any) -> dict[str, Any]:
-    """The ``configurable`` part of the graph's config schema, without the server's keys."""
+    """The `configurable` part of the graph's config schema, without the server's keys."""
     with warnings.catch_warnings():  # the reference reads it the same deprecated way
         warnings.simplefilter("ignore")
         fields = getattr(graph.config_schema(), "model_fields", {})
@@ -82,6 +85,7 @@ def config_schema(graph: Any) -> dict[str, Any]:
 
 
 def schemas(graph: Graph | Any) -> dict[str, Any]:
+    """A graph's input, output, state, config and context schemas; one that fails is null."""
     return {
         "input_schema": _tried("input", graph, graph.get_input_jsonschema),
         "output_schema": _tried("output", graph, graph.get_output_jsonschema),
@@ -92,6 +96,7 @@ def schemas(graph: Graph | Any) -> dict[str, Any]:
 
 
 def subgraphs(graph: Graph | Any, namespace: str | None, recurse: bool) -> dict[str, Any]:
+    """The schemas of each subgraph, by namespace."""
     return {
         ns: schemas(sub) for ns, sub in graph.get_subgraphs(namespace=namespace, recurse=recurse)
     }

@@ -1,6 +1,9 @@
-"""Calls to this same app on a caller's behalf (``/mcp``, ``/a2a``): in-process (ASGI), with
-the caller's own headers, so every inner call is authenticated and authorized as the caller,
-and its runs are ordinary runs, as the reference's protocol adapters call its API."""
+"""Calls to this same app on a caller's behalf (`/mcp`, `/a2a`).
+
+In-process (ASGI), with the caller's own headers, so every inner call is authenticated and
+authorized as the caller, and its runs are ordinary runs, as the reference's protocol adapters call
+its API.
+"""
 
 from __future__ import annotations
 
@@ -21,8 +24,11 @@ class UnsafeIdError(ValueError):
 
 
 def segment(value: Any) -> str:
-    """``value`` as one path segment of an inner call; refused (UnsafeIdError) if it holds
-    anything but letters, digits and ``_.:-`` (a ``/`` would reach another route)."""
+    """`value` as one path segment of an inner call.
+
+    Refused (UnsafeIdError) if it holds anything but letters, digits and `_.:-` (a `/` would reach
+    another route).
+    """
     text = str(value)
     if not SEGMENT.fullmatch(text) or ".." in text:
         raise UnsafeIdError(f"not a valid id: {text[:80]!r}")

@@ -1,6 +1,8 @@
-"""The run core of one process, shared by ``graphwright worker`` and the API process: runs
-execute concurrently on one event loop, each through its own executor (its own lock, fence
-and owner), at most ``limit`` at once, each kept alive by its own renewal task."""
+"""The run core of one process, shared by `graphwright worker` and the API process.
+
+Runs execute concurrently on one event loop, each through its own executor (its own lock, fence and
+owner), at most `limit` at once, each kept alive by its own renewal task.
+"""
 
 from __future__ import annotations
 
@@ -21,14 +23,16 @@ RETRY_CAP_S = 2.0
 
 
 def backoff(tries: int) -> float:
-    """The wait before retry ``tries`` (1, 2, ...): exponential, capped, with jitter."""
+    """The wait before retry `tries` (1, 2, ...): exponential, capped, with jitter."""
     wait: float = min(RETRY_S * 2 ** max(tries - 1, 0), RETRY_CAP_S)
     return wait * random.uniform(0.8, 1.2)  # jitter, not a secret
 
 
 async def kept(renew: Callable[[], Awaitable[bool]], every_s: float, what: str) -> None:
-    """Renew a run's lease or queue entry every ``every_s`` until cancelled or no longer ours;
-    a failed renewal is retried at the next beat (the lease outlives two misses)."""
+    """Renew a run's lease or queue entry every `every_s` until cancelled or no longer ours.
+
+    A failed renewal is retried at the next beat (the lease outlives two misses).
+    """
     while True:
         await asyncio.sleep(every_s)
         try:
@@ -40,8 +44,10 @@ async def kept(renew: Callable[[], Awaitable[bool]], every_s: float, what: str) 
 
 
 class Jobs:
-    """Runs executing in this process, each an asyncio task, never more than ``limit`` at once:
-    ``serve``'s waits and streams and its own worker's runs share the one bound."""
+    """Runs executing in this process, each an asyncio task, never more than `limit` at once.
+
+    `serve`'s waits and streams and its own worker's runs share the one bound.
+    """
 
     def __init__(self, orch: Orchestrator, store: RunStore, *, limit: int = 10) -> None:
         self.orch = orch
@@ -56,13 +62,16 @@ class Jobs:
         return self.limit - len(self.tasks) - self.reserved
 
     def changed(self) -> None:
-        """A slot may have come free: wake whoever waits in ``admitted``."""
+        """A slot may have come free: wake whoever waits in `admitted`."""
         if self._changed is not None:
             self._changed.set()
 
     async def admitted(self) -> None:
-        """Return once a slot is free; the caller spawns at once (no await in between), so
-        two waiters woken together cannot both take the last slot."""
+        """Return once a slot is free.
+
+        The caller spawns at once (no await in between), so two waiters woken together cannot both
+        take the last slot.
+        """
         while self.free() <= 0:
             if self._changed is None:
                 self._changed = asyncio.Event()
@@ -91,7 +100,7 @@ class Jobs:
         return outcome
 
     async def settled(self, timeout_s: float) -> set[str]:
-        """Wait up to ``timeout_s`` for every run to end; the keys of those still going."""
+        """Wait up to `timeout_s` for every run to end; the keys of those still going."""
         if self.tasks:
             await asyncio.wait(list(self.tasks.values()), timeout=timeout_s)
         return set(self.tasks)

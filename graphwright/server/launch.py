@@ -1,6 +1,9 @@
-"""Starting runs and following them from the API process: create (and queue, or execute
-here), wait, relay the event stream, cancel and delete. Waits are blocking reads on the
-run's event stream, in async code: no thread and no polling per waiting client."""
+"""Starting runs and following them from the API process.
+
+Create (and queue, or execute here), wait, relay the event stream, cancel and delete. Waits are
+blocking reads on the run's event stream, in async code: no thread and no polling per waiting
+client.
+"""
 
 from __future__ import annotations
 
@@ -68,8 +71,11 @@ class Launcher:
         background: bool,
         meta: dict[str, str] | None = None,
     ) -> Run:
-        """Check, record and queue (or begin executing) a run; on a temporary thread if none.
-        ``meta`` is the thread's as the caller has just read it (its admission), if it has."""
+        """Check, record and queue (or begin executing) a run.
+
+        On a temporary thread if none. `meta` is the thread's as the caller has just read it (its
+        admission), if it has.
+        """
         if (body.config or {}).get("configurable") and body.context:  # 400, as the reference
             raise UserError(
                 "Cannot specify both configurable and context: prefer setting "
@@ -79,35 +85,17 @@ class Launcher:
         spec = self.orch.graphs.get(body.assistant_id)
         graph = self.orch.compiled(spec.name)
         check_input(spec, graph, body.input)
-        extra: dict[str, str] = {}
-        # The thread's meta is read once here: every step below until the stamp reads it.
-        if meta is None:
-            meta = self.orch.meta(thread_id) if thread_id is not None else {}
-        if thread_id is None:
-            owner = (body.metadata or {}).get("owner")  # a temporary thread is its caller's too
-            thread_id = self.orch.create_thread(
-                str(uuid.uuid4()), {"owner": owner} if owner else {}
-            )
-            extra = {"stateless": body.on_completion or "delete"}
-            meta = self.orch.meta(thread_id)
-        elif not meta:
-            if body.if_not_exists != "create":
-                raise NotFoundError(f"no thread {thread_id!r}")
-            self.orch.create_thread(thread_id, body.metadata)
-            meta = self.orch.meta(thread_id)
+        thread_id, meta, extra = self._thread(thread_id, body, meta)
         if body.command is not None and not meta.get("graph"):
             raise NotFoundError(f"no thread {thread_id!r} with a run to resume")
         if body.command is not None and body.command.resume is not None:
             config = run_config(thread_id, str(uuid.uuid4()), body)
-            if pending_gate(graph, config) is not None:
-                gate_command(
-                    graph, config, body.command.resume, spec.tools()
-                )  # 422 if it does not fit
+            if pending_gate(graph, config) is not None:  # 422 if the answer does not fit
+                gate_command(graph, config, body.command.resume, spec.tools())
         run_assistant.merge_metadata(meta, assistant, body, stateless="stateless" in extra)
         run_assistant.stamp(self.orch, thread_id, assistant, meta)
-        extra["assistant_id"] = assistant[
-            "assistant_id"
-        ]  # the record names the assistant, as the reference
+        # The record names the assistant, as the reference's does.
+        extra["assistant_id"] = assistant["assistant_id"]
         strategy = body.multitask_strategy or "reject"
         if (
             strategy == "reject"
@@ -127,10 +115,39 @@ class Launcher:
             self.svc.local.submit(run.thread_id, run.run_id)
         return run
 
+    def _thread(
+        self, thread_id: str | None, body: RunCreate, meta: dict[str, str] | None
+    ) -> tuple[str, dict[str, str], dict[str, str]]:
+        """The run's thread, its meta and the record's extra fields.
+
+        The meta is read once here: every step of `start` until the stamp reads it. A temporary
+        thread (none named) is made for the caller and marked stateless.
+        """
+        if meta is None:
+            meta = self.orch.meta(thread_id) if thread_id is not None else {}
+        if thread_id is None:
+            owner = (body.metadata or {}).get("owner")  # a temporary thread is its caller's too
+            thread_id = self.orch.create_thread(
+                str(uuid.uuid4()), {"owner": owner} if owner else {}
+            )
+            return (
+                thread_id,
+                self.orch.meta(thread_id),
+                {"stateless": body.on_completion or "delete"},
+            )
+        if not meta:
+            if body.if_not_exists != "create":
+                raise NotFoundError(f"no thread {thread_id!r}")
+            self.orch.create_thread(thread_id, body.metadata)
+            meta = self.orch.meta(thread_id)
+        return thread_id, meta, {}
+
     async def ride(self, read: Callable[[], Awaitable[T]]) -> T:
-        """Make a read of a wait, again through a Redis outage or failover until the retry
-        budget is spent (the asyncio client alone gives up within seconds): a run that goes
-        on to succeed must not be answered 503 for a blip."""
+        """Make a read of a wait, again through a Redis outage or failover, within the retry budget.
+
+        The asyncio client alone gives up within seconds: a run that goes on to succeed must not be
+        answered 503 for a blip.
+        """
         deadline = time.monotonic() + self.orch.settings.redis_retry_s
         failures = 0
         while True:
@@ -145,8 +162,11 @@ class Launcher:
                 await asyncio.sleep(pause)
 
     async def finished(self, run: Run, timeout_s: float = 3600) -> None:
-        """Wait for the run to end: blocking reads on its end stream, which wakes once,
-        looking at its record only when that read times out (the run may be gone)."""
+        """Wait for the run to end.
+
+        Blocking reads on its end stream, which wakes once, looking at its record only when that
+        read times out (the run may be gone).
+        """
         client = self.svc.aio()
         key = self.orch.keys.run_end(run.thread_id, run.run_id)
         record = self.orch.keys.run_record(run.thread_id, run.run_id)
@@ -160,8 +180,11 @@ class Launcher:
                 return
 
     async def output(self, run: Run) -> Any:
-        """What ``runs.wait`` and ``runs.join`` return: the final values, or ``__error__``;
-        read on the loop (the run's record holds them), the thread's state only if not."""
+        """What `runs.wait` and `runs.join` return.
+
+        The final values, or `__error__`; read on the loop (the run's record holds them), the
+        thread's state only if not.
+        """
         key = self.orch.keys.run_record(run.thread_id, run.run_id)
         client = self.svc.aio()
         got: Any = await self.ride(lambda: client.hgetall(key))  # bytes keys and values
@@ -242,8 +265,10 @@ async def relay(
     *,
     cancel_on_disconnect: bool = False,
 ) -> AsyncIterator[dict[str, str]]:
-    """The run's events from its Redis stream, from ``last_event_id`` on, until it ends:
-    blocking reads on the server's loop, no thread held while the run is quiet."""
+    """The run's events from its Redis stream, from `last_event_id` on, until it ends.
+
+    Blocking reads on the server's loop, no thread held while the run is quiet.
+    """
     client = launch.svc.aio()
     key = stream_key(launch.orch.keys, run.thread_id, run.run_id)
     record = launch.orch.keys.run_record(run.thread_id, run.run_id)
@@ -255,23 +280,10 @@ async def relay(
     ended = False
 
     async def batch(after: str) -> tuple[list[tuple[str, str, str]], bool]:
-        # Each read rides a Redis outage or failover within the retry budget, as a wait does.
-        got: Any = await launch.ride(
-            lambda: client.xread({key: after}, count=500, block=WAIT_BLOCK_MS)
-        )
-        if not got:  # quiet for a while: has the run ended (or gone) meanwhile?
-            if not over(await launch.ride(lambda: client.hget(record, "status"))):
-                return [], False
-            got = await launch.ride(lambda: client.xread({key: after}, count=500))
-            if not got:
-                return [], True
-        items: list[tuple[str, str, str]] = []
-        for entry_id, fields in got[0][1]:
-            if fields[b"event"] == END_BYTES:
-                return items, True
-            data = sealer.open_text(fields[b"data"], key, "data")
-            items.append((entry_id.decode(), fields[b"event"].decode(), data))
-        return items, False
+        got = await _read(launch, client, key, record, after)
+        if got is None:
+            return [], False
+        return _decoded(got, sealer, key)
 
     try:
         while True:
@@ -286,3 +298,30 @@ async def relay(
     finally:
         if cancel_on_disconnect and not ended:  # a quick Redis call; no await in a cancelled task
             launch.store.cancel(run.thread_id, run.run_id, "interrupt")
+
+
+async def _read(launch: Launcher, client: Any, key: str, record: str, after: str) -> Any:
+    """The stream's next entries after `after`: None while the run is quiet and not over.
+
+    Each read rides a Redis outage or failover within the retry budget, as a wait does.
+    """
+    got: Any = await launch.ride(lambda: client.xread({key: after}, count=500, block=WAIT_BLOCK_MS))
+    if got:
+        return got
+    # Quiet for a while: has the run ended (or gone) meanwhile?
+    if not over(await launch.ride(lambda: client.hget(record, "status"))):
+        return None
+    return await launch.ride(lambda: client.xread({key: after}, count=500)) or []
+
+
+def _decoded(got: Any, sealer: Any, key: str) -> tuple[list[tuple[str, str, str]], bool]:
+    """The read's (id, event, data) entries, and whether the stream's end was among them."""
+    if not got:
+        return [], True
+    items: list[tuple[str, str, str]] = []
+    for entry_id, fields in got[0][1]:
+        if fields[b"event"] == END_BYTES:
+            return items, True
+        data = sealer.open_text(fields[b"data"], key, "data")
+        items.append((entry_id.decode(), fields[b"event"].decode(), data))
+    return items, False

@@ -1,6 +1,9 @@
-"""Limits of the HTTP service: a cap on request bodies (413) and a per-identity token bucket
-on run creation (429), kept in Redis by one script so every API process shares it. The
-bucket counts runs, not requests: a batch of ten takes ten tokens, a cron one."""
+"""Limits of the HTTP service.
+
+A cap on request bodies (413) and a per-identity token bucket on run creation (429), kept in Redis
+by one script so every API process shares it. The bucket counts runs, not requests: a batch of ten
+takes ten tokens, a cron one.
+"""
 
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ return {allowed, wait}
 
 
 class BodyLimit:
-    """ASGI middleware: a body longer than ``max_bytes`` is answered 413 before any route runs."""
+    """ASGI middleware: a body longer than `max_bytes` is answered 413 before any route runs."""
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
@@ -91,15 +94,19 @@ class BodyLimit:
 
 
 async def run_rate_limit(request: Request, user: Annotated[User, Depends(current_user)]) -> None:
-    """Take one token from the caller's bucket, or answer 429 with the wait in Retry-After
-    (no thread hop when no rate is set)."""
+    """Take one token from the caller's bucket, or answer 429 with the wait in Retry-After.
+
+    No thread hop when no rate is set.
+    """
     if request.app.state.service.orch.settings.run_rate_per_minute > 0:
         await offload(take_runs, request, user, 1)
 
 
 def take_runs(request: Request, user: User, runs: int) -> None:
-    """Take ``runs`` tokens from the caller's bucket at once, or answer 429 (a batch larger
-    than the bucket can never pass: 429 saying so, without Retry-After)."""
+    """Take `runs` tokens from the caller's bucket at once, or answer 429.
+
+    A batch larger than the bucket can never pass: 429 saying so, without Retry-After.
+    """
     settings = request.app.state.service.orch.settings
     per_minute: float = settings.run_rate_per_minute
     if per_minute <= 0:

@@ -1,8 +1,9 @@
-"""The runs the API process executes itself (without ``serve --queue``: its waits and
-streams, and through its own worker its background, delayed and cron runs): on an event
-loop of their own, through the same run core as a worker, at most ``limit`` at once.
+"""The runs the API process executes itself, through the same run core as a worker.
 
-Each is created leased on the delayed queue (``RunStore.create`` with ``lease_s``), and
+Without `serve --queue`: its waits and streams, and through its own worker its background, delayed
+and cron runs. On an event loop of their own, at most `limit` at once.
+
+Each is created leased on the delayed queue (`RunStore.create` with `lease_s`), and
 the lease is renewed while it runs here: if this process dies, the lease runs out and a
 worker takes the run over from its checkpoint. A run whose thread is busy retries with a
 growing wait, as on a worker; one that fails here keeps its lease, which a worker inherits.
@@ -23,7 +24,7 @@ log = logging.getLogger(__name__)
 
 
 class LocalRuns:
-    """The API process's run core: one loop thread, at most ``limit`` runs at once."""
+    """The API process's run core: one loop thread, at most `limit` runs at once."""
 
     def __init__(self, orch: Orchestrator, store: RunStore, *, limit: int = 10) -> None:
         self.store = store
@@ -44,8 +45,10 @@ class LocalRuns:
             return self._loop
 
     def run_in_background(self, worker: Worker) -> None:
-        """Run ``worker`` (background and delayed runs, the sweeper) on this loop, sharing
-        this process's ``limit``: ``serve`` without ``--queue`` is a whole server."""
+        """Run `worker` (background and delayed runs, the sweeper) on this loop.
+
+        It shares this process's `limit`: `serve` without `--queue` is a whole server.
+        """
         worker.jobs = self.jobs
         asyncio.run_coroutine_threadsafe(worker.serve(), self._started())
 

@@ -1,6 +1,8 @@
-"""Assistants as MCP tools, as the reference's ``/mcp`` shows them: a tool name from the
-assistant's name, its input schema with LangChain message types made a plain string, and
-a run's output as the tool's text. Pure: no I/O here (``routes/mcp.py`` does it)."""
+"""Assistants as MCP tools, as the reference's `/mcp` shows them.
+
+A tool name from the assistant's name, its input schema with LangChain message types made a plain
+string, and a run's output as the tool's text. Pure: no I/O here (`routes/mcp.py` does it).
+"""
 
 from __future__ import annotations
 
@@ -43,7 +45,7 @@ REF = "#/$defs/"
 
 
 def tool_name(assistant_name: str) -> str:
-    """A valid MCP tool name (``^[a-zA-Z0-9_\\-.]{1,128}$``) from an assistant's name."""
+    r"""A valid MCP tool name (`^[a-zA-Z0-9_\-.]{1,128}$`) from an assistant's name."""
     name = re.sub(r"\s+", "_", assistant_name.strip())
     return INVALID_NAME_CHARS.sub("", name)[:NAME_MAX]
 
@@ -64,8 +66,11 @@ def _lists_messages(prop: Mapping[str, Any]) -> bool:
 
 
 def simplified(schema: dict[str, Any]) -> dict[str, Any]:
-    """The input schema for a model to fill: a list of LangChain messages becomes the one
-    user message to send, and their definitions go; an object type in any case."""
+    """The input schema for a model to fill.
+
+    A list of LangChain messages becomes the one user message to send, and their definitions go; an
+    object type in any case.
+    """
     defs = schema.get("$defs")
     if defs and set(defs) & MESSAGE_TYPES:
         for name in MESSAGE_TYPES | SUPPORT_TYPES:
@@ -85,6 +90,7 @@ def simplified(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def tool(assistant: Mapping[str, Any], name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """An assistant as an MCP tool: its name, title, description and input schema."""
     return {
         "name": name,
         "title": assistant["name"],
@@ -96,9 +102,11 @@ def tool(assistant: Mapping[str, Any], name: str, schema: dict[str, Any]) -> dic
 
 
 def call_result(value: Any, thread_id: str | None) -> dict[str, Any]:
-    """A run's output as the tool's result: its error as an error result, else its output
-    as the reference writes it (Python's ``repr``). A run stopped at a gate says so too, with
-    the thread a reviewer answers it on."""
+    """A run's output as the tool's result.
+
+    Its error as an error result, else its output as the reference writes it (Python's `repr`). A
+    run stopped at a gate says so too, with the thread a reviewer answers it on.
+    """
     if isinstance(value, dict) and "__error__" in value:
         return {"isError": True, "content": [{"type": "text", "text": value["__error__"]["error"]}]}
     content = [{"type": "text", "text": repr(value)}]
@@ -116,4 +124,5 @@ def call_result(value: Any, thread_id: str | None) -> dict[str, Any]:
 
 
 def error(code: int, message: str) -> dict[str, Any]:
+    """A JSON-RPC error body."""
     return {"error": {"code": code, "message": message}}

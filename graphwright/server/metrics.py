@@ -1,6 +1,8 @@
-"""This process's figures for ``/metrics``: HTTP requests by route and status with their
-latency, and how long the runs it executed took. Cluster-wide figures come from Redis
-(``queue_stats.py``); both are rendered by ``routes/metrics.py``."""
+"""This process's figures for `/metrics`.
+
+HTTP requests by route and status with their latency, and how long the runs it executed took.
+Cluster-wide figures come from Redis (`queue_stats.py`); both are rendered by `routes/metrics.py`.
+"""
 
 from __future__ import annotations
 
@@ -50,7 +52,7 @@ class Histogram:
             self.count += 1
 
     def cumulative(self) -> list[tuple[str, float]]:
-        """``(le, count)`` pairs as Prometheus wants them: each bucket counts all below it."""
+        """`(le, count)` pairs as Prometheus wants them: each bucket counts all below it."""
         with self._lock:
             counts = list(self.counts)
         bounds = [*(repr(b) for b in BUCKETS_MS), "+Inf"]
@@ -63,8 +65,11 @@ class Histogram:
 
 @dataclass
 class HttpFigures:
-    """Requests answered by this process: a count per (method, route, status) and a latency
-    histogram per (method, route), the route as its template (``/threads/{thread_id}``)."""
+    """Requests answered by this process.
+
+    A count per (method, route, status) and a latency histogram per (method, route), the route as
+    its template (`/threads/{thread_id}`).
+    """
 
     requests: dict[tuple[str, str, int], int] = field(default_factory=dict)
     latency: dict[tuple[str, str], Histogram] = field(default_factory=dict)
@@ -93,8 +98,11 @@ class HttpFigures:
 
 
 class CountRequests:
-    """ASGI middleware: every HTTP request's method, matched route, status and latency into
-    ``figures``; a request no route matched (a 404) is not counted, as in the reference."""
+    """ASGI middleware.
+
+    Every HTTP request's method, matched route, status and latency into `figures`; a request no
+    route matched (a 404) is not counted, as in the reference.
+    """
 
     def __init__(self, app: ASGIApp, figures: HttpFigures) -> None:
         self.app = app

@@ -1,5 +1,8 @@
-"""What a run hands its graph: the input as the graph defines it (checked against its
-input schema), or a ``Command`` built from the request's ``command``; and its config."""
+"""What a run hands its graph.
+
+The input as the graph defines it (checked against its input schema), or a `Command` built from the
+request's `command`; and its config.
+"""
 
 from __future__ import annotations
 
@@ -89,6 +92,7 @@ def _check(spec: GraphSpec, validate: Callable[[], Any], where: str) -> None:
 
 
 def graph_input(spec: GraphSpec, value: Any) -> Any:
+    """A request's input as the graph takes it (a goal made a `RunInput` where it adapts)."""
     if value is None or spec.make_input is None:
         return value
     return spec.make_input(RunInput.model_validate(goal_of(value)))
@@ -97,6 +101,7 @@ def graph_input(spec: GraphSpec, value: Any) -> Any:
 def command_of(
     spec: GraphSpec, graph: Graph, config: RunnableConfig, body: RunCreate
 ) -> Command[Any]:
+    """A request's command as LangGraph's; a gate's answer is checked against the gate."""
     assert body.command is not None
     cmd = body.command
     if cmd.resume is not None and pending_gate(graph, config) is not None:
@@ -112,8 +117,11 @@ def command_of(
 
 
 def run_context(graph: Graph, context: dict[str, Any]) -> dict[str, Any]:
-    """The context a graph is handed: only the keys its context schema names, as the
-    reference filters (a context mirrored from ``configurable`` holds others)."""
+    """The context a graph is handed.
+
+    Only the keys its context schema names, as the reference filters (a context mirrored from
+    `configurable` holds others).
+    """
     try:
         schema = graph.get_context_jsonschema()
     except SchemaError:  # a schema pydantic cannot draw: the context goes as it is
@@ -123,8 +131,11 @@ def run_context(graph: Graph, context: dict[str, Any]) -> dict[str, Any]:
 
 
 def server_metadata(run_id: str, attempt: int = 1) -> dict[str, Any]:
-    """What the Agent Server adds to every run's metadata (so to its checkpoints, tasks and
-    message events): the attempt, the versions, the plan, the host and the run id."""
+    """What the Agent Server adds to every run's metadata.
+
+    So to its checkpoints, tasks and message events: the attempt, the versions, the plan, the host
+    and the run id.
+    """
     return {
         "run_attempt": attempt,
         "langgraph_version": langgraph_version,
@@ -169,9 +180,11 @@ def run_config(
 
 
 def run_kwargs(record: dict[str, str]) -> dict[str, Any]:
-    """A run record's ``kwargs`` as the reference lists them: what the run was created with,
-    its defaults filled in, the thread and run in ``configurable``, and the run's metadata
-    in ``config`` (with what the server adds, once the run has started)."""
+    """A run record's `kwargs` as the reference lists them.
+
+    What the run was created with, its defaults filled in, the thread and run in `configurable`, and
+    the run's metadata in `config` (with what the server adds, once the run has started).
+    """
     body: dict[str, Any] = json.loads(record["body"])
     config = dict(body.get("config") or {})
     configurable = {

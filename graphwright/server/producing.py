@@ -1,6 +1,8 @@
-"""A run's events as they are produced: from LangGraph's ``astream`` (one batch of SSE
-events per chunk), or, when the ``events`` mode is asked for, from ``astream_events``
-(v2), both on the run loop, as the reference does."""
+"""A run's events as they are produced.
+
+From LangGraph's `astream` (one batch of SSE events per chunk), or, when the `events` mode is asked
+for, from `astream_events` (v2), both on the run loop, as the reference does.
+"""
 
 from __future__ import annotations
 
@@ -24,9 +26,10 @@ async def produce(
     options: dict[str, Any],
     run_id: str,
 ) -> AsyncIterator[Frames]:
+    """The graph's stream as frames, in the request's modes, for the executor to relay."""
     modes = graph_modes(body.modes())
     if "events" not in body.modes():
-        # ``values`` carries the output schema's channels, after the steps that write them,
+        # `values` carries the output schema's channels, after the steps that write them,
         # as the reference streams it; LangGraph's astream default is every channel.
         options = {"output_keys": graph.output_channels, **options}
         async for item in graph.astream(payload, config, stream_mode=modes, **options):

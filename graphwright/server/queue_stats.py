@@ -1,6 +1,8 @@
-"""Cluster-wide run figures read from Redis for ``/metrics``: runs waiting on the queue and
-how long they have waited, runs taken by workers, threads by status. Every API process
-answers the same, whatever runs it executes itself."""
+"""Cluster-wide run figures read from Redis for `/metrics`.
+
+Runs waiting on the queue and how long they have waited, runs taken by workers, threads by status.
+Every API process answers the same, whatever runs it executes itself.
+"""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ WAITS_READ = 1000  # undelivered entries read for the wait times: the oldest one
 
 @dataclass(frozen=True, kw_only=True)
 class QueueStats:
-    """The reference's ``queue`` figures (``Runs.stats``) and graphwright's own beside them."""
+    """The reference's `queue` figures (`Runs.stats`) and graphwright's own beside them."""
 
     n_pending: int  # on the queue, taken by no worker yet
     n_running: int  # threads busy with a run, wherever it executes
@@ -32,9 +34,11 @@ class QueueStats:
     threads: dict[str, int]  # threads by API status
 
     def reference_json(self) -> dict[str, Any]:
-        """The ``queue`` object of the reference's ``/metrics?format=json``. The queue holds
-        only runs ready to start (one whose thread is busy waits on the delayed set), so the
-        unblocked runs' longest wait is the longest wait."""
+        """The `queue` object of the reference's `/metrics?format=json`.
+
+        The queue holds only runs ready to start (one whose thread is busy waits on the delayed
+        set), so the unblocked runs' longest wait is the longest wait.
+        """
         return {
             "n_pending": self.n_pending,
             "pending_runs_wait_time_max_secs": self.wait_max_s,

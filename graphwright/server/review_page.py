@@ -1,7 +1,7 @@
 """The HTML of the review pages: the conversation, the pending calls' form, the path and trace.
 
-Every value is escaped, and ids travel only in ``data-`` attributes read by the page's
-script file (``assets/review.js``); no page carries inline script.
+Every value is escaped, and ids travel only in `data-` attributes read by the page's
+script file (`assets/review.js`); no page carries inline script.
 """
 
 from __future__ import annotations
@@ -28,10 +28,12 @@ vertical-align:top;text-align:left}pre{margin:0;white-space:pre-wrap;word-break:
 .call legend{font-weight:600;padding:0 .3rem}.choices label{margin-right:1rem}
 textarea{width:100%;font-family:monospace}input.reason{width:60%}
 #answer{background:#ecfdf5;padding:1rem}#status{color:#b91c1c;font-weight:600}
-button{font-size:1rem;padding:.4rem 1rem}details{display:inline}summary{cursor:pointer;color:#2563eb}"""
+button{font-size:1rem;padding:.4rem 1rem}details{display:inline}
+summary{cursor:pointer;color:#2563eb}"""
 
 
 def page(title: str, body: str, *, scripts: bool = False) -> str:
+    """A review page around `body`, with the review scripts where it has forms."""
     tags = (
         (
             '<script src="/review/assets/mermaid.min.js"></script>'
@@ -46,10 +48,12 @@ def page(title: str, body: str, *, scripts: bool = False) -> str:
 
 
 def e(value: Any) -> str:
+    """HTML-escape any value, quotes too."""
     return html.escape(str(value), quote=True)
 
 
 def thread_link(thread_id: str) -> str:
+    """A link to a thread's review page."""
     return f'<a href="/review/{e(quote(thread_id, safe=""))}">{e(thread_id)}</a>'
 
 
@@ -104,13 +108,19 @@ def pending_form(thread_id: str, graph: str, calls: list[PendingCall]) -> str:
         where = (f", MCP server {e(c.server)}" if c.server else "") + (
             f", worker {e(c.worker)}" if c.worker else ""
         )
-        edit = "edit" in c.allowed_decisions
-        fieldsets.append(f"""<fieldset class="call" data-call="{e(c.id)}" data-digest="{e(c.digest)}">
+        edit = (
+            f'<p><textarea class="edit-args" rows="5" aria-label="edited arguments">'
+            f"{e(_json(c.args))}</textarea></p>"
+            if "edit" in c.allowed_decisions
+            else ""
+        )
+        call = f'class="call" data-call="{e(c.id)}" data-digest="{e(c.digest)}"'
+        fieldsets.append(f"""<fieldset {call}>
 <legend>{i + 1}. {e(c.tool)} <small>({e(c.risk)}{where}) · call {e(c.id)}</small></legend>
 {f'<p class="description">{e(about)}</p>' if about else ""}
 <pre class="args">{e(_json(c.args))}</pre>
 <p class="choices">{choices}</p>
-{f'<p><textarea class="edit-args" rows="5" aria-label="edited arguments">{e(_json(c.args))}</textarea></p>' if edit else ""}
+{edit}
 <p><input class="reason" placeholder="reason, if you reject" aria-label="reason"></p>
 </fieldset>""")
     return (
@@ -123,9 +133,11 @@ def pending_form(thread_id: str, graph: str, calls: list[PendingCall]) -> str:
 def generic_form(thread_id: str, interrupts: list[tuple[str, Any]]) -> str:
     """Any other interrupt: its value, and a JSON answer for each."""
     blocks = "".join(
-        f"""<fieldset class="interrupt" data-interrupt="{e(iid)}"><legend>interrupt {e(iid)}</legend>
-{clipped(_json(value))}<p><textarea class="resume" rows="4" aria-label="answer as JSON">null</textarea></p>
-</fieldset>"""
+        f'<fieldset class="interrupt" data-interrupt="{e(iid)}">'
+        f"<legend>interrupt {e(iid)}</legend>\n"
+        f"{clipped(_json(value))}"
+        '<p><textarea class="resume" rows="4" aria-label="answer as JSON">null</textarea></p>\n'
+        "</fieldset>"
         for iid, value in interrupts
     )
     return (
@@ -158,10 +170,15 @@ TRACE_KEYS = (
 )
 
 
+def _detail(event: dict[str, Any]) -> str:
+    shown = {k: event[k] for k in TRACE_KEYS if event.get(k) not in (None, [], {})}
+    return clipped(json.dumps(shown, ensure_ascii=False, default=str))
+
+
 def trace(events: list[dict[str, Any]]) -> str:
+    """A thread's trace as a table: each event's kind, step and the keys worth reading."""
     rows = "".join(
-        f"<tr><td>{e(ev['kind'])}</td><td>{e(ev.get('step', ''))}</td>"
-        f"<td>{clipped(json.dumps({k: ev[k] for k in TRACE_KEYS if ev.get(k) not in (None, [], {})}, ensure_ascii=False, default=str))}</td></tr>"
+        f"<tr><td>{e(ev['kind'])}</td><td>{e(ev.get('step', ''))}</td><td>{_detail(ev)}</td></tr>"
         for ev in events
     )
     return f"<table><tr><th>event</th><th>step</th><th>detail</th></tr>{rows}</table>"

@@ -1,5 +1,8 @@
-"""The assistant a run names: resolved (an assistant id or a graph name), its config and
-context laid under the run's own, and the run's thread stamped with it."""
+"""The assistant a run names.
+
+Resolved (an assistant id or a graph name), its config and context laid under the run's own, and the
+run's thread stamped with it.
+"""
 
 from __future__ import annotations
 
@@ -23,12 +26,15 @@ from graphwright_errors import NotFoundError
 
 
 def resolve(orch: Orchestrator, body: RunCreate, *, creator: User | None = None) -> dict[str, Any]:
-    """The run's assistant; ``body`` then names its graph and carries its config and context
-    (the run's own values win), with ``graph_id``, ``assistant_id`` and the request's keys
-    (caller, request id, start) in ``configurable`` as the reference puts them, the run's
-    own configurable mirrored into a context it lacks, and the reference's default
-    ``multitask_strategy``, ``enqueue``. ``user_id`` is the caller's identity when there is
-    one (a run cannot claim another user), else the client's own, as the reference keeps it."""
+    """The run's assistant.
+
+    `body` then names its graph and carries its config and context (the run's own values win), with
+    `graph_id`, `assistant_id` and the request's keys (caller, request id, start) in `configurable`
+    as the reference puts them, the run's own configurable mirrored into a context it lacks, and the
+    reference's default `multitask_strategy`, `enqueue`. `user_id` is the caller's identity when
+    there is one (a run cannot claim another user), else the client's own, as the reference keeps
+    it.
+    """
     try:
         assistant = AssistantStore.of(orch).get(body.assistant_id)
     except NotFoundError:
@@ -58,7 +64,7 @@ def resolve(orch: Orchestrator, body: RunCreate, *, creator: User | None = None)
     server = request_configurable(creator)  # a cron's run: its creator is the caller
     configurable.update(server)
     if not server["langgraph_auth_user_id"] and claimed:  # no caller identity: the client's
-        configurable["user_id"] = claimed  # (or assistant's) ``user_id`` stays, as the reference's
+        configurable["user_id"] = claimed  # (or assistant's) `user_id` stays, as the reference's
     body.multitask_strategy = body.multitask_strategy or "enqueue"
     body.config = {**base, **mine, "configurable": configurable}
     if body.context is None and given:  # mirrored into the context, as the reference does
@@ -79,10 +85,12 @@ def _is_uuid(text: str) -> bool:
 def merge_metadata(
     meta: dict[str, str], assistant: dict[str, Any], body: RunCreate, *, stateless: bool
 ) -> None:
-    """The run's metadata as the reference records it: the assistant's, then the thread's
-    (``meta``) as it was before this run (its ``graph_id`` the first graph run on it; none on
-    a stateless run's thread), then the run's assistant id, then the run's own metadata
-    (which wins)."""
+    """The run's metadata as the reference records it.
+
+    The assistant's, then the thread's (`meta`) as it was before this run (its `graph_id` the first
+    graph run on it; none on a stateless run's thread), then the run's assistant id, then the run's
+    own metadata (which wins).
+    """
     thread = json.loads(meta.get("metadata") or "{}")
     if not stateless:
         thread.setdefault("graph_id", assistant["graph_id"])

@@ -1,6 +1,8 @@
-"""Request headers copied into a run's ``configurable``, as ``http.configurable_headers`` in
-``langgraph.json`` asks (``include``/``exclude`` patterns with ``*``): none by default, and
-never the credentials (``authorization``, ``x-api-key``, ...), as the reference does."""
+"""Request headers copied into a run's `configurable`, as `langgraph.json` asks.
+
+`http.configurable_headers` names `include`/`exclude` patterns with `*`: none by default, and never
+the credentials (`authorization`, `x-api-key`, ...), as the reference does.
+"""
 
 from __future__ import annotations
 
@@ -35,12 +37,12 @@ RESERVED = frozenset(
 # The headers of the request being answered: runs are created deep below the route, which
 # has no reason to carry them; a context variable follows the request into its threads.
 request_headers: ContextVar[Mapping[str, str] | None] = ContextVar("request_headers", default=None)
-# The request's scope and when it began: its ``state`` holds the caller once authenticated.
+# The request's scope and when it began: its `state` holds the caller once authenticated.
 request_scope: ContextVar[tuple[Scope, int] | None] = ContextVar("request_scope", default=None)
 
 
 def _pattern(text: str) -> re.Pattern[str]:
-    """Literals and ``*`` only (no regex from configuration: no ReDoS)."""
+    """Literals and `*` only (no regex from configuration: no ReDoS)."""
     return re.compile("(?s:" + ".*".join(re.escape(p) for p in text.lower().split("*")) + r")\Z")
 
 
@@ -52,8 +54,10 @@ def _patterns(config: Mapping[str, Any], *names: str) -> list[re.Pattern[str]]:
 def configurable_headers(
     headers: Mapping[str, str] | None, config: Mapping[str, Any] | None
 ) -> dict[str, str]:
-    """The headers a run gets in ``configurable``: those an include pattern names and no
-    exclude pattern does; with no include patterns, none."""
+    """The headers a run gets in `configurable`.
+
+    Those an include pattern names and no exclude pattern does; with no include patterns, none.
+    """
     if not headers or not config:
         return {}
     includes = _patterns(config, "includes", "include")
@@ -70,7 +74,7 @@ def configurable_headers(
 
 
 class RememberHeaders:
-    """Keeps each HTTP request's headers in ``request_headers`` while it is answered."""
+    """Keeps each HTTP request's headers in `request_headers` while it is answered."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -91,12 +95,13 @@ class RememberHeaders:
 
 
 def request_configurable(creator: Any = None) -> dict[str, Any]:
-    """What the reference puts in the ``configurable`` of every run a request creates: the
-    caller (``None`` and ``""`` when anonymous), its permissions, the request's id (its
-    ``x-request-id`` or a new one) and start. Set here, never taken from the request body
-    (RESERVED keys are dropped from it), so a run cannot claim another user. A cron's run has
-    no request: its ``creator`` (the user who made the cron) is the caller, as the
-    reference's scheduler sets it."""
+    """What the reference puts in the `configurable` of every run a request creates.
+
+    The caller (`None` and `""` when anonymous), its permissions, the request's id (its
+    `x-request-id` or a new one) and start. Set here, never taken from the request body (RESERVED
+    keys are dropped from it), so a run cannot claim another user. A cron's run has no request: its
+    `creator` (the user who made the cron) is the caller, as the reference's scheduler sets it.
+    """
     found = request_scope.get()
     if found is None:
         return {**_caller(creator), "langgraph_request_id": None}

@@ -1,13 +1,13 @@
 """The Lua scripts that make each run transition one atomic step on Redis.
 
-Every run of a thread is in the thread's ``inflight`` sorted set (by creation time) from
+Every run of a thread is in the thread's `inflight` sorted set (by creation time) from
 creation until it ends; the first member is the one allowed to run. All keys but the
 queue and the delayed set share the thread's hash tag.
 """
 
 from __future__ import annotations
 
-# The reasons the scripts write into a run's ``error`` themselves: fixed text, never sealed.
+# The reasons the scripts write into a run's `error` themselves: fixed text, never sealed.
 CLEAR_ERRORS = frozenset({b"cancelled by a newer run", b"cancelled before it started"})
 
 # KEYS: record, runs, inflight, registry, queue, delayed (on a cluster, queue and delayed are
@@ -91,7 +91,7 @@ end
 return {redis.call('XADD', KEYS[2], '*', 'event', ARGV[2], 'data', ARGV[3], 'id', ARGV[4]), cancel}
 """
 
-# Ended runs are kept ``retention`` seconds: the record and its events expire then, and the
+# Ended runs are kept `retention` seconds: the record and its events expire then, and the
 # thread's list and registry forget runs older than that (their keys are gone or going).
 # The thread's lock goes in the same step (when ARGV[10] is its holder's value), so a waiter
 # woken by the end finds the thread free: its next run never meets the finished one's lock.

@@ -1,7 +1,7 @@
 """HTTP runs: their records in Redis and every transition of one, each an atomic script.
 
 A run is created (and, for background runs, queued) in one step that also enforces the
-thread's ``multitask_strategy``; it is picked up by whoever holds the thread's lock and is
+thread's `multitask_strategy`; it is picked up by whoever holds the thread's lock and is
 first in the thread's line; it ends with its status and the end of its event stream in one
 step, refused if another executor took the run over meanwhile.
 """
@@ -59,6 +59,7 @@ class RunExistsError(ConflictError):
 
 
 def iso(ts: float) -> str:
+    """A stored Unix time as ISO 8601 in UTC, as the API answers."""
     return datetime.fromtimestamp(ts, UTC).isoformat()
 
 
@@ -150,10 +151,12 @@ class RunStore:
         lease_s: float | None = None,
         **extra: str,
     ) -> Run:
-        """Record the run and hand it to an owner in one step: the queue (``queue``), the
-        delayed queue (``delay_s``), or, with ``lease_s``, the caller itself, leased on the
-        delayed queue until then. Refused with ThreadBusyError when the thread is busy and
-        the strategy is ``reject``, with RunExistsError when ``run_id`` (a cron's slot) is taken."""
+        """Record the run and hand it to an owner in one step.
+
+        The queue (`queue`), the delayed queue (`delay_s`), or, with `lease_s`, the caller itself,
+        leased on the delayed queue until then. Refused with ThreadBusyError when the thread is busy
+        and the strategy is `reject`, with RunExistsError when `run_id` (a cron's slot) is taken.
+        """
         run_id, now = run_id or new_run_id(), time.time()
         strategy = body.multitask_strategy or "reject"
         record = {
@@ -236,7 +239,7 @@ class RunStore:
         return self.opened(key, data)
 
     def opened(self, key: str, data: dict[bytes, bytes]) -> dict[str, str]:
-        """A run record as read from Redis (``HGETALL`` of ``key``), its sealed fields opened."""
+        """A run record as read from Redis (`HGETALL` of `key`), its sealed fields opened."""
         return {
             k.decode(): v.decode()
             if k not in SEALED_RUN or v in run_scripts.CLEAR_ERRORS
@@ -253,8 +256,11 @@ class RunStore:
     def list(
         self, thread_id: str, limit: int = 10, offset: int = 0, status: str | None = None
     ) -> builtins.list[Run]:
-        """The thread's runs, newest first, paged in Redis: without a status only the page's
-        records are read; with one, pages of them until enough match."""
+        """The thread's runs, newest first, paged in Redis.
+
+        Without a status only the page's records are read; with one, pages of them until enough
+        match.
+        """
         key = self.keys.thread_runs(thread_id)
         start, skip = (offset, 0) if status is None else (0, offset)
         size = limit + skip if status is None else max(LIST_PAGE, limit + skip)
@@ -273,7 +279,7 @@ class RunStore:
         return found[skip : skip + limit]
 
     def _records(self, thread_id: str, run_ids: builtins.list[str]) -> builtins.list[Run]:
-        """The runs of ``run_ids`` read in one round trip, in order; those gone are left out."""
+        """The runs of `run_ids` read in one round trip, in order; those gone are left out."""
         keys = [self.keys.run_record(thread_id, r) for r in run_ids]
         with self.redis.pipeline(transaction=False) as pipe:  # one slot: the thread's tag
             for key in keys:
@@ -299,8 +305,11 @@ class RunStore:
     # --- transitions -----------------------------------------------------------
 
     def update(self, thread_id: str, run_id: str, fence: int | None = None, **fields: str) -> None:
-        """Set fields of the run's record; with the executor's ``fence``, refused
-        (LockLostError) once another executor took the thread over."""
+        """Set fields of the run's record.
+
+        With the executor's `fence`, refused (LockLostError) once another executor took the thread
+        over.
+        """
         mapping: dict[str, str] = {**fields, "updated_at": str(time.time())}
         key = self.keys.run_record(thread_id, run_id)
         fenced_hset(self.redis, self.keys, thread_id, key, self._sealed(key, mapping), fence)
@@ -312,7 +321,7 @@ class RunStore:
         }
 
     def pickup(self, thread_id: str, run_id: str, owner: str) -> Pickup:
-        """Mark the run running for ``owner`` (who holds the thread lock) if it is its turn."""
+        """Mark the run running for `owner` (who holds the thread lock) if it is its turn."""
         got = self.script(
             "PICKUP",
             [self.keys.run_record(thread_id, run_id), self.inflight(thread_id)],
@@ -323,8 +332,10 @@ class RunStore:
     def publish(
         self, thread_id: str, run_id: str, owner: str, event: str, data: Any
     ) -> tuple[str, str | None] | None:
-        """Append an event to the run's stream, unless someone else owns the run now (None);
-        returns the entry id and the cancel action asked for the run, if any."""
+        """Append an event to the run's stream, unless someone else owns the run now (None).
+
+        Returns the entry id and the cancel action asked for the run, if any.
+        """
         events = stream_key(self.keys, thread_id, run_id)
         got = self.script(
             "PUBLISH",
@@ -352,10 +363,12 @@ class RunStore:
         cap_s: int | None = None,
         delete: bool = False,
     ) -> bool:
-        """Record how the run ended and close its event stream, releasing the thread's lock
-        held with ``lock_value`` in the same step; False if the run is not ours. ``cap_s``
-        (the thread's own TTL) bounds how long the record and its streams are kept; with
-        ``delete`` (a rollback) the run and its events go in the same step."""
+        """Record how the run ended and close its event stream; False if the run is not ours.
+
+        The thread's lock held with `lock_value` is released in the same step. `cap_s` (the thread's
+        own TTL) bounds how long the record and its streams are kept; with `delete` (a rollback) the
+        run and its events go in the same step.
+        """
         key = self.keys.run_record(thread_id, run_id)
         retention, events_ttl = self.retention_s, self.events_ttl()
         if cap_s is not None:
@@ -427,17 +440,19 @@ class RunStore:
         return len(due)
 
     def disown(self, thread_id: str, run_id: str, owner: str) -> bool:
-        """Take the run from ``owner``, who is to stop writing to it; False if not its."""
+        """Take the run from `owner`, who is to stop writing to it; False if not its."""
         return bool(self.script("DISOWN", [self.keys.run_record(thread_id, run_id)], [owner]))
 
     def trim_queue(self) -> int:
-        """Drop the queue's entries every worker is done with (see ``run_scripts.TRIM``)."""
+        """Drop the queue's entries every worker is done with (see `run_scripts.TRIM`)."""
         return int(self.script("TRIM", [self.keys.queue()], [GROUP]))
 
     def lease(self, thread_id: str, run_id: str, lease_s: float, *, renew: bool = False) -> None:
-        """Hold a run executing in the API process on the delayed queue, due when the lease
-        ends: a run whose process died is queued for the workers then. A renewal never
-        puts back a lease a worker has taken."""
+        """Hold a run executing in the API process on the delayed queue, due when the lease ends.
+
+        A run whose process died is queued for the workers then. A renewal never puts back a lease a
+        worker has taken.
+        """
         self.redis.zadd(
             self.delayed(), {member(thread_id, run_id): time.time() + lease_s}, xx=renew
         )
@@ -446,8 +461,10 @@ class RunStore:
         self.redis.zrem(self.delayed(), member(thread_id, run_id))
 
     def wake_next(self, thread_id: str) -> None:
-        """Bring the retry of the thread's next run in line forward to now: it need not
-        sit out its backoff once the run before it has ended."""
+        """Bring the retry of the thread's next run in line forward to now.
+
+        It need not sit out its backoff once the run before it has ended.
+        """
         first: builtins.list[bytes] = self.redis.zrange(self.inflight(thread_id), 0, 0)  # type: ignore[assignment]  # bytes client
         if first:
             self.redis.zadd(
@@ -466,8 +483,10 @@ class RunStore:
         return [i.decode() for i in ids]
 
     def unschedule(self, thread_id: str, run_ids: builtins.list[str]) -> None:
-        """Take runs of a deleted thread off the delayed queue (their records went with its
-        keys): none is queued later for a thread that is gone."""
+        """Take runs of a deleted thread off the delayed queue (their records went with its keys).
+
+        None is queued later for a thread that is gone.
+        """
         if run_ids:
             self.redis.zrem(self.delayed(), *(member(thread_id, r) for r in run_ids))
 

@@ -1,6 +1,8 @@
-"""Request and response bodies of the HTTP service, shaped like the LangGraph API that
-``langgraph-sdk`` speaks. Unknown request fields the SDK may send are ignored; a field
-of the wrong type is a 422 naming it."""
+"""Request and response bodies of the HTTP service, shaped like the LangGraph API.
+
+The API `langgraph-sdk` speaks. Unknown request fields the SDK may send are ignored; a field of the
+wrong type is a 422 naming it.
+"""
 
 from __future__ import annotations
 
@@ -90,7 +92,7 @@ class RunCreate(_Request):
 
 
 class BatchItem(RunCreate):
-    """One run of ``runs.create_batch``: stateless unless it names its thread."""
+    """One run of `runs.create_batch`: stateless unless it names its thread."""
 
     thread_id: str | None = None
 

@@ -1,4 +1,4 @@
-"""Request bodies of ``/assistants``, shaped like the Agent Server's."""
+"""Request bodies of `/assistants`, shaped like the Agent Server's."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
-"""Request bodies of ``/runs/crons``, the Agent Server's shapes (``CronCreate``,
-``CronPatch``, ``CronSearch``, ``CronCountRequest``): the run fields a cron keeps are typed
-as the reference types them, so a malformed one is a 422 naming it when the cron is stored,
-never a failure when it fires."""
+"""Request bodies of `/runs/crons`, the Agent Server's shapes.
+
+`CronCreate`, `CronPatch`, `CronSearch`, `CronCountRequest`: the run fields a cron keeps are typed
+as the reference types them, so a malformed one is a 422 naming it when the cron is stored, never a
+failure when it fires.
+"""
 
 from __future__ import annotations
 
@@ -33,8 +35,10 @@ class CronConfig(_Request):
 
 
 class CronRunFields(_Request):
-    """What a cron's runs are started with; other keys are kept as given (the reference's
-    ``CronCreate`` allows them)."""
+    """What a cron's runs are started with.
+
+    Other keys are kept as given (the reference's `CronCreate` allows them).
+    """
 
     model_config = ConfigDict(extra="allow")
     input: dict[str, Any] | list[dict[str, Any]] | None = None
@@ -61,7 +65,7 @@ class CronCreateBody(CronRunFields):
 
 
 class CronPatchBody(CronRunFields):
-    """Only the fields given change (``end_time: null`` clears the end)."""
+    """Only the fields given change (`end_time: null` clears the end)."""
 
     assistant_id: str | None = Field(default=None, min_length=1)
     schedule: str | None = None
@@ -82,7 +86,7 @@ class CronPatchBody(CronRunFields):
     )
     @classmethod
     def _given_not_null(cls, value: Any) -> Any:
-        """Left out, a field is unchanged; null is no value for it (only ``end_time`` clears)."""
+        """Left out, a field is unchanged; null is no value for it (only `end_time` clears)."""
         if value is None:
             raise ValueError("may be left out, not null")
         return value

@@ -1,5 +1,7 @@
-"""Request bodies of ``/store``, the Agent Server's shapes (its ``Store*Request`` schemas):
-a body of another shape is a 422 naming the field, before any handler or route reads it."""
+"""Request bodies of `/store`, the Agent Server's shapes (its `Store*Request` schemas).
+
+A body of another shape is a 422 naming the field, before any handler or route reads it.
+"""
 
 from __future__ import annotations
 

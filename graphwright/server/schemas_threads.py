@@ -1,4 +1,4 @@
-"""Request bodies of ``/threads`` and thread state, shaped like the Agent Server's."""
+"""Request bodies of `/threads` and thread state, shaped like the Agent Server's."""
 
 from __future__ import annotations
 

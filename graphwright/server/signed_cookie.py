@@ -2,7 +2,7 @@
 
 The cookie holds claims (who, until when) and an HMAC-SHA256 over them, keyed by a
 secret derived from the service's API key, so changing the key logs everyone out.
-It is ``HttpOnly`` (no script reads it) and ``SameSite=Strict`` (no other site's
+It is `HttpOnly` (no script reads it) and `SameSite=Strict` (no other site's
 page can make the browser send it). Shared by the review pages and the access rules.
 """
 
@@ -22,14 +22,14 @@ DEFAULT_TTL_S = 8 * 3600
 
 
 def secret_for(api_key: str) -> bytes:
-    """The signing secret of a service whose API key is ``api_key``."""
+    """The signing secret of a service whose API key is `api_key`."""
     return hmac.new(api_key.encode(), b"graphwright signed cookie v1", hashlib.sha256).digest()
 
 
 def sign(
     claims: dict[str, Any], secret: bytes, *, ttl_s: int = DEFAULT_TTL_S, now: float | None = None
 ) -> str:
-    """``claims`` plus an expiry, as ``<base64 JSON>.<base64 HMAC>``."""
+    """`claims` plus an expiry, as `<base64 JSON>.<base64 HMAC>`."""
     issued = time.time() if now is None else now
     body = _b64(json.dumps({**claims, "exp": int(issued + ttl_s)}, separators=(",", ":")).encode())
     return f"{body}.{_b64(_mac(body, secret))}"
@@ -55,9 +55,11 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def same_origin(request: Request) -> bool:
-    """Whether a browser sent the request from this server's own origin (or from no page:
-    no ``Origin`` header). SameSite=Strict does not tell apart two ports of one host, which
-    count as one site; the CORS default (any origin) then needs this check for writes."""
+    """Whether a browser sent the request from this server's own origin (or from no page).
+
+    No page means no `Origin` header. SameSite=Strict does not tell apart two ports of one host,
+    which count as one site; the CORS default (any origin) then needs this check for writes.
+    """
     origin = request.headers.get("origin")
     return origin is None or origin == f"{request.url.scheme}://{request.headers.get('host', '')}"
 
@@ -70,12 +72,14 @@ def claims_of(request: Request, secret: bytes) -> dict[str, Any] | None:
 
 
 def set_cookie(response: Response, token: str, *, secure: bool, ttl_s: int = DEFAULT_TTL_S) -> None:
+    """Set the session cookie: HTTP only, SameSite=Strict, Secure over HTTPS."""
     response.set_cookie(
         COOKIE, token, max_age=ttl_s, path="/", httponly=True, samesite="strict", secure=secure
     )
 
 
 def clear_cookie(response: Response) -> None:
+    """Remove the session cookie (log out)."""
     response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
 
 

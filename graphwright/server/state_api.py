@@ -1,8 +1,8 @@
 """Thread state over HTTP: state now or at any checkpoint, updates, history, supersteps.
 
-Snapshots are LangGraph's own ``StateSnapshot`` read through the thread's graph and
+Snapshots are LangGraph's own `StateSnapshot` read through the thread's graph and
 graphwright's saver; this module only chooses the config and shapes the answer like
-the Agent Server's ``ThreadState``.
+the Agent Server's `ThreadState`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ EMPTY_STATE: dict[str, Any] = {
 
 
 def graph_of(orch: Orchestrator, thread_id: str) -> str | None:
-    """The graph the thread runs: the one it ran, else ``metadata.graph_id``."""
+    """The graph the thread runs: the one it ran, else `metadata.graph_id`."""
     meta = orch.meta(thread_id)
     if not meta:
         raise NotFoundError(f"Thread with ID {thread_id} not found")
@@ -47,13 +47,15 @@ def graph_of(orch: Orchestrator, thread_id: str) -> str | None:
 
 
 def interrupt_doc(i: Any) -> dict[str, Any]:
-    """An interrupt as state reads give it: as the checkpoint stores it, without the
-    ``response_schema`` that runs and streams send."""
+    """An interrupt as state reads give it.
+
+    As the checkpoint stores it, without the `response_schema` that runs and streams send.
+    """
     return {"value": wire(i.value), "id": i.id}
 
 
 def snapshot_doc(snap: StateSnapshot) -> dict[str, Any]:
-    """A LangGraph snapshot as the Agent Server's ``ThreadState``."""
+    """A LangGraph snapshot as the Agent Server's `ThreadState`."""
     metadata = dict(snap.metadata or {}) if snap.metadata is not None else None
     if metadata is not None and metadata.get("checkpoint_ns") == "":
         metadata.pop("checkpoint_ns")
@@ -105,6 +107,7 @@ def get_state(
     *,
     subgraphs: bool = False,
 ) -> dict[str, Any]:
+    """A thread's state as the API answers it (empty where no graph ran on it)."""
     graph = graph_of(orch, thread_id)
     if graph is None:
         return dict(EMPTY_STATE)
@@ -131,8 +134,10 @@ def update_state(
     as_node: str | None = None,
     checkpoint: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Write ``values`` as if ``as_node`` had returned them: a new checkpoint (a fork when
-    ``checkpoint`` names an older one)."""
+    """Write `values` as if `as_node` had returned them.
+
+    A new checkpoint (a fork when `checkpoint` names an older one).
+    """
     graph = _needs_graph(orch, thread_id)
     compiled = orch.compiled(graph)
     with _holding(orch, thread_id) as fence:  # a busy thread is a 409, as in the reference
@@ -148,7 +153,7 @@ def update_state(
 def bulk_update(
     orch: Orchestrator, thread_id: str, supersteps: Sequence[Sequence[Mapping[str, Any]]]
 ) -> None:
-    """Apply supersteps of updates (``threads.create(supersteps=...)``), one checkpoint each."""
+    """Apply supersteps of updates (`threads.create(supersteps=...)`), one checkpoint each."""
     graph = _needs_graph(orch, thread_id)
     steps = [
         [
@@ -169,15 +174,20 @@ def bulk_update(
 
 @contextmanager
 def _holding(orch: Orchestrator, thread_id: str) -> Iterator[int]:
-    """The thread's lock for one state update: never in the middle of a run, and its writes
-    fenced like a run's. A thread another process runs is ThreadBusyError (HTTP 409)."""
+    """The thread's lock for one state update.
+
+    Never in the middle of a run, and its writes fenced like a run's. A thread another process runs
+    is ThreadBusyError (HTTP 409).
+    """
     with thread_lock(orch.client, orch.keys, thread_id, ttl_s=orch.settings.lock_ttl_s) as lock:
         yield lock.fence
 
 
 def _settle(orch: Orchestrator, thread_id: str, graph: str, fence: int | None = None) -> None:
-    """After a state update the thread runs ``graph``; with nodes left to run it waits
-    (``interrupted``, as the reference says), else it is idle."""
+    """After a state update the thread runs `graph`.
+
+    With nodes left to run it waits (`interrupted`, as the reference says), else it is idle.
+    """
     waiting = bool(orch.compiled(graph).get_state(_config(thread_id)).next)
     orch._set_meta(
         thread_id,
@@ -206,6 +216,7 @@ def history(
     metadata: Mapping[str, Any] | None = None,
     checkpoint: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
+    """A thread's checkpoints, newest first, as the API answers them."""
     graph = graph_of(orch, thread_id)
     if graph is None:
         return []

@@ -1,5 +1,7 @@
-"""The sweeper every worker runs now and then: a ``pending`` or ``running`` run that nobody
-holds (no queue entry, no delayed entry or lease) goes back on the queue.
+"""The sweeper every worker runs now and then.
+
+A `pending` or `running` run that nobody holds (no queue entry, no delayed entry or lease) goes back
+on the queue.
 
 Every run is created with its owner in one step, so this only catches what a crash between
 the steps of a cluster, where the queue lives on another slot, or a bug left behind. The
@@ -61,6 +63,7 @@ def active_runs(store: RunStore) -> Iterator[tuple[str, str, float]]:
 
 
 def delayed_members(store: RunStore) -> set[tuple[str, str]]:
+    """The (thread, run) pairs waiting in the delayed queue."""
     items: list[bytes] = store.redis.zrange(store.delayed(), 0, -1)  # type: ignore[assignment]  # bytes client
     return {(pair[0], pair[1]) for pair in map(json.loads, items)}
 

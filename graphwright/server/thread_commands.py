@@ -1,7 +1,9 @@
-"""The commands of the thread-centric streaming protocol (``POST /threads/{id}/commands``,
-and the same over its WebSocket): ``run.start`` and ``input.respond`` start ordinary runs
-through this app's own routes as the caller (``inner_calls``), so ``Auth`` decides and
-isolation holds as on ``/threads/{id}/runs``; the subscription commands build filters."""
+"""The commands of the thread-centric streaming protocol.
+
+`POST /threads/{id}/commands`, and the same over its WebSocket: `run.start` and `input.respond`
+start ordinary runs through this app's own routes as the caller (`inner_calls`), so `Auth` decides
+and isolation holds as on `/threads/{id}/runs`; the subscription commands build filters.
+"""
 
 from __future__ import annotations
 
@@ -30,10 +32,12 @@ Reply = dict[str, Any]
 
 
 def error(command_id: Any, code: str, message: str) -> Reply:
+    """An error frame as the reference shapes it."""
     return {"type": "error", "id": command_id, "error": code, "message": message}
 
 
 def success(command_id: Any, result: dict[str, Any], seq: int = 0) -> Reply:
+    """A success frame; `applied_through_seq` tells the client which events it covers."""
     return {
         "type": "success",
         "id": command_id if isinstance(command_id, int) else 0,
@@ -53,6 +57,7 @@ def well_formed(payload: Any) -> bool:
 
 
 def malformed(payload: Any) -> Reply:
+    """The error frame for a command that is not well formed, echoing its id if it has one."""
     command_id = payload.get("id") if isinstance(payload, dict) else None
     return error(
         command_id,
@@ -62,7 +67,7 @@ def malformed(payload: Any) -> Reply:
 
 
 def subscription(params: Any) -> Filter | str:
-    """The filter a ``subscription.subscribe`` (or an SSE body) asks for, or why not."""
+    """The filter a `subscription.subscribe` (or an SSE body) asks for, or why not."""
     params = params if isinstance(params, dict) else {}
     channels = params.get("channels")
     if not isinstance(channels, list) or not channels:
@@ -103,8 +108,11 @@ class Commands:
         self.thread_id = thread_id
 
     async def handle(self, command: dict[str, Any]) -> Reply:
-        """The reply to a well-formed command; the subscription commands are the caller's
-        (a WebSocket keeps its own), here they are answered as a connection without any."""
+        """The reply to a well-formed command.
+
+        The subscription commands are the caller's (a WebSocket keeps its own); here they are
+        answered as a connection without any.
+        """
         method, command_id = command["method"], command["id"]
         params: dict[str, Any] = command.get("params") or {}
         params = params if isinstance(params, dict) else {}

@@ -1,8 +1,10 @@
-"""A thread's runs as the events of the thread-centric streaming protocol (``langgraph-sdk``'s
-``client.threads.stream``): each run's stored SSE events (``values``, ``error``,
-``mode|namespace`` for subgraphs) become ``{"type": "event", "method", "params", "seq",
-"event_id"}`` envelopes, with the lifecycle and ``input.requested`` events the reference
-derives from them. Pure: the follower (``thread_follow``) feeds it, the routes send."""
+"""A thread's runs as the events of the thread-centric streaming protocol.
+
+For `langgraph-sdk`'s `client.threads.stream`: each run's stored SSE events (`values`, `error`,
+`mode|namespace` for subgraphs) become `{"type": "event", "method", "params", "seq",
+"event_id"}` envelopes, with the lifecycle and `input.requested` events the reference
+derives from them. Pure: the follower (`thread_follow`) feeds it, the routes send.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-# The channels a subscription may name (and ``custom:<name>``), as the reference accepts them.
+# The channels a subscription may name (and `custom:<name>`), as the reference accepts them.
 CHANNELS = frozenset(
     {
         "values",
@@ -24,19 +26,23 @@ CHANNELS = frozenset(
         "tasks",
     }
 )
-# What a finished run's status reads as on the ``lifecycle`` channel.
+# What a finished run's status reads as on the `lifecycle` channel.
 LIFECYCLE = {"success": "completed", "error": "failed", "interrupted": "interrupted"}
 
 Event = dict[str, Any]
 
 
 def supported(channel: str) -> bool:
+    """Whether a subscription may name this channel (the reference refuses others)."""
     return channel in CHANNELS or (channel.startswith("custom:") and len(channel) > 7)
 
 
 def prefixed(namespace: list[str], prefix: list[str]) -> bool:
-    """Whether ``namespace`` starts with ``prefix``; a prefix segment without ``:`` also
-    matches a segment's name before its task id (``inner`` matches ``inner:<id>``)."""
+    """Whether `namespace` starts with `prefix`.
+
+    A prefix segment without `:` also matches a segment's name before its task id (`inner` matches
+    `inner:<id>`).
+    """
     if len(prefix) > len(namespace):
         return False
     return all(
@@ -74,19 +80,26 @@ class Filter:
 
 
 def now_ms() -> int:
+    """Milliseconds since the epoch, the unit the protocol's timestamps use."""
     return int(time.time() * 1000)
 
 
 def synthetic_id(run_id: str, *parts: str) -> str:
-    """The id of an event no stored entry carries (lifecycle, input requests): the same for
-    every connection that replays the run, so a client deduplicates across reconnects."""
+    """The id of an event no stored entry carries (lifecycle, input requests).
+
+    It is the same for every connection that replays the run, so a client deduplicates across
+    reconnects.
+    """
     return f"synth:{run_id}:{'|'.join(parts)}"
 
 
 @dataclass
 class ThreadEvents:
-    """Numbers a connection's events (``seq``) and keeps what one run's events imply: the
-    subgraph namespaces still open, the interrupts asked, whether its end was announced."""
+    """Numbers a connection's events (`seq`) and keeps what one run's events imply.
+
+    That is: the subgraph namespaces still open, the interrupts asked, whether its end was
+    announced.
+    """
 
     seq: int = 0
     run_id: str = ""
@@ -116,13 +129,13 @@ class ThreadEvents:
         )
 
     def begin(self, run_id: str, graph: str) -> list[Event]:
-        """A run of the thread begins (or is replayed): its root is ``running``."""
+        """A run of the thread begins (or is replayed): its root is `running`."""
         self.run_id, self.graph = run_id, graph
         self.open_ns, self.asked, self.ended = {}, set(), False
         return [self.lifecycle([], "running", graph)]
 
     def feed(self, entry_id: str, name: str, data: Any) -> list[Event]:
-        """The envelopes of one stored event (``entry_id`` its Redis stream id)."""
+        """The envelopes of one stored event (`entry_id` its Redis stream id)."""
         method, *namespace = name.split("|")
         at = int(entry_id.split("-")[0]) if entry_id.split("-")[0].isdigit() else None
         if method == "error":
@@ -142,7 +155,7 @@ class ThreadEvents:
         return out
 
     def ask(self, namespace: list[str], interrupts: list[Any]) -> list[Event]:
-        """``input.requested`` for each new interrupt, then the root ``interrupted``."""
+        """`input.requested` for each new interrupt, then the root `interrupted`."""
         out: list[Event] = []
         key = "|".join(namespace)
         for item in interrupts:
@@ -170,7 +183,7 @@ class ThreadEvents:
         return self.event("lifecycle", namespace, data, event_id, at)
 
     def close_left(self, current: list[str]) -> list[Event]:
-        """``completed`` for each open subgraph that ``current`` is not inside, deepest first."""
+        """`completed` for each open subgraph that `current` is not inside, deepest first."""
         left = [ns for ns in self.open_ns.values() if not prefixed(current, ns)]
         out = []
         for ns in sorted(left, key=len, reverse=True):
@@ -179,7 +192,7 @@ class ThreadEvents:
         return out
 
     def end(self, status: str, waiting: bool) -> list[Event]:
-        """The run has ended with ``status``; ``waiting``: the thread stops at an interrupt."""
+        """The run has ended with `status`; `waiting`: the thread stops at an interrupt."""
         if self.ended:
             return self.close_left([])
         self.ended = True

@@ -1,6 +1,9 @@
-"""Following a thread for the thread-centric streaming protocol: every run it lists, oldest
-first, replayed from its Redis event stream and then followed live, each as protocol events
-(``thread_events``); then the runs started after, for as long as the connection lasts."""
+"""Following a thread for the thread-centric streaming protocol.
+
+Every run it lists, oldest first, is replayed from its Redis event stream and then followed live,
+each as protocol events (`thread_events`); then the runs started after, for as long as the
+connection lasts.
+"""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Threads over HTTP: the Agent Server's thread documents, search, copy, prune and TTL.
 
 Search reads one page of the thread index (status and scalar metadata answered by
-Redis sets); only filters the index cannot answer (``values``, nested metadata,
-``ids``) and sorts by id or status read the candidates one by one.
+Redis sets); only filters the index cannot answer (`values`, nested metadata,
+`ids`) and sorts by id or status read the candidates one by one.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ _PATH = re.compile(r"[^.\[\]]+|\[-?\d+\]")
 
 
 def extract_path(doc: Any, path: str) -> Any:
-    """``values.messages[-1].content`` from a document; ``None`` where a step is missing."""
+    """`values.messages[-1].content` from a document; `None` where a step is missing."""
     for step in _PATH.findall(path):
         if step.startswith("["):
             index = int(step[1:-1])
@@ -103,8 +103,10 @@ class Threads:
         return {k: v for k, v in out.items() if k in fields}
 
     def config(self, thread_id: str) -> dict[str, Any]:
-        """The thread's config as the reference gives it: ``{}`` until a run is made on the
-        thread, then with a ``configurable``."""
+        """The thread's config as the reference gives it.
+
+        `{}` until a run is made on the thread, then with a `configurable`.
+        """
         ran = self.orch.client.exists(self.orch.keys.thread_runs(thread_id))
         return {"configurable": {}} if ran else {}
 
@@ -141,8 +143,10 @@ class Threads:
     def stamp(
         self, thread_id: str, graph_id: str, assistant_id: str, meta: dict[str, str] | None = None
     ) -> None:
-        """Note which graph and assistant run on the thread (a chat UI lists threads by them);
-        ``meta`` is the thread's as just read, if the caller has it."""
+        """Note which graph and assistant run on the thread (a chat UI lists threads by them).
+
+        `meta` is the thread's as just read, if the caller has it.
+        """
         meta = self.orch.meta(thread_id) if meta is None else meta
         current = json.loads(meta.get("metadata") or "{}")
         if current.get("graph_id") == graph_id and current.get("assistant_id") == assistant_id:
@@ -156,8 +160,11 @@ class Threads:
         self.delete_known(thread_id)
 
     def delete_known(self, thread_id: str) -> None:
-        """Delete the thread; its runs leave the delayed queue with it (read before, taken
-        off after: a delete refused keeps them)."""
+        """Delete the thread.
+
+        Its runs leave the delayed queue with it (read before, taken off after: a delete refused
+        keeps them).
+        """
         runs = RunStore.of(self.orch)
         ids = runs.run_ids(thread_id)
         self.orch.delete(thread_id)
@@ -226,8 +233,10 @@ class Threads:
     def search(
         self, body: ThreadSearchBody, filters: Mapping[str, Any] | None = None
     ) -> list[dict[str, Any]]:
-        """One page of the threads matching ``body`` that ``filters`` (the caller's grant)
-        lets them see: the filter narrows the candidates before the page is cut."""
+        """One page of the threads matching `body` that `filters` lets the caller see.
+
+        `filters` is the caller's grant: it narrows the candidates before the page is cut.
+        """
         self.index.drop_expired()
         fields = set(body.select or FIELDS) | ({"values"} if body.values or body.extract else set())
         order: Order = "created" if body.sort_by == "created_at" else "updated"
@@ -277,8 +286,10 @@ class Threads:
         return [self._shape(d, body) for d in docs]
 
     def _narrowed(self, ids: list[str], query: Query) -> list[str]:
-        """The candidates whose metadata matches the query and the caller's filter, judged
-        on the metadata alone (one read for all of them, no thread loaded)."""
+        """The candidates whose metadata matches the query and the caller's filter.
+
+        Judged on the metadata alone: one read for all of them, no thread loaded.
+        """
         metas = self.orch.thread_meta.metadata_of(ids)
         return [
             t

@@ -1,10 +1,11 @@
 """A route's JSON body checked against the route's own body model before anything reads it.
 
 FastAPI validates a body after the route's dependencies have run, and the authorization
-dependency (``access``) reads the raw body to show it to the ``Auth`` handler: a malformed
-body reached it unvalidated (``{"namespace_prefix": true}`` was a 500). This dependency,
+dependency (`access`) reads the raw body to show it to the `Auth` handler: a malformed
+body reached it unvalidated (`{"namespace_prefix": true}` was a 500). This dependency,
 first after authentication on every API route, answers such a body with the 422 FastAPI
-would have given, naming the field, before any handler or route code sees it."""
+would have given, naming the field, before any handler or route code sees it.
+"""
 
 from __future__ import annotations
 
@@ -25,9 +26,11 @@ def _adapter(annotation: Any) -> TypeAdapter[Any]:
 
 
 async def parsed_body(request: Request) -> Any:
-    """The JSON body as the route's model validated it (the JSON as sent where the route has
-    no body model); None without a JSON body. A body the model refuses raises the 422 FastAPI
-    would answer. Parsed once per request: the authorization dependency reads it too."""
+    """The JSON body as the route's model validated it; None without a JSON body.
+
+    The JSON as sent where the route has no body model. A body the model refuses raises the 422
+    FastAPI would answer. Parsed once per request: the authorization dependency reads it too.
+    """
     state = request.scope.setdefault("state", {})
     if "graphwright_body" in state:
         return state["graphwright_body"]
@@ -58,6 +61,9 @@ async def _parse(request: Request) -> Any:
 
 
 async def validated_body(request: Request) -> None:
-    """422 for a body the route's model refuses; an absent or unparsable body is left to
-    FastAPI, whose own 422 for it comes when it reads the body for the route."""
+    """422 for a body the route's model refuses.
+
+    An absent or unparsable body is left to FastAPI, whose own 422 for it comes when it reads the
+    body for the route.
+    """
     await parsed_body(request)

@@ -1,5 +1,7 @@
-"""A user's own Starlette or FastAPI app (``http.app`` in ``langgraph.json``), served beside
-the API and let in by the same authentication."""
+"""A user's own Starlette or FastAPI app (`http.app` in `langgraph.json`).
+
+Served beside the API and let in by the same authentication.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from graphwright_errors import ConfigurationError
 
 
 class Authenticated:
-    """Lets an HTTP request through to ``app`` only when the service's auth lets it in."""
+    """Lets an HTTP request through to `app` only when the service's auth lets it in."""
 
     def __init__(self, app: ASGIApp, authority: Authority) -> None:
         self.app = app
@@ -36,7 +38,7 @@ class Authenticated:
 
 
 def checked_app(value: Any, where: str) -> ASGIApp:
-    """The loaded ``http.app``, or a ConfigurationError naming what it is instead."""
+    """The loaded `http.app`, or a ConfigurationError naming what it is instead."""
     if not callable(value):
         raise ConfigurationError(
             f"http.app {where!r} is {type(value).__name__}, not a Starlette or FastAPI app"

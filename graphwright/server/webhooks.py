@@ -2,8 +2,8 @@
 
 A webhook is a request the server makes on a client's behalf, so by default it goes only
 to public addresses: private, loopback, link-local, multicast and reserved ones are refused
-(``GRAPHWRIGHT_WEBHOOK_ALLOW`` lists the networks or host names to allow anyway, e.g.
-``127.0.0.0/8`` for a local test receiver). The URL is checked when the run is accepted
+(`GRAPHWRIGHT_WEBHOOK_ALLOW` lists the networks or host names to allow anyway, e.g.
+`127.0.0.0/8` for a local test receiver). The URL is checked when the run is accepted
 and again, resolved, just before the call, which then goes to the address checked (a second
 DNS answer cannot point it elsewhere). Logs show only its scheme, host and port: the
 path and query often carry a secret.
@@ -22,7 +22,7 @@ MAX_URL_LENGTH = 2048
 
 
 def redacted(url: str) -> str:
-    """``https://host:port/…``: what a log may say about a webhook URL."""
+    """`https://host:port/…`: what a log may say about a webhook URL."""
     try:
         parts = urlsplit(url)
         port = f":{parts.port}" if parts.port else ""
@@ -60,9 +60,11 @@ def _addresses(host: str, port: int) -> list[IpAddress]:
 
 
 def admit(url: str, allow: str) -> list[IpAddress]:
-    """Raise ``UnprocessableError`` (422) unless ``url`` is an http(s) URL whose host
-    resolves only to addresses the allow-list (or the public internet) covers; the
-    addresses it resolved to."""
+    """The addresses an http(s) `url`'s host resolves to, all covered by the allow-list.
+
+    Raise `UnprocessableError` (422) unless every address is one the allow-list (or the public
+    internet) covers.
+    """
     if len(url) > MAX_URL_LENGTH:
         raise UnprocessableError(f"webhook URL is longer than {MAX_URL_LENGTH} characters")
     try:
@@ -84,9 +86,11 @@ def admit(url: str, allow: str) -> list[IpAddress]:
 
 
 def pinned(url: str, address: IpAddress) -> tuple[str, dict[str, str], dict[str, str]]:
-    """The request that reaches ``address``, the one admitted, and nothing a second DNS
-    answer points to (rebinding): the URL with the address for its host, and the host
-    kept in the ``Host`` header and for TLS (SNI and the certificate check)."""
+    """The request that reaches `address`, the one admitted, and nothing else DNS points to.
+
+    Nothing a second DNS answer points to (rebinding): the URL with the address for its host, and
+    the host kept in the `Host` header and for TLS (SNI and the certificate check).
+    """
     parts = urlsplit(url)
     host = parts.hostname or ""
     literal = f"[{address}]" if isinstance(address, ipaddress.IPv6Address) else str(address)

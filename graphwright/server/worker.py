@@ -1,12 +1,13 @@
-"""``graphwright worker``: take background runs from a Redis Streams consumer group, up to
-``jobs`` at once on one event loop.
+"""`graphwright worker`.
+
+Take background runs from a Redis Streams consumer group, up to `jobs` at once on one event loop.
 
 A worker that dies leaves its entries pending; another claims each once it has been idle
-for ``claim_idle_ms`` and finishes the run from its checkpoint. A live worker keeps each
+for `claim_idle_ms` and finishes the run from its checkpoint. A live worker keeps each
 entry fresh with its own heartbeat, which only ever refreshes an entry it still owns. A run
 whose thread is busy, or that is not yet first in its thread's line, goes back to the
 delayed queue with a growing wait: a retry, never an error. Stopping, the worker takes no
-more work and finishes or hands back every run within ``grace_s``.
+more work and finishes or hands back every run within `grace_s`.
 """
 
 from __future__ import annotations
@@ -39,12 +40,12 @@ FORGOTTEN_S = 3600.0
 
 
 def live_workers(orch: Orchestrator) -> int:
-    """How many workers (``graphwright worker``, or ``serve``'s own) took work lately."""
+    """How many workers (`graphwright worker`, or `serve`'s own) took work lately."""
     return int(orch.client.zcount(orch.keys.workers(), time.time() - LIVE_S, "+inf"))
 
 
 class Worker:
-    """One consumer of the run queue, running up to ``jobs`` runs concurrently."""
+    """One consumer of the run queue, running up to `jobs` runs concurrently."""
 
     def __init__(
         self,
@@ -79,7 +80,7 @@ class Worker:
                 raise
 
     def run_forever(self) -> None:
-        """Serve until ``stop`` is set, then drain; on this thread's own event loop."""
+        """Serve until `stop` is set, then drain; on this thread's own event loop."""
         asyncio.run(self.serve())
 
     async def serve(self) -> None:
@@ -111,14 +112,16 @@ class Worker:
             await client.aclose()
 
     async def step(self, client: AsyncClient, heartbeat: Any) -> int:
-        """Housekeeping (a sweep due goes on beside, in a task of its own), then claim
-        abandoned entries or read new ones, as many as there are free jobs; each becomes a
-        task. The number of runs started."""
+        """Housekeeping, then claim abandoned entries or read new ones: the number of runs started.
+
+        A sweep due goes on beside, in a task of its own. As many entries as there are free jobs are
+        taken; each becomes a task.
+        """
         await asyncio.to_thread(self.housekeeping)
         if self._sweep_due():
             self._sweeping = asyncio.create_task(self.sweep())
         free = self.jobs.free()
-        if free <= 0:  # all jobs busy: wait for one to end (or a while, to look at ``stop``)
+        if free <= 0:  # all jobs busy: wait for one to end (or a while, to look at `stop`)
             await asyncio.wait(
                 list(self.jobs.tasks.values()),
                 timeout=self.block_ms / 1000,
@@ -142,9 +145,11 @@ class Worker:
         return len(entries)
 
     async def _take(self, client: AsyncClient, free: int) -> list[Any]:
-        """Abandoned entries, else new ones at once, else one new one waited for: a blocking
-        read holds one slot only, so runs of the API process sharing ``jobs`` are not kept
-        waiting by a read that finds nothing."""
+        """Abandoned entries, else new ones at once, else one new one waited for.
+
+        A blocking read holds one slot only, so runs of the API process sharing `jobs` are not kept
+        waiting by a read that finds nothing.
+        """
         claimed: Any = await client.xautoclaim(
             self.queue, GROUP, self.name, self.claim_idle_ms, start_id="0-0", count=free
         )
@@ -163,8 +168,11 @@ class Worker:
         return list(read[0][1]) if read else []
 
     def housekeeping(self) -> None:
-        """Due delayed runs onto the queue; now and then trim what acknowledged entries are
-        left (from before entries were deleted with their acknowledgement)."""
+        """Due delayed runs onto the queue.
+
+        Now and then trim what acknowledged entries are left (from before entries were deleted with
+        their acknowledgement).
+        """
         self.store.release_due()
         self.seen()
         now = time.monotonic()
@@ -183,15 +191,18 @@ class Worker:
         return True
 
     async def sweep(self) -> None:
-        """Requeue the runs nobody holds (``sweeper.sweep``). It reads every thread, which
-        takes a while when there are many: it never holds up the worker's taking of runs."""
+        """Requeue the runs nobody holds (`sweeper.sweep`).
+
+        It reads every thread, which takes a while when there are many: it never holds up the
+        worker's taking of runs.
+        """
         try:
             await asyncio.to_thread(sweep, self.store)
         except (redis.RedisError, InfrastructureError) as exc:  # the next sweep tries again
             log.warning("worker %s: the sweep failed (%s: %s)", self.name, type(exc).__name__, exc)
 
     def seen(self) -> None:
-        """Mark this worker live (``live_workers``), forgetting workers gone for an hour."""
+        """Mark this worker live (`live_workers`), forgetting workers gone for an hour."""
         now = time.time()
         with self.orch.client.pipeline(transaction=False) as pipe:
             pipe.zadd(self.orch.keys.workers(), {self.name: now})
@@ -246,9 +257,11 @@ class Worker:
         outcome: Outcome | None,
         delay_s: float | None,
     ) -> None:
-        """Acknowledge and delete the entry; a run to retry (``delay_s``) goes back on the
-        delayed queue with it (one step, but on a cluster, whose queue keys live on other
-        slots)."""
+        """Acknowledge and delete the entry.
+
+        A run to retry (`delay_s`) goes back on the delayed queue with it (one step, but on a
+        cluster, whose queue keys live on other slots).
+        """
         with self.orch.client.pipeline(transaction=not self.store.cluster) as pipe:
             if delay_s is not None:
                 pipe.zadd(self.store.delayed(), {member(thread, run_id): time.time() + delay_s})

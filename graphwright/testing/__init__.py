@@ -1,6 +1,7 @@
-"""Test your own graphs the way graphwright tests its own: on a private redis-server, against
-a scripted OpenAI-compatible server that enforces the API's message rules (HTTP 400 on an
-invalid message sequence), through an Orchestrator bound to both.
+"""Test your own graphs the way graphwright tests its own.
+
+On a private redis-server, against a scripted OpenAI-compatible server that enforces the API's
+message rules (HTTP 400 on an invalid message sequence), through an Orchestrator bound to both.
 
 Without pytest::
 
@@ -9,12 +10,12 @@ Without pytest::
         with bound_orchestrator(redis.url, model, graphs=my_graphs) as orch:
             ...
 
-With pytest, add ``pytest_plugins = ["graphwright.testing.pytest_plugin"]`` to your root
-``conftest.py`` for the fixtures ``graphwright_redis``, ``scripted_openai`` and
-``graphwright_orchestrator`` (opt-in rather than an entry point: the kit imports the
+With pytest, add `pytest_plugins = ["graphwright.testing.pytest_plugin"]` to your root
+`conftest.py` for the fixtures `graphwright_redis`, `scripted_openai` and
+`graphwright_orchestrator` (opt-in rather than an entry point: the kit imports the
 Orchestrator, and LangGraph with it, which no other pytest session in the environment
-should pay). ``until``, ``scaled`` and ``wait_exit`` wait on conditions with limits
-stretched by ``GRAPHWRIGHT_TEST_SLOWDOWN``.
+should pay). `until`, `scaled` and `wait_exit` wait on conditions with limits
+stretched by `GRAPHWRIGHT_TEST_SLOWDOWN`.
 """
 
 from graphwright.testing.kit import bound_orchestrator, settings_for

@@ -1,8 +1,8 @@
 """A minimal OpenAI-compatible server that always gives the same reply, streamed in chunks.
 
-Separate from the scripted server (graphwright/testing/scripted_openai.py): this one serves any number of
-clients and processes (the reference server and graphwright at once) with one fixed reply,
-sent as ``CHUNKS`` server-sent-event chunks when the request asks to stream.
+Separate from the scripted server (graphwright/testing/scripted_openai.py): this one serves
+any number of clients and processes (the reference server and graphwright at once) with one
+fixed reply, sent as `CHUNKS` server-sent-event chunks when the request asks to stream.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ REPLY = "".join(WORDS)
 
 
 def completion(stream: bool) -> Iterator[dict[str, Any]]:
+    """The fixed reply as one completion, or as its stream of chunks."""
     base = {"id": "chatcmpl-fixed", "created": 0, "model": "fixed"}
     if not stream:
         yield {
@@ -50,6 +51,8 @@ def completion(stream: bool) -> Iterator[dict[str, Any]]:
 
 
 class Handler(BaseHTTPRequestHandler):
+    """Answers every chat completion with the fixed reply."""
+
     def log_message(self, *_: Any) -> None:
         return
 
@@ -70,7 +73,7 @@ class Handler(BaseHTTPRequestHandler):
 
 @contextmanager
 def serving() -> Iterator[str]:
-    """The server on a free loopback port; yields its ``/v1`` base URL."""
+    """The server on a free loopback port; yields its `/v1` base URL."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

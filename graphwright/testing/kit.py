@@ -15,8 +15,10 @@ from graphwright.testing.until import until
 
 
 def settings_for(redis_url: str, *, prefix: str | None = None, **fields: Any) -> Settings:
-    """Settings on ``redis_url`` under a fresh key prefix, ignoring any ``.env`` file and
-    taking ``fields`` by their environment names (``GRAPHWRIGHT_GRAPHS=...``)."""
+    """Settings on `redis_url` under a fresh key prefix, ignoring any `.env` file.
+
+    `fields` are taken by their environment names (`GRAPHWRIGHT_GRAPHS=...`).
+    """
     return Settings(
         _env_file=None,
         REDIS_URL=redis_url,  # type: ignore[call-arg]
@@ -34,9 +36,11 @@ def bound_orchestrator(
     settings: Settings | None = None,
     **kwargs: Any,
 ) -> Iterator[Orchestrator]:
-    """An Orchestrator on ``redis_url`` (under ``prefix``, or ``settings`` as given) whose
-    model is the real ChatOpenAI client against ``model``, or the offline model when None;
-    ``kwargs`` (``graphs``, ``limits``, ...) go to ``Orchestrator``."""
+    """An Orchestrator on `redis_url` whose model is the real ChatOpenAI client against `model`.
+
+    Under `prefix`, or `settings` as given; the offline model when `model` is None. `kwargs`
+    (`graphs`, `limits`, ...) go to `Orchestrator`.
+    """
     chat = model.chat_model() if model is not None else OfflineChatModel()
     orch = Orchestrator(
         settings=settings or settings_for(redis_url, prefix=prefix), model=chat, **kwargs

@@ -15,7 +15,7 @@ TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
 def violation(body: dict[str, Any]) -> Problem | None:
-    """The first rule ``body`` breaks, or None when the API would accept it."""
+    """The first rule `body` breaks, or None when the API would accept it."""
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return "messages", "'messages' must be a non-empty array"
@@ -107,7 +107,8 @@ def _tools(body: dict[str, Any]) -> Problem | None:
         if body.get("tool_choice") is not None:
             return (
                 "tool_choice",
-                "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.",
+                "Invalid value for 'tool_choice': "
+                "'tool_choice' is only allowed when 'tools' are specified.",
             )
         return None
     if not isinstance(tools, list) or not tools:

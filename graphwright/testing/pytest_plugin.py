@@ -1,6 +1,6 @@
-"""pytest fixtures of ``graphwright.testing``.
+"""pytest fixtures of `graphwright.testing`.
 
-Load them from a root ``conftest.py``: ``pytest_plugins = ["graphwright.testing.pytest_plugin"]``.
+Load them from a root `conftest.py`: `pytest_plugins = ["graphwright.testing.pytest_plugin"]`.
 """
 
 from __future__ import annotations
@@ -27,8 +27,11 @@ def graphwright_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serv
 
 @pytest.fixture
 def scripted_openai() -> Iterator[ScriptedOpenAI]:
-    """The scripted model server; the test fails if it was sent an invalid request, an
-    unscripted one, or left scripted replies unused."""
+    """The scripted model server.
+
+    The test fails if it was sent an invalid request, an unscripted one, or left scripted replies
+    unused.
+    """
     from graphwright.testing.scripted_openai import ScriptedOpenAI
 
     with ScriptedOpenAI() as server:
@@ -38,7 +41,7 @@ def scripted_openai() -> Iterator[ScriptedOpenAI]:
 
 @pytest.fixture
 def graphwright_graphs() -> Any:
-    """Override to give ``graphwright_orchestrator`` your ``GraphRegistry``."""
+    """Override to give `graphwright_orchestrator` your `GraphRegistry`."""
     return None
 
 
@@ -46,8 +49,10 @@ def graphwright_graphs() -> Any:
 def graphwright_orchestrator(
     graphwright_redis: Server, scripted_openai: ScriptedOpenAI, graphwright_graphs: Any
 ) -> Iterator[Orchestrator]:
-    """An Orchestrator on the private Redis under a fresh prefix, its model the real
-    ChatOpenAI client against ``scripted_openai``."""
+    """An Orchestrator on the private Redis under a fresh prefix.
+
+    Its model is the real ChatOpenAI client against `scripted_openai`.
+    """
     from graphwright.testing.kit import bound_orchestrator
 
     with bound_orchestrator(

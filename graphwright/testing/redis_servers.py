@@ -1,6 +1,6 @@
 """Start and stop real, private redis-server processes on free ports (single node or cluster).
 
-Graphwright's own tests run on these, and so can a user's: ``with redis_server() as server``
+Graphwright's own tests run on these, and so can a user's: `with redis_server() as server`
 gives a throwaway server in a temporary directory, stopped afterwards.
 """
 
@@ -46,7 +46,7 @@ def cluster_port() -> int:
 
 
 def redis_binary() -> str:
-    """The system redis-server (Debian's), or ``GRAPHWRIGHT_TEST_REDIS_SERVER`` (e.g. Valkey)."""
+    """The system redis-server (Debian's), or `GRAPHWRIGHT_TEST_REDIS_SERVER` (e.g. Valkey)."""
     venv_bin = str(Path(sys.prefix) / "bin")
     path = os.pathsep.join(
         p for p in os.environ.get("PATH", "").split(os.pathsep) if p.rstrip("/") != venv_bin
@@ -78,7 +78,7 @@ class Server:
 def start_server(
     workdir: Path, *extra: str, binary: str | None = None, port: int | None = None
 ) -> Server:
-    """A redis-server without persistence in ``workdir``, returned once it answers PING."""
+    """A redis-server without persistence in `workdir`, returned once it answers PING."""
     port = port or free_port()
     workdir.mkdir(parents=True, exist_ok=True)
     proc = subprocess.Popen(
@@ -116,8 +116,10 @@ def start_server(
 
 @contextmanager
 def redis_server(*extra: str) -> Iterator[Server]:
-    """A private redis-server in a temporary directory for the ``with`` block (``extra``
-    are redis-server options, e.g. ``"--appendonly", "yes"``)."""
+    """A private redis-server in a temporary directory for the `with` block.
+
+    `extra` are redis-server options, e.g. `"--appendonly", "yes"`.
+    """
     with tempfile.TemporaryDirectory(prefix="graphwright-redis-") as workdir:
         server = start_server(Path(workdir), *extra)
         try:
@@ -127,8 +129,10 @@ def redis_server(*extra: str) -> Iterator[Server]:
 
 
 def start_cluster(workdir: Path, masters: int = 3, replicas: int = 0) -> list[Server]:
-    """Start cluster-enabled servers, split the 16384 slots between the masters, give each
-    master ``replicas`` replicas, and wait until every node reports ``cluster_state:ok``.
+    """Start a Redis Cluster and wait until every node reports `cluster_state:ok`.
+
+    Cluster-enabled servers, the 16384 slots split between the masters, each master given `replicas`
+    replicas.
 
     The masters come first in the returned list, then the replicas.
     """
@@ -175,7 +179,7 @@ def start_cluster(workdir: Path, masters: int = 3, replicas: int = 0) -> list[Se
 
 
 def _command(client: redis.Redis, *args: Any) -> Any:
-    """One raw command (CLUSTER, SENTINEL): redis-py leaves ``execute_command`` untyped."""
+    """One raw command (CLUSTER, SENTINEL): redis-py leaves `execute_command` untyped."""
     return client.execute_command(*args)  # type: ignore[no-untyped-call]
 
 
@@ -194,8 +198,11 @@ def _wait_for(clients: list[redis.Redis], nodes: int, replicas: int = 0) -> None
 
 
 def _wait_for_sync(replicas: list[redis.Redis]) -> None:
-    """Until every replica holds its master's data: a replica that never synced is not
-    allowed to take over when its master dies, so a failover test would wait forever."""
+    """Until every replica holds its master's data.
+
+    A replica that never synced is not allowed to take over when its master dies, so a failover test
+    would wait forever.
+    """
     deadline = time.monotonic() + scaled(30)
     while not all(r.info("replication").get("master_link_status") == "up" for r in replicas):
         if time.monotonic() > deadline:
@@ -206,7 +213,7 @@ def _wait_for_sync(replicas: list[redis.Redis]) -> None:
 def start_sentinel(
     workdir: Path, master_port: int, service: str = "gwmaster"
 ) -> tuple[int, subprocess.Popen[bytes]]:
-    """A Sentinel watching the master on ``master_port``, failing it over a second after it dies."""
+    """A Sentinel watching the master on `master_port`, failing it over a second after it dies."""
     port = free_port()
     workdir.mkdir(parents=True, exist_ok=True)
     conf = workdir / "sentinel.conf"

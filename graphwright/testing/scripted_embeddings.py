@@ -1,4 +1,4 @@
-"""The ``/v1/embeddings`` answer of the scripted OpenAI server: deterministic vectors.
+"""The `/v1/embeddings` answer of the scripted OpenAI server: deterministic vectors.
 
 A vector is a normalised bag of hashed words (or token ids), so equal inputs embed equally
 and inputs sharing words score higher than unrelated ones: enough for a store's semantic
@@ -30,7 +30,7 @@ def vector(item: str | list[int], dims: int) -> list[float]:
 
 
 def embeddings_answer(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-    """The HTTP status and JSON the real API gives ``body``; 400 names the bad field."""
+    """The HTTP status and JSON the real API gives `body`; 400 names the bad field."""
     raw = body.get("input")
     inputs: list[Any] = [raw] if isinstance(raw, str) or _tokens(raw) else list(raw or [])
     dims = body.get("dimensions") or DEFAULT_DIMS

@@ -1,25 +1,25 @@
 """A local OpenAI-compatible server that replays a scripted conversation.
 
-Tests (graphwright's and a user's) drive the real ``ChatOpenAI`` client over real HTTP
-against it (``chat_model()``). Each POST to ``/v1/chat/completions`` takes the next scripted reply and records the request; a
-request beyond the script gets HTTP 500 and is remembered as unexpected, and
-``assert_done()`` fails a test that left replies unused.
+Tests (graphwright's and a user's) drive the real `ChatOpenAI` client over real HTTP
+against it (`chat_model()`). Each POST to `/v1/chat/completions` takes the next scripted
+reply and records the request; a request beyond the script gets HTTP 500 and is remembered
+as unexpected, and `assert_done()` fails a test that left replies unused.
 
 Like the real API, it checks every request against OpenAI's message rules (see
-``graphwright.testing.openai_rules``) and answers HTTP 400 to a violation. It streams when asked
-(``"stream": true``): server-sent chunks, the text split into ``Reply.chunks``
+`graphwright.testing.openai_rules`) and answers HTTP 400 to a violation. It streams when asked
+(`"stream": true`): server-sent chunks, the text split into `Reply.chunks`
 pieces, tool-call arguments in pieces, and a last usage chunk when
-``stream_options.include_usage`` is set. ``response_format`` of type
-``json_schema`` is served from the same script (the scripted content is the JSON),
-or refused with 400 when ``json_schema=False`` to exercise a client's fallback.
-``latency_s`` holds every answer back that long, as a model's time to first token.
-``/v1/embeddings`` answers with deterministic vectors (``scripted_embeddings``), outside the
-script, each request kept in ``embedding_requests``.
+`stream_options.include_usage` is set. `response_format` of type
+`json_schema` is served from the same script (the scripted content is the JSON),
+or refused with 400 when `json_schema=False` to exercise a client's fallback.
+`latency_s` holds every answer back that long, as a model's time to first token.
+`/v1/embeddings` answers with deterministic vectors (`scripted_embeddings`), outside the
+script, each request kept in `embedding_requests`.
 
-A script may hold a ``Fault`` where a reply would be: an HTTP error, a stall longer than
-the client waits, or an empty stream, as real servers fail. ``usage=False`` serves
-no usage at all (servers that report none) and ``null_content=False`` answers 500 to an
-assistant message whose ``content`` is null, as llama.cpp's server does.
+A script may hold a `Fault` where a reply would be: an HTTP error, a stall longer than
+the client waits, or an empty stream, as real servers fail. `usage=False` serves
+no usage at all (servers that report none) and `null_content=False` answers 500 to an
+assistant message whose `content` is null, as llama.cpp's server does.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ class Reply:
         }
 
     def stream_json(self, model: str, include_usage: bool) -> Iterator[dict[str, Any]]:
-        """The reply as ``chat.completion.chunk`` objects, in the order the API sends them."""
+        """The reply as `chat.completion.chunk` objects, in the order the API sends them."""
         base = {
             "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
             "object": "chat.completion.chunk",
@@ -146,7 +146,7 @@ class Fault:
 
 
 def pieces(text: str, n: int) -> list[str]:
-    """``text`` cut into at most ``n`` non-empty pieces."""
+    """`text` cut into at most `n` non-empty pieces."""
     if not text:
         return []
     size = max(1, -(-len(text) // max(n, 1)))
@@ -173,11 +173,12 @@ def null_content(body: dict[str, Any]) -> tuple[str, str] | None:
 
 
 def call(name: str, args: dict[str, Any] | str, id: str | None = None) -> dict[str, Any]:
+    """A tool call for a scripted reply; its id is made up when not given."""
     return {"name": name, "args": args, "id": id}
 
 
 class ScriptedOpenAI:
-    """Serve ``script`` in order on a free loopback port."""
+    """Serve `script` in order on a free loopback port."""
 
     def __init__(
         self,
@@ -266,7 +267,7 @@ class ScriptedOpenAI:
         return f"http://127.0.0.1:{self._http.server_address[1]}/v1"
 
     def chat_model(self) -> ChatOpenAI:
-        """A real ``ChatOpenAI`` client talking to this server, without retries."""
+        """A real `ChatOpenAI` client talking to this server, without retries."""
         return ChatOpenAI(
             model="scripted",
             base_url=self.base_url,
@@ -293,7 +294,7 @@ class ScriptedOpenAI:
         self.responders.append((marker, responder))
 
     def usage_total(self) -> int:
-        """The sum of the ``usage.total_tokens`` of every reply served."""
+        """The sum of the `usage.total_tokens` of every reply served."""
         return sum(r.prompt_tokens + r.completion_tokens for r in self.served)
 
     def _answer(

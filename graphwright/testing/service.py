@@ -37,8 +37,10 @@ def running(
     queue_waits: bool = False,
     auth: Auth | None = None,
 ) -> Iterator[Service]:
-    """Serve ``orch`` over HTTP (the LangGraph Agent Server API) for the ``with`` block, with a
-    worker thread consuming the run queue unless ``worker=False``."""
+    """Serve `orch` over HTTP (the LangGraph Agent Server API) for the `with` block.
+
+    A worker thread consumes the run queue unless `worker=False`.
+    """
     port = free_port()
     app = create_app(orch, api_key=api_key, queue_waits=queue_waits, auth=auth)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
@@ -79,9 +81,11 @@ def service_for(
     worker: bool = True,
     queue_waits: bool = False,
 ) -> Iterator[Service]:
-    """:func:`running` for an Orchestrator on a test's Redis and key prefix, serving the
-    graphs the plugin ``graphs`` registers (and ``model``, if given). Webhooks may reach
-    loopback receivers (``LOOPBACK``), the only ones a test has."""
+    """`running` for an Orchestrator on a test's Redis and key prefix.
+
+    It serves the graphs the plugin `graphs` registers (and `model`, if given). Webhooks may reach
+    loopback receivers (`LOOPBACK`), the only ones a test has.
+    """
     settings = Settings(
         _env_file=None,
         REDIS_URL=redis_url,

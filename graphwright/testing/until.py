@@ -1,6 +1,6 @@
 """Waits on conditions, never on the clock alone, with limits scaled to how busy the machine is.
 
-One setting, ``GRAPHWRIGHT_TEST_SLOWDOWN`` (a factor, at least 1), stretches every limit of
+One setting, `GRAPHWRIGHT_TEST_SLOWDOWN` (a factor, at least 1), stretches every limit of
 a test: unset, it follows the load average per core, so a suite beside two CPU burners
 waits longer instead of failing. A limit only bounds a wait; what ends it is the condition.
 """
@@ -18,8 +18,11 @@ MAX_AUTO_SLOWDOWN = 5.0  # from the load: beyond this, a wait is a hang, not a b
 
 
 def slowdown() -> float:
-    """The factor every test limit is multiplied by: ``GRAPHWRIGHT_TEST_SLOWDOWN``, or the
-    1-minute load average per core (at least 1, at most ``MAX_AUTO_SLOWDOWN``)."""
+    """The factor every test limit is multiplied by.
+
+    `GRAPHWRIGHT_TEST_SLOWDOWN`, or the 1-minute load average per core (at least 1, at most
+    `MAX_AUTO_SLOWDOWN`).
+    """
     given = os.environ.get("GRAPHWRIGHT_TEST_SLOWDOWN", "").strip()
     if given:
         try:
@@ -31,16 +34,18 @@ def slowdown() -> float:
 
 
 def scaled(seconds: float) -> float:
-    """``seconds`` as a limit on this machine now (see ``slowdown``)."""
+    """`seconds` as a limit on this machine now (see `slowdown`)."""
     return seconds * slowdown()
 
 
 def until(
     check: Callable[[], T], what: str, timeout_s: float = 60, *, interval_s: float = 0.02
 ) -> T:
-    """Poll ``check`` until it returns something true and return that; fail naming ``what``
-    did not happen after ``timeout_s`` (scaled). For background runs, workers and servers,
-    whose progress a test can only observe."""
+    """Poll `check` until it returns something true and return that.
+
+    Fail naming `what` did not happen after `timeout_s` (scaled). For background runs, workers and
+    servers, whose progress a test can only observe.
+    """
     limit = scaled(timeout_s)
     deadline = time.monotonic() + limit
     while not (value := check()):
@@ -53,8 +58,11 @@ def until(
 def wait_exit(
     proc: subprocess.Popen[bytes] | subprocess.Popen[str], what: str, timeout_s: float = 60
 ) -> int:
-    """``proc``'s exit code once it ends; fail naming ``what`` after ``timeout_s`` (scaled),
-    killing it first so a failed test leaves nothing running."""
+    """`proc`'s exit code once it ends.
+
+    Fail naming `what` after `timeout_s` (scaled), killing it first so a failed test leaves nothing
+    running.
+    """
     limit = scaled(timeout_s)
     try:
         return proc.wait(timeout=limit)

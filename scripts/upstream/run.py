@@ -2,14 +2,14 @@
 
     python scripts/upstream/run.py [--all-savers] [pytest args...]
 
-Fetches the ``langgraph`` sdist matching the installed version (``pip download
---no-binary :all: --no-deps``) into ``.cache/upstream/`` (git-ignored, kept between
-runs), copies its ``tests/``, adds ``RedisSaver`` and ``AsyncRedisSaver`` to its
-``sync_checkpointer``/``async_checkpointer`` fixtures, writes a copy of its prune tests
-(``test_prune_postgres.py``) with the Redis savers in place of PostgresSaver, starts a
+Fetches the `langgraph` sdist matching the installed version (`pip download
+--no-binary :all: --no-deps`) into `.cache/upstream/` (git-ignored, kept between
+runs), copies its `tests/`, adds `RedisSaver` and `AsyncRedisSaver` to its
+`sync_checkpointer`/`async_checkpointer` fixtures, writes a copy of its prune tests
+(`test_prune_postgres.py`) with the Redis savers in place of PostgresSaver, starts a
 Redis server and runs the test files that use those fixtures. By default only the Redis
 parametrizations run (the upstream savers' own ones take minutes and test LangGraph,
-not graphwright); ``--all-savers`` runs InMemorySaver and SqliteSaver beside them.
+not graphwright); `--all-savers` runs InMemorySaver and SqliteSaver beside them.
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ CACHE = ROOT / ".cache" / "upstream"
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 
-from graphwright.testing.redis_servers import start_server
+from graphwright.testing.redis_servers import start_server  # noqa: E402 (after the path insert)
 
 FIXTURES = ("sync_checkpointer", "async_checkpointer")
 # Fail with every saver, InMemorySaver and SqliteSaver included: these tests of the
 # langgraph sdist pin the exact metadata of streamed messages, and the installed
-# langchain-core adds keys to it (``ls_integration``). A version skew between the two
+# langchain-core adds keys to it (`ls_integration`). A version skew between the two
 # packages, not a saver difference, so they are left out for all savers alike.
 VERSION_SKEW = (
     "tests/test_large_cases.py::test_prebuilt_tool_chat",
@@ -58,23 +58,41 @@ def fetch(version: str) -> Path:
         return unpacked
     CACHE.mkdir(parents=True, exist_ok=True)
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "-q", "--no-binary", ":all:", "--no-deps",
-         f"langgraph=={version}", "-d", str(CACHE)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-binary",
+            ":all:",
+            "--no-deps",
+            f"langgraph=={version}",
+            "-d",
+            str(CACHE),
+        ],
         check=True,
     )
     sdist = CACHE / f"langgraph-{version}.tar.gz"
     with tarfile.open(sdist) as tar:
-        members = [m for m in tar.getmembers() if m.name.startswith(f"langgraph-{version}/tests/")
-                   and safe_member(m)]
-        tar.extractall(CACHE, members=members)  # checked above: Pythons before 3.11.4 have no filter
+        members = [
+            m
+            for m in tar.getmembers()
+            if m.name.startswith(f"langgraph-{version}/tests/") and safe_member(m)
+        ]
+        # Members checked above: Pythons before 3.11.4 have no extraction filter.
+        tar.extractall(CACHE, members=members)
     return unpacked
 
 
 def safe_member(member: tarfile.TarInfo) -> bool:
     """A plain file or folder that stays inside the folder it is unpacked into."""
     parts = Path(member.name).parts
-    return (member.isfile() or member.isdir()) and not Path(member.name).is_absolute() \
+    return (
+        (member.isfile() or member.isdir())
+        and not Path(member.name).is_absolute()
         and ".." not in parts
+    )
 
 
 def prepare(unpacked: Path, version: str) -> Path:
@@ -124,8 +142,19 @@ def main(argv: list[str]) -> int:
     deselect = [f"--deselect=tests/test_prune_graphwright.py::{t}" for t in POSTGRES_ONLY]
     deselect += [f"--deselect={t}" for t in VERSION_SKEW]
     workers = os.environ.get("GRAPHWRIGHT_TEST_WORKERS", "3")  # each saver has its own prefix
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:asyncio", "-n", workers,
-           *test_files(work), *deselect, *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:asyncio",
+        "-n",
+        workers,
+        *test_files(work),
+        *deselect,
+        *extra,
+    ]
     print(f"LangGraph {version}'s tests against the Redis savers ({work})", flush=True)
     try:
         code = subprocess.run(cmd, cwd=work, env=env).returncode

@@ -1,4 +1,4 @@
-"""Graphs written the way LangGraph's templates are: ``async def`` nodes, and subgraphs
+"""Graphs written the way LangGraph's templates are: `async def` nodes, and subgraphs
 of the other kind (a sync graph over an async one, and the reverse)."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ class Inner(TypedDict, total=False):
 
 
 async def call_model(state: State) -> dict[str, Any]:
-    """The node name of the issue's failing template; asks the model with ``ainvoke``."""
+    """The node name of the issue's failing template; asks the model with `ainvoke`."""
     reply = await ChatOpenAI(model="gpt-4o-mini", max_retries=0).ainvoke(state["text"])
     return {"steps": [f"model:{reply.text}"]}
 

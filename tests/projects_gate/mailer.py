@@ -1,6 +1,6 @@
 """A LangChain agent whose send_email is gated by HumanInTheLoopMiddleware.
 
-Each email sent appends one line to the file named by ``MAILER_EFFECTS``: the effects are
+Each email sent appends one line to the file named by `MAILER_EFFECTS`: the effects are
 counted outside the system under test.
 """
 

@@ -1,4 +1,4 @@
-"""A user's own app, mounted beside the API by ``http.app``."""
+"""A user's own app, mounted beside the API by `http.app`."""
 
 from fastapi import FastAPI
 

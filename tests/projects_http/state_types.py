@@ -1,7 +1,7 @@
 """One small graph per kind of state LangGraph accepts, for the HTTP input checks: a
-``typing.TypedDict`` (pydantic refuses it before Python 3.12), a
-``typing_extensions.TypedDict``, a dataclass and a pydantic model, each with an
-``Annotated`` reducer; and one that shows the request headers its run was given."""
+`typing.TypedDict` (pydantic refuses it before Python 3.12), a
+`typing_extensions.TypedDict`, a dataclass and a pydantic model, each with an
+`Annotated` reducer; and one that shows the request headers its run was given."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""One router per resource of the LangGraph API; ``graphwright.server.app`` includes them all."""
+"""One router per resource of the LangGraph API; `graphwright.server.app` includes them all."""

@@ -1,8 +1,10 @@
-"""``/a2a/{assistant_id}`` and the agent cards: an assistant as an Agent2Agent agent (A2A 1.0
-over JSON-RPC: SendMessage, SendStreamingMessage, GetTask, CancelTask), as the reference
-serves it. A task is a thread (its context) and the runs of it; each call goes through this
-same app with the caller's headers (``inner_calls``), so its runs are ordinary runs and a
-gate in one is a task waiting for input (``TASK_STATE_INPUT_REQUIRED``)."""
+"""`/a2a/{assistant_id}` and the agent cards.
+
+An assistant as an Agent2Agent agent (A2A 1.0 over JSON-RPC: SendMessage, SendStreamingMessage,
+GetTask, CancelTask), as the reference serves it. A task is a thread (its context) and the runs of
+it; each call goes through this same app with the caller's headers (`inner_calls`), so its runs are
+ordinary runs and a gate in one is a task waiting for input (`TASK_STATE_INPUT_REQUIRED`).
+"""
 
 from __future__ import annotations
 
@@ -39,8 +41,10 @@ RUNS_READ = 100  # a context's runs read to find a task's latest
 
 
 def spec_format(data: Any) -> Any:
-    """The v0.x spelling, for a caller that named a v0.x method: lowercase roles and states,
-    the task unwrapped."""
+    """The v0.x spelling, for a caller that named a v0.x method.
+
+    Lowercase roles and states, the task unwrapped.
+    """
     if isinstance(data, dict):
         if list(data) == ["task"]:
             return spec_format(data["task"])
@@ -132,15 +136,10 @@ class Tasks:
         self, params: dict[str, Any]
     ) -> tuple[dict[str, Any], str, str] | dict[str, Any]:
         """Check the message and start its run: (run, task id, context id), or an error."""
-        message = params.get("message")
-        if not isinstance(message, dict):
-            return error(INVALID_PARAMS, "Missing 'message' in params")
-        for key in ("messageId", "role"):
-            if not message.get(key):
-                return error(INVALID_PARAMS, f"Missing required '{key}' in message")
-        parts = message.get("parts")
-        if not isinstance(parts, list) or not parts:
-            return error(INVALID_PARAMS, "Message must contain at least one part")
+        if problem := invalid_message(params):
+            return problem
+        message: dict[str, Any] = params["message"]
+        parts: list[Any] = message["parts"]
         assistant = await self.inner.call("GET", f"/assistants/{self.assistant_id}")
         if not assistant.is_success:
             return error(INVALID_PARAMS, f"Assistant {self.assistant_id} not found")
@@ -151,23 +150,11 @@ class Tasks:
         }
         task: str | None = message.get("taskId")
         if task is not None:
-            latest = await self.latest_run(task)
-            if latest is None:
-                return error(a2a.TASK_NOT_FOUND, f"Task not found: {task}")
-            if a2a.STATE_OF_RUN.get(latest["status"]) in a2a.TERMINAL and not await self.waiting(
-                latest["thread_id"]
-            ):
-                return error(a2a.UNSUPPORTED, "A terminal task cannot accept another message")
-            context_id = latest["thread_id"]
-            body["metadata"] = {"a2a_task_id": task}
-            if await self.waiting(context_id):  # its answer to the gate
-                body["command"] = {"resume": a2a.resume_value(parts)}
+            context_id = await self.continued(task, parts, body)
         else:
-            context_id = message.get("contextId") or str(uuid.uuid4())
-            try:
-                context_id = segment(context_id)
-            except UnsafeIdError as exc:
-                return error(INVALID_PARAMS, f"contextId: {exc}")
+            context_id = new_context(message)
+        if isinstance(context_id, dict):
+            return context_id
         if "command" not in body:
             body["input"] = a2a.run_input(parts, str(message["role"]), str(message["messageId"]))
         run = await self.inner.call("POST", f"/threads/{context_id}/runs", body)
@@ -176,6 +163,23 @@ class Tasks:
             return error(INVALID_PARAMS, str(detail))
         started = run.json()
         return started, task or a2a.task_id(context_id, started["run_id"]), context_id
+
+    async def continued(
+        self, task: str, parts: list[Any], body: dict[str, Any]
+    ) -> str | dict[str, Any]:
+        """The context of the task a message continues (its answer to a gate), or an error."""
+        latest = await self.latest_run(task)
+        if latest is None:
+            return error(a2a.TASK_NOT_FOUND, f"Task not found: {task}")
+        if a2a.STATE_OF_RUN.get(latest["status"]) in a2a.TERMINAL and not await self.waiting(
+            latest["thread_id"]
+        ):
+            return error(a2a.UNSUPPORTED, "A terminal task cannot accept another message")
+        context_id: str = latest["thread_id"]
+        body["metadata"] = {"a2a_task_id": task}
+        if await self.waiting(context_id):  # its answer to the gate
+            body["command"] = {"resume": a2a.resume_value(parts)}
+        return context_id
 
     async def output(self, run: dict[str, Any]) -> dict[str, Any]:
         joined = await self.inner.json(
@@ -240,9 +244,11 @@ class Tasks:
         }
 
     async def stream(self, params: dict[str, Any], id_: Any, legacy: bool) -> AsyncIterator[bytes]:
-        """The task as submitted, then its artifact and its final status, as SSE events:
-        A2A 1.0's ``artifactUpdate``/``statusUpdate`` (the reference sends v0.x's flat
-        updates here, which the 1.0 client reads as empty events), v0.x's for v0.x callers."""
+        """The task as submitted, then its artifact and its final status, as SSE events.
+
+        A2A 1.0's `artifactUpdate`/`statusUpdate` (the reference sends v0.x's flat updates here,
+        which the 1.0 client reads as empty events), v0.x's for v0.x callers.
+        """
 
         def event(result: dict[str, Any]) -> bytes:
             if legacy:
@@ -344,3 +350,25 @@ async def a2a_post(assistant_id: str, request: Request) -> Response:
 def a2a_get(assistant_id: str) -> Response:
     """No server-initiated stream: every answer comes with its request."""
     return Response(status_code=405)
+
+
+def invalid_message(params: dict[str, Any]) -> dict[str, Any] | None:
+    """The error for a message A2A requires more of (an id, a role, a part), if any."""
+    message = params.get("message")
+    if not isinstance(message, dict):
+        return error(INVALID_PARAMS, "Missing 'message' in params")
+    for key in ("messageId", "role"):
+        if not message.get(key):
+            return error(INVALID_PARAMS, f"Missing required '{key}' in message")
+    parts = message.get("parts")
+    if not isinstance(parts, list) or not parts:
+        return error(INVALID_PARAMS, "Message must contain at least one part")
+    return None
+
+
+def new_context(message: dict[str, Any]) -> str | dict[str, Any]:
+    """The context a message with no task starts in (a new one if unnamed), or an error."""
+    try:
+        return segment(message.get("contextId") or str(uuid.uuid4()))
+    except UnsafeIdError as exc:
+        return error(INVALID_PARAMS, f"contextId: {exc}")

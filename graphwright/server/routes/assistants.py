@@ -1,5 +1,8 @@
-"""``/assistants``: assistants stored in Redis with their versions; each registered graph
-keeps a system assistant (its id derived from the graph name, which also names it)."""
+"""`/assistants`.
+
+Assistants stored in Redis with their versions; each registered graph keeps a system assistant (its
+id derived from the graph name, which also names it).
+"""
 
 from __future__ import annotations
 
@@ -98,9 +101,11 @@ async def delete_assistant(
     grant: access.AssistantDelete,
     delete_threads: bool = False,
 ) -> None:
-    """Delete the assistant, its versions, those of its crons the caller may delete and, if
-    asked, those of its threads the caller may delete (the others are left, as the
-    reference skips them: another user's cron on it then fails when it fires)."""
+    """Delete the assistant, its versions and those of its crons the caller may delete.
+
+    And, if asked, those of its threads the caller may delete. The others are left, as the reference
+    skips them: another user's cron on it then fails when it fires.
+    """
     await offload(visible, store, grant, assistant_id)
     crons = await _may(request, grant, "crons")
     threads: Grant | None = None
@@ -110,7 +115,7 @@ async def delete_assistant(
 
 
 async def _may(request: Request, grant: Grant, resource: str) -> Grant | None:
-    """The caller's grant to delete ``resource`` things; None when every delete is refused."""
+    """The caller's grant to delete `resource` things; None when every delete is refused."""
     key = "cron_id" if resource == "crons" else "thread_id"
     try:
         return await access.decide(request, grant.user, resource, "delete", {key: None})

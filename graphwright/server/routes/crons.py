@@ -1,9 +1,12 @@
-"""``/runs/crons``: schedules that start runs, on one thread or on a new thread each time.
-The workers' schedulers start the runs (``cron_scheduler``); this router keeps the crons.
+"""`/runs/crons`.
 
-As in the Agent Server, the ``crons`` auth handlers set the metadata a new cron carries
+Schedules that start runs, on one thread or on a new thread each time. The workers' schedulers start
+the runs (`cron_scheduler`); this router keeps the crons.
+
+As in the Agent Server, the `crons` auth handlers set the metadata a new cron carries
 (per-user isolation stamps its owner) and filter every read, search, change and delete on
-it: a cron the filter hides is a 404, exactly like one that does not exist."""
+it: a cron the filter hides is a 404, exactly like one that does not exist.
+"""
 
 from __future__ import annotations
 

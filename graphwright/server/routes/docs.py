@@ -1,7 +1,8 @@
-"""``/openapi.json``, ``/docs`` and ``/redoc``, served behind the same auth as the API.
+"""`/openapi.json`, `/docs` and `/redoc`, served behind the same auth as the API.
 
 The schema carries OpenAPI links: the id a create returns feeds every operation whose path
-takes it, so clients and fuzzers (schemathesis' stateful phase) can follow them."""
+takes it, so clients and fuzzers (schemathesis' stateful phase) can follow them.
+"""
 
 from __future__ import annotations
 
@@ -56,8 +57,11 @@ ERROR_DETAIL = {
 
 
 def with_true_errors(schema: dict[str, Any]) -> dict[str, Any]:
-    """Say what the service really answers: a 422 is FastAPI's field list or one message
-    (a decision that does not fit its gate), and an accepted cancel has no body."""
+    """Say what the service really answers.
+
+    A 422 is FastAPI's field list or one message (a decision that does not fit its gate), and an
+    accepted cancel has no body.
+    """
     schema.setdefault("components", {}).setdefault("schemas", {})["ErrorDetail"] = ERROR_DETAIL
     for operations in schema["paths"].values():
         for op in operations.values():

@@ -1,7 +1,10 @@
-"""``/mcp``: every assistant an MCP tool over Streamable HTTP (JSON answers, no session), as
-the reference serves it. Each call goes through this same app with the caller's own headers
-(``/assistants/search``, ``/assistants/{id}/schemas``, ``/runs/wait``), so an MCP caller is
-authenticated and authorized like any other, and its runs are ordinary runs."""
+"""`/mcp`.
+
+Every assistant an MCP tool over Streamable HTTP (JSON answers, no session), as the reference serves
+it. Each call goes through this same app with the caller's own headers (`/assistants/search`,
+`/assistants/{id}/schemas`, `/runs/wait`), so an MCP caller is authenticated and authorized like any
+other, and its runs are ordinary runs.
+"""
 
 from __future__ import annotations
 
@@ -87,9 +90,12 @@ async def tools_call(inner: Inner, params: dict[str, Any]) -> dict[str, Any]:
 
 
 async def reviewed(inner: Inner, thread_id: str, run_id: str, value: Any) -> Any:
-    """The output of the run a reviewer's answer starts on the thread (``/review`` or any
-    client), waited for up to ``mcp_review_wait_s``; the gated output if none comes by then.
-    Woken by the thread's trace, where every run writes its start."""
+    """The output of the run a reviewer's answer starts on the thread, or the gated output.
+
+    The answer may come through `/review` or any client; it is waited for up to `mcp_review_wait_s`,
+    and the gated output is returned if none comes by then. Woken by the thread's trace, where every
+    run writes its start.
+    """
     settings = inner.svc.orch.settings
     deadline = time.monotonic() + settings.mcp_review_wait_s
     trace, client = inner.svc.orch.keys.events(thread_id), inner.svc.aio()
@@ -128,8 +134,11 @@ async def answer_request(request: Request, message: dict[str, Any]) -> dict[str,
 
 @router.post("/mcp", dependencies=Guarded)
 async def mcp_post(request: Request) -> Response:
-    """One JSON-RPC message: a request gets its answer as JSON; a notification or a
-    response (the client's) is accepted with 202."""
+    """One JSON-RPC message.
+
+    A request gets its answer as JSON; a notification or a response (the client's) is accepted with
+    202.
+    """
     try:
         message = json.loads(await request.body())
     except json.JSONDecodeError:

@@ -1,6 +1,9 @@
-"""``/metrics``: the reference's figures as Prometheus text (``?format=json``: its JSON
-snapshot), from this process (HTTP, run latency, its run slots, its Redis pool) and from
-Redis where they must hold for the whole cluster (queue depth and waits, threads by status)."""
+"""`/metrics`.
+
+The reference's figures as Prometheus text (`?format=json`: its JSON snapshot), from this process
+(HTTP, run latency, its run slots, its Redis pool) and from Redis where they must hold for the whole
+cluster (queue depth and waits, threads by status).
+"""
 
 from __future__ import annotations
 
@@ -31,8 +34,10 @@ Figures = dict[str, Any]
 
 
 def pool_stats(client: Any) -> dict[str, int] | None:
-    """The reference's ``redis`` pool figures for a client on one connection pool; None for
-    a cluster or Sentinel client, whose connections are spread over several pools."""
+    """The reference's `redis` pool figures for a client on one connection pool.
+
+    None for a cluster or Sentinel client, whose connections are spread over several pools.
+    """
     pool = getattr(client, "connection_pool", None)
     idle, in_use = (
         getattr(pool, "_available_connections", None),
@@ -48,7 +53,7 @@ def pool_stats(client: Any) -> dict[str, int] | None:
 
 
 def workers(svc: Service) -> dict[str, int]:
-    """This process's run slots (``serve --jobs``), as the reference counts its workers."""
+    """This process's run slots (`serve --jobs`), as the reference counts its workers."""
     jobs = svc.local.jobs
     active = len(jobs.tasks)
     return {"max": jobs.limit, "active": active, "available": max(jobs.limit - active, 0)}
@@ -196,7 +201,7 @@ def reference_json(figures: Figures) -> dict[str, Any]:
 
 @router.get("/metrics")  # open like /ok, as the reference's: scrapers carry no API key
 async def metrics(request: Request, format: str = "prometheus") -> Response:
-    """Prometheus text by default; ``format=json`` the snapshot (any other value: text)."""
+    """Prometheus text by default; `format=json` the snapshot (any other value: text)."""
     figures = await gather(request)
     if format == "json":
         return JSONResponse(reference_json(figures))

@@ -1,10 +1,12 @@
-"""``/review``: pages where a reviewer reads the conversation, the pending calls and the run's
-path, and answers every pending call at once.
+"""`/review`.
 
-With an API key set, the key is entered once on ``/review/login`` and kept in a signed
-cookie; these routes accept that cookie or the ``x-api-key`` header, never a URL parameter.
-Under custom auth (a ``langgraph_sdk.Auth``) each request is authenticated by its handler
-like any API call, and the ``threads`` handlers decide which threads the caller sees: the
+Pages where a reviewer reads the conversation, the pending calls and the run's path, and answers
+every pending call at once.
+
+With an API key set, the key is entered once on `/review/login` and kept in a signed
+cookie; these routes accept that cookie or the `x-api-key` header, never a URL parameter.
+Under custom auth (a `langgraph_sdk.Auth`) each request is authenticated by its handler
+like any API call, and the `threads` handlers decide which threads the caller sees: the
 list shows only those, another user's thread is a 404.
 """
 
@@ -42,8 +44,11 @@ router = APIRouter(tags=["review"])
 
 
 async def reviewer(request: Request) -> None:
-    """Let the request through with the login cookie or the key header; else ask to log in.
-    Under custom auth, the Auth handler lets the caller in (or answers 401 itself)."""
+    """Let the request through with the login cookie or the key header.
+
+    Else ask to log in. Under custom auth, the Auth handler lets the caller in (or answers 401
+    itself).
+    """
     request.state.by_header = False  # what lets the caller in: a header, or what a page can
     if authority(request).auth is not None:
         await current_user(request)
@@ -68,8 +73,10 @@ Reviewer = [Depends(reviewer)]
 
 
 async def grant_for(request: Request, action: str, value: dict[str, Any]) -> Grant | None:
-    """What the custom auth's ``threads`` handlers let the caller do; None without custom
-    auth (the API key, or an open service, shows the reviewer every thread)."""
+    """What the custom auth's `threads` handlers let the caller do.
+
+    None without custom auth (the API key, or an open service, shows the reviewer every thread).
+    """
     if authority(request).auth is None:
         return None
     return await decide(request, await current_user(request), "threads", action, value)
@@ -87,8 +94,10 @@ def login_page(next: str = "/review") -> HTMLResponse:
         view.page(
             "log in",
             f"""<h1>Review: log in</h1>
-<form method="post" action="/review/login"><input type="hidden" name="next" value="{view.e(_local(next))}">
-<p><label>API key <input type="password" name="api_key" autocomplete="current-password" autofocus></label>
+<form method="post" action="/review/login">
+<input type="hidden" name="next" value="{view.e(_local(next))}">
+<p><label>API key
+<input type="password" name="api_key" autocomplete="current-password" autofocus></label>
 <button type="submit">Log in</button></p></form>""",
         )
     )
@@ -190,12 +199,14 @@ def _thread_html(orch: Orchestrator, thread_id: str, csrf: str) -> str:
     ]
     answer = answer_of(snapshot.values) if not snapshot.next else None
     e = view.e
+    messages = view.conversation(list(values.get("messages") or []))
+    pending = view.pending_form(thread_id, graph, calls) if calls else ""
     body = f"""<h1>Thread {e(thread_id)}</h1>
 <p>graph <b>{e(graph)}</b> · status <b id="thread-status">{e(state.status)}</b></p>
 <p id="status" role="status"></p><div id="csrf" data-token="{e(csrf)}" hidden></div>
 {f'<div id="answer"><h2>Answer</h2>{view.clipped(answer)}</div>' if answer else ""}
-<h2>Conversation</h2><div id="conversation">{view.conversation(list(values.get("messages") or []))}</div>
-{f"<h2>Pending calls ({len(calls)})</h2>{view.pending_form(thread_id, graph, calls)}" if calls else ""}
+<h2>Conversation</h2><div id="conversation">{messages}</div>
+{f"<h2>Pending calls ({len(calls)})</h2>{pending}" if calls else ""}
 {f"<h2>Waiting for an answer</h2>{view.generic_form(thread_id, other)}" if other else ""}
 <h2>Path</h2><pre class="mermaid">{e(orch.draw(graph, "mermaid", thread_id))}</pre>
 <h3>Steps</h3>{view.steps(orch.history(thread_id))}
@@ -205,8 +216,10 @@ def _thread_html(orch: Orchestrator, thread_id: str, csrf: str) -> str:
 
 @router.post("/review/{thread_id}/answer", dependencies=Reviewer)
 async def answer(thread_id: str, body: Answer, svc: Svc, request: Request) -> dict[str, Any]:
-    """Resume the thread with the page's answer, recorded as a run like any other; from a
-    browser, only with the CSRF token of the page its session was given."""
+    """Resume the thread with the page's answer, recorded as a run like any other.
+
+    From a browser, only with the CSRF token of the page its session was given.
+    """
     browsers.check_csrf(request, request.app.state.review_secret, by_header=request.state.by_header)
     grant = await grant_for(request, "create_run", {"thread_id": thread_id, "metadata": {}})
     if grant is not None:

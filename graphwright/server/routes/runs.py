@@ -1,6 +1,9 @@
-"""``/runs`` and ``/threads/{thread_id}/runs``: create, wait for, stream, join, cancel and
-delete runs, on a thread or stateless. Every run's events are relayed from its Redis
-stream, wherever it executes, so any stream can be joined again with ``Last-Event-ID``."""
+"""`/runs` and `/threads/{thread_id}/runs`.
+
+Create, wait for, stream, join, cancel and delete runs, on a thread or stateless. Every run's events
+are relayed from its Redis stream, wherever it executes, so any stream can be joined again with
+`Last-Event-ID`.
+"""
 
 from __future__ import annotations
 
@@ -25,8 +28,10 @@ LastEventId = Annotated[str | None, Header(alias="Last-Event-ID")]
 
 
 def admitted(launch: Launcher, grant: access.Grant, thread_id: str | None, body: RunCreate) -> Run:
-    """Admit (a webhook resolved, the grant's metadata added) and start a wait or a stream:
-    one hop to the thread pool for both."""
+    """Admit (a webhook resolved, the grant's metadata added) and start a wait or a stream.
+
+    One hop to the thread pool for both.
+    """
     meta = admit_run(launch.orch, grant, thread_id, body)
     return launch.start(thread_id, body, background=False, meta=meta)
 

@@ -1,10 +1,13 @@
-"""``/store``: LangGraph's long-term store over HTTP (items under namespaces), served by
-graphwright's ``RedisStore`` with the Agent Server's shapes and error codes.
+"""`/store`.
 
-Each route runs the ``store`` auth handlers first and operates on the namespace they leave
+LangGraph's long-term store over HTTP (items under namespaces), served by graphwright's `RedisStore`
+with the Agent Server's shapes and error codes.
+
+Each route runs the `store` auth handlers first and operates on the namespace they leave
 (per-user isolation prefixes it with the caller's identity), as the Agent Server does; a
 search filter a handler returns is ANDed with the caller's filter. Every namespace is the
-users': graphwright keeps its own records (memories) in a store of its own."""
+users': graphwright keeps its own records (memories) in a store of its own.
+"""
 
 from __future__ import annotations
 
@@ -38,8 +41,11 @@ def item_doc(item: Item) -> dict[str, Any]:
 
 
 def both(given: dict[str, Any] | None, granted: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The caller's filter AND the handler's, as one filter; None when no item can match both
-    (the store's filters have no ``$and``: a key both name must want the same value)."""
+    """The caller's filter AND the handler's, as one filter.
+
+    None when no item can match both (the store's filters have no `$and`: a key both name must want
+    the same value).
+    """
     merged = dict(given or {})
     for key, wanted in (granted or {}).items():
         if key in merged and merged[key] != wanted:

@@ -1,4 +1,4 @@
-"""``/ok``, ``/health`` and ``/info``: is the service up, and what is it."""
+"""`/ok`, `/health` and `/info`: is the service up, and what is it."""
 
 from __future__ import annotations
 
@@ -29,9 +29,11 @@ def health() -> Health:
 
 @router.get("/info", dependencies=Guarded)
 def info(orch: Orch, svc: Svc) -> dict[str, Any]:
-    """The reference's ``/info`` (chat UIs call it on connect), plus graphwright's own part:
-    ``workers`` live on the queue (``serve``'s own included); under ``serve --queue``, 0
-    means background runs, waits and streams wait for a ``graphwright worker``."""
+    """The reference's `/info` (chat UIs call it on connect), plus graphwright's own part.
+
+    `workers` live on the queue (`serve`'s own included); under `serve --queue`, 0 means background
+    runs, waits and streams wait for a `graphwright worker`.
+    """
     workers = live_workers(orch)
     return {
         "version": _version("graphwright"),

@@ -1,9 +1,11 @@
-"""Thread-centric streaming (``client.threads.stream`` of ``langgraph-sdk``), as the reference
-serves it: ``POST /threads/{id}/commands``, ``POST /threads/{id}/stream/events`` (SSE, its
-filter in the body) and the WebSocket on the same path (``subscription.subscribe`` and
-``unsubscribe``, and the other commands, in-band). Every read and run goes through this
-app's routes as the caller (``inner_calls``): a caller who may not read the thread gets
-its refusal, and a run started here is an ordinary run."""
+"""Thread-centric streaming, as the reference serves it.
+
+`client.threads.stream` of `langgraph-sdk` calls `POST /threads/{id}/commands`, `POST
+/threads/{id}/stream/events` (SSE, its filter in the body) and the WebSocket on the same path
+(`subscription.subscribe` and `unsubscribe`, and the other commands, in-band). Every read and run
+goes through this app's routes as the caller (`inner_calls`): a caller who may not read the thread
+gets its refusal, and a run started here is an ordinary run.
+"""
 
 from __future__ import annotations
 
@@ -45,7 +47,7 @@ def bad(detail: str, status: int = 400) -> Response:
 
 
 async def readable(inner: Inner, thread_id: str) -> Response | None:
-    """None when the caller may read the thread; else the refusal of ``GET /threads/{id}``."""
+    """None when the caller may read the thread; else the refusal of `GET /threads/{id}`."""
     try:
         thread_id = segment(thread_id)
     except UnsafeIdError as exc:

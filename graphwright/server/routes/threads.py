@@ -1,5 +1,8 @@
-"""``/threads``: create, read, update, search, count, copy, prune and delete threads; their
-state now or at any checkpoint, state updates and history."""
+"""`/threads`.
+
+Create, read, update, search, count, copy, prune and delete threads; their state now or at any
+checkpoint, state updates and history.
+"""
 
 from __future__ import annotations
 
@@ -72,8 +75,10 @@ def count_threads(body: ThreadCountBody, svc: Svc, grant: access.ThreadSearch) -
 def prune_threads(
     body: ThreadPruneBody, svc: Svc, orch: Orch, grant: access.ThreadDelete
 ) -> dict[str, int]:
-    """Under a filter every id must be the caller's (else 404, as the reference); without
-    one, unknown ids are skipped."""
+    """Under a filter every id must be the caller's (else 404, as the reference).
+
+    Without one, unknown ids are skipped.
+    """
     if grant.filters:
         for thread_id in body.thread_ids:
             meta = orch.meta(thread_id)
