@@ -178,3 +178,22 @@ def test_every_link_of_the_readme_reaches_a_file() -> None:
     assert targets, "the README links to its docs"
     missing = [t for t in targets if not (ROOT / t).exists()]
     assert not missing, f"README.md links to missing files: {missing}"
+
+
+def test_the_readme_and_the_docs_index_do_not_drift() -> None:
+    """The site's home page takes the README's intro and guarantees as snippets (one text,
+    two places), and both route to the same tutorials, every one on the site's nav."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    index = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    for section in ("intro", "guarantees"):
+        assert f'--8<-- "README.md:{section}"' in index, f"docs/index.md: {section} not taken"
+        for end in ("start", "end"):
+            assert f"<!-- --8<-- [{end}:{section}] -->" in readme, f"README.md: {section}"
+    start_here = index.split("## Start here", 1)[1].split("\n## ", 1)[0]
+    tutorials = re.findall(r"\]\((tutorials/[^)#]+)\)", start_here)
+    assert len(tutorials) >= 4, "the docs index routes to its tutorials"
+    in_readme = re.findall(r"\]\(docs/(tutorials/[^)#]+)\)", readme)
+    assert sorted(set(tutorials)) == sorted(set(in_readme)), "README and index list other tutorials"
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    off_site = [t for t in re.findall(r"\]\(docs/([^)#]+)\)", readme) if f": {t}\n" not in nav]
+    assert not off_site, f"README.md links to docs pages off the site's nav: {off_site}"
