@@ -1,5 +1,5 @@
 # The inner loop. Every target uses the project's .venv (made by ./scripts/bootstrap).
-.PHONY: help test quick lint format docs docs-serve demo settings-doc
+.PHONY: help test quick lint format docs docs-serve demo settings-doc lock lock-upgrade
 
 VENV := .venv/bin
 
@@ -20,6 +20,21 @@ format:  ## ruff format and ruff's safe fixes
 	./scripts/bootstrap
 	$(VENV)/ruff format graphwright graphs nodes tools checkpoints graphwright_errors tests bench scripts
 	$(VENV)/ruff check --fix graphwright graphs nodes tools checkpoints graphwright_errors tests bench scripts
+
+# Exact versions and hashes for every Python the project supports (--universal), and no index
+# URL: the lock installs from whichever registry pip and uv are configured with. An existing
+# pin is kept unless pyproject.toml excludes it; lock-upgrade moves every pin to the newest.
+LOCK := UV_SYSTEM_CERTS=1 $(VENV)/uv pip compile --quiet --universal --generate-hashes \
+	--annotation-style line --extra dev --custom-compile-command 'make lock' \
+	pyproject.toml -o requirements-dev.lock
+
+lock:  ## refresh requirements-dev.lock from pyproject.toml, keeping the pins it can
+	./scripts/bootstrap
+	$(LOCK)
+
+lock-upgrade:  ## requirements-dev.lock at the newest versions pyproject.toml allows
+	./scripts/bootstrap
+	$(LOCK) --upgrade
 
 settings-doc:  ## regenerate docs/reference/settings.md from the Settings model
 	$(VENV)/python scripts/settings_doc.py

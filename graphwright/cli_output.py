@@ -134,9 +134,10 @@ def show_result(result: RunResult, answer_shown: bool = False) -> None:
         )
     else:
         colour = "green" if result.status == "completed" else "yellow"
+        # A plain LangGraph graph ends with no stop reason: nothing in brackets then.
+        why = f" ({result.stop_reason})" if result.stop_reason else ""
         console.print(
-            f"[{colour}]{result.status}[/{colour}] ({result.stop_reason}) "
-            f"thread {result.thread_id}",
+            f"[{colour}]{result.status}[/{colour}]{why} thread {result.thread_id}",
             highlight=False,
         )
         if not answer_shown:

@@ -3,8 +3,10 @@
 A page is read top to bottom as a reader follows it. A fence with a `title="path"` is a
 file the reader saves (written into the page's working folder); an untitled `python`
 block runs in one namespace per page (later blocks see earlier names); an untitled
-`bash` block runs in that folder; an untitled `json` block must parse. A block that
-cannot run offline says so on the line above it: `<!-- test: skip REASON -->`; a block
+`bash` block runs in that folder; an untitled `json` or `yaml` block must parse; a
+`text` block is shown output or a diagram, never run. Every other fence is an example the
+suite would miss, so it fails `test_every_fence_is_collected`. A block that cannot run
+offline says so on the line above it: `<!-- test: skip REASON -->`; a block
 marked `<!-- test: served -->` runs while the page's graphs are served over HTTP, its
 `http://127.0.0.1:8123` pointed at that service.
 """
@@ -25,7 +27,18 @@ TITLE = re.compile(r'title="(?P<title>[^"]+)"')
 SKIP = re.compile(r"<!--\s*test:\s*skip\b(?P<reason>.*?)-->\s*$")
 SERVED = re.compile(r"<!--\s*test:\s*served\s*-->\s*$")
 SERVED_URL = "http://127.0.0.1:8123"  # what a served block calls: the port serve's docs use
-RUN = {"python": "python", "py": "python", "bash": "bash", "sh": "bash", "json": "json"}
+RUN = {
+    "python": "python",
+    "py": "python",
+    "bash": "bash",
+    "sh": "bash",
+    "json": "json",
+    "yaml": "yaml",
+    "yml": "yaml",
+    "text": "text",  # shown, never run: output, a diagram, a layout
+}
+# Any fence opening, as Markdown (and pymdownx.superfences) reads one: ``` or ~~~, indented.
+FENCE_OPENING = re.compile(r"^[ ]*(```|~~~)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,11 +47,16 @@ class Block:
 
     page: Path
     line: int  # 1-based line of the block's first body line
-    lang: str  # python | bash | json | other
+    lang: str  # python | bash | json | yaml | text | other
     title: str | None
     body: str
     skip: str | None  # the reason given, when the page marks the block as not run
     served: bool  # runs against the page's graphs served over HTTP
+
+    @property
+    def runs(self) -> bool:
+        """Whether the suite runs it: a file to save, or code to run or parse, not skipped."""
+        return self.skip is None and (self.title is not None or self.lang not in ("text", "other"))
 
     @property
     def where(self) -> str:
@@ -77,3 +95,11 @@ def blocks(page: Path) -> list[Block]:
             )
         )
     return found
+
+
+def fence_lines(page: Path) -> int:
+    """How many lines of the page open or close a fence, read line by line: twice the
+    number of blocks `blocks` finds, unless a fence escapes its pattern."""
+    return sum(
+        1 for line in page.read_text(encoding="utf-8").splitlines() if FENCE_OPENING.match(line)
+    )
