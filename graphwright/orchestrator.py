@@ -308,17 +308,6 @@ class Orchestrator(Inspection, AsyncTwins):
         how many moved (docs/store.md: the migration)."""
         return adopt_legacy(self.memory, self.store)
 
-    # Kept for graphwright.server.execution (the worker's executor), which records its runs
-    # through these until it calls RunRecord and Memories directly.
-    def _scopes(self, user_id: str) -> list[str]:
-        return self.user_memory.scopes(user_id)
-
-    def _remember(self, thread_id: str, run_id: str, fence: int | None = None) -> None:
-        self.user_memory.remember(thread_id, run_id, fence)
-
-    def _set_meta(self, thread_id: str, /, fence: int | None = None, **fields: str) -> None:
-        self.thread_meta.write(thread_id, fence, **fields)
-
     def meta(self, thread_id: str) -> dict[str, str]:
         """The thread's stored metadata (graph, status, times); empty for an unknown thread."""
         return self._meta(thread_id)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.types import Command
 
+from graphwright import run_meta
 from graphwright.graphs.gates import gate_command, pending_gate
 from graphwright.graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.inputs import parse_input, user_messages
@@ -21,7 +22,7 @@ from graphwright.native import own_input
 from graphwright.nodes.deps import Limits
 from graphwright.nodes.gate_models import GateRequest
 from graphwright.results import StepEvent
-from graphwright.run_record import MODEL_FAILED, checkpoint_of
+from graphwright.run_meta import MODEL_FAILED, checkpoint_of
 from graphwright.streaming import StreamMode
 from graphwright_errors import NotFoundError, UserError
 
@@ -175,7 +176,7 @@ def _prepare_resume(
         # the writes that step saved, or finds the run had finished.
         return compiled, None
     if status != meta.get("status"):  # its process died after the last step
-        orch.thread_meta.write(thread_id, fence, status=str(status))
+        run_meta.settled(orch.thread_meta, thread_id, fence, status)
     raise UserError(
         f"thread {thread_id!r} has already finished ({status}); there is "
         "nothing to resume; start a new run with invoke"

@@ -21,9 +21,9 @@ from typing import Any, Literal
 
 import redis
 
+from graphwright import run_meta, run_status
 from graphwright.checkpoints.errors import LockLostError
-from graphwright.checkpoints.memory import effective
-from graphwright.graphs.gates import pending_gate
+from graphwright.graphs.gates import gate_of, pending_gate
 from graphwright.graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.inputs import user_messages
 from graphwright.locking import ThreadBusyError, ThreadLock, athread_lock
@@ -34,7 +34,7 @@ from graphwright.server.payloads import command_of, goal_of, graph_input, run_co
 from graphwright.server.producing import produce
 from graphwright.server.pump import Pump
 from graphwright.server.runs import RunStore
-from graphwright.server.schemas import RunCreate, RunStatus
+from graphwright.server.schemas import RunCreate
 from graphwright.server.values import final_values, values_of
 from graphwright.tools.runloop import call, hand
 from graphwright_errors import InfrastructureError
@@ -151,9 +151,7 @@ class Executor:
             )  # no rollback: no before
             return None
         fence = lock.fence if lock is not None else None  # no write of a stale run lands
-        self.orch._set_meta(
-            thread_id, fence, graph=spec.name, status="running", thread_id=thread_id
-        )
+        run_meta.started(self.orch.thread_meta, thread_id, fence, spec.name)
         self.orch.tracer.emit(
             thread_id,
             "run_start",
@@ -173,7 +171,7 @@ class Executor:
         log.warning("run %s on thread %s failed before it started: %s", run_id, thread_id, exc)
         fence = lock.fence if lock is not None else None
         self.publish(thread_id, run_id, "error", error_data(exc))
-        self.orch._set_meta(thread_id, fence, status="failed")
+        run_meta.failed(self.orch.thread_meta, thread_id, fence)
         if self.store.raw(thread_id, run_id).get("stateless") == "delete":
             drop_temporary_thread(self.orch, self.store, thread_id, run_id)
         cap = self.orch.refresh_ttl(thread_id)
@@ -233,17 +231,14 @@ class Executor:
         fence: int | None = None,
     ) -> None:
         """Recall the user's memories into the run and note what to remember when it ends."""
-        scopes = self.orch._scopes(user)
+        memories = self.orch.user_memory
+        scopes = memories.scopes(user)
         run_input = RunInput.model_validate(
             goal_of(body.input if isinstance(body.input, dict) else None)
         )
-        self.orch._set_meta(
-            thread_id, fence, user_id=user, remember=json.dumps(user_messages(payload, run_input))
-        )
+        memories.note(thread_id, user, user_messages(payload, run_input), fence)
         if spec.uses_memory:
-            payload["memories"] = [
-                f"{r.kind} {r.key}: {r.value}" for r in effective(self.orch.memory.recall(scopes))
-            ]
+            payload["memories"] = memories.lines(scopes)
 
     def recovered_payload(
         self,
@@ -379,36 +374,20 @@ class Executor:
         gives the lock back; a stateless run's thread is gone before its waiters wake."""
         fence = lock.fence if lock is not None else None  # moved on by a cancel
         state = graph.get_state({"configurable": {"thread_id": thread_id}})
-        status: RunStatus
-        if error is not None:
-            status, thread_status = "error", "failed"
-        elif cancel is not None:  # the reference marks a thread whose run was interrupted so
-            status, thread_status = (
-                "interrupted",
-                "interrupted" if cancel == "interrupt" else "completed",
-            )
-            if cancel == "rollback":
-                self.rollback(graph, thread_id, run_id, before)
-        elif state.next:  # a run that stops at an interrupt succeeded; its thread waits
-            status, thread_status = "success", "interrupted"
-        else:
-            stop = (
-                (state.values or {}).get("stop_reason") if isinstance(state.values, dict) else None
-            )
-            status, thread_status = (
-                "success",
-                "completed" if stop in (None, "answered") else "stopped",
-            )
-        self.orch._set_meta(thread_id, fence, status=thread_status)
+        status, thread_status = run_status.http_end(state, error, cancel)
+        if cancel == "rollback":
+            self.rollback(graph, thread_id, run_id, before)
+        run_meta.ended(
+            self.orch.thread_meta, thread_id, fence, thread_status, state, gate=gate_of(state)
+        )
         message = json.dumps(error_data(error)) if error is not None else ""
         output = (
             final_values(self.orch, thread_id) if cancel == "rollback" else values_of(graph, state)
         )
         self.store.update(thread_id, run_id, fence, output=json.dumps(output))
         if thread_status == "completed" and cancel != "rollback":
-            self.orch._remember(
-                thread_id, run_id, fence
-            )  # before the run reads as ended to its waiters
+            # before the run reads as ended to its waiters
+            self.orch.user_memory.remember(thread_id, run_id, fence)
         if self.store.raw(thread_id, run_id).get("stateless") == "delete":
             drop_temporary_thread(self.orch, self.store, thread_id, run_id)
         # A thread with a TTL: the keys this run added expire with it, before its end is seen.
