@@ -23,6 +23,7 @@ from graphwright.nodes.deps import Limits
 from graphwright.nodes.gate_models import GateRequest
 from graphwright.results import StepEvent
 from graphwright.run_meta import MODEL_FAILED, checkpoint_of
+from graphwright.run_record import run_config
 from graphwright.streaming import StreamMode
 from graphwright_errors import NotFoundError, UserError
 
@@ -47,7 +48,7 @@ async def start(
         orch.user_memory.scopes(user_id) if user_id is not None else []
     )  # checked before any read
     thread_id = thread_id or f"{graph}-{uuid.uuid4().hex[:12]}"
-    async with orch._alock(thread_id) as lock:
+    async with orch.lifecycle.lock(thread_id) as lock:
         compiled, payload = await asyncio.to_thread(
             _prepare, orch, spec, thread_id, input, run_input, limits, scopes, user_id, lock.fence
         )
@@ -76,14 +77,14 @@ def _prepare(
     fence: int | None = None,
 ) -> tuple[Graph, Any]:
     """Check the thread may start a run; the compiled graph and the run's input."""
-    meta = orch._meta(thread_id)
+    meta = orch.meta(thread_id)
     if meta.get("graph") and meta["graph"] != spec.name:
         raise UserError(
             f"thread {thread_id!r} belongs to graph {meta['graph']!r}, not {spec.name!r}"
         )
-    compiled = orch._graph(spec, limits)
+    compiled = orch.graph_for(spec, limits)
     if meta:
-        snapshot = compiled.get_state(orch._config(thread_id))
+        snapshot = compiled.get_state(run_config(thread_id))
         if snapshot.interrupts:
             raise UserError(
                 f"thread {thread_id!r} is waiting at a gate; answer it with "
@@ -121,11 +122,11 @@ async def resume(
     mode: StreamMode,
 ) -> AsyncIterator[StepEvent]:
     """The run core of ``stream_resume``/``astream_resume``, on the run loop."""
-    meta = await asyncio.to_thread(orch._meta, thread_id)
+    meta = await asyncio.to_thread(orch.meta, thread_id)
     if not meta.get("graph"):
         raise NotFoundError(f"no thread {thread_id!r}; `threads` lists the known ones")
     spec = orch.graphs.get(meta["graph"])
-    async with orch._alock(thread_id) as lock:
+    async with orch.lifecycle.lock(thread_id) as lock:
         compiled, payload = await asyncio.to_thread(
             _prepare_resume, orch, spec, meta, thread_id, decision, limits, decide, lock.fence
         )
@@ -146,8 +147,8 @@ def _prepare_resume(
     fence: int | None = None,
 ) -> tuple[Graph, Any]:
     """What resuming the thread means now: the compiled graph and the payload to run."""
-    compiled = orch._graph(spec, limits)
-    config = orch._config(thread_id)
+    compiled = orch.graph_for(spec, limits)
+    config = run_config(thread_id)
     snapshot = compiled.get_state(config)
     gate = pending_gate(compiled, config)
     if decide is not None:

@@ -150,7 +150,7 @@ class RunRecord:
     ) -> RunResult:
         """The run's result from one read of the thread's state; its status written last."""
         status, error = run_status.ended(snapshot, error)
-        if status in ("completed", "stopped"):
+        if run_status.remembers(status):
             self.memories.remember(thread_id, run_id, fence)  # its model call counts in the usage
         since = self.tracer.read(thread_id, self.meta.read(thread_id).get("trace_from") or "-")
         values = snapshot.values if isinstance(snapshot.values, dict) else {}

@@ -27,6 +27,7 @@ __all__ = [
     "as_read",
     "ended",
     "http_end",
+    "remembers",
     "settled",
 ]
 
@@ -69,6 +70,12 @@ def ended(
 def by_stop_reason(stop_reason: Any) -> RunStatus:
     """A run that ran to its end: ``completed`` when it answered, else ``stopped``."""
     return "completed" if stop_reason in (None, "answered") else "stopped"
+
+
+def remembers(status: RunStatus | ThreadStatus) -> bool:
+    """Whether a run that ended so stores what its user asked to remember: it ran to its
+    end (``completed``, or ``stopped`` by a budget), not failed, interrupted or waiting."""
+    return status in ("completed", "stopped")
 
 
 def http_end(

@@ -99,3 +99,19 @@ def test_the_scan_sees_a_write() -> None:
     unrelated = ast.parse('self.tracer.write(tid, status="x")').body[0]
     assert isinstance(unrelated, ast.Expr) and isinstance(unrelated.value, ast.Call)
     assert not writes_run_meta(unrelated.value)
+
+
+def test_no_module_reaches_into_the_orchestrators_private_members() -> None:
+    """The run path calls the Orchestrator's public face (``Lifecycle``, ``graph_for``,
+    ``meta``), never ``orch._set_meta``, ``_alock``, ``_graph`` and the like."""
+    found: list[str] = []
+    for path in sorted(SOURCE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and ast.unparse(node.value) in ("orch", "self.orch", "launch.orch")
+            ):
+                found.append(f"{path.relative_to(SOURCE.parent)}:{node.lineno} {node.attr}")
+    assert found == []

@@ -21,13 +21,14 @@ from typing import Any, Literal
 
 import redis
 
-from graphwright import run_meta, run_status
+from graphwright import run_status
 from graphwright.checkpoints.errors import LockLostError
-from graphwright.graphs.gates import gate_of, pending_gate
+from graphwright.graphs.gates import pending_gate
 from graphwright.graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.inputs import user_messages
-from graphwright.locking import ThreadBusyError, ThreadLock, athread_lock
+from graphwright.locking import ThreadBusyError, ThreadLock
 from graphwright.orchestrator import Orchestrator
+from graphwright.run_context import Run
 from graphwright.server.completion import after_run, drop_temporary_thread
 from graphwright.server.framing import Framer, error_data
 from graphwright.server.payloads import command_of, goal_of, graph_input, run_config, run_context
@@ -72,14 +73,7 @@ class Executor:
     async def _arun(self, thread_id: str, run_id: str) -> Outcome:
         async with AsyncExitStack() as stack:
             try:
-                lock = await stack.enter_async_context(
-                    athread_lock(
-                        self.orch.client,
-                        self.orch.keys,
-                        thread_id,
-                        ttl_s=self.orch.settings.lock_ttl_s,
-                    )
-                )
+                lock = await stack.enter_async_context(self.orch.lifecycle.lock(thread_id))
             except ThreadBusyError:
                 return "busy"  # a retry, never an error
             picked = await asyncio.to_thread(self.store.pickup, thread_id, run_id, self.owner)
@@ -127,13 +121,13 @@ class Executor:
     ) -> tuple[GraphSpec, Graph, Any, RunCreate, Any] | None:
         """The run's graph, config and payload, its start recorded; None when it failed here."""
         body = self.store.body(thread_id, run_id)
-        try:
-            spec = self.orch.graphs.get(body.assistant_id)  # a graph this process may not know
+        try:  # a graph this process may not know; a factory graph: built for this config
             config = run_config(thread_id, run_id, body)
             config["configurable"].pop("gw_fence", None)  # ours to set, never the caller's
             if lock is not None:  # every checkpoint, record and trace write of the run carries it
                 config["configurable"]["gw_fence"] = lock.fence
-            graph = self.orch.compiled(spec.name, config)  # a factory graph: built for this config
+            run = self.orch.lifecycle.admit(body.assistant_id, thread_id, run_id, config=config)
+            run.lock, spec, graph = lock, run.spec, run.graph
         except (redis.RedisError, InfrastructureError):
             raise  # Redis away or the run lost: retried, never the run's fault
         except Exception as exc:  # the run's own: its graph, its factory or its config
@@ -150,17 +144,7 @@ class Executor:
                 spec, graph, thread_id, run_id, exc, None, None, lock
             )  # no rollback: no before
             return None
-        fence = lock.fence if lock is not None else None  # no write of a stale run lands
-        run_meta.started(self.orch.thread_meta, thread_id, fence, spec.name)
-        self.orch.tracer.emit(
-            thread_id,
-            "run_start",
-            fence=fence,
-            run_id=run_id,
-            graph=spec.name,
-            input=body.input if isinstance(body.input, dict) else None,
-            resumed=body.input is None,
-        )
+        self.orch.lifecycle.start(run, body.input)  # fenced: no write of a stale run lands
         return spec, graph, config, body, payload
 
     def fail_early(
@@ -169,12 +153,11 @@ class Executor:
         """End a run that failed before its graph existed: ``error`` with the reason, once
         (FINISH is owner-checked), and its thread given back for the next run."""
         log.warning("run %s on thread %s failed before it started: %s", run_id, thread_id, exc)
-        fence = lock.fence if lock is not None else None
         self.publish(thread_id, run_id, "error", error_data(exc))
-        run_meta.failed(self.orch.thread_meta, thread_id, fence)
+        self.orch.lifecycle.failed(None, thread_id, lock.fence if lock is not None else None)
         if self.store.raw(thread_id, run_id).get("stateless") == "delete":
             drop_temporary_thread(self.orch, self.store, thread_id, run_id)
-        cap = self.orch.refresh_ttl(thread_id)
+        cap = self.orch.lifecycle.release(thread_id)
         if lock is not None:
             lock.renewal_stop.set()  # FINISH deletes the lock: no renewal may find it gone
         if not self.store.finish(
@@ -373,25 +356,23 @@ class Executor:
         another executor took the thread over, before the owner-checked FINISH, which also
         gives the lock back; a stateless run's thread is gone before its waiters wake."""
         fence = lock.fence if lock is not None else None  # moved on by a cancel
+        run = Run(thread_id=thread_id, run_id=run_id, spec=spec, graph=graph, config={}, lock=lock)
         state = graph.get_state({"configurable": {"thread_id": thread_id}})
         status, thread_status = run_status.http_end(state, error, cancel)
         if cancel == "rollback":
             self.rollback(graph, thread_id, run_id, before)
-        run_meta.ended(
-            self.orch.thread_meta, thread_id, fence, thread_status, state, gate=gate_of(state)
-        )
+        # before the run reads as ended to its waiters (its memories, then its status)
+        remember = run_status.remembers(thread_status) and cancel != "rollback"
+        self.orch.lifecycle.finish(run, state, thread_status, remember=remember)
         message = json.dumps(error_data(error)) if error is not None else ""
         output = (
             final_values(self.orch, thread_id) if cancel == "rollback" else values_of(graph, state)
         )
         self.store.update(thread_id, run_id, fence, output=json.dumps(output))
-        if thread_status == "completed" and cancel != "rollback":
-            # before the run reads as ended to its waiters
-            self.orch.user_memory.remember(thread_id, run_id, fence)
         if self.store.raw(thread_id, run_id).get("stateless") == "delete":
             drop_temporary_thread(self.orch, self.store, thread_id, run_id)
         # A thread with a TTL: the keys this run added expire with it, before its end is seen.
-        cap = self.orch.refresh_ttl(thread_id)
+        cap = self.orch.lifecycle.release(thread_id)
         if lock is not None:
             lock.renewal_stop.set()  # FINISH deletes the lock: no renewal may find it gone
         if not self.store.finish(
