@@ -14,6 +14,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 
+from graphwright import run_meta
 from graphwright.checkpoints.memory import MemoryBook, MemoryRecord, Source, effective, scope_of
 from graphwright.checkpoints.trace import TraceWriter
 from graphwright.nodes.tracing import trace_model_call
@@ -59,7 +60,7 @@ class Memories:
         self, thread_id: str, user_id: str, messages: list[dict[str, Any]], fence: int | None = None
     ) -> None:
         """Keep the run's own user messages on the thread until the run ends (fenced)."""
-        self.meta.write(thread_id, fence, user_id=user_id, remember=json.dumps(messages))
+        run_meta.noted(self.meta, thread_id, fence, user_id, messages)
 
     def remember(self, thread_id: str, run_id: str, fence: int | None = None) -> None:
         """Store what the user's own messages of this run asked to be remembered.
@@ -71,7 +72,7 @@ class Memories:
         if not meta.get("user_id") or not meta.get("remember"):
             return
         messages = json.loads(meta["remember"])
-        self.meta.write(thread_id, fence, remember="")
+        run_meta.remembered(self.meta, thread_id, fence)
         started = time.time()
         configurable: dict[str, Any] = {"thread_id": thread_id}
         if fence is not None:

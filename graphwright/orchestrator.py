@@ -11,7 +11,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractAsyncContextManager, AbstractContextManager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import redis
@@ -38,7 +38,7 @@ from graphwright.graphs.registry import (
 )
 from graphwright.inputs import load_plugin, parse_input
 from graphwright.inspection import Inspection
-from graphwright.locking import ThreadLock, athread_lock, retire_fence, thread_lock
+from graphwright.locking import ThreadLock, retire_fence, thread_lock
 from graphwright.memories import Memories
 from graphwright.models import make_model
 from graphwright.nodes.deps import Limits
@@ -50,6 +50,7 @@ from graphwright.results import (
     RunResult,
     StepEvent,
 )
+from graphwright.run_context import Lifecycle
 from graphwright.run_record import RunRecord, run_config
 from graphwright.settings import Settings
 from graphwright.streaming import StreamMode, last_result
@@ -140,6 +141,7 @@ class Orchestrator(Inspection, AsyncTwins):
         self.run_record = RunRecord(
             self.thread_meta, self.tracer, self.user_memory, self.settings.durability
         )
+        self.lifecycle = Lifecycle(self)  # every run's steps, for the API and the server
         self._compiled: dict[tuple[str, str, str], Graph] = {}
         configured = self.settings.mcp_servers
         self.mcp_servers: dict[str, ServerConfig] = {
@@ -313,17 +315,6 @@ class Orchestrator(Inspection, AsyncTwins):
         """
         return adopt_legacy(self.memory, self.store)
 
-    # Kept for graphwright.server.execution (the worker's executor), which records its runs
-    # through these until it calls RunRecord and Memories directly.
-    def _scopes(self, user_id: str) -> list[str]:
-        return self.user_memory.scopes(user_id)
-
-    def _remember(self, thread_id: str, run_id: str, fence: int | None = None) -> None:
-        self.user_memory.remember(thread_id, run_id, fence)
-
-    def _set_meta(self, thread_id: str, /, fence: int | None = None, **fields: str) -> None:
-        self.thread_meta.write(thread_id, fence, **fields)
-
     def meta(self, thread_id: str) -> dict[str, str]:
         """The thread's stored metadata (graph, status, times); empty for an unknown thread."""
         return self._meta(thread_id)
@@ -379,6 +370,12 @@ class Orchestrator(Inspection, AsyncTwins):
         """
         return self._graph(self.graphs.get(graph), None, config)
 
+    def graph_for(
+        self, spec: GraphSpec, limits: Limits | None = None, config: RunnableConfig | None = None
+    ) -> Graph:
+        """`spec`'s graph compiled for these limits (and, for a factory, this config)."""
+        return self._graph(spec, limits, config)
+
     def _graph(
         self, spec: GraphSpec, limits: Limits | None, config: RunnableConfig | None = None
     ) -> Graph:
@@ -409,9 +406,6 @@ class Orchestrator(Inspection, AsyncTwins):
 
     def _lock(self, thread_id: str) -> AbstractContextManager[ThreadLock]:
         return thread_lock(self.client, self.keys, thread_id, ttl_s=self.settings.lock_ttl_s)
-
-    def _alock(self, thread_id: str) -> AbstractAsyncContextManager[ThreadLock]:
-        return athread_lock(self.client, self.keys, thread_id, ttl_s=self.settings.lock_ttl_s)
 
     def _config(
         self, thread_id: str, run_id: str | None = None, fence: int | None = None

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.types import Command
 
+from graphwright import run_meta
 from graphwright.graphs.gates import gate_command, pending_gate
 from graphwright.graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.inputs import parse_input, user_messages
@@ -23,7 +24,8 @@ from graphwright.native import own_input
 from graphwright.nodes.deps import Limits
 from graphwright.nodes.gate_models import GateRequest
 from graphwright.results import StepEvent
-from graphwright.run_record import MODEL_FAILED, checkpoint_of
+from graphwright.run_meta import MODEL_FAILED, checkpoint_of
+from graphwright.run_record import run_config
 from graphwright.streaming import StreamMode
 from graphwright_errors import NotFoundError, UserError
 
@@ -48,7 +50,7 @@ async def start(
         orch.user_memory.scopes(user_id) if user_id is not None else []
     )  # checked before any read
     thread_id = thread_id or f"{graph}-{uuid.uuid4().hex[:12]}"
-    async with orch._alock(thread_id) as lock:
+    async with orch.lifecycle.lock(thread_id) as lock:
         compiled, payload = await asyncio.to_thread(
             _prepare, orch, spec, thread_id, input, run_input, limits, scopes, user_id, lock.fence
         )
@@ -77,14 +79,14 @@ def _prepare(
     fence: int | None = None,
 ) -> tuple[Graph, Any]:
     """Check the thread may start a run; the compiled graph and the run's input."""
-    meta = orch._meta(thread_id)
+    meta = orch.meta(thread_id)
     if meta.get("graph") and meta["graph"] != spec.name:
         raise UserError(
             f"thread {thread_id!r} belongs to graph {meta['graph']!r}, not {spec.name!r}"
         )
-    compiled = orch._graph(spec, limits)
+    compiled = orch.graph_for(spec, limits)
     if meta:
-        snapshot = compiled.get_state(orch._config(thread_id))
+        snapshot = compiled.get_state(run_config(thread_id))
         if snapshot.interrupts:
             raise UserError(
                 f"thread {thread_id!r} is waiting at a gate; answer it with "
@@ -124,11 +126,11 @@ async def resume(
     mode: StreamMode,
 ) -> AsyncIterator[StepEvent]:
     """The run core of `stream_resume`/`astream_resume`, on the run loop."""
-    meta = await asyncio.to_thread(orch._meta, thread_id)
+    meta = await asyncio.to_thread(orch.meta, thread_id)
     if not meta.get("graph"):
         raise NotFoundError(f"no thread {thread_id!r}; `threads` lists the known ones")
     spec = orch.graphs.get(meta["graph"])
-    async with orch._alock(thread_id) as lock:
+    async with orch.lifecycle.lock(thread_id) as lock:
         compiled, payload = await asyncio.to_thread(
             _prepare_resume, orch, spec, meta, thread_id, decision, limits, decide, lock.fence
         )
@@ -149,8 +151,8 @@ def _prepare_resume(
     fence: int | None = None,
 ) -> tuple[Graph, Any]:
     """What resuming the thread means now: the compiled graph and the payload to run."""
-    compiled = orch._graph(spec, limits)
-    config = orch._config(thread_id)
+    compiled = orch.graph_for(spec, limits)
+    config = run_config(thread_id)
     snapshot = compiled.get_state(config)
     gate = pending_gate(compiled, config)
     if decide is not None:
@@ -179,7 +181,7 @@ def _prepare_resume(
         # the writes that step saved, or finds the run had finished.
         return compiled, None
     if status != meta.get("status"):  # its process died after the last step
-        orch.thread_meta.write(thread_id, fence, status=str(status))
+        run_meta.settled(orch.thread_meta, thread_id, fence, status)
     raise UserError(
         f"thread {thread_id!r} has already finished ({status}); there is "
         "nothing to resume; start a new run with invoke"

@@ -19,26 +19,24 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
-from graphwright import summary
+from graphwright import run_meta, run_status
 from graphwright.checkpoints.errors import LockLostError
-from graphwright.checkpoints.head import read_head
 from graphwright.checkpoints.trace import TraceWriter
 from graphwright.graphs.gates import gate_of
 from graphwright.graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.locking import ThreadLock
 from graphwright.memories import Memories
 from graphwright.native import answer_of
-from graphwright.nodes.gate_models import GateRequest
 from graphwright.nodes.model_call import describe, provider_error
-from graphwright.results import RunResult, RunStatus, StepEvent, Usage
+from graphwright.results import RunResult, StepEvent, Usage
 from graphwright.serialize import jsonable
 from graphwright.streaming import StreamMode, step_events
-from graphwright.summary import Recorded
 from graphwright.thread_meta import ThreadMeta
 from graphwright_errors import GraphwrightError, ModelError
 
 log = logging.getLogger(__name__)
-MODEL_FAILED = "model_failed"  # meta: the checkpoint whose step the model failed, or ""
+MODEL_FAILED = run_meta.MODEL_FAILED
+checkpoint_of = run_meta.checkpoint_of
 
 
 def run_config(
@@ -104,7 +102,7 @@ class RunRecord:
             if error is not None:  # a documented outcome, one line: no traceback
                 log.warning("run %s on thread %s failed: %s", run_id, thread_id, error)
             elif isinstance(exc, GraphwrightError):
-                await asyncio.to_thread(self.meta.write, thread_id, fence, status="failed")
+                await asyncio.to_thread(run_meta.failed, self.meta, thread_id, fence)
                 raise
             else:  # a tool or graph failure: the run fails, resumable
                 log.exception("run %s on thread %s failed", run_id, thread_id)
@@ -123,12 +121,11 @@ class RunRecord:
         run_input: RunInput | dict[str, Any] | None,
         fence: int | None = None,
     ) -> None:
-        """Mark the thread running and trace the run's start.
+        """Mark the thread running and trace the run's start; a new input restarts the usage.
 
-        A new input restarts the usage. Every write carries the run's `fence`: a run that lost the
-        thread writes none.
+        Every write carries the run's `fence`: a run that lost the thread writes none.
         """
-        self.meta.write(thread_id, fence, graph=graph, status="running", thread_id=thread_id)
+        run_meta.started(self.meta, thread_id, fence, graph)
         started = self.tracer.emit(
             thread_id,
             "run_start",
@@ -141,7 +138,7 @@ class RunRecord:
             resumed=run_input is None,
         )
         if run_input is not None:  # usage counts from here, across later resumes
-            self.meta.write(thread_id, fence, trace_from=started)
+            run_meta.counted_from(self.meta, thread_id, fence, started)
 
     def finish(
         self,
@@ -153,13 +150,9 @@ class RunRecord:
         fence: int | None = None,
         model_failed: bool = False,
     ) -> RunResult:
-        """The run's result from one read of the thread's state; its status written last.
-
-        A run the model failed names its checkpoint in `MODEL_FAILED`: the thread's
-        next turn may start over that unfinished step (a model call has no effect to lose).
-        """
-        status, error = status_of(snapshot, error)
-        if status in ("completed", "stopped"):
+        """The run's result from one read of the thread's state; its status written last."""
+        status, error = run_status.ended(snapshot, error)
+        if run_status.remembers(status):
             self.memories.remember(thread_id, run_id, fence)  # its model call counts in the usage
         since = self.tracer.read(thread_id, self.meta.read(thread_id).get("trace_from") or "-")
         values = snapshot.values if isinstance(snapshot.values, dict) else {}
@@ -176,22 +169,11 @@ class RunRecord:
             usage=usage_of(since),
             error=error,
         )
-        head = read_head(self.meta.client, self.meta.keys, thread_id)
-        failed_at = checkpoint_of(snapshot) if model_failed else ""
-        self.meta.write(
-            thread_id,
-            fence,
-            status=result.status,
-            **{MODEL_FAILED: failed_at},
-            **{summary.FIELD: summary.encode(summary_of(snapshot, gate), head)},
+        run_meta.ended(
+            self.meta, thread_id, fence, status, snapshot, gate=gate, model_failed=model_failed
         )
         self.meta.refresh_ttl(thread_id)  # keys the run added expire with the rest
         return result
-
-
-def checkpoint_of(snapshot: StateSnapshot) -> str:
-    """The checkpoint id a snapshot's config names (empty if none)."""
-    return str((snapshot.config.get("configurable") or {}).get("checkpoint_id") or "")
 
 
 def model_failure(exc: BaseException) -> str | None:
@@ -205,33 +187,6 @@ def model_failure(exc: BaseException) -> str | None:
     if provider_error(exc) is not None:
         return f"the model call failed: {describe(exc)}"
     return None
-
-
-def summary_of(snapshot: StateSnapshot, gate: GateRequest | None) -> Recorded:
-    """What `show` prints of the thread, as `Orchestrator.state` reads it."""
-    values = jsonable(snapshot.values) if isinstance(snapshot.values, dict) else {}
-    return Recorded(
-        checkpoint_id=(snapshot.config.get("configurable") or {}).get("checkpoint_id"),
-        next=list(snapshot.next),
-        interrupted=bool(snapshot.interrupts),
-        stop_reason=values.get("stop_reason"),
-        answer=values.get("answer"),
-        pending=gate,
-    )
-
-
-def status_of(snapshot: Any, error: str | None) -> tuple[RunStatus, str | None]:
-    """How the run ended, read from the thread's state after it (and the error, if any)."""
-    values = snapshot.values if isinstance(snapshot.values, dict) else {}
-    if error:
-        return "failed", error
-    if snapshot.interrupts:
-        return "interrupted", None
-    if snapshot.next:
-        return "failed", f"the run stopped before {list(snapshot.next)}"
-    if values.get("stop_reason") in (None, "answered"):
-        return "completed", None
-    return "stopped", None
 
 
 def usage_of(events: list[dict[str, Any]]) -> Usage:

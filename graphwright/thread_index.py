@@ -27,19 +27,12 @@ from redis.client import Pipeline
 from redis.cluster import RedisCluster
 
 from graphwright.checkpoints.keys import Keys
+from graphwright.run_status import HTTP_OF_THREAD, HttpThreadStatus
 from graphwright_errors import ConfigurationError
 
-ApiStatus = Literal["idle", "busy", "interrupted", "error"]
+ApiStatus = HttpThreadStatus
 STATUSES: tuple[ApiStatus, ...] = ("idle", "busy", "interrupted", "error")
-# The Orchestrator's run statuses as the Agent Server's thread statuses.
-API_STATUS: dict[str, ApiStatus] = {
-    "running": "busy",
-    "interrupted": "interrupted",
-    "failed": "error",
-    "completed": "idle",
-    "stopped": "idle",
-    "": "idle",
-}
+API_STATUS = HTTP_OF_THREAD  # the Orchestrator's run statuses as the Agent Server's
 Order = Literal["updated", "created"]
 LAST_RANK = 2**63 - 1
 
@@ -182,7 +175,7 @@ class ThreadIndex:
     def on_write(
         self, pipe: Pipeline, thread_id: str, fields: Mapping[str, str], now: float | None = None
     ) -> None:
-        """Index one write of the thread's meta hash (the Orchestrator's `_set_meta`)."""
+        """Index one write of the thread's meta hash (`ThreadMeta.write`)."""
         now = time.time() if now is None else now
         k = self.keys
         pipe.zadd(k.threads_by("updated"), {thread_id: now})

@@ -14,6 +14,7 @@ from typing import Any
 import redis
 from redis.cluster import RedisCluster
 
+from graphwright import run_status
 from graphwright.checkpoints.errors import RedisUnavailableError
 from graphwright.checkpoints.fenced import fenced_hset, hset_new
 from graphwright.checkpoints.keys import Keys, escape
@@ -118,10 +119,9 @@ class ThreadMeta:
 
     def status_of(self, meta: dict[str, str]) -> Any:
         """The thread's status; a run whose process died reads as failed."""
-        status = meta.get("status")
-        if status == "running" and not held(self.client, self.keys, meta.get("thread_id", "")):
-            return "failed"  # its process died mid-step; resume continues it
-        return status
+        recorded = meta.get("status")
+        alive = recorded != "running" or held(self.client, self.keys, meta.get("thread_id", ""))
+        return run_status.as_read(recorded, alive)
 
     def status(self, meta: dict[str, str], snapshot: Any) -> Any:
         """Like `status_of`, but a run whose process died after its last step reads as that step.
@@ -139,14 +139,11 @@ class ThreadMeta:
         self, meta: dict[str, str], *, next: list[str], interrupted: bool, stop_reason: Any
     ) -> Any:
         """`status` from the parts of the snapshot it reads (a recorded summary has them)."""
-        status = self.status_of(meta)
-        if status != "failed" or meta.get("status") != "running" or next:
-            return status
-        if interrupted:
-            return "interrupted"
-        if stop_reason is None:
-            return status
-        return "completed" if stop_reason == "answered" else "stopped"
+        recorded = meta.get("status")
+        alive = recorded != "running" or held(self.client, self.keys, meta.get("thread_id", ""))
+        return run_status.settled(
+            recorded, alive, next=next, interrupted=interrupted, stop_reason=stop_reason
+        )
 
     def metadata_of(self, thread_ids: list[str]) -> list[dict[str, Any] | None]:
         """Each thread's user metadata (None: no such thread).

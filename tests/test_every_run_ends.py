@@ -172,7 +172,7 @@ async def test_cancelled_and_timed_out_callers_leave_no_lock_behind(orch: Orches
         5,
     )
     for tid in threads:  # each thread can be taken again, not ThreadBusyError
-        async with orch._alock(tid):
+        async with orch.lifecycle.lock(tid):
             pass
 
 

@@ -4,7 +4,6 @@ and a state update never lands in the middle of a run (409)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -60,7 +59,7 @@ def test_a_frozen_executor_woken_after_a_takeover_changes_nothing(service: Servi
     assert Executor(orch, store, owner="successor").run(tid, run["run_id"]) == "done"
     assert store.get(tid, run["run_id"]).status == "success"
     # A note to remember, as a run's recall leaves it: the stale executor must not act on it.
-    orch._set_meta(tid, user_id="ada", remember=json.dumps([{"id": "m1", "text": "I prefer tea"}]))
+    orch.user_memory.note(tid, "ada", [{"id": "m1", "text": "I prefer tea"}])
     before = _everything(orch, tid, run["run_id"])
     frozen = Executor(orch, store, owner="frozen")
     spec = orch.graphs.get("agent")
@@ -77,7 +76,7 @@ def test_a_frozen_executor_woken_after_a_takeover_changes_nothing(service: Servi
             ThreadLock(tid, stale, "frozen-lock"),
         )
     with pytest.raises(LockLostError):
-        orch._remember(tid, run["run_id"], stale)
+        orch.user_memory.remember(tid, run["run_id"], stale)
     with pytest.raises(LockLostError):
         store.update(tid, run["run_id"], stale, output="{}")
     assert _everything(orch, tid, run["run_id"]) == before

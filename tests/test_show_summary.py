@@ -11,6 +11,9 @@ from graphwright.cli import app
 from graphwright.nodes.gate_models import decide_all
 from graphwright.orchestrator import Orchestrator
 from graphwright.reader import ThreadReader
+from graphwright.server.execution import Executor
+from graphwright.server.runs import RunStore
+from graphwright.server.schemas import RunCreate
 from graphwright.settings import Settings
 from graphwright.summary import FIELD
 
@@ -70,3 +73,20 @@ def test_a_thread_changed_after_its_run_is_read_through_its_graph(
     orch.compiled("agent").update_state(config, {"answer": "changed by hand"})  # a new head
     assert reader.summary("t") is None
     assert "changed by hand" in shown(cli, "t")
+
+
+def test_an_http_run_records_the_summary_an_api_run_does(
+    orch: Orchestrator, settings: Settings
+) -> None:
+    """The worker's executor ends a run as `invoke` does: `show` reads its summary."""
+    store = RunStore(orch.client, orch.keys)
+    reader = ThreadReader(settings)
+    for thread, goal in (("http-done", "What is 2 + 2?"), ("http-gated", EMAIL)):
+        orch.create_thread(thread)
+        body = RunCreate(assistant_id="agent", input={"goal": goal})
+        run = store.create(thread, body, queue=False)
+        assert Executor(orch, store).run(thread, run.run_id) == "done"
+        recorded = reader.summary(thread)
+        assert recorded is not None, thread
+        assert recorded == orch.summary(thread), thread
+    assert reader.summary("http-gated").pending is not None  # type: ignore[union-attr]

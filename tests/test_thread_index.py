@@ -36,9 +36,7 @@ def test_only_scalar_pairs_are_indexed_and_containment_is_recursive() -> None:
 def _write(
     index: ThreadIndex, client: redis.Redis, thread_id: str, now: float, **fields: str
 ) -> None:
-    if isinstance(
-        client, RedisCluster
-    ):  # as Orchestrator._set_meta: a cluster pipeline runs no scripts
+    if isinstance(client, RedisCluster):  # as ThreadMeta.write: a cluster pipeline runs no scripts
         index.on_write(client, thread_id, fields, now)  # type: ignore[arg-type]  # same command API
         return
     with client.pipeline(transaction=True) as pipe:

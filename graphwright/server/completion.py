@@ -1,51 +1,30 @@
 """What happens after a run ends.
 
-Its webhook is called, and a stateless run's temporary thread is deleted (unless it asked to `keep`
-it).
+Its webhook is handed to the background sender, and a stateless run's temporary thread is deleted
+(unless it asked to `keep` it).
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
-import httpx
-
 from graphwright.orchestrator import Orchestrator
-from graphwright.server import webhooks
 from graphwright.server.runs import RunStore
 from graphwright.server.schemas import RunCreate
-from graphwright_errors import UserError
+from graphwright.server.webhook_sender import SENDER
+from graphwright.tools.runloop import call
 
 log = logging.getLogger(__name__)
-ATTEMPTS = 3
 RECORD_TTL_S = 3600
 
 
 def call_webhook(url: str, payload: dict[str, Any], allow: str = "") -> bool:
-    """POST the run to `url`, retrying with backoff.
+    """POST the run to `url` and wait for the outcome (True once it answers 2xx).
 
-    True once it answers 2xx. The URL is checked again here (its host may resolve elsewhere now) and
-    never logged whole.
+    As the background sender would send it; for a caller that wants the answer.
     """
-    try:
-        address = webhooks.admit(url, allow)[0]
-    except UserError as exc:
-        log.warning("webhook %s refused: %s", webhooks.redacted(url), exc)
-        return False
-    target, headers, extensions = webhooks.pinned(url, address)
-    for attempt in range(ATTEMPTS):
-        try:
-            with httpx.Client(timeout=10, follow_redirects=False) as http:
-                response = http.post(target, json=payload, headers=headers, extensions=extensions)
-            if response.is_success:
-                return True
-            log.warning("webhook %s answered %s", webhooks.redacted(url), response.status_code)
-        except httpx.HTTPError as exc:  # its text may quote the URL
-            log.warning("webhook %s failed: %s", webhooks.redacted(url), type(exc).__name__)
-        time.sleep(0.2 * 2**attempt)
-    return False
+    return call(SENDER.send(url, payload, allow), "call_webhook")
 
 
 def kept_keys(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> tuple[str, ...]:
@@ -93,7 +72,8 @@ def after_run(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) 
         log.info("webhooks are off (http.disable_webhooks): run %s's is not called", run_id)
     elif body.webhook:
         run = store.get(thread_id, run_id).model_dump(mode="json")
-        call_webhook(
+        # Sent in the background: the run gives its job slot back without waiting for it.
+        SENDER.submit(
             body.webhook, {**run, "values": raw.get("output")}, orch.settings.webhook_allow
         )
     if raw.get("stateless") == "delete":

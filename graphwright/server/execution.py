@@ -22,20 +22,21 @@ from typing import Any, Literal
 
 import redis
 
+from graphwright import run_status
 from graphwright.checkpoints.errors import LockLostError
-from graphwright.checkpoints.memory import effective
 from graphwright.graphs.gates import pending_gate
 from graphwright.graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.inputs import user_messages
-from graphwright.locking import ThreadBusyError, ThreadLock, athread_lock
+from graphwright.locking import ThreadBusyError, ThreadLock
 from graphwright.orchestrator import Orchestrator
+from graphwright.run_context import Run
 from graphwright.server.completion import after_run, drop_temporary_thread
 from graphwright.server.framing import Framer, error_data
 from graphwright.server.payloads import command_of, goal_of, graph_input, run_config, run_context
 from graphwright.server.producing import produce
 from graphwright.server.pump import Pump
 from graphwright.server.runs import RunStore
-from graphwright.server.schemas import RunCreate, RunStatus
+from graphwright.server.schemas import RunCreate
 from graphwright.server.values import final_values, values_of
 from graphwright.tools.runloop import call, hand
 from graphwright_errors import InfrastructureError
@@ -73,14 +74,7 @@ class Executor:
     async def _arun(self, thread_id: str, run_id: str) -> Outcome:
         async with AsyncExitStack() as stack:
             try:
-                lock = await stack.enter_async_context(
-                    athread_lock(
-                        self.orch.client,
-                        self.orch.keys,
-                        thread_id,
-                        ttl_s=self.orch.settings.lock_ttl_s,
-                    )
-                )
+                lock = await stack.enter_async_context(self.orch.lifecycle.lock(thread_id))
             except ThreadBusyError:
                 return "busy"  # a retry, never an error
             picked = await asyncio.to_thread(self.store.pickup, thread_id, run_id, self.owner)
@@ -128,13 +122,13 @@ class Executor:
     ) -> tuple[GraphSpec, Graph, Any, RunCreate, Any] | None:
         """The run's graph, config and payload, its start recorded; None when it failed here."""
         body = self.store.body(thread_id, run_id)
-        try:
-            spec = self.orch.graphs.get(body.assistant_id)  # a graph this process may not know
+        try:  # a graph this process may not know; a factory graph: built for this config
             config = run_config(thread_id, run_id, body)
             config["configurable"].pop("gw_fence", None)  # ours to set, never the caller's
             if lock is not None:  # every checkpoint, record and trace write of the run carries it
                 config["configurable"]["gw_fence"] = lock.fence
-            graph = self.orch.compiled(spec.name, config)  # a factory graph: built for this config
+            run = self.orch.lifecycle.admit(body.assistant_id, thread_id, run_id, config=config)
+            run.lock, spec, graph = lock, run.spec, run.graph
         except (redis.RedisError, InfrastructureError):
             raise  # Redis away or the run lost: retried, never the run's fault
         except Exception as exc:  # the run's own: its graph, its factory or its config
@@ -151,19 +145,7 @@ class Executor:
                 spec, graph, thread_id, run_id, exc, None, None, lock
             )  # no rollback: no before
             return None
-        fence = lock.fence if lock is not None else None  # no write of a stale run lands
-        self.orch._set_meta(
-            thread_id, fence, graph=spec.name, status="running", thread_id=thread_id
-        )
-        self.orch.tracer.emit(
-            thread_id,
-            "run_start",
-            fence=fence,
-            run_id=run_id,
-            graph=spec.name,
-            input=body.input if isinstance(body.input, dict) else None,
-            resumed=body.input is None,
-        )
+        self.orch.lifecycle.start(run, body.input)  # fenced: no write of a stale run lands
         return spec, graph, config, body, payload
 
     def fail_early(
@@ -175,12 +157,11 @@ class Executor:
         next run.
         """
         log.warning("run %s on thread %s failed before it started: %s", run_id, thread_id, exc)
-        fence = lock.fence if lock is not None else None
         self.publish(thread_id, run_id, "error", error_data(exc))
-        self.orch._set_meta(thread_id, fence, status="failed")
+        self.orch.lifecycle.failed(None, thread_id, lock.fence if lock is not None else None)
         if self.store.raw(thread_id, run_id).get("stateless") == "delete":
             drop_temporary_thread(self.orch, self.store, thread_id, run_id)
-        cap = self.orch.refresh_ttl(thread_id)
+        cap = self.orch.lifecycle.release(thread_id)
         if lock is not None:
             lock.renewal_stop.set()  # FINISH deletes the lock: no renewal may find it gone
         if not self.store.finish(
@@ -237,17 +218,14 @@ class Executor:
         fence: int | None = None,
     ) -> None:
         """Recall the user's memories into the run and note what to remember when it ends."""
-        scopes = self.orch._scopes(user)
+        memories = self.orch.user_memory
+        scopes = memories.scopes(user)
         run_input = RunInput.model_validate(
             goal_of(body.input if isinstance(body.input, dict) else None)
         )
-        self.orch._set_meta(
-            thread_id, fence, user_id=user, remember=json.dumps(user_messages(payload, run_input))
-        )
+        memories.note(thread_id, user, user_messages(payload, run_input), fence)
         if spec.uses_memory:
-            payload["memories"] = [
-                f"{r.kind} {r.key}: {r.value}" for r in effective(self.orch.memory.recall(scopes))
-            ]
+            payload["memories"] = memories.lines(scopes)
 
     def recovered_payload(
         self,
@@ -393,41 +371,23 @@ class Executor:
         run's thread is gone before its waiters wake.
         """
         fence = lock.fence if lock is not None else None  # moved on by a cancel
+        run = Run(thread_id=thread_id, run_id=run_id, spec=spec, graph=graph, config={}, lock=lock)
         state = graph.get_state({"configurable": {"thread_id": thread_id}})
-        status: RunStatus
-        if error is not None:
-            status, thread_status = "error", "failed"
-        elif cancel is not None:  # the reference marks a thread whose run was interrupted so
-            status, thread_status = (
-                "interrupted",
-                "interrupted" if cancel == "interrupt" else "completed",
-            )
-            if cancel == "rollback":
-                self.rollback(graph, thread_id, run_id, before)
-        elif state.next:  # a run that stops at an interrupt succeeded; its thread waits
-            status, thread_status = "success", "interrupted"
-        else:
-            stop = (
-                (state.values or {}).get("stop_reason") if isinstance(state.values, dict) else None
-            )
-            status, thread_status = (
-                "success",
-                "completed" if stop in (None, "answered") else "stopped",
-            )
-        self.orch._set_meta(thread_id, fence, status=thread_status)
+        status, thread_status = run_status.http_end(state, error, cancel)
+        if cancel == "rollback":
+            self.rollback(graph, thread_id, run_id, before)
+        # before the run reads as ended to its waiters (its memories, then its status)
+        remember = run_status.remembers(thread_status) and cancel != "rollback"
+        self.orch.lifecycle.finish(run, state, thread_status, remember=remember)
         message = json.dumps(error_data(error)) if error is not None else ""
         output = (
             final_values(self.orch, thread_id) if cancel == "rollback" else values_of(graph, state)
         )
         self.store.update(thread_id, run_id, fence, output=json.dumps(output))
-        if thread_status == "completed" and cancel != "rollback":
-            self.orch._remember(
-                thread_id, run_id, fence
-            )  # before the run reads as ended to its waiters
         if self.store.raw(thread_id, run_id).get("stateless") == "delete":
             drop_temporary_thread(self.orch, self.store, thread_id, run_id)
         # A thread with a TTL: the keys this run added expire with it, before its end is seen.
-        cap = self.orch.refresh_ttl(thread_id)
+        cap = self.orch.lifecycle.release(thread_id)
         if lock is not None:
             lock.renewal_stop.set()  # FINISH deletes the lock: no renewal may find it gone
         if not self.store.finish(

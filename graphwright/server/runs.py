@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import redis
 from redis.cluster import RedisCluster
 
+from graphwright import run_status
 from graphwright.checkpoints.errors import RedisUnavailableError
 from graphwright.checkpoints.fenced import fenced_hset
 from graphwright.checkpoints.keys import Keys
@@ -26,7 +27,7 @@ from graphwright.locking import ThreadBusyError
 from graphwright.server import run_scripts
 from graphwright.server.events import END, TTL_S, encode, stream_key
 from graphwright.server.payloads import run_kwargs
-from graphwright.server.schemas import Run, RunCreate, RunStatus, ThreadStatus
+from graphwright.server.schemas import Run, RunCreate, RunStatus
 from graphwright_errors import ConflictError, NotFoundError
 
 if TYPE_CHECKING:
@@ -34,21 +35,7 @@ if TYPE_CHECKING:
 
 GROUP = "workers"
 SEALED_RUN = frozenset({b"body", b"error", b"output"})  # fields of a run record sealed at rest
-TERMINAL: set[RunStatus] = {"success", "error", "interrupted", "timeout"}
-RUN_STATUS: dict[str, RunStatus] = {
-    "completed": "success",
-    "stopped": "success",
-    "interrupted": "interrupted",
-    "failed": "error",
-}
-THREAD_STATUS: dict[str | None, ThreadStatus] = {
-    "running": "busy",
-    "interrupted": "interrupted",
-    "failed": "error",
-    "completed": "idle",
-    "stopped": "idle",
-    None: "idle",
-}
+TERMINAL = run_status.TERMINAL
 Pickup = Literal["start", "recover", "wait", "gone"]
 RETENTION_S = 7 * 24 * 3600  # an ended run's record, without a thread TTL or a setting
 LIST_PAGE = 100  # run records read per round trip while a listing filters by status

@@ -10,8 +10,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
-RunStatus = Literal["pending", "running", "success", "error", "interrupted", "timeout"]
+from graphwright.run_status import HttpRunStatus, HttpThreadStatus
+
+ThreadStatus = HttpThreadStatus
+RunStatus = HttpRunStatus
 # "tools" and "lifecycle" are refused (422) on these endpoints, as the reference does.
 StreamMode = Literal[
     "values",

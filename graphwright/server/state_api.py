@@ -15,6 +15,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, StateSnapshot, StateUpdate
 
+from graphwright import run_meta
 from graphwright.locking import thread_lock
 from graphwright.orchestrator import Orchestrator
 from graphwright.serialize import wire
@@ -189,12 +190,8 @@ def _settle(orch: Orchestrator, thread_id: str, graph: str, fence: int | None = 
     With nodes left to run it waits (`interrupted`, as the reference says), else it is idle.
     """
     waiting = bool(orch.compiled(graph).get_state(_config(thread_id)).next)
-    orch._set_meta(
-        thread_id,
-        fence,
-        graph=graph,
-        thread_id=thread_id,
-        status="interrupted" if waiting else "completed",
+    run_meta.settled(
+        orch.thread_meta, thread_id, fence, "interrupted" if waiting else "completed", graph
     )
 
 

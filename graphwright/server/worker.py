@@ -30,6 +30,8 @@ from graphwright.server.jobs import Jobs, backoff, kept
 from graphwright.server.run_scripts import HEARTBEAT
 from graphwright.server.runs import GROUP, RunStore, member
 from graphwright.server.sweeper import sweep
+from graphwright.server.webhook_sender import SENDER
+from graphwright.tools.runloop import hand
 from graphwright_errors import GraphwrightError, InfrastructureError, NotFoundError
 
 log = logging.getLogger(__name__)
@@ -281,12 +283,16 @@ class Worker:
         return self.tries[run_id]
 
     async def drain(self) -> None:
-        """Let the runs in flight finish within the grace period; hand back the rest."""
+        """Let the runs in flight finish within the grace period; hand back the rest.
+
+        The webhooks of the runs that ended get what is left of it (they are sent after).
+        """
+        began = time.monotonic()
         going = await self.jobs.settled(max(self.grace_s - 1.0, 0.0))
-        if not going:
-            return
-        await asyncio.to_thread(self.hand_back, going)
-        await self.jobs.settled(1.0)  # their executors see another owner and stop writing
+        if going:
+            await asyncio.to_thread(self.hand_back, going)
+            await self.jobs.settled(1.0)  # their executors see another owner and stop writing
+        await hand(SENDER.drain(max(self.grace_s - (time.monotonic() - began), 0.0)))
 
     def hand_back(self, entries: set[str]) -> None:
         for entry in entries:

@@ -1,0 +1,127 @@
+"""One run's typed context and the lifecycle steps every entry point takes with it.
+
+The Python API and CLI (`run_core`, `RunRecord`) and the HTTP service (the worker's
+and the API process's executor) admit a run, lock its thread, start, stream, finish and
+release it through `Lifecycle`: the public face of the Orchestrator's parts a run
+needs, so no module reaches into the Orchestrator's private members. Streaming stays
+with each face (steps for the API, SSE frames for HTTP); the records a run leaves are
+written by `run_meta`, its statuses mapped by `run_status`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import StateSnapshot
+
+from graphwright import run_meta
+from graphwright.graphs.gates import gate_of
+from graphwright.graphs.registry import Graph, GraphSpec
+from graphwright.locking import ThreadLock, athread_lock
+from graphwright.nodes.deps import Limits
+from graphwright.results import ThreadStatus
+from graphwright.run_record import run_config
+
+if TYPE_CHECKING:
+    from graphwright.orchestrator import Orchestrator
+
+
+@dataclass(kw_only=True)
+class Run:
+    """What a run is, once admitted.
+
+    Its thread and id, its graph built for its config and limits, the user it recalls memories for,
+    and (once taken) its thread's lock.
+    """
+
+    thread_id: str
+    run_id: str
+    spec: GraphSpec
+    graph: Graph
+    config: RunnableConfig
+    limits: Limits | None = None
+    user_id: str | None = None
+    lock: ThreadLock | None = None
+
+    @property
+    def fence(self) -> int | None:
+        """The lock's fencing token, read live: a cancel moves it on (`Executor.abandon`)."""
+        return self.lock.fence if self.lock is not None else None
+
+
+class Lifecycle:
+    """The steps of a run on one Orchestrator: admit, lock, start, finish, release."""
+
+    def __init__(self, orch: Orchestrator) -> None:
+        self.orch = orch
+
+    def admit(
+        self,
+        graph: str,
+        thread_id: str,
+        run_id: str,
+        *,
+        config: RunnableConfig | None = None,
+        limits: Limits | None = None,
+        user_id: str | None = None,
+    ) -> Run:
+        """The run's graph, built for its config and limits.
+
+        Raises the run's own error (an unknown graph, a factory that raises, a bad config): the
+        caller ends it so.
+        """
+        spec = self.orch.graphs.get(graph)
+        config = config if config is not None else run_config(thread_id, run_id)
+        built = self.orch.graph_for(spec, limits, config)
+        return Run(
+            thread_id=thread_id,
+            run_id=run_id,
+            spec=spec,
+            graph=built,
+            config=config,
+            limits=limits,
+            user_id=user_id,
+        )
+
+    @asynccontextmanager
+    async def lock(self, thread_id: str) -> AsyncIterator[ThreadLock]:
+        """Hold the thread's lock (renewed) for the run; given back however it ends."""
+        orch = self.orch
+        async with athread_lock(
+            orch.client, orch.keys, thread_id, ttl_s=orch.settings.lock_ttl_s
+        ) as lock:
+            yield lock
+
+    def start(self, run: Run, run_input: Any) -> None:
+        """Mark the thread running and trace the run's start (`None`: it resumes)."""
+        self.orch.run_record.start(run.spec.name, run.thread_id, run.run_id, run_input, run.fence)
+
+    def failed(self, run: Run | None, thread_id: str, fence: int | None) -> None:
+        """The run ended before its graph ran (or with our own error)."""
+        run_meta.failed(self.orch.thread_meta, thread_id, run.fence if run else fence)
+
+    def finish(
+        self, run: Run, snapshot: StateSnapshot, status: ThreadStatus, *, remember: bool
+    ) -> None:
+        """Remember what the user asked (a run that ended well).
+
+        Then write its end and the `show` summary of the state it left, as every run does.
+        """
+        if remember:
+            self.orch.user_memory.remember(run.thread_id, run.run_id, run.fence)
+        run_meta.ended(
+            self.orch.thread_meta,
+            run.thread_id,
+            run.fence,
+            status,
+            snapshot,
+            gate=gate_of(snapshot),
+        )
+
+    def release(self, thread_id: str) -> int | None:
+        """The keys the run added expire with its thread: its TTL restarted (its length)."""
+        return self.orch.thread_meta.refresh_ttl(thread_id)

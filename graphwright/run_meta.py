@@ -1,0 +1,118 @@
+"""The run's record in its thread's meta hash, written here only.
+
+Its status, graph, where its usage counts from, the memories it notes, and the `show` summary it
+leaves.
+
+Every run, from the Python API, the CLI or the HTTP service, writes these fields through
+this module, and every write carries the run's lock fence (a run that lost the thread
+writes nothing). `ThreadMeta.write` is the storage under it; `tests/test_one_lifecycle`
+checks no other module writes these fields.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langgraph.types import StateSnapshot
+
+from graphwright import summary
+from graphwright.checkpoints.head import read_head
+from graphwright.nodes.gate_models import GateRequest
+from graphwright.results import ThreadStatus
+from graphwright.serialize import jsonable
+from graphwright.summary import Recorded
+from graphwright.thread_meta import ThreadMeta
+
+MODEL_FAILED = "model_failed"  # the checkpoint whose step the model failed, or ""
+# The meta fields that describe the thread's run (the rest is the thread's own: its
+# user metadata, TTL, times): the evidence test looks for writes of these.
+RUN_FIELDS = frozenset(
+    {"status", "graph", "trace_from", MODEL_FAILED, summary.FIELD, "user_id", "remember"}
+)
+Fence = int | None
+
+
+def started(meta: ThreadMeta, thread_id: str, fence: Fence, graph: str) -> None:
+    """The run holds the thread: it is `running` the graph `graph`."""
+    meta.write(thread_id, fence, graph=graph, status="running", thread_id=thread_id)
+
+
+def counted_from(meta: ThreadMeta, thread_id: str, fence: Fence, trace_entry: str) -> None:
+    """The thread's usage counts from this trace entry (a new input restarts it)."""
+    meta.write(thread_id, fence, trace_from=trace_entry)
+
+
+def failed(meta: ThreadMeta, thread_id: str, fence: Fence) -> None:
+    """The run failed before it had a result (its graph, its factory, our own error)."""
+    meta.write(thread_id, fence, status="failed")
+
+
+def settled(
+    meta: ThreadMeta, thread_id: str, fence: Fence, status: ThreadStatus, graph: str = ""
+) -> None:
+    """The thread's status found anew outside a run.
+
+    A state update (which names the graph it runs) or a run whose process died after its last step.
+    """
+    fields = {"graph": graph, "thread_id": thread_id} if graph else {}
+    meta.write(thread_id, fence, status=status, **fields)
+
+
+def ended(
+    meta: ThreadMeta,
+    thread_id: str,
+    fence: Fence,
+    status: ThreadStatus,
+    snapshot: StateSnapshot,
+    *,
+    gate: GateRequest | None = None,
+    model_failed: bool = False,
+) -> None:
+    """The run's end, written last: its status and the `show` summary of the state it left.
+
+    A run the model failed names its checkpoint in `MODEL_FAILED`: the thread's next turn may start
+    over that unfinished step (a model call has no effect to lose).
+    """
+    head = read_head(meta.client, meta.keys, thread_id)
+    meta.write(
+        thread_id,
+        fence,
+        status=status,
+        **{MODEL_FAILED: checkpoint_of(snapshot) if model_failed else ""},
+        **{summary.FIELD: summary.encode(summary_of(snapshot, gate), head)},
+    )
+
+
+def noted(
+    meta: ThreadMeta,
+    thread_id: str,
+    fence: Fence,
+    user_id: str,
+    messages: list[dict[str, Any]],
+) -> None:
+    """The run's own user messages, kept until it ends, for what they ask to remember."""
+    meta.write(thread_id, fence, user_id=user_id, remember=json.dumps(messages))
+
+
+def remembered(meta: ThreadMeta, thread_id: str, fence: Fence) -> None:
+    """The noted messages were taken (before any memory is written from them)."""
+    meta.write(thread_id, fence, remember="")
+
+
+def checkpoint_of(snapshot: StateSnapshot) -> str:
+    """The checkpoint id a snapshot's config names (empty if none)."""
+    return str((snapshot.config.get("configurable") or {}).get("checkpoint_id") or "")
+
+
+def summary_of(snapshot: StateSnapshot, gate: GateRequest | None) -> Recorded:
+    """What `show` prints of the thread, as `Orchestrator.state` reads it."""
+    values = jsonable(snapshot.values) if isinstance(snapshot.values, dict) else {}
+    return Recorded(
+        checkpoint_id=(snapshot.config.get("configurable") or {}).get("checkpoint_id"),
+        next=list(snapshot.next),
+        interrupted=bool(snapshot.interrupts),
+        stop_reason=values.get("stop_reason"),
+        answer=values.get("answer"),
+        pending=gate,
+    )
