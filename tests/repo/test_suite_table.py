@@ -38,4 +38,3 @@ def test_every_test_module_is_in_a_subsystem_package() -> None:
     folders = {p.parent for p in tests.rglob("test_*.py")}
     bare = sorted(str(f.relative_to(ROOT)) for f in folders if not (f / "__init__.py").exists())
     assert not bare, f"test folders without __init__.py: {bare}"
-
