@@ -54,8 +54,13 @@ def run_listing(op: Generator[Any, Any, None], *replies: Any) -> tuple[list[Any]
     return pages, batches
 
 
-def config(thread_id: str = "t", ns: str = "", checkpoint_id: str | None = None) -> RunnableConfig:
-    conf: dict[str, Any] = {"thread_id": thread_id, "checkpoint_ns": ns}
+def config(
+    thread_id: str = "t", ns: str | None = "", checkpoint_id: str | None = None
+) -> RunnableConfig:
+    """A config as the savers get it; ``ns=None`` names no namespace (every one)."""
+    conf: dict[str, Any] = {"thread_id": thread_id}
+    if ns is not None:
+        conf["checkpoint_ns"] = ns
     if checkpoint_id is not None:
         conf["checkpoint_id"] = checkpoint_id
     return {"configurable": conf}
