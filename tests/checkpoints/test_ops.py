@@ -5,8 +5,11 @@ tests/checkpoints/test_saver*.py; these pin the operations one step at a time.""
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import pytest
-from langgraph.checkpoint.base import CheckpointTuple
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import CheckpointMetadata, CheckpointTuple
 
 from graphwright.checkpoints import codec, ops
 from graphwright.checkpoints.errors import CorruptCheckpointError
@@ -27,11 +30,13 @@ from tests.support.sans_io import (
 NOW = 1_700_000_000_000
 
 
-def put(c: ops.Ctx, cfg: dict[str, object], metadata: dict[str, object], **values: object):  # type: ignore[no-untyped-def]
+def put(
+    c: ops.Ctx, cfg: RunnableConfig, metadata: dict[str, Any], **values: Any
+) -> ops.Op[RunnableConfig]:
     """``ops.put`` of checkpoint ``c2`` with ``values`` as new channel versions ``1``."""
-    cp = checkpoint("c2", {ch: 1 for ch in values})
+    cp = checkpoint("c2", dict.fromkeys(values, 1))
     cp["channel_values"] = dict(values)
-    return ops.put(c, cfg, cp, metadata, {ch: 1 for ch in values}, NOW)  # type: ignore[arg-type]
+    return ops.put(c, cfg, cp, cast(CheckpointMetadata, metadata), dict.fromkeys(values, 1), NOW)
 
 
 def test_upper_bounds_exactly_the_members_that_start_with_a_prefix() -> None:
