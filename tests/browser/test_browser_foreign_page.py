@@ -21,7 +21,7 @@ from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
 from graphwright.testing.service import Service, free_port, running
 from graphwright.testing.until import scaled
-from tests.browser.test_review_page import browser_for
+from tests.support.browser import browser_for
 
 # Slow: headless Chromium: a foreign and a rebinding page attacking
 pytestmark = pytest.mark.slow

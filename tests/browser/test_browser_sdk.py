@@ -4,13 +4,10 @@ with no CORS setting at all (``*``, as the reference) a server with no API key r
 
 from __future__ import annotations
 
-import functools
 import json
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -20,7 +17,7 @@ from langgraph_sdk import get_sync_client
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
-from graphwright.testing.service import Service, free_port, running
+from graphwright.testing.service import Service, running
 from graphwright.testing.until import scaled
 from tests.support.paths import ROOT, SUPPORT
 
@@ -41,17 +38,6 @@ def page_dir(tmp_path: Path) -> Path:
     shutil.copy(sdk / "langgraph-sdk.browser.js", tmp_path)
     shutil.copy(SUPPORT / "pages" / "threads_page.html", tmp_path / "index.html")
     return tmp_path
-
-
-@pytest.fixture
-def page_origin(page_dir: Path) -> Iterator[str]:
-    port = free_port()
-    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(page_dir))
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
-    serving = threading.Thread(target=server.serve_forever, daemon=True)
-    serving.start()
-    yield f"http://127.0.0.1:{port}"
-    server.shutdown()
 
 
 def project_with_cors(folder: Path, origin: str) -> Path:

@@ -20,7 +20,6 @@ from graphwright.settings import Settings
 from graphwright.testing.fixed_openai import REPLY, serving
 from graphwright.testing.service import Service, running
 from graphwright.testing.until import scaled
-from tests.browser.test_browser_sdk import page_origin  # noqa: F401 (a fixture: serves page_dir below)
 from tests.support.paths import ROOT
 from tests.support.protocol_graphs import CHAT_URL_ENV
 
@@ -69,7 +68,7 @@ def service(
     request: pytest.FixtureRequest,
     redis_url: str,
     prefix: str,
-    page_origin: str,  # noqa: F811
+    page_origin: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[Service]:
@@ -106,7 +105,7 @@ def chat_in_browser(page_url: str) -> tuple[list[str], str]:
 
 def test_a_use_stream_page_on_another_origin_renders_the_streamed_reply(
     service: Service,
-    page_origin: str,  # noqa: F811
+    page_origin: str,
     request: pytest.FixtureRequest,
 ) -> None:
     messages, error = chat_in_browser(f"{page_origin}/index.html?api={service.url}")

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import html
 import json
-import shutil
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
@@ -24,6 +22,7 @@ from graphwright.settings import Settings
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI, call
 from graphwright.testing.service import Service, running
 from graphwright.testing.until import scaled
+from tests.support.browser import browser_for
 from tests.support.paths import ROOT
 
 # Slow: headless Chromium answering gates on the review page
@@ -33,12 +32,6 @@ EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report
 KEY = "review-key-7f3a9c"
 HOSTILE = "call_'\"<>x"  # a call id that would break out of inline script or an attribute
 ARTIFACTS = ROOT / "tests" / "artifacts"  # screenshots, ignored by git
-
-
-def browser_for(p: Any) -> Any:
-    chromium = shutil.which("chromium")
-    assert chromium, "chromium (Debian package) is installed by scripts/test"
-    return p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from graphwright.results import RunResult
 from graphwright.settings import Settings
 from graphwright.testing.redis_servers import Server, start_cluster, start_sentinel, start_server
 from graphwright.testing.until import scaled
+from tests.support.redis_faults import owner_of
 
 # Slow: Redis Cluster and Sentinel failing over under a run
 pytestmark = pytest.mark.slow
@@ -92,17 +93,6 @@ def test_a_run_rides_through_a_sentinel_promoting_a_replica(tmp_path: Path) -> N
         for server in (master, replica):
             if server.process.poll() is None:
                 server.stop()
-
-
-def owner_of(servers: list[Server], key: str) -> Server:
-    """The master serving ``key``'s slot, as the cluster itself reports it."""
-    probe = redis.Redis(port=servers[0].port)
-    slot = int(probe.execute_command("CLUSTER", "KEYSLOT", key))
-    for start, end, master, *_ in probe.execute_command("CLUSTER", "SLOTS"):
-        if int(start) <= slot <= int(end):
-            probe.close()
-            return next(s for s in servers if s.port == int(master[1]))
-    raise AssertionError(f"no master serves slot {slot}")
 
 
 def fail_over(servers: list[Server], how: str) -> None:

@@ -19,8 +19,7 @@ from graphwright.server.worker import Worker
 from graphwright.testing.redis_servers import start_cluster
 from graphwright.testing.service import running
 from graphwright.testing.until import scaled, until
-from tests.process.test_failover import owner_of
-from tests.process.test_redis_blips import Restartable
+from tests.support.redis_faults import Restartable, owner_of
 
 # Slow: Redis stopped, or a cluster master killed, under a waiting join
 pytestmark = pytest.mark.slow

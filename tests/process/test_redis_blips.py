@@ -17,42 +17,14 @@ from graphwright.checkpoints.errors import RedisUnavailableError
 from graphwright.checkpoints.keys import Keys
 from graphwright.offline import OfflineChatModel
 from graphwright.results import RunResult
-from graphwright.testing.redis_servers import Server, free_port, start_server
 from graphwright.testing.until import scaled, until
+from tests.support.redis_faults import Restartable
 
 # Slow: Redis stopped for seconds under a run: the outage is the scenario
 pytestmark = pytest.mark.slow
 
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
-AOF = ("--appendonly", "yes", "--appendfsync", "always")
 Outcome = RunResult | BaseException
-
-
-class Restartable:
-    """A redis-server with AOF on that can be stopped and started again on its port."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.workdir, self.port = workdir, free_port()
-        self.server: Server = start_server(workdir, *AOF, port=self.port)
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def outage(self, seconds: float) -> float:
-        """Stop the server for ``seconds``; returns how long it was really down (a busy
-        machine starts it again late)."""
-        started = time.monotonic()
-        self.down()
-        time.sleep(seconds)  # the outage itself is the scenario
-        self.up()
-        return time.monotonic() - started
-
-    def down(self) -> None:
-        self.server.stop()  # a clean shutdown: the AOF is flushed
-
-    def up(self) -> None:
-        self.server = start_server(self.workdir, *AOF, port=self.port)
 
 
 @pytest.fixture

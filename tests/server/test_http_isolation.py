@@ -24,8 +24,8 @@ from graphwright.server.cron_store import CronStore
 from graphwright.settings import Settings
 from graphwright.testing.service import Service, running
 from graphwright.testing.until import scaled
-from tests.server.test_http_auth import ENDPOINTS
 from tests.support import auth_owner
+from tests.support.endpoints import ENDPOINTS
 from tests.support.paths import ROOT, SUPPORT
 
 # Slow: the JS SDK in Node against two users' tokens

@@ -18,8 +18,8 @@ from graphwright.settings import Settings
 from graphwright.testing.redis_servers import start_server
 from graphwright.testing.service import running
 from graphwright.testing.until import scaled
-from tests.server.test_http_auth import ENDPOINTS
 from tests.support import auth_owner
+from tests.support.endpoints import ENDPOINTS
 
 # Slow: Redis stopped under a served run, every route answering 503
 pytestmark = pytest.mark.slow
