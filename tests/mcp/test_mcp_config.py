@@ -23,7 +23,9 @@ from graphwright.tools.mcp_schema import args_model
 from graphwright.tools.registry import ToolRegistry
 from graphwright.tools.spec import ToolSpec
 from graphwright_errors import ConfigurationError
-from tests.support.mcp_rig import stop_mcp_servers  # noqa: F401  # autouse: servers stop after each test
+
+# autouse: the servers a test starts stop after it
+from tests.support.mcp_rig import stop_mcp_servers  # noqa: F401
 
 
 def test_stdio_and_http_entries_in_the_common_shape() -> None:

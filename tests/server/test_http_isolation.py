@@ -104,7 +104,8 @@ def test_one_user_cannot_reach_another_users_threads_or_runs(service: Service) -
 
 def every_route(orch: Orchestrator) -> list[tuple[str, str, dict[str, Any] | None]]:
     """Every documented operation (ids filled in) and the documentation itself; not ``/ok`` and
-    ``/metrics``, open to probes and scrapers as the reference's are (tests/server/test_metrics.py)."""
+    ``/metrics``, open to probes and scrapers as the reference's are
+    (tests/server/test_metrics.py)."""
     paths = create_app(orch).openapi()["paths"]
     routes = [
         (method.upper(), re.sub(r"\{[^}]+\}", "t1", path), {} if method == "post" else None)

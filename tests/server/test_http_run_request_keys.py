@@ -1,8 +1,9 @@
 """What a run's ``configurable`` and checkpoints say about the request that made it, as the
 reference's do: the authenticated caller (never one the body claims), the request's id and
 start; the run's configurable mirrored into its context, filtered by the graph's context
-schema; and the reference's default ``multitask_strategy``, ``enqueue``. The anonymous case is
-compared with ``langgraph dev`` in tests/differential/test_protocol_diff.py; this is the signed-in one."""
+schema; and the reference's default ``multitask_strategy``, ``enqueue``. The anonymous case
+is compared with ``langgraph dev`` in tests/differential/test_protocol_diff.py; this is the
+signed-in one."""
 
 from __future__ import annotations
 

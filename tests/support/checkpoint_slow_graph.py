@@ -1,5 +1,6 @@
-"""A graph plugin for the worker tests whose checkpoint write after its first step is slow,
-so a test can kill the worker mid-checkpoint (``GRAPHWRIGHT_GRAPHS=tests.support.checkpoint_slow_graph:register``).
+"""A graph plugin for the worker tests whose checkpoint write after its first step is slow, so
+a test can kill the worker mid-checkpoint
+(``GRAPHWRIGHT_GRAPHS=tests.support.checkpoint_slow_graph:register``).
 
 The saver is the service's own, with ``aput`` wrapped: it marks ``{prefix}:ckpt:slow`` in
 Redis, sleeps, then writes. Each node counts its runs in ``{prefix}:ckpt:runs:NODE``.

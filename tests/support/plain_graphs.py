@@ -1,6 +1,6 @@
 """Plain LangGraph graphs (no model, no tools) that graphwright and the reference server both
-serve: ``GRAPHWRIGHT_GRAPHS=tests.support.plain_graphs:register`` here, ``tests/support/plain_graphs.py:graph``
-in the reference's ``langgraph.json``.
+serve: ``GRAPHWRIGHT_GRAPHS=tests.support.plain_graphs:register`` here,
+``tests/support/plain_graphs.py:graph`` in the reference's ``langgraph.json``.
 
 Each run of ``counter`` appends its thread id to the file named by ``GW_TEST_EFFECTS`` (if
 set): an effect outside Redis that the cron tests count.

@@ -1,6 +1,7 @@
-"""A plain LangGraph graph whose one node sleeps as long as its input says: a run longer than
-a client's read timeout, for the wait tests. ``GRAPHWRIGHT_GRAPHS=tests.support.sleepy_graphs:register``
-here, ``tests/support/sleepy_graphs.py:graph`` in the reference's ``langgraph.json``."""
+"""A plain LangGraph graph whose one node sleeps as long as its input says: a run longer than a
+client's read timeout, for the wait tests.
+``GRAPHWRIGHT_GRAPHS=tests.support.sleepy_graphs:register`` here,
+``tests/support/sleepy_graphs.py:graph`` in the reference's ``langgraph.json``."""
 
 from __future__ import annotations
 

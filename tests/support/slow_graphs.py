@@ -1,7 +1,7 @@
 """A user's graph plugin for the crash tests: the agent whose get_schedule is slow.
 
-Loaded with ``GRAPHWRIGHT_GRAPHS=tests.support.slow_graphs:register`` (or ``:register_all``). The slow tool counts its
-starts in Redis so a test knows when to kill the process mid-step.
+Loaded with ``GRAPHWRIGHT_GRAPHS=tests.support.slow_graphs:register`` (or ``:register_all``).
+The slow tool counts its starts in Redis so a test knows when to kill the process mid-step.
 """
 
 from __future__ import annotations
