@@ -25,7 +25,7 @@ from graphwright.testing.service import Service, running
 from tests.support import auth_three
 from tests.support.differential import Step, compare, table
 from tests.support.langgraph_dev import langgraph_dev
-from tests.support.paths import ROOT
+from tests.support.paths import ROOT, SUPPORT
 
 TABLE = Path(__file__).with_name("differential_auth.md")
 YEARLY = "0 0 1 1 *"
@@ -385,8 +385,8 @@ def project(tmp_path: Path) -> Path:
         json.dumps(
             {
                 "dependencies": ["."],
-                "graphs": {"counter": f"{ROOT / 'tests' / 'plain_graphs.py'}:graph"},
-                "auth": {"path": f"{ROOT / 'tests' / 'auth_three.py'}:auth"},
+                "graphs": {"counter": f"{SUPPORT / 'plain_graphs.py'}:graph"},
+                "auth": {"path": f"{SUPPORT / 'auth_three.py'}:auth"},
             }
         )
     )

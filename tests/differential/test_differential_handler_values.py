@@ -20,7 +20,7 @@ from graphwright.settings import Settings
 from graphwright.testing.service import running
 from tests.support import auth_shapes
 from tests.support.langgraph_dev import langgraph_dev
-from tests.support.paths import ROOT
+from tests.support.paths import ROOT, SUPPORT
 
 # Slow: the reference Agent Server shows its handlers values
 pytestmark = pytest.mark.slow
@@ -96,8 +96,8 @@ def test_handlers_see_the_values_the_reference_shows_them(
         json.dumps(
             {
                 "dependencies": ["."],
-                "graphs": {"counter": f"{ROOT / 'tests' / 'plain_graphs.py'}:graph"},
-                "auth": {"path": f"{ROOT / 'tests' / 'auth_shapes.py'}:auth"},
+                "graphs": {"counter": f"{SUPPORT / 'plain_graphs.py'}:graph"},
+                "auth": {"path": f"{SUPPORT / 'auth_shapes.py'}:auth"},
             }
         )
     )
