@@ -1,10 +1,7 @@
 """The cron campaign.
 
-Worker processes, one stateless cron, optionally one worker SIGKILLed mid-way; each due run's effect
-is counted in a file, outside Redis.
-
 Run by `python -m bench.crons` (the issue's 2 s for 20 s) and, shorter, by
-`tests/test_cron_workers.py`. The workers serve `PLUGIN`, plain graphs the reference
+`tests/process/test_cron_workers.py`. The workers serve `PLUGIN`, plain graphs the reference
 server serves too, by name: the worker processes load it, this module does not import it.
 """
 
@@ -27,7 +24,7 @@ from graphwright.server.cron_store import next_after, parse_time
 from graphwright.testing.service import Service
 
 ROOT = Path(__file__).resolve().parent.parent
-PLUGIN = "tests.plain_graphs:register"
+PLUGIN = "tests.support.plain_graphs:register"
 
 
 def start_worker(name: str, redis_url: str, prefix: str, effects: Path) -> subprocess.Popen[bytes]:

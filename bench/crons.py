@@ -5,7 +5,7 @@ run exactly once (counted in a file, outside Redis).
 
     python -m bench.crons [--every 2] [--for 20] [--no-kill]
 
-The test suite runs the same campaign shorter (tests/test_cron_workers.py: 1 s for 8 s).
+The test suite runs the same campaign shorter (tests/process/test_cron_workers.py: 1 s for 8 s).
 """
 
 from __future__ import annotations

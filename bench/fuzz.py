@@ -9,7 +9,7 @@ that matter here: no 5xx and responses that match their schema. `--auth` serves 
 under a custom `langgraph_sdk.Auth` (`bench/fuzz_auth.py`: owners stamped and
 filtered) instead of the key. Prints the numbers the CLI reports (operations, generated
 test cases, failures) and exits non-zero on a failure. The test suite runs a small
-version (tests/test_fuzz.py).
+version (tests/server/test_fuzz.py).
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ from graphwright.testing.redis_servers import start_server
 
 GOAL = "订单 A1001 到哪了？"
 HI = {"messages": [{"role": "user", "content": "hi"}]}
-PLUGIN = "tests.protocol_graphs:register"  # loaded by name in the served processes
+PLUGIN = "tests.support.protocol_graphs:register"  # loaded by name in the served processes
 CHAT_URL_ENV = "PROTOCOL_CHAT_URL"  # where those graphs find their chat model
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -50,7 +50,7 @@ def main(n: int) -> None:
                 },
                 "t": {
                     "command": sys.executable,
-                    "args": ["-m", "tests.mcp_test_server"],
+                    "args": ["-m", "tests.support.mcp_test_server"],
                     "env": {"MCP_TEST_LOG": str(log), "PYTHONPATH": str(ROOT)},
                     "tools": ["post_note"],
                 },

@@ -5,7 +5,7 @@ prefixes, JWTs, bearer and basic headers, private-key blocks, passwords in URLs,
 `password=` / `token=` style assignments), in the spirit of detect-secrets'
 plugins. Identifiers are left alone however long and random they look: UUIDs,
 hex digests and git SHAs, message, run and request ids, order numbers. The
-labelled corpus in `tests/redaction_corpus.py` measures both sides.
+labelled corpus in `tests/support/redaction_corpus.py` measures both sides.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Every public name loads on first use (module `__getattr__`), so `import graphwright`
 and the CLI's `--help` do not pay for LangGraph, a model client or the server.
-`tests/test_startup.py` pins what the import loads.
+`tests/cli/test_startup.py` pins what the import loads.
 """
 
 from __future__ import annotations

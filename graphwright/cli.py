@@ -2,7 +2,7 @@
 
 User errors print one line and exit 2; infrastructure errors print one line and exit 1;
 `--json` prints machine-readable output for every command. Each command imports what it
-uses (`tests/test_startup.py` pins it): `--help` loads no LangGraph, the inspections
+uses (`tests/cli/test_startup.py` pins it): `--help` loads no LangGraph, the inspections
 no model client, server or MCP.
 """
 

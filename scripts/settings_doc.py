@@ -1,7 +1,7 @@
 """Write docs/reference/settings.md from the `Settings` model, so the page cannot drift.
 
 `python scripts/settings_doc.py` rewrites the page; `--check` exits 1 when it is stale
-(`tests/test_docs_settings.py` runs the same comparison).
+(`tests/repo/test_docs_settings.py` runs the same comparison).
 """
 
 from __future__ import annotations

@@ -163,7 +163,7 @@ def _isolate(grant: Grant, *, decided: bool, sent_owner: Any) -> None:
 
 
 # The keys of the value the reference gives each handler: those of `langgraph_sdk.auth.types`
-# but where `langgraph dev` gives others (tests/test_differential_handler_values.py).
+# but where `langgraph dev` gives others (tests/differential/test_differential_handler_values.py).
 SHAPES: dict[tuple[str, str], tuple[str, ...]] = {
     ("threads", "create"): ("thread_id", "metadata", "if_exists"),
     ("threads", "read"): ("thread_id",),

@@ -1,0 +1,2 @@
+"""The Python API in one process: `Orchestrator` runs, resumes and locks, threads, memory,
+streaming, the public testing kit."""

@@ -1,0 +1,1 @@
+"""Pages in headless Chromium: the review page, drawings, the JS SDK from another origin."""

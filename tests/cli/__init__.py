@@ -1,0 +1,1 @@
+"""The `graphwright` command: output, exit codes, help, what each command loads."""

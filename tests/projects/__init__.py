@@ -1,0 +1,1 @@
+"""`langgraph.json` projects as LangGraph users write them: config, keys, serving."""

@@ -1,0 +1,2 @@
+"""The repository as a newcomer meets it: docs examples, packaging, dependencies, the suite
+itself."""

@@ -1,0 +1,2 @@
+"""The HTTP service (`graphwright serve`, workers' HTTP runs): routes, auth, crons, SDK
+clients."""
