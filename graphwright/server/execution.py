@@ -20,6 +20,7 @@ from contextlib import AsyncExitStack
 from typing import Any, Literal
 
 import redis
+from langchain_core.runnables import RunnableConfig
 
 from graphwright.checkpoints.errors import LockLostError
 from graphwright.checkpoints.memory import effective
@@ -445,7 +446,7 @@ def checkpointed(graph: Graph, thread_id: str, run_id: str) -> bool:
     process died can see the thread moved on by a writer outside the run line (a resume
     from the CLI or the Python API that settled its write), and its input, run again as
     new, would plan that write again under a new call id."""
-    config = {"configurable": {"thread_id": thread_id}}
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
     if (graph.get_state(config).metadata or {}).get("run_id") == run_id:
         return True
     return (
