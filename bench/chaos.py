@@ -1,7 +1,7 @@
 """kill -9 campaign: runs killed at moments drawn uniformly over their whole life, then recovered.
 
     python -m bench.chaos --points 500 [--via cli|worker|api|cron|both|all] [--cluster]
-        [--parallel 4]
+        [--parallel 4] [--graphs gated|ungated|both] [--window whole|approval|after-write]
 
 Each point is one thread on its own key prefix, with a gated or an ungated slow
 external write (`bench.chaos_graphs`) and a scripted OpenAI-compatible model that
@@ -59,6 +59,9 @@ class Campaign:
     workdir: Path
     delay_s: float
     cluster: bool = False
+    # "approval": every kill lands in the reviewer's approval; "after-write": within 0.5 s
+    # of the approved write's record reading done
+    window: str = "whole"
     spans: dict[tuple[str, str], list[float]] = field(default_factory=dict)
 
     def env(self, prefix: str, effects: Path) -> dict[str, str]:
@@ -95,6 +98,9 @@ def run_point(c: Campaign, n: int, via: str, gated: bool, kill: bool, rng: rando
     reviewer = Reviewer(c, point, env, effects, graph)
     spans = c.spans.get((via, graph), [5.0, 5.0])
     at = rng.uniform(0, sum(spans)) if kill else None
+    in_approval = kill and gated and c.window != "whole"
+    if in_approval:  # the run reaches its gate unharmed; the kill lands in the approval
+        at = None
     started = time.monotonic()
     if via in PATHS:
         killed = PATHS[via](reviewer, at)
@@ -108,6 +114,10 @@ def run_point(c: Campaign, n: int, via: str, gated: bool, kill: bool, rng: rando
     point.first_span = time.monotonic() - started
     if killed:
         point.where = classify(reviewer)
+    elif in_approval and c.window == "after-write":
+        point.where = reviewer.approve_and_kill_after_write(rng.uniform(0, 0.5))
+    elif in_approval:
+        point.where = reviewer.approve_and_kill(rng.uniform(0, spans[1]))
     elif gated and at is not None:  # the kill moment falls in the approval
         point.where = reviewer.approve_and_kill(at - point.first_span)
     reviewer.settle(rng, recovery_kill=kill and rng.random() < 0.3)
@@ -139,6 +149,8 @@ def campaign(
     report: Callable[[str], None] = print,
     *,
     cluster: bool = False,
+    graphs: str = "both",
+    window: str = "whole",
 ) -> list[Point]:
     CTX.set_forkserver_preload(
         [
@@ -162,7 +174,12 @@ def campaign(
         model = ChaosModel()
         try:
             c = Campaign(
-                server=server, model=model, workdir=workdir, delay_s=delay_s, cluster=cluster
+                server=server,
+                model=model,
+                workdir=workdir,
+                delay_s=delay_s,
+                cluster=cluster,
+                window=window,
             )
             calibrate(c, vias)
             report(
@@ -173,8 +190,14 @@ def campaign(
                 )
             )
             rng = random.Random(seed)
+            kinds = {"both": None, "gated": True, "ungated": False}[graphs]
             plan = [
-                (i, vias[i % len(vias)], (i // len(vias)) % 2 == 1, random.Random(rng.random()))
+                (
+                    i,
+                    vias[i % len(vias)],
+                    (i // len(vias)) % 2 == 1 if kinds is None else kinds,
+                    random.Random(rng.random()),
+                )
                 for i in range(points)
             ]
             done: list[Point] = []
@@ -231,10 +254,27 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=4)
     parser.add_argument("--delay", type=float, default=0.2, help="seconds per slow tool step")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--graphs", choices=["both", "gated", "ungated"], default="both")
+    parser.add_argument(
+        "--window",
+        choices=["whole", "approval", "after-write"],
+        default="whole",
+        help="where kills land: the whole run, the reviewer's approval, or just after the "
+        "approved write was recorded (gated graph)",
+    )
     args = parser.parse_args()
     vias = VIAS.get(args.via, [args.via])
     started = time.monotonic()
-    points = campaign(args.points, vias, args.parallel, args.delay, args.seed, cluster=args.cluster)
+    points = campaign(
+        args.points,
+        vias,
+        args.parallel,
+        args.delay,
+        args.seed,
+        cluster=args.cluster,
+        graphs=args.graphs,
+        window=args.window,
+    )
     print(table(points))
     print(f"\n{len(points)} points in {time.monotonic() - started:.0f} s")
 

@@ -115,6 +115,30 @@ class Reviewer:
         _, _, killed = self.cli(["resume", self.point.thread, "--approve"], kill_at=at)
         return f"{classify(self)} (approval)" if killed else "after the end (no kill)"
 
+    def approve_and_kill_after_write(self, after: float) -> str:
+        """Approve.
+
+        And SIGKILL the approving process `after` seconds once its write is recorded `done`: the
+        moment between the effect and the step that holds its result.
+        """
+        pending = self.orch.state(self.point.thread).pending
+        if pending is None or any(c.kind != "approval" for c in pending.calls):
+            return "after the end (no kill)"
+        self._runs += 1
+        proc = self.c.spawn(
+            ["resume", self.point.thread, "--approve", "--json"],
+            self.env,
+            self.effects / f"cmd{self._runs}.out",
+        )
+        records = f"{self.keys.prefix}:{{{self.point.thread}}}:idem:*"
+        while proc.is_alive():
+            keys = list(self.orch.client.scan_iter(match=records))
+            if any(self.orch.client.hget(k, "status") == b"done" for k in keys):
+                break
+            time.sleep(0.005)
+        killed = wait_or_kill(proc, after)
+        return f"{classify(self)} (approval)" if killed else "after the end (no kill)"
+
     def next_command(self) -> list[str] | None:
         thread = self.point.thread
         if not self.orch.meta(thread).get("graph"):

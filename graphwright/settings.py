@@ -218,7 +218,8 @@ class Settings(BaseSettings):
     cron_lease_s: float = Field(
         default=60.0,
         validation_alias="GRAPHWRIGHT_CRON_LEASE_S",
-        description="seconds before a claimed cron run is taken over; longer than the retry budget",
+        description="seconds before a claimed cron run is taken over; at least the Redis retry "
+        "budget plus one second, whatever is set",
     )
 
     def limits(self) -> Limits:

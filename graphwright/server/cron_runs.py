@@ -153,20 +153,24 @@ def matches_grant(
 
 def scheduler_for(orch: Orchestrator, authority: Authority | None = None) -> CronScheduler:
     """The scheduler a worker runs beside its queue consumer."""
-    if orch.settings.cron_lease_s <= orch.settings.redis_retry_s:
-        log.warning(
-            "GRAPHWRIGHT_CRON_LEASE_S (%ss) is not longer than the Redis retry budget "
-            "(%ss): a claimer still retrying is taken over, and its run is refused as made",
-            orch.settings.cron_lease_s,
-            orch.settings.redis_retry_s,
-        )
     return CronScheduler(
         orch.client,
         orch.keys,
         fire_for(orch, authority),
         interval_s=orch.settings.cron_tick_s,
-        lease_s=orch.settings.cron_lease_s,
+        lease_s=takeover_lease_s(orch.settings.cron_lease_s, orch.settings.redis_retry_s),
     )
+
+
+def takeover_lease_s(configured_s: float, retry_s: float) -> float:
+    """How long a claim is left to its claimer.
+
+    `GRAPHWRIGHT_CRON_LEASE_S`, but never less than the Redis retry budget and a second. A claimer
+    whose command is still being retried is alive and about to fire; taking its claim over would
+    fire the slot twice at once. That is refused as made (the run id is the cron's and the slot's),
+    so exactly once holds either way; the floor keeps a short lease from making it the usual case.
+    """
+    return max(configured_s, retry_s + 1.0)
 
 
 __all__ = ["fire_for", "scheduler_for"]

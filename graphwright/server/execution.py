@@ -21,6 +21,7 @@ from contextlib import AsyncExitStack
 from typing import Any, Literal
 
 import redis
+from langchain_core.runnables import RunnableConfig
 
 from graphwright import run_status
 from graphwright.checkpoints.errors import LockLostError
@@ -247,7 +248,8 @@ class Executor:
             if current == json.loads(recorded):
                 return command_of(spec, graph, config, body)  # the decision never got applied
         elif self.saves_first(body) and not checkpointed(graph, thread_id, run_id):
-            # Taken over before its first checkpoint: nothing of the run is in the thread, and
+            # Taken over before its first checkpoint (none of its own anywhere in the thread,
+            # not only at its head): nothing of the run is in the thread, and
             # its input, durable in its record since its creation, is run as if new (the head
             # would miss it: no input at all, or the previous turn's end).
             return FRESH
@@ -415,13 +417,19 @@ class Executor:
 
 
 def checkpointed(graph: Graph, thread_id: str, run_id: str) -> bool:
-    """Whether the run saved a checkpoint.
+    """Whether the run saved a checkpoint, at the thread's head or under it.
 
-    The thread's head is then one of its own (it holds the thread, first in line, so nothing else
-    has written to it since).
+    A run whose process died can see the thread moved on by a writer outside the run line (a
+    resume from the CLI or the Python API that settled its write), and its input, run again as
+    new, would plan that write again under a new call id.
     """
-    head = graph.get_state({"configurable": {"thread_id": thread_id}})
-    return bool((head.metadata or {}).get("run_id") == run_id)
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+    if (graph.get_state(config).metadata or {}).get("run_id") == run_id:
+        return True
+    return (
+        next(iter(graph.get_state_history(config, filter={"run_id": run_id}, limit=1)), None)
+        is not None
+    )
 
 
 def stream_options(graph: Graph, body: RunCreate, durability: str) -> dict[str, Any]:

@@ -39,7 +39,7 @@ def test_chat_openai_is_asked_for_json_schema_output(scripted: ScriptedOpenAI) -
 def test_a_server_that_refuses_json_schema_gets_the_prompt_and_its_text_is_parsed() -> None:
     server = ScriptedOpenAI(json_schema=False)
     server.load(
-        Reply(content='``json\n{"order_id": "A1001"}\n``'), Reply(content='{"order_id": null}')
+        Reply(content='```json\n{"order_id": "A1001"}\n```'), Reply(content='{"order_id": null}')
     )
     model = model_for(server)
     assert structured_reply(model, Extracted, ASK)[0].order_id == "A1001"

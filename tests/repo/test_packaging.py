@@ -47,7 +47,7 @@ def test_docker_compose_file_is_valid_and_wires_redis() -> None:
 
 def readme_commands() -> tuple[str, list[str]]:
     """The first README command (the main job) and the follow-up commands it documents."""
-    blocks = re.findall(r"``bash\n(.*?)``", (ROOT / "README.md").read_text(), re.S)
+    blocks = re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
     lines = [[ln.split("  #")[0].strip() for ln in b.splitlines() if ln.strip()] for b in blocks]
     return lines[0][0], lines[1]
 

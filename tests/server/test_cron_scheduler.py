@@ -8,6 +8,7 @@ import pytest
 import redis
 
 from graphwright.checkpoints.keys import Keys
+from graphwright.server.cron_runs import takeover_lease_s
 from graphwright.server.cron_scheduler import CronScheduler, run_id_of
 from graphwright.server.cron_store import (
     CronStore,
@@ -85,3 +86,9 @@ def test_update_and_search(client: redis.Redis, prefix: str) -> None:
     assert crons.search(enabled=False)[0]["cron_id"] == a["cron_id"]
     crons.delete(a["cron_id"])
     assert crons.count() == 1
+
+
+def test_a_claim_is_never_taken_over_while_its_claimer_may_still_be_retrying() -> None:
+    assert takeover_lease_s(2.0, 15.0) == 16.0  # the chaos campaign's setting: raised
+    assert takeover_lease_s(60.0, 15.0) == 60.0  # the default: kept
+    assert takeover_lease_s(0.5, 0.0) == 1.0
