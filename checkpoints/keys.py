@@ -118,6 +118,7 @@ class Keys:
             self.events(thread_id),
             *self.event_ids(thread_id),  # the trace's replay ids go with its events
             self.thread_runs(thread_id),
+            self.run_signal(thread_id),
             self.fence(thread_id),  # tokens restart only when the whole thread has expired
         )
 
@@ -174,6 +175,10 @@ class Keys:
     def thread_runs(self, thread_id: str) -> str:
         """Sorted set: run ids of the thread by creation time."""
         return f"{self.thread_tag(thread_id)}:runs"
+
+    def run_signal(self, thread_id: str) -> str:
+        """Stream: one entry per run created on the thread, so a follower blocks for the next."""
+        return f"{self.thread_tag(thread_id)}:runs:new"
 
     def idempotency(self, thread_id: str, tool_call_id: str) -> str:
         """Recorded result of one side-effecting tool call."""

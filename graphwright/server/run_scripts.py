@@ -11,7 +11,8 @@ from __future__ import annotations
 CLEAR_ERRORS = frozenset({b"cancelled by a newer run", b"cancelled before it started"})
 
 # KEYS: record, runs, inflight, registry, queue, delayed (on a cluster, queue and delayed are
-# the record again and mode is none: the caller queues apart, as they live on other slots)
+# the record again and mode is none: the caller queues apart, as they live on other slots),
+# signal (a stream with one entry per run created, its newest kept: thread followers block on it)
 # ARGV: run_id, now, strategy, mode (queue|delay|none), due, record-prefix, thread_id,
 #       delayed member (as RunStore.member spells it), retention, fields...
 # A run executing in the API process is created with mode delay too: its lease is the delayed
@@ -45,7 +46,8 @@ for i = 10, #ARGV do table.insert(fields, ARGV[i]) end
 redis.call('HSET', KEYS[1], unpack(fields))
 redis.call('ZADD', KEYS[2], now, run_id)
 redis.call('ZADD', KEYS[3], now, run_id)
-redis.call('SADD', KEYS[4], KEYS[1], KEYS[2], KEYS[3])
+redis.call('SADD', KEYS[4], KEYS[1], KEYS[2], KEYS[3], KEYS[7])
+redis.call('XADD', KEYS[7], 'MAXLEN', 1, '*', 'run_id', run_id)
 if mode == 'queue' then
   redis.call('XADD', KEYS[5], '*', 'thread_id', ARGV[7], 'run_id', run_id)
 elseif mode == 'delay' then

@@ -179,6 +179,7 @@ class RunStore:
                 self.inflight(thread_id),
                 self.keys.registry(thread_id),
                 *queues,
+                self.keys.run_signal(thread_id),
             ],
             [
                 run_id,

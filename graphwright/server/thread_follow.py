@@ -2,12 +2,12 @@
 
 Every run it lists, oldest first, is replayed from its Redis event stream and then followed live,
 each as protocol events (`thread_events`); then the runs started after, for as long as the
-connection lasts.
+connection lasts. Between runs it blocks on the thread's run signal (one entry per run created,
+`Keys.run_signal`): an idle follower sends Redis nothing until a run is created.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -18,9 +18,9 @@ from graphwright.server.schemas import Run
 from graphwright.server.thread_events import Event, ThreadEvents
 from graphwright_errors import NotFoundError
 
-# How often a thread whose runs have all ended is looked at for a new one. Runs have no
-# thread-wide event to block on; the look is one ZRANGE, and only idle connections make it.
-IDLE_LOOK_S = 0.25
+# The longest blocking read on the run signal: a bound, so a follower whose connection closed
+# unnoticed (no cancellation reached it) still ends within it.
+IDLE_BLOCK_MS = 10_000
 
 
 def ended_run(launch: Launcher, thread_id: str, run_id: str) -> tuple[str, bool]:
@@ -52,14 +52,37 @@ async def run_events(
         yield event
 
 
+async def newest(launch: Launcher, key: str) -> str:
+    """The id of the signal's newest entry ("0-0" before the thread's first run)."""
+    client = launch.svc.aio()
+    got: Any = await launch.ride(lambda: client.xrevrange(key, count=1))
+    return got[0][0].decode() if got else "0-0"
+
+
+async def signalled(launch: Launcher, key: str, after: str) -> str:
+    """Block until a run is created after entry `after` (or the bound passes); the newest id."""
+    client = launch.svc.aio()
+    got: Any = await launch.ride(lambda: client.xread({key: after}, count=1, block=IDLE_BLOCK_MS))
+    return got[0][1][-1][0].decode() if got else after
+
+
 async def follow(launch: Launcher, thread_id: str) -> AsyncIterator[Event]:
-    """The thread's protocol events, from its first listed run on, without end."""
+    """The thread's protocol events, from its first listed run on, without end.
+
+    The signal's position is taken before the runs are listed, so a run created in between is
+    both listed or signalled: never missed.
+    """
     state = ThreadEvents()
     seen: set[str] = set()
+    key = launch.orch.keys.run_signal(thread_id)
+    cursor = await newest(launch, key)
     while True:
         fresh = [r for r in await offload(launch.store.run_ids, thread_id) if r not in seen]
         if not fresh:
-            await asyncio.sleep(IDLE_LOOK_S)
+            moved = cursor
+            while moved == cursor:  # quiet: block again, no other read
+                moved = await signalled(launch, key, cursor)
+            cursor = moved
             continue
         for run_id in fresh:
             seen.add(run_id)

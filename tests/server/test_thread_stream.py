@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+import redis
 from langgraph_sdk import get_client, get_sync_client
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
@@ -21,7 +22,7 @@ from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
 from graphwright.testing.redis_servers import Server
 from graphwright.testing.service import Service, running
-from graphwright.testing.until import scaled
+from graphwright.testing.until import scaled, until
 from tests.support import auth_owner
 from tests.support.thread_stream_view import read_until, until_true
 
@@ -112,6 +113,72 @@ def test_a_run_started_through_commands_is_an_ordinary_run(served: Service) -> N
     assert run["run_id"] == run_id and run["status"] == "success"
     assert run["metadata"]["topic"] == "streams"
     assert len(client.threads.get_history(thread["thread_id"])) >= 4  # its checkpoints
+
+
+FOLLOWER_READS = ("xread", "xrevrange", "zrange")
+
+
+def blocked_follower(r: redis.Redis) -> dict[str, Any] | None:
+    """The client blocked on XREAD (a follower waiting for a run), if any."""
+    clients: list[dict[str, Any]] = r.client_list()
+    return next((c for c in clients if c["cmd"] == "xread" and "b" in c["flags"]), None)
+
+
+def read_calls(r: redis.Redis) -> dict[str, int]:
+    stats: dict[str, Any] = r.info("commandstats")
+    return {name: stats.get(f"cmdstat_{name}", {}).get("calls", 0) for name in FOLLOWER_READS}
+
+
+def test_a_follower_of_an_idle_thread_blocks_and_sees_a_new_run(
+    served: Service, redis_server: Server
+) -> None:
+    """Between runs a follower sends Redis nothing: it blocks on the thread's run signal and
+    wakes when a run is created on the thread."""
+    r = redis.Redis.from_url(redis_server.url, decode_responses=True)
+    sdk = get_sync_client(url=served.url, api_key=KEY)
+    thread_id = sdk.threads.create()["thread_id"]
+
+    async def follow(into: list[str]) -> None:
+        async with (
+            httpx.AsyncClient(base_url=served.url, headers={"x-api-key": KEY}) as http,
+            http.stream(
+                "POST", f"/threads/{thread_id}/stream/events", json={"channels": ["lifecycle"]}
+            ) as answer,
+        ):
+            async for line in answer.aiter_lines():
+                if line.startswith("data:"):
+                    into.append(line)
+                    if '"completed"' in line:
+                        return
+
+    async def session() -> list[str]:
+        seen: list[str] = []
+        follower = asyncio.create_task(follow(seen))
+        try:
+            waiting = await asyncio.to_thread(
+                until, lambda: blocked_follower(r), "a blocked follower"
+            )
+            before = read_calls(r)
+            await asyncio.to_thread(
+                until,
+                lambda: int((blocked_follower(r) or {}).get("idle", 0)) >= 1,
+                "a follower idle for a second",
+            )
+            assert read_calls(r) == before, "an idle follower read Redis"
+            assert blocked_follower(r)["id"] == waiting["id"]  # type: ignore[index]  # the same wait
+            await asyncio.to_thread(sdk.runs.create, thread_id, "subgraph", input=START)
+            await asyncio.wait_for(follower, scaled(30))
+        finally:
+            follower.cancel()
+        return seen
+
+    seen = asyncio.run(session())
+    assert '"running"' in seen[0] and '"completed"' in seen[-1]
+    signal = served.orch.keys.run_signal(thread_id)
+    assert r.exists(signal)
+    sdk.threads.delete(thread_id)
+    assert not r.exists(signal)  # it goes with the thread
+    r.close()
 
 
 def test_the_stream_needs_the_key_like_every_other_route(served: Service) -> None:
