@@ -24,16 +24,19 @@ import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager, suppress
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import redis
+import redis.asyncio as aredis
+from redis.cluster import RedisCluster
 
 from graphwright.checkpoints.errors import LockLostError, RedisUnavailableError
 from graphwright.checkpoints.keys import Keys
-from graphwright.checkpoints.replicas import ReplicaWait
+from graphwright.checkpoints.replicas import MARKER_TTL_MS, ReplicaWait
+from graphwright.checkpoints.saver_base import AsyncClient
 from graphwright_errors import UserError
 
 log = logging.getLogger(__name__)
@@ -172,6 +175,8 @@ class ThreadLock:
     lost: threading.Event = field(default_factory=threading.Event)
     # Set to stop renewing: on release, or just before a script that deletes the lock itself.
     renewal_stop: threading.Event = field(default_factory=threading.Event)
+    renewer: asyncio.Task[None] | None = None  # the renewal task of a lock taken natively
+    released: bool = False  # a script that ended the run deleted it already
 
     def check(self) -> None:
         """Raise LockLostError when the lock could not be kept."""
@@ -295,8 +300,7 @@ def thread_lock(
 async def _untake(
     client: redis.Redis, keys: Keys, taking: asyncio.Future[tuple[ThreadLock, threading.Event]]
 ) -> None:
-    """Give back the lock an abandoned acquisition takes, once it has taken it (its thread
-    cannot be stopped midway: the lock would be renewed for ever with nobody to release it)."""
+    """Give back the lock an abandoned acquisition takes, once it has taken it."""
     try:
         lock, stop = await taking
     except Exception:  # busy, or Redis away: nothing was taken
@@ -305,12 +309,11 @@ async def _untake(
 
 
 @asynccontextmanager
-async def athread_lock(
-    client: redis.Redis, keys: Keys, thread_id: str, *, ttl_s: float = LOCK_TTL_S
+async def _blocking_athread_lock(
+    client: redis.Redis, keys: Keys, thread_id: str, ttl_s: float
 ) -> AsyncIterator[ThreadLock]:
-    """``thread_lock`` for a coroutine: its round trips run off the event loop. A caller
-    cancelled while the lock is being taken leaves none behind: the taking runs on, and
-    what it took is given back."""
+    """``athread_lock`` over a blocking client (the HTTP executor's, until it passes its
+    asyncio client): round trips in the loop's executor, renewal on a thread."""
     taking = asyncio.ensure_future(asyncio.to_thread(_take, client, keys, thread_id, ttl_s))
     try:
         lock, stop = await asyncio.shield(taking)
@@ -320,10 +323,156 @@ async def athread_lock(
     try:
         yield lock
     except asyncio.CancelledError:
-        # A cancelled run may leave a sync node behind in the loop's executor: moving the
-        # fence on before the lock goes refuses whatever that node still writes.
         await asyncio.shield(asyncio.to_thread(_fence_out, client, keys, lock))
         raise
     finally:
-        # Shielded: a cancelled run still gives its lock back before it ends.
         await asyncio.shield(asyncio.to_thread(_give_back, client, keys, lock, stop))
+
+
+# --- native: redis.asyncio on the run loop, renewed by a task ------------------------
+
+
+async def _aacknowledge(client: AsyncClient, wait: ReplicaWait, marker: str, what: str) -> None:
+    if isinstance(client, aredis.Redis):
+        await wait.aacknowledge(client, marker, what)
+        return
+    await client.set(marker, 1, px=MARKER_TTL_MS)  # a cluster: WAIT on the marker's node
+    acked = await client.execute_command(
+        "WAIT", wait.replicas, wait.timeout_ms, target_nodes=client.get_node_from_key(marker)
+    )
+    wait._report(int(acked), what)
+
+
+async def _aacquire(
+    client: AsyncClient, keys: Keys, thread_id: str, ttl_s: float
+) -> ThreadLock | None:
+    """``_acquire`` over an asyncio client."""
+    name, fence = keys.lock(thread_id), keys.fence(thread_id)
+    owner_id = uuid.uuid4().hex
+    owner = json.dumps({**identity(), "id": owner_id})
+    ttl_ms = int(ttl_s * 1000)
+    _LIVE.add(owner_id)
+    try:
+        value = await client.eval(_ACQUIRE, 2, name, fence, owner, ttl_ms, "")
+        if value is None:
+            current = await client.get(name)
+            if current is not None and _stale(current):
+                value = await client.eval(_ACQUIRE, 2, name, fence, owner, ttl_ms, current)
+        if value is None:
+            _LIVE.discard(owner_id)
+            return None
+        text = value.decode() if isinstance(value, bytes) else str(value)
+        wait = ReplicaWait.from_env()
+        if wait is not None:
+            what = f"run lock of thread {thread_id!r}"
+            await _aacknowledge(client, wait, keys.replica_ack(thread_id), what)
+    except BaseException:
+        _LIVE.discard(owner_id)
+        raise
+    return ThreadLock(thread_id=thread_id, fence=int(json.loads(text)["fence"]), value=text)
+
+
+async def _arenew(client: AsyncClient, keys: Keys, lock: ThreadLock, ttl_s: float) -> None:
+    """``_renew`` as a task of the run loop."""
+    name, ttl_ms = keys.lock(lock.thread_id), int(ttl_s * 1000)
+    last_ok, wait = time.monotonic(), ttl_s / 3
+    while True:
+        await asyncio.sleep(wait)
+        if lock.renewal_stop.is_set():
+            return
+        try:
+            renewed = await client.eval(_RENEW, 1, name, lock.value, ttl_ms)
+        except redis.RedisError as exc:
+            if time.monotonic() - last_ok >= ttl_s:
+                log.error(
+                    "thread %s: lock expired while Redis was unreachable (%s)", lock.thread_id, exc
+                )
+                lock.lost.set()
+                return
+            wait = min(ttl_s / 10, 0.05 * 2 ** random.uniform(0, 4))
+            continue
+        if not renewed:
+            if lock.renewal_stop.is_set():
+                return
+            log.error("thread %s: the run lock was taken over; this run stops", lock.thread_id)
+            lock.lost.set()
+            return
+        last_ok, wait = time.monotonic(), ttl_s / 3
+
+
+async def _atake(client: AsyncClient, keys: Keys, thread_id: str, ttl_s: float) -> ThreadLock:
+    try:
+        lock = await _aacquire(client, keys, thread_id, ttl_s)
+    except redis.RedisError as exc:
+        raise RedisUnavailableError(
+            f"cannot take the run lock of thread {thread_id!r}: {exc}"
+        ) from exc
+    if lock is None:
+        raise ThreadBusyError(
+            f"thread {thread_id!r} is already running in another process; "
+            "wait for it to finish, or use another thread"
+        )
+    lock.renewer = asyncio.create_task(
+        _arenew(client, keys, lock, ttl_s), name=f"gw-lock-{thread_id}"
+    )
+    return lock
+
+
+async def _agive_back(client: AsyncClient, keys: Keys, lock: ThreadLock) -> None:
+    lock.renewal_stop.set()
+    if lock.renewer is not None:
+        lock.renewer.cancel()
+    try:
+        if not lock.released:
+            with suppress(redis.RedisError):
+                await client.eval(_RELEASE, 1, keys.lock(lock.thread_id), lock.value)
+    finally:
+        _LIVE.discard(lock_id(lock.value) or "")
+
+
+async def _auntake(client: AsyncClient, keys: Keys, taking: asyncio.Future[ThreadLock]) -> None:
+    try:
+        lock = await taking
+    except Exception:
+        return
+    await _agive_back(client, keys, lock)
+
+
+async def _afence_out(client: AsyncClient, keys: Keys, lock: ThreadLock) -> None:
+    with suppress(redis.RedisError):
+        name, fence = keys.lock(lock.thread_id), keys.fence(lock.thread_id)
+        await client.eval(_FENCE_OUT, 2, name, fence, lock.value)
+
+
+def athread_lock(
+    client: AsyncClient | redis.Redis, keys: Keys, thread_id: str, *, ttl_s: float = LOCK_TTL_S
+) -> AbstractAsyncContextManager[ThreadLock]:
+    """``thread_lock`` for a coroutine on the loop ``client`` (redis.asyncio) lives on: the
+    lock is taken, renewed (a task) and given back there. A caller cancelled while the
+    lock is being taken leaves none behind: the taking runs on, and what it took is given
+    back. A blocking client goes through the loop's executor instead."""
+    if isinstance(client, redis.Redis | RedisCluster):
+        return _blocking_athread_lock(client, keys, thread_id, ttl_s)
+    return _native_athread_lock(client, keys, thread_id, ttl_s)
+
+
+@asynccontextmanager
+async def _native_athread_lock(
+    client: AsyncClient, keys: Keys, thread_id: str, ttl_s: float
+) -> AsyncIterator[ThreadLock]:
+    taking = asyncio.ensure_future(_atake(client, keys, thread_id, ttl_s))
+    try:
+        lock = await asyncio.shield(taking)
+    except asyncio.CancelledError:
+        await asyncio.shield(_auntake(client, keys, taking))
+        raise
+    try:
+        yield lock
+    except asyncio.CancelledError:
+        # A cancelled run may leave a sync node behind in the loop's executor: moving the
+        # fence on before the lock goes refuses whatever that node still writes.
+        await asyncio.shield(_afence_out(client, keys, lock))
+        raise
+    finally:
+        # Shielded: a cancelled run still gives its lock back before it ends.
+        await asyncio.shield(_agive_back(client, keys, lock))

@@ -2,10 +2,11 @@
 
 A run's data path reads API -> run -> graph -> storage: ``Orchestrator.stream`` takes the
 thread's lock and hands the run here; ``RunRecord.execute`` marks it running and traces its
-start, drives the graph (``streaming.step_events``, on the run loop), then ``finish``
-takes the thread's state, read once, remembers what the user asked, counts the usage from
-the trace and writes the final status. Nothing of the run goes back through the
-Orchestrator.
+start (one write, ``run_writes``), drives the graph (``streaming.step_events``, on the run
+loop), then ``finish`` takes the thread's state, read once, remembers what the user asked,
+counts the usage from the trace and writes the final status, giving the lock back in the
+same write. Nothing of the run goes back through the Orchestrator, and no Redis call leaves
+the run loop.
 """
 
 from __future__ import annotations
@@ -21,8 +22,6 @@ from langgraph.types import StateSnapshot
 
 from graphwright import summary
 from graphwright.checkpoints.errors import LockLostError
-from graphwright.checkpoints.head import read_head
-from graphwright.checkpoints.trace import TraceWriter
 from graphwright.graphs.gates import gate_of
 from graphwright.graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.locking import ThreadLock
@@ -31,6 +30,7 @@ from graphwright.native import answer_of
 from graphwright.nodes.gate_models import GateRequest
 from graphwright.nodes.model_call import describe, provider_error
 from graphwright.results import RunResult, RunStatus, StepEvent, Usage
+from graphwright.run_writes import Event, RunWrites
 from graphwright.serialize import jsonable
 from graphwright.streaming import StreamMode, step_events
 from graphwright.summary import Recorded
@@ -58,9 +58,9 @@ class RunRecord:
     """Starts, drives and ends runs, writing their record in the thread's meta and trace."""
 
     def __init__(
-        self, meta: ThreadMeta, tracer: TraceWriter, memories: Memories, durability: Any
+        self, meta: ThreadMeta, writes: RunWrites, memories: Memories, durability: Any
     ) -> None:
-        self.meta, self.tracer, self.memories, self.durability = meta, tracer, memories, durability
+        self.meta, self.writes, self.memories, self.durability = meta, writes, memories, durability
 
     async def execute(
         self,
@@ -72,15 +72,23 @@ class RunRecord:
         run_id: str | None = None,
         lock: ThreadLock | None = None,
         mode: StreamMode = "steps",
+        *,
+        meta: dict[str, str] | None = None,
+        note: dict[str, str] | None = None,
     ) -> AsyncIterator[StepEvent]:
         """Run the graph under the caller's lock on the run loop: its steps, then the result.
 
-        Its blocking record writes run in the loop's executor, never on the loop itself.
+        ``meta`` is the thread's meta as the run read it under its lock; ``note``, fields
+        the start writes with it (the user's messages to remember). Every record write is
+        a coroutine on the run loop: one round trip at the start, one read and one write
+        (which gives the lock back) at the end.
         """
+        meta = meta or {}
         run_id = run_id or str(uuid.uuid4())
         fence = lock.fence if lock else None
         config = run_config(thread_id, run_id, fence)
-        await asyncio.to_thread(self.start, spec.name, thread_id, run_id, run_input, fence)
+        started = await self.start(spec.name, thread_id, run_id, run_input, fence, note)
+        since = started if run_input is not None else meta.get("trace_from") or "-"
         error, model_failed = None, False
         try:
             # "sync": a step's checkpoint (with the calls it proposed) is saved before the
@@ -104,61 +112,70 @@ class RunRecord:
             if error is not None:  # a documented outcome, one line: no traceback
                 log.warning("run %s on thread %s failed: %s", run_id, thread_id, error)
             elif isinstance(exc, GraphwrightError):
-                await asyncio.to_thread(self.meta.write, thread_id, fence, status="failed")
+                await self.writes.write(thread_id, fence, {"status": "failed"})
                 raise
             else:  # a tool or graph failure: the run fails, resumable
                 log.exception("run %s on thread %s failed", run_id, thread_id)
                 error = f"{type(exc).__name__}: {exc}"
         snapshot = await compiled.aget_state(run_config(thread_id))
-        result = await asyncio.to_thread(
-            self.finish, spec, snapshot, thread_id, run_id, error, fence, model_failed
+        remembers = bool((note or meta).get("user_id") and (note or meta).get("remember"))
+        result = await self.finish(
+            spec, snapshot, thread_id, run_id, error, lock, model_failed, since, remembers
         )
+        if meta.get("ttl_s"):  # keys the run added expire with the rest
+            await self.writes.refresh_ttl(thread_id, int(float(meta["ttl_s"])))
         yield StepEvent(thread_id=thread_id, kind="result", result=result)
 
-    def start(
+    async def start(
         self,
         graph: str,
         thread_id: str,
         run_id: str,
         run_input: RunInput | dict[str, Any] | None,
         fence: int | None = None,
-    ) -> None:
-        """Mark the thread running and trace the run's start; a new input restarts the usage.
-        Every write carries the run's ``fence``: a run that lost the thread writes none."""
-        self.meta.write(thread_id, fence, graph=graph, status="running", thread_id=thread_id)
-        started = self.tracer.emit(
-            thread_id,
-            "run_start",
-            fence=fence,
-            run_id=run_id,
-            graph=graph,
-            input=run_input.model_dump()
-            if isinstance(run_input, RunInput)
-            else jsonable(run_input),
-            resumed=run_input is None,
+        note: dict[str, str] | None = None,
+    ) -> str:
+        """Mark the thread running and trace the run's start, in one fenced write; a new
+        input restarts the usage (returns the event's id, where it counts from)."""
+        event = Event(
+            kind="run_start",
+            fields={
+                "run_id": run_id,
+                "graph": graph,
+                "input": run_input.model_dump()
+                if isinstance(run_input, RunInput)
+                else jsonable(run_input),
+                "resumed": run_input is None,
+            },
+            marks_start=run_input is not None,  # usage counts from here, across later resumes
         )
-        if run_input is not None:  # usage counts from here, across later resumes
-            self.meta.write(thread_id, fence, trace_from=started)
+        fields = {"graph": graph, "status": "running", "thread_id": thread_id, **(note or {})}
+        return await self.writes.write(thread_id, fence, fields, event=event)
 
-    def finish(
+    async def finish(
         self,
         spec: GraphSpec,
         snapshot: StateSnapshot,
         thread_id: str,
         run_id: str,
         error: str | None,
-        fence: int | None = None,
+        lock: ThreadLock | None = None,
         model_failed: bool = False,
+        since: str = "-",
+        remembers: bool = False,
     ) -> RunResult:
-        """The run's result from one read of the thread's state; its status written last.
+        """The run's result from one read of the thread's state; its status written last,
+        with the lock given back in the same write.
 
         A run the model failed names its checkpoint in ``MODEL_FAILED``: the thread's
         next turn may start over that unfinished step (a model call has no effect to lose).
         """
+        fence = lock.fence if lock else None
         status, error = status_of(snapshot, error)
-        if status in ("completed", "stopped"):
-            self.memories.remember(thread_id, run_id, fence)  # its model call counts in the usage
-        since = self.tracer.read(thread_id, self.meta.read(thread_id).get("trace_from") or "-")
+        if remembers and status in ("completed", "stopped"):
+            # A model call (the extraction), so off the loop; its usage counts below.
+            await asyncio.to_thread(self.memories.remember, thread_id, run_id, fence)
+        events, head = await self.writes.tail(thread_id, since)
         values = snapshot.values if isinstance(snapshot.values, dict) else {}
         gate = gate_of(snapshot)
         result = RunResult(
@@ -170,19 +187,18 @@ class RunRecord:
             stop_reason=values.get("stop_reason"),
             pending=gate if status == "interrupted" else None,
             steps=int((snapshot.metadata or {}).get("step", 0)),
-            usage=usage_of(since),
+            usage=usage_of(events),
             error=error,
         )
-        head = read_head(self.meta.client, self.meta.keys, thread_id)
         failed_at = checkpoint_of(snapshot) if model_failed else ""
-        self.meta.write(
-            thread_id,
-            fence,
-            status=result.status,
-            **{MODEL_FAILED: failed_at},
-            **{summary.FIELD: summary.encode(summary_of(snapshot, gate), head)},
-        )
-        self.meta.refresh_ttl(thread_id)  # keys the run added expire with the rest
+        fields = {
+            "status": result.status,
+            MODEL_FAILED: failed_at,
+            summary.FIELD: summary.encode(summary_of(snapshot, gate), head),
+        }
+        if lock is not None:
+            lock.renewal_stop.set()  # the write deletes the lock: no renewal may find it gone
+        await self.writes.write(thread_id, fence, fields, release=lock)
         return result
 
 
