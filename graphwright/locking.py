@@ -23,7 +23,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +33,8 @@ import redis
 import redis.asyncio as aredis
 from redis.cluster import RedisCluster
 
+from graphwright.aconnect import AsyncScript, batch
+from graphwright.checkpoints.direct import Command
 from graphwright.checkpoints.errors import LockLostError, RedisUnavailableError
 from graphwright.checkpoints.keys import Keys
 from graphwright.checkpoints.replicas import MARKER_TTL_MS, ReplicaWait
@@ -83,6 +85,11 @@ return 0
 """
 
 
+_AACQUIRE, _ARENEW, _AFENCE_OUT, _ARELEASE = (
+    AsyncScript(body) for body in (_ACQUIRE, _RENEW, _FENCE_OUT, _RELEASE)
+)
+
+
 class ThreadBusyError(UserError):
     """Another invoke or resume is running on this thread."""
 
@@ -112,15 +119,22 @@ def _pid_namespace() -> str | None:
         return None
 
 
+_IDENTITY: dict[int, dict[str, Any]] = {}  # by PID: a forked child is another holder
+
+
 def identity() -> dict[str, Any]:
-    """Who holds a lock: enough to tell, on the same machine, whether it is still alive."""
-    return {
-        "host": socket.gethostname(),
-        "boot": _read("/proc/sys/kernel/random/boot_id"),
-        "pidns": _pid_namespace(),
-        "pid": os.getpid(),
-        "start": _start_time(os.getpid()),
-    }
+    """Who holds a lock: enough to tell, on the same machine, whether it is still alive.
+    Read from /proc once per process (none of it changes while the process lives)."""
+    pid = os.getpid()
+    if pid not in _IDENTITY:
+        _IDENTITY[pid] = {
+            "host": socket.gethostname(),
+            "boot": _read("/proc/sys/kernel/random/boot_id"),
+            "pidns": _pid_namespace(),
+            "pid": pid,
+            "start": _start_time(pid),
+        }
+    return dict(_IDENTITY[pid])
 
 
 def _stale(raw: bytes | str | None) -> bool:
@@ -177,6 +191,7 @@ class ThreadLock:
     renewal_stop: threading.Event = field(default_factory=threading.Event)
     renewer: asyncio.Task[None] | None = None  # the renewal task of a lock taken natively
     released: bool = False  # a script that ended the run deleted it already
+    reads: list[Any] = field(default_factory=list)  # replies of the reads taken with it
 
     def check(self) -> None:
         """Raise LockLostError when the lock could not be kept."""
@@ -344,20 +359,23 @@ async def _aacknowledge(client: AsyncClient, wait: ReplicaWait, marker: str, wha
 
 
 async def _aacquire(
-    client: AsyncClient, keys: Keys, thread_id: str, ttl_s: float
+    client: AsyncClient, keys: Keys, thread_id: str, ttl_s: float, reads: Sequence[Command] = ()
 ) -> ThreadLock | None:
-    """``_acquire`` over an asyncio client."""
+    """``_acquire`` over an asyncio client; ``reads`` go in the same round trip, after it
+    (so they see the thread as its new owner does)."""
     name, fence = keys.lock(thread_id), keys.fence(thread_id)
     owner_id = uuid.uuid4().hex
     owner = json.dumps({**identity(), "id": owner_id})
     ttl_ms = int(ttl_s * 1000)
     _LIVE.add(owner_id)
     try:
-        value = await client.eval(_ACQUIRE, 2, name, fence, owner, ttl_ms, "")
+        take = [_AACQUIRE.command((name, fence), (owner, ttl_ms, "")), *reads]
+        value, *got = await batch(client, take, _AACQUIRE)
         if value is None:
             current = await client.get(name)
             if current is not None and _stale(current):
-                value = await client.eval(_ACQUIRE, 2, name, fence, owner, ttl_ms, current)
+                take = [_AACQUIRE.command((name, fence), (owner, ttl_ms, current)), *reads]
+                value, *got = await batch(client, take, _AACQUIRE)
         if value is None:
             _LIVE.discard(owner_id)
             return None
@@ -369,7 +387,8 @@ async def _aacquire(
     except BaseException:
         _LIVE.discard(owner_id)
         raise
-    return ThreadLock(thread_id=thread_id, fence=int(json.loads(text)["fence"]), value=text)
+    fenced = int(json.loads(text)["fence"])
+    return ThreadLock(thread_id=thread_id, fence=fenced, value=text, reads=got)
 
 
 async def _arenew(client: AsyncClient, keys: Keys, lock: ThreadLock, ttl_s: float) -> None:
@@ -381,7 +400,7 @@ async def _arenew(client: AsyncClient, keys: Keys, lock: ThreadLock, ttl_s: floa
         if lock.renewal_stop.is_set():
             return
         try:
-            renewed = await client.eval(_RENEW, 1, name, lock.value, ttl_ms)
+            renewed = await _ARENEW(client, (name,), (lock.value, ttl_ms))
         except redis.RedisError as exc:
             if time.monotonic() - last_ok >= ttl_s:
                 log.error(
@@ -400,9 +419,11 @@ async def _arenew(client: AsyncClient, keys: Keys, lock: ThreadLock, ttl_s: floa
         last_ok, wait = time.monotonic(), ttl_s / 3
 
 
-async def _atake(client: AsyncClient, keys: Keys, thread_id: str, ttl_s: float) -> ThreadLock:
+async def _atake(
+    client: AsyncClient, keys: Keys, thread_id: str, ttl_s: float, reads: Sequence[Command]
+) -> ThreadLock:
     try:
-        lock = await _aacquire(client, keys, thread_id, ttl_s)
+        lock = await _aacquire(client, keys, thread_id, ttl_s, reads)
     except redis.RedisError as exc:
         raise RedisUnavailableError(
             f"cannot take the run lock of thread {thread_id!r}: {exc}"
@@ -425,7 +446,7 @@ async def _agive_back(client: AsyncClient, keys: Keys, lock: ThreadLock) -> None
     try:
         if not lock.released:
             with suppress(redis.RedisError):
-                await client.eval(_RELEASE, 1, keys.lock(lock.thread_id), lock.value)
+                await _ARELEASE(client, (keys.lock(lock.thread_id),), (lock.value,))
     finally:
         _LIVE.discard(lock_id(lock.value) or "")
 
@@ -441,26 +462,32 @@ async def _auntake(client: AsyncClient, keys: Keys, taking: asyncio.Future[Threa
 async def _afence_out(client: AsyncClient, keys: Keys, lock: ThreadLock) -> None:
     with suppress(redis.RedisError):
         name, fence = keys.lock(lock.thread_id), keys.fence(lock.thread_id)
-        await client.eval(_FENCE_OUT, 2, name, fence, lock.value)
+        await _AFENCE_OUT(client, (name, fence), (lock.value,))
 
 
 def athread_lock(
-    client: AsyncClient | redis.Redis, keys: Keys, thread_id: str, *, ttl_s: float = LOCK_TTL_S
+    client: AsyncClient | redis.Redis,
+    keys: Keys,
+    thread_id: str,
+    *,
+    ttl_s: float = LOCK_TTL_S,
+    reads: Sequence[Command] = (),
 ) -> AbstractAsyncContextManager[ThreadLock]:
     """``thread_lock`` for a coroutine on the loop ``client`` (redis.asyncio) lives on: the
-    lock is taken, renewed (a task) and given back there. A caller cancelled while the
+    lock is taken, renewed (a task) and given back there; ``reads`` (commands) are sent with
+    the acquisition, their replies in ``ThreadLock.reads``. A caller cancelled while the
     lock is being taken leaves none behind: the taking runs on, and what it took is given
-    back. A blocking client goes through the loop's executor instead."""
+    back. A blocking client goes through the loop's executor instead (no ``reads``)."""
     if isinstance(client, redis.Redis | RedisCluster):
         return _blocking_athread_lock(client, keys, thread_id, ttl_s)
-    return _native_athread_lock(client, keys, thread_id, ttl_s)
+    return _native_athread_lock(client, keys, thread_id, ttl_s, reads)
 
 
 @asynccontextmanager
 async def _native_athread_lock(
-    client: AsyncClient, keys: Keys, thread_id: str, ttl_s: float
+    client: AsyncClient, keys: Keys, thread_id: str, ttl_s: float, reads: Sequence[Command]
 ) -> AsyncIterator[ThreadLock]:
-    taking = asyncio.ensure_future(_atake(client, keys, thread_id, ttl_s))
+    taking = asyncio.ensure_future(_atake(client, keys, thread_id, ttl_s, reads))
     try:
         lock = await asyncio.shield(taking)
     except asyncio.CancelledError:

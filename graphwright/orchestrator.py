@@ -10,7 +10,7 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Any
 
@@ -22,6 +22,7 @@ from langchain_core.runnables import RunnableConfig
 from graphwright import run_core
 from graphwright.aconnect import async_twin
 from graphwright.async_api import AsyncTwins
+from graphwright.checkpoints.direct import Command
 from graphwright.checkpoints.keys import SERVICE_STORE, Keys
 from graphwright.checkpoints.memory import MemoryBook, MemoryRecord, adopt_legacy
 from graphwright.checkpoints.redis import AsyncRedisSaver, RedisSaver
@@ -425,8 +426,13 @@ class Orchestrator(Inspection, AsyncTwins):
     def _lock(self, thread_id: str) -> AbstractContextManager[ThreadLock]:
         return thread_lock(self.client, self.keys, thread_id, ttl_s=self.settings.lock_ttl_s)
 
-    def _alock(self, thread_id: str) -> AbstractAsyncContextManager[ThreadLock]:
-        return athread_lock(self.aclient, self.keys, thread_id, ttl_s=self.settings.lock_ttl_s)
+    def _alock(
+        self, thread_id: str, reads: Sequence[Command] = ()
+    ) -> AbstractAsyncContextManager[ThreadLock]:
+        """The thread's lock on the run loop; ``reads`` come back with it (``ThreadLock.reads``)."""
+        return athread_lock(
+            self.aclient, self.keys, thread_id, ttl_s=self.settings.lock_ttl_s, reads=reads
+        )
 
     def _config(
         self, thread_id: str, run_id: str | None = None, fence: int | None = None

@@ -49,8 +49,8 @@ async def start(
         orch.user_memory.scopes(user_id) if user_id is not None else []
     )  # checked before any read
     thread_id = thread_id or f"{graph}-{uuid.uuid4().hex[:12]}"
-    async with orch._alock(thread_id) as lock:
-        meta = await orch.run_writes.read(thread_id)
+    async with orch._alock(thread_id, [orch.run_writes.read_meta(thread_id)]) as lock:
+        meta = orch.run_writes.meta_of(thread_id, lock.reads[0])  # read under the lock
         compiled, payload, note = await _prepare(
             orch, spec, thread_id, meta, input, run_input, limits, scopes, user_id
         )
@@ -139,8 +139,8 @@ async def resume(
     if not meta.get("graph"):
         raise NotFoundError(f"no thread {thread_id!r}; `threads` lists the known ones")
     spec = orch.graphs.get(meta["graph"])
-    async with orch._alock(thread_id) as lock:
-        meta = await orch.run_writes.read(thread_id)  # as it is under the lock
+    async with orch._alock(thread_id, [orch.run_writes.read_meta(thread_id)]) as lock:
+        meta = orch.run_writes.meta_of(thread_id, lock.reads[0])  # as it is under the lock
         compiled = await compiled_graph(orch, spec, limits)
         payload = await _prepare_resume(
             orch, spec, compiled, meta, thread_id, decision, decide, lock.fence

@@ -22,6 +22,7 @@ from langgraph.types import StateSnapshot
 
 from graphwright import summary
 from graphwright.checkpoints.errors import LockLostError
+from graphwright.checkpoints.head import Head
 from graphwright.graphs.gates import gate_of
 from graphwright.graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.locking import ThreadLock
@@ -117,10 +118,15 @@ class RunRecord:
             else:  # a tool or graph failure: the run fails, resumable
                 log.exception("run %s on thread %s failed", run_id, thread_id)
                 error = f"{type(exc).__name__}: {exc}"
-        snapshot = await compiled.aget_state(run_config(thread_id))
         remembers = bool((note or meta).get("user_id") and (note or meta).get("remember"))
+        if remembers:  # the trace is read after the remember step has added to it
+            snapshot, tail = await compiled.aget_state(run_config(thread_id)), None
+        else:  # the state and the trace, read at once: one wait
+            snapshot, tail = await asyncio.gather(
+                compiled.aget_state(run_config(thread_id)), self.writes.tail(thread_id, since)
+            )
         result = await self.finish(
-            spec, snapshot, thread_id, run_id, error, lock, model_failed, since, remembers
+            spec, snapshot, thread_id, run_id, error, lock, model_failed, since, remembers, tail
         )
         if meta.get("ttl_s"):  # keys the run added expire with the rest
             await self.writes.refresh_ttl(thread_id, int(float(meta["ttl_s"])))
@@ -163,6 +169,7 @@ class RunRecord:
         model_failed: bool = False,
         since: str = "-",
         remembers: bool = False,
+        tail: tuple[list[dict[str, Any]], Head | None] | None = None,
     ) -> RunResult:
         """The run's result from one read of the thread's state; its status written last,
         with the lock given back in the same write.
@@ -175,7 +182,7 @@ class RunRecord:
         if remembers and status in ("completed", "stopped"):
             # A model call (the extraction), so off the loop; its usage counts below.
             await asyncio.to_thread(self.memories.remember, thread_id, run_id, fence)
-        events, head = await self.writes.tail(thread_id, since)
+        events, head = tail or await self.writes.tail(thread_id, since)
         values = snapshot.values if isinstance(snapshot.values, dict) else {}
         gate = gate_of(snapshot)
         result = RunResult(

@@ -18,6 +18,8 @@ from typing import Any
 import redis
 from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 
+from graphwright.aconnect import AsyncScript, batch
+from graphwright.checkpoints.direct import Command
 from graphwright.checkpoints.errors import LockLostError
 from graphwright.checkpoints.head import Head
 from graphwright.checkpoints.keys import Keys, escape
@@ -84,6 +86,7 @@ local prefix = root .. id .. '\\0'
 local n = redis.call('ZLEXCOUNT', KEYS[2], '[' .. prefix, '(' .. string.sub(prefix, 1, -2) .. '\\1')
 return {id, n}
 """
+_AWRITE, _AHEAD = AsyncScript(_WRITE), AsyncScript(_HEAD)
 _ROOT = escape("").encode() + b"\x00"  # codec.ns_prefix("")
 
 
@@ -168,7 +171,7 @@ class RunWrites:
         ]
         keys = names if self.cluster else [*names, *index]
         try:
-            got = await self.client.eval(_WRITE, len(keys), *keys, *args)
+            got = await _AWRITE(self.client, keys, args)
         except redis.RedisError as exc:
             raise unavailable(exc) from exc
         if got is None:
@@ -199,10 +202,14 @@ class RunWrites:
         """The thread's trace events from ``since`` on and its head, in one round trip."""
         k = self.keys
         try:
-            pipe = self.client.pipeline(transaction=False)
-            pipe.xrange(k.events(thread_id), min=since)
-            pipe.eval(_HEAD, 2, k.checkpoints(thread_id), k.write_index(thread_id), _ROOT)
-            entries, head = await pipe.execute()
+            entries, head = await batch(
+                self.client,
+                [
+                    ("XRANGE", k.events(thread_id), since, "+"),
+                    _AHEAD.command((k.checkpoints(thread_id), k.write_index(thread_id)), (_ROOT,)),
+                ],
+                _AHEAD,
+            )
         except redis.RedisError as exc:
             raise unavailable(exc) from exc
         found = None
@@ -215,6 +222,14 @@ class RunWrites:
                 writes=int(writes),
             )
         return self.tracer.decode(thread_id, entries), found
+
+    def read_meta(self, thread_id: str) -> Command:
+        """The command that reads the thread's meta (to send with another, e.g. the lock's)."""
+        return ("HGETALL", self.keys.meta(thread_id))
+
+    def meta_of(self, thread_id: str, reply: Any) -> dict[str, str]:
+        """The meta from the reply to ``read_meta``."""
+        return self.meta.decode(thread_id, reply)
 
     async def read(self, thread_id: str) -> dict[str, str]:
         """``ThreadMeta.read`` on the run loop."""
