@@ -7,9 +7,9 @@ newest. A holder that was frozen past the lock's expiry therefore cannot write a
 another process took the thread over.
 
 A lock left by a dead process is taken over at once instead of waiting for the expiry,
-but only when the holder is provably gone: same host, same boot, same PID namespace,
-and its PID is unused or now belongs to a process that started at another time.
-Anything less certain waits for the expiry.
+but only when the holder is provably gone (``lock_owner``). Runs on the run loop take,
+renew (a task) and give back their lock through its asyncio client; sync callers use
+the blocking client, renewed by a thread.
 """
 
 from __future__ import annotations
@@ -17,16 +17,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import random
-import socket
 import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import redis
@@ -34,11 +31,13 @@ import redis.asyncio as aredis
 from redis.cluster import RedisCluster
 
 from graphwright.aconnect import AsyncScript, batch
+from graphwright.checkpoints import direct
 from graphwright.checkpoints.direct import Command
 from graphwright.checkpoints.errors import LockLostError, RedisUnavailableError
 from graphwright.checkpoints.keys import Keys
 from graphwright.checkpoints.replicas import MARKER_TTL_MS, ReplicaWait
 from graphwright.checkpoints.saver_base import AsyncClient
+from graphwright.lock_owner import _LIVE, _stale, identity, lock_id
 from graphwright_errors import UserError
 
 log = logging.getLogger(__name__)
@@ -47,11 +46,6 @@ LOCK_TTL_S = 30.0
 # How long a deleted thread's fence counter stays, so a reused id does not restart at 1:
 # as long as an idempotency record, longer than any process stays frozen in practice.
 FENCE_RETENTION_S = 30 * 24 * 3600
-# The owner ids of the locks this process holds or is taking now. A lock of this process's
-# whose id is not here was left behind (its release failed while Redis was away): it is
-# stale at once. An id is added before its lock is taken and dropped after it is given
-# back, so a run of this process never reads another's live lock as left behind.
-_LIVE: set[str] = set()
 
 # KEYS: lock, fence. ARGV: owner JSON, ttl ms, the stale value to replace ('' = must be free).
 _ACQUIRE = """
@@ -92,77 +86,6 @@ _AACQUIRE, _ARENEW, _AFENCE_OUT, _ARELEASE = (
 
 class ThreadBusyError(UserError):
     """Another invoke or resume is running on this thread."""
-
-
-def _read(path: str) -> str | None:
-    try:
-        return Path(path).read_text().strip()
-    except OSError:
-        return None
-
-
-def _start_time(pid: int) -> str | None:
-    """When the process started, in clock ticks since boot (Linux), or None."""
-    stat = _read(f"/proc/{pid}/stat")
-    if stat is None:
-        return None
-    fields = stat.rsplit(")", 1)[-1].split()  # proc(5) fields from the third on
-    if fields[0] in ("Z", "X"):
-        return None  # dead, only not reaped yet
-    return fields[19]  # field 22: start time
-
-
-def _pid_namespace() -> str | None:
-    try:
-        return os.readlink("/proc/self/ns/pid")
-    except OSError:
-        return None
-
-
-_IDENTITY: dict[int, dict[str, Any]] = {}  # by PID: a forked child is another holder
-
-
-def identity() -> dict[str, Any]:
-    """Who holds a lock: enough to tell, on the same machine, whether it is still alive.
-    Read from /proc once per process (none of it changes while the process lives)."""
-    pid = os.getpid()
-    if pid not in _IDENTITY:
-        _IDENTITY[pid] = {
-            "host": socket.gethostname(),
-            "boot": _read("/proc/sys/kernel/random/boot_id"),
-            "pidns": _pid_namespace(),
-            "pid": pid,
-            "start": _start_time(pid),
-        }
-    return dict(_IDENTITY[pid])
-
-
-def _stale(raw: bytes | str | None) -> bool:
-    """True when the lock is free, or its holder provably died on this machine."""
-    if raw is None:
-        return True
-    try:
-        owner = json.loads(raw)
-    except ValueError:
-        return False
-    me = identity()
-    same_machine = all(
-        owner.get(k) == me[k] and me[k] is not None for k in ("host", "boot", "pidns")
-    )
-    if not same_machine or owner.get("start") is None:
-        return False  # cannot tell: wait for the expiry
-    if owner.get("pid") == me["pid"] and owner["start"] == me["start"]:
-        return owner.get("id") not in _LIVE  # ours, and no run of ours holds it any more
-    return bool(_start_time(int(owner.get("pid", 0))) != owner["start"])
-
-
-def lock_id(value: str) -> str | None:
-    """The owner id a lock value carries."""
-    try:
-        got = json.loads(value).get("id")
-    except (ValueError, AttributeError):
-        return None
-    return str(got) if got is not None else None
 
 
 def retire_fence(client: redis.Redis, keys: Keys, thread_id: str) -> None:
@@ -325,7 +248,7 @@ async def _untake(
 
 @asynccontextmanager
 async def _blocking_athread_lock(
-    client: redis.Redis, keys: Keys, thread_id: str, ttl_s: float
+    client: redis.Redis, keys: Keys, thread_id: str, ttl_s: float, reads: Sequence[Command]
 ) -> AsyncIterator[ThreadLock]:
     """``athread_lock`` over a blocking client (the HTTP executor's, until it passes its
     asyncio client): round trips in the loop's executor, renewal on a thread."""
@@ -336,6 +259,8 @@ async def _blocking_athread_lock(
         await asyncio.shield(_untake(client, keys, taking))
         raise
     try:
+        if reads:
+            lock.reads = await asyncio.to_thread(direct.execute, client, reads)
         yield lock
     except asyncio.CancelledError:
         await asyncio.shield(asyncio.to_thread(_fence_out, client, keys, lock))
@@ -479,7 +404,7 @@ def athread_lock(
     lock is being taken leaves none behind: the taking runs on, and what it took is given
     back. A blocking client goes through the loop's executor instead (no ``reads``)."""
     if isinstance(client, redis.Redis | RedisCluster):
-        return _blocking_athread_lock(client, keys, thread_id, ttl_s)
+        return _blocking_athread_lock(client, keys, thread_id, ttl_s, reads)
     return _native_athread_lock(client, keys, thread_id, ttl_s, reads)
 
 

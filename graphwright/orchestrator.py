@@ -60,7 +60,7 @@ from graphwright.thread_meta import ThreadMeta
 from graphwright.tools.mcp_config import ServerConfig, load_mcp_servers, parse_mcp_servers
 from graphwright.tools.policy import Policy
 from graphwright.tools.registry import ToolRegistry
-from graphwright.tools.runloop import call, hand, iterate, run_loop
+from graphwright.tools.runloop import call, hand, iterate, on_run_loop, run_loop
 from graphwright.tools.spec import ToolSpec
 from graphwright_errors import ConflictError, NotFoundError
 
@@ -429,9 +429,12 @@ class Orchestrator(Inspection, AsyncTwins):
     def _alock(
         self, thread_id: str, reads: Sequence[Command] = ()
     ) -> AbstractAsyncContextManager[ThreadLock]:
-        """The thread's lock on the run loop; ``reads`` come back with it (``ThreadLock.reads``)."""
+        """The thread's lock; ``reads`` come back with it (``ThreadLock.reads``). On the run
+        loop it goes through the asyncio client there; from another loop (whose tasks cannot
+        use that client), through the blocking client in the loop's executor."""
+        client = self.aclient if on_run_loop() else self.client
         return athread_lock(
-            self.aclient, self.keys, thread_id, ttl_s=self.settings.lock_ttl_s, reads=reads
+            client, self.keys, thread_id, ttl_s=self.settings.lock_ttl_s, reads=reads
         )
 
     def _config(
