@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -34,6 +33,7 @@ from graphwright.graphs.registry import GraphContext, GraphRegistry
 from graphwright.project import compile_graph
 from graphwright.settings import Settings
 from graphwright.testing.redis_servers import start_server
+from graphwright.tools.registry import ToolRegistry
 from graphwright.tools.runloop import run_loop
 
 AT_ONCE = 10
@@ -67,12 +67,10 @@ class Tally:
     wall: float = 0.0
     commands: int = 0
     runs: int = 0
-    per_round_cpu: list[float] = field(default_factory=list)
 
     def add(self, cpu: float, wall: float, commands: int, runs: int) -> None:
         self.cpu, self.wall = self.cpu + cpu, self.wall + wall
         self.commands, self.runs = self.commands + commands, self.runs + runs
-        self.per_round_cpu.append(cpu / runs)
 
 
 def commands(client: redis.Redis) -> int:
@@ -92,7 +90,7 @@ class Bench:
         def build(ctx: GraphContext) -> Any:
             return compile_graph("three", three(), ctx)
 
-        registry.register("three", build, make_input=None, tools=lambda: None)  # type: ignore[arg-type,return-value]
+        registry.register("three", build, make_input=None, tools=ToolRegistry)
         self.orch = Orchestrator(
             settings=Settings(redis_url=url, key_prefix=prefix), graphs=registry
         )
@@ -229,7 +227,6 @@ def main() -> None:
                 bench.close()
         finally:
             server.stop()
-    _ = statistics  # per-round spreads are kept in Tally for inspection
 
 
 if __name__ == "__main__":
