@@ -7,9 +7,9 @@ newest. A holder that was frozen past the lock's expiry therefore cannot write a
 another process took the thread over.
 
 A lock left by a dead process is taken over at once instead of waiting for the expiry,
-but only when the holder is provably gone (`lock_owner`). Runs on the run loop take,
-renew (a task) and give back their lock through its asyncio client; sync callers use
-the blocking client, renewed by a thread.
+but only when the holder is provably gone (`lock_owner`). Runs on the run loop (the Python
+API's and the HTTP executor's) take, renew (a task) and give back their lock through its
+asyncio client; sync callers use the blocking client, renewed by a thread.
 """
 
 from __future__ import annotations
@@ -28,10 +28,8 @@ from typing import Any
 
 import redis
 import redis.asyncio as aredis
-from redis.cluster import RedisCluster
 
 from graphwright.aconnect import AsyncScript, batch
-from graphwright.checkpoints import direct
 from graphwright.checkpoints.direct import Command
 from graphwright.checkpoints.errors import LockLostError, RedisUnavailableError
 from graphwright.checkpoints.keys import Keys
@@ -219,13 +217,6 @@ def _give_back(client: redis.Redis, keys: Keys, lock: ThreadLock, stop: threadin
         _LIVE.discard(lock_id(lock.value) or "")  # a lock whose release failed is stale for us now
 
 
-def _fence_out(client: redis.Redis, keys: Keys, lock: ThreadLock) -> None:
-    with suppress(redis.RedisError):  # Redis gone: the lock expires, the next owner moves it
-        client.eval(
-            _FENCE_OUT, 2, keys.lock(lock.thread_id), keys.fence(lock.thread_id), lock.value
-        )
-
-
 @contextmanager
 def thread_lock(
     client: redis.Redis, keys: Keys, thread_id: str, *, ttl_s: float = LOCK_TTL_S
@@ -236,42 +227,6 @@ def thread_lock(
         yield lock
     finally:
         _give_back(client, keys, lock, stop)
-
-
-async def _untake(
-    client: redis.Redis, keys: Keys, taking: asyncio.Future[tuple[ThreadLock, threading.Event]]
-) -> None:
-    """Give back the lock an abandoned acquisition takes, once it has taken it."""
-    try:
-        lock, stop = await taking
-    except Exception:  # busy, or Redis away: nothing was taken
-        return
-    await asyncio.to_thread(_give_back, client, keys, lock, stop)
-
-
-@asynccontextmanager
-async def _blocking_athread_lock(
-    client: redis.Redis, keys: Keys, thread_id: str, ttl_s: float, reads: Sequence[Command]
-) -> AsyncIterator[ThreadLock]:
-    """`athread_lock` over a blocking client, for a caller off the run loop.
-
-    Round trips in the loop's executor, renewal on a thread.
-    """
-    taking = asyncio.ensure_future(asyncio.to_thread(_take, client, keys, thread_id, ttl_s))
-    try:
-        lock, stop = await asyncio.shield(taking)
-    except asyncio.CancelledError:
-        await asyncio.shield(_untake(client, keys, taking))
-        raise
-    try:
-        if reads:
-            lock.reads = await asyncio.to_thread(direct.execute, client, reads)
-        yield lock
-    except asyncio.CancelledError:
-        await asyncio.shield(asyncio.to_thread(_fence_out, client, keys, lock))
-        raise
-    finally:
-        await asyncio.shield(asyncio.to_thread(_give_back, client, keys, lock, stop))
 
 
 # --- native: redis.asyncio on the run loop, renewed by a task ------------------------
@@ -398,7 +353,7 @@ async def _afence_out(client: AsyncClient, keys: Keys, lock: ThreadLock) -> None
 
 
 def athread_lock(
-    client: AsyncClient | redis.Redis,
+    client: AsyncClient,
     keys: Keys,
     thread_id: str,
     *,
@@ -410,10 +365,8 @@ def athread_lock(
     The lock is taken, renewed (a task) and given back there; `reads` (commands) are sent with
     the acquisition, their replies in `ThreadLock.reads`. A caller cancelled while the
     lock is being taken leaves none behind: the taking runs on, and what it took is given
-    back. A blocking client goes through the loop's executor instead (no `reads`).
+    back.
     """
-    if isinstance(client, redis.Redis | RedisCluster):
-        return _blocking_athread_lock(client, keys, thread_id, ttl_s, reads)
     return _native_athread_lock(client, keys, thread_id, ttl_s, reads)
 
 

@@ -95,14 +95,16 @@ class Lifecycle:
     ) -> AsyncIterator[ThreadLock]:
         """Hold the thread's lock (renewed) for the run; given back however it ends.
 
-        `reads` (commands) come back with it, in `ThreadLock.reads`. On the run loop it is taken,
-        renewed (a task) and given back through the asyncio client there; from another loop (whose
-        tasks cannot use that client), through the blocking client in the loop's executor.
+        `reads` (commands) come back with it, in `ThreadLock.reads`. It is taken, renewed (a task)
+        and given back through the asyncio client of the run loop, where every run runs (the Python
+        API's and the HTTP executor's): a caller on another loop hands its run there
+        (`tools.runloop.hand`).
         """
+        if not on_run_loop():
+            raise RuntimeError("a run's lock is taken on the run loop (tools.runloop.hand)")
         orch = self.orch
-        client = orch.aclient if on_run_loop() else orch.client
         async with athread_lock(
-            client, orch.keys, thread_id, ttl_s=orch.settings.lock_ttl_s, reads=reads
+            orch.aclient, orch.keys, thread_id, ttl_s=orch.settings.lock_ttl_s, reads=reads
         ) as lock:
             yield lock
 
