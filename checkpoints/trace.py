@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
 import uuid
 from collections import deque
@@ -62,41 +61,53 @@ class TraceWriter:
         self.keys = keys
         self.ttl_s = ttl_s
         self._waiting: deque[tuple[str, bytes | str, int | None, str]] = deque(maxlen=BUFFERED)
-        self._guard = threading.Lock()
         self._xadd = client.register_script(_XADD)  # EVALSHA: the script is sent once
 
-    def emit(self, thread_id: str, kind: str, *, fence: int | None = None, **fields: Any) -> str:
-        """Append one redacted event; returns its stream entry id ("" while it waits in memory)."""
+    def encode(self, thread_id: str, kind: str, fields: dict[str, Any]) -> bytes | str:
+        """One event as it is stored: redacted, JSON, sealed when encryption is on."""
         event = redact({"kind": kind, "ts": time.time(), **fields})
-        data = self.sealer.seal_text(
+        return self.sealer.seal_text(
             json.dumps(event, ensure_ascii=False, default=str), self.keys.events(thread_id), "e"
         )
-        event_id = uuid.uuid4().hex
-        with self._guard:
-            try:
-                while self._waiting:
-                    self._flush_one()
-                return self._append(thread_id, data, fence, event_id)
-            except redis.RedisError as exc:
-                self._waiting.append((thread_id, data, fence, event_id))
-                log.error(
-                    "trace event %s of thread %s not written yet (%s); %d event(s) wait in memory",
-                    kind,
-                    thread_id,
-                    exc,
-                    len(self._waiting),
-                )
-                return ""
 
-    def _flush_one(self) -> None:
+    def emit(self, thread_id: str, kind: str, *, fence: int | None = None, **fields: Any) -> str:
+        """Append one redacted event; returns its stream entry id ("" while it waits in memory).
+
+        No lock: each waiting event is taken off the buffer by one writer (`popleft`) and
+        put back at its head if Redis is still away; its event id keeps a replay single.
+        """
+        data = self.encode(thread_id, kind, fields)
+        event_id = uuid.uuid4().hex
         try:
-            self._append(*self._waiting[0])
-        except LockLostError:  # its run lost the thread meanwhile: the event is not its to add
+            self._flush()
+            return self._append(thread_id, data, fence, event_id)
+        except redis.RedisError as exc:
+            self._waiting.append((thread_id, data, fence, event_id))
             log.error(
-                "dropped a trace event of thread %s: its run no longer holds the thread",
-                self._waiting[0][0],
+                "trace event %s of thread %s not written yet (%s); %d event(s) wait in memory",
+                kind,
+                thread_id,
+                exc,
+                len(self._waiting),
             )
-        self._waiting.popleft()
+            return ""
+
+    def _flush(self) -> None:
+        while True:
+            try:
+                waiting = self._waiting.popleft()
+            except IndexError:
+                return
+            try:
+                self._append(*waiting)
+            except LockLostError:  # its run lost the thread meanwhile: not its to add
+                log.error(
+                    "dropped a trace event of thread %s: its run no longer holds the thread",
+                    waiting[0],
+                )
+            except redis.RedisError:
+                self._waiting.appendleft(waiting)
+                raise
 
     def _append(self, thread_id: str, data: bytes | str, fence: int | None, event_id: str) -> str:
         keys = (
@@ -133,6 +144,12 @@ class TraceWriter:
             raise RedisUnavailableError(
                 f"cannot read the trace of thread {thread_id!r}: {exc}"
             ) from exc
+        return self.decode(thread_id, entries)
+
+    def decode(
+        self, thread_id: str, entries: list[tuple[bytes, dict[bytes, bytes]]]
+    ) -> list[dict[str, Any]]:
+        """Stream entries (an XRANGE reply) as events, oldest first."""
         out = []
         for entry_id, data in entries:
             event = json.loads(self.sealer.open(data[b"e"], self.keys.events(thread_id), "e"))

@@ -51,7 +51,12 @@ def gate_of(snapshot: Any) -> GateRequest | None:
 
 
 def gate_command(
-    graph: Graph, config: RunnableConfig, decision: Any, registry: ToolRegistry
+    graph: Graph,
+    config: RunnableConfig,
+    decision: Any,
+    registry: ToolRegistry,
+    *,
+    request: GateRequest | None = None,
 ) -> Command[Any]:
     """A resume command for the pending gate(s), checked first so a bad decision changes nothing.
 
@@ -61,7 +66,7 @@ def gate_command(
     Raises:
         GateDecisionError: no gate is pending, or the decision does not fit it.
     """
-    request = pending_gate(graph, config)
+    request = request or pending_gate(graph, config)  # the caller's, read under its lock
     if request is None:
         thread = (config.get("configurable") or {}).get("thread_id")
         raise GateDecisionError(f"thread {thread!r} is not waiting at a gate")

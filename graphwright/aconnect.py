@@ -6,6 +6,8 @@ the blocking client. Commands retry through a restart like the blocking client's
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 import redis
@@ -17,9 +19,11 @@ from redis.asyncio.sentinel import Sentinel
 from redis.backoff import ExponentialWithJitterBackoff, NoBackoff
 from redis.cluster import RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.sentinel import SentinelConnectionPool
 
+from graphwright.checkpoints import direct
 from graphwright.checkpoints.saver_base import AsyncClient
 
 KEPT = (
@@ -100,3 +104,44 @@ def async_sentinel_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
 
 def _kept(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in kwargs.items() if k in KEPT and v is not None}
+
+
+class AsyncScript:
+    """A Lua script the run core calls on the run loop.
+
+    `EVALSHA` in one round trip (`checkpoints.direct`, no redis-py Script or Pipeline), loaded on
+    `NOSCRIPT`.
+    """
+
+    def __init__(self, body: str) -> None:
+        self.body = body
+        self.sha = hashlib.sha1(body.encode()).hexdigest()  # Redis's script name
+
+    def command(self, keys: Sequence[Any], args: Sequence[Any]) -> tuple[Any, ...]:
+        return ("EVALSHA", self.sha, len(keys), *keys, *args)
+
+    async def __call__(self, client: AsyncClient, keys: Sequence[Any], args: Sequence[Any]) -> Any:
+        (reply,) = await batch(client, [self.command(keys, args)], self)
+        return reply
+
+
+async def batch(
+    client: AsyncClient, commands: Sequence[Sequence[Any]], *scripts: AsyncScript
+) -> list[Any]:
+    """`commands` in one round trip (a cluster: one at a time, each routed by its key).
+
+    On `NOSCRIPT` the `scripts` they call are loaded and the batch is sent again (so a
+    batch with scripts holds writes that are safe to replay: the scripts are refused whole).
+    """
+    try:
+        return await _send(client, commands)
+    except NoScriptError:
+        for script in scripts:
+            await client.script_load(script.body)
+        return await _send(client, commands)
+
+
+async def _send(client: AsyncClient, commands: Sequence[Sequence[Any]]) -> list[Any]:
+    if isinstance(client, aredis.Redis):
+        return await direct.aexecute(client, commands)
+    return [await client.execute_command(*cmd) for cmd in commands]

@@ -43,9 +43,10 @@ class AsyncTwins:
         user_id: str | None = None,
     ) -> RunResult:
         """`invoke` for asyncio: the run goes on the run loop, this coroutine awaits it."""
-        return await alast_result(
-            self.astream(
-                graph, input, thread_id=thread_id, limits=limits, run_id=run_id, user_id=user_id
+        orch = self._blocking
+        return await hand(
+            alast_result(
+                run_core.start(orch, graph, input, thread_id, limits, run_id, user_id, "steps")
             )
         )
 
@@ -58,8 +59,9 @@ class AsyncTwins:
         run_id: str | None = None,
     ) -> RunResult:
         """`resume` for asyncio."""
-        return await alast_result(
-            self.astream_resume(thread_id, decision, limits=limits, run_id=run_id)
+        orch = self._blocking
+        return await hand(
+            alast_result(run_core.resume(orch, thread_id, decision, limits, run_id, None, "steps"))
         )
 
     async def astream(

@@ -7,9 +7,9 @@ newest. A holder that was frozen past the lock's expiry therefore cannot write a
 another process took the thread over.
 
 A lock left by a dead process is taken over at once instead of waiting for the expiry,
-but only when the holder is provably gone: same host, same boot, same PID namespace,
-and its PID is unused or now belongs to a process that started at another time.
-Anything less certain waits for the expiry.
+but only when the holder is provably gone (`lock_owner`). Runs on the run loop (the Python
+API's and the HTTP executor's) take, renew (a task) and give back their lock through its
+asyncio client; sync callers use the blocking client, renewed by a thread.
 """
 
 from __future__ import annotations
@@ -17,23 +17,25 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import random
-import socket
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager, suppress
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import redis
+import redis.asyncio as aredis
 
+from graphwright.aconnect import AsyncScript, batch
+from graphwright.checkpoints.direct import Command
 from graphwright.checkpoints.errors import LockLostError, RedisUnavailableError
 from graphwright.checkpoints.keys import Keys
-from graphwright.checkpoints.replicas import ReplicaWait
+from graphwright.checkpoints.replicas import MARKER_TTL_MS, ReplicaWait
+from graphwright.checkpoints.saver_base import AsyncClient
+from graphwright.lock_owner import _LIVE, _stale, identity, lock_id
 from graphwright_errors import UserError
 
 log = logging.getLogger(__name__)
@@ -42,11 +44,6 @@ LOCK_TTL_S = 30.0
 # How long a deleted thread's fence counter stays, so a reused id does not restart at 1:
 # as long as an idempotency record, longer than any process stays frozen in practice.
 FENCE_RETENTION_S = 30 * 24 * 3600
-# The owner ids of the locks this process holds or is taking now. A lock of this process's
-# whose id is not here was left behind (its release failed while Redis was away): it is
-# stale at once. An id is added before its lock is taken and dropped after it is given
-# back, so a run of this process never reads another's live lock as left behind.
-_LIVE: set[str] = set()
 
 # KEYS: lock, fence. ARGV: owner JSON, ttl ms, the stale value to replace ('' = must be free).
 _ACQUIRE = """
@@ -80,72 +77,13 @@ return 0
 """
 
 
+_AACQUIRE, _ARENEW, _AFENCE_OUT, _ARELEASE = (
+    AsyncScript(body) for body in (_ACQUIRE, _RENEW, _FENCE_OUT, _RELEASE)
+)
+
+
 class ThreadBusyError(UserError):
     """Another invoke or resume is running on this thread."""
-
-
-def _read(path: str) -> str | None:
-    try:
-        return Path(path).read_text().strip()
-    except OSError:
-        return None
-
-
-def _start_time(pid: int) -> str | None:
-    """When the process started, in clock ticks since boot (Linux), or None."""
-    stat = _read(f"/proc/{pid}/stat")
-    if stat is None:
-        return None
-    fields = stat.rsplit(")", 1)[-1].split()  # proc(5) fields from the third on
-    if fields[0] in ("Z", "X"):
-        return None  # dead, only not reaped yet
-    return fields[19]  # field 22: start time
-
-
-def _pid_namespace() -> str | None:
-    try:
-        return os.readlink("/proc/self/ns/pid")
-    except OSError:
-        return None
-
-
-def identity() -> dict[str, Any]:
-    """Who holds a lock: enough to tell, on the same machine, whether it is still alive."""
-    return {
-        "host": socket.gethostname(),
-        "boot": _read("/proc/sys/kernel/random/boot_id"),
-        "pidns": _pid_namespace(),
-        "pid": os.getpid(),
-        "start": _start_time(os.getpid()),
-    }
-
-
-def _stale(raw: bytes | str | None) -> bool:
-    """True when the lock is free, or its holder provably died on this machine."""
-    if raw is None:
-        return True
-    try:
-        owner = json.loads(raw)
-    except ValueError:
-        return False
-    me = identity()
-    same_machine = all(
-        owner.get(k) == me[k] and me[k] is not None for k in ("host", "boot", "pidns")
-    )
-    if not same_machine or owner.get("start") is None:
-        return False  # cannot tell: wait for the expiry
-    if owner.get("pid") == me["pid"] and owner["start"] == me["start"]:
-        return owner.get("id") not in _LIVE  # ours, and no run of ours holds it any more
-    return bool(_start_time(int(owner.get("pid", 0))) != owner["start"])
-
-
-def lock_id(value: str) -> str | None:
-    """The owner id a lock value carries."""
-    try:
-        got = json.loads(value).get("id")
-    except (ValueError, AttributeError):
-        return None
-    return str(got) if got is not None else None
 
 
 def retire_fence(client: redis.Redis, keys: Keys, thread_id: str) -> None:
@@ -175,6 +113,9 @@ class ThreadLock:
     lost: threading.Event = field(default_factory=threading.Event)
     # Set to stop renewing: on release, or just before a script that deletes the lock itself.
     renewal_stop: threading.Event = field(default_factory=threading.Event)
+    renewer: asyncio.Task[None] | None = None  # the renewal task of a lock taken natively
+    released: bool = False  # a script that ended the run deleted it already
+    reads: list[Any] = field(default_factory=list)  # replies of the reads taken with it
 
     def check(self) -> None:
         """Raise LockLostError when the lock could not be kept."""
@@ -276,13 +217,6 @@ def _give_back(client: redis.Redis, keys: Keys, lock: ThreadLock, stop: threadin
         _LIVE.discard(lock_id(lock.value) or "")  # a lock whose release failed is stale for us now
 
 
-def _fence_out(client: redis.Redis, keys: Keys, lock: ThreadLock) -> None:
-    with suppress(redis.RedisError):  # Redis gone: the lock expires, the next owner moves it
-        client.eval(
-            _FENCE_OUT, 2, keys.lock(lock.thread_id), keys.fence(lock.thread_id), lock.value
-        )
-
-
 @contextmanager
 def thread_lock(
     client: redis.Redis, keys: Keys, thread_id: str, *, ttl_s: float = LOCK_TTL_S
@@ -295,43 +229,164 @@ def thread_lock(
         _give_back(client, keys, lock, stop)
 
 
-async def _untake(
-    client: redis.Redis, keys: Keys, taking: asyncio.Future[tuple[ThreadLock, threading.Event]]
-) -> None:
-    """Give back the lock an abandoned acquisition takes, once it has taken it.
+# --- native: redis.asyncio on the run loop, renewed by a task ------------------------
 
-    Its thread cannot be stopped midway: the lock would be renewed for ever with nobody to release
-    it.
-    """
-    try:
-        lock, stop = await taking
-    except Exception:  # busy, or Redis away: nothing was taken
+
+async def _aacknowledge(client: AsyncClient, wait: ReplicaWait, marker: str, what: str) -> None:
+    if isinstance(client, aredis.Redis):
+        await wait.aacknowledge(client, marker, what)
         return
-    await asyncio.to_thread(_give_back, client, keys, lock, stop)
+    await client.set(marker, 1, px=MARKER_TTL_MS)  # a cluster: WAIT on the marker's node
+    acked = await client.execute_command(
+        "WAIT", wait.replicas, wait.timeout_ms, target_nodes=client.get_node_from_key(marker)
+    )
+    wait._report(int(acked), what)
+
+
+async def _aacquire(
+    client: AsyncClient, keys: Keys, thread_id: str, ttl_s: float, reads: Sequence[Command] = ()
+) -> ThreadLock | None:
+    """`_acquire` over an asyncio client.
+
+    `reads` go in the same round trip, after it (so they see the thread as its new owner does).
+    """
+    name, fence = keys.lock(thread_id), keys.fence(thread_id)
+    owner_id = uuid.uuid4().hex
+    owner = json.dumps({**identity(), "id": owner_id})
+    ttl_ms = int(ttl_s * 1000)
+    _LIVE.add(owner_id)
+    try:
+        take = [_AACQUIRE.command((name, fence), (owner, ttl_ms, "")), *reads]
+        value, *got = await batch(client, take, _AACQUIRE)
+        if value is None:
+            current = await client.get(name)
+            if current is not None and _stale(current):
+                take = [_AACQUIRE.command((name, fence), (owner, ttl_ms, current)), *reads]
+                value, *got = await batch(client, take, _AACQUIRE)
+        if value is None:
+            _LIVE.discard(owner_id)
+            return None
+        text = value.decode() if isinstance(value, bytes) else str(value)
+        wait = ReplicaWait.from_env()
+        if wait is not None:
+            what = f"run lock of thread {thread_id!r}"
+            await _aacknowledge(client, wait, keys.replica_ack(thread_id), what)
+    except BaseException:
+        _LIVE.discard(owner_id)
+        raise
+    fenced = int(json.loads(text)["fence"])
+    return ThreadLock(thread_id=thread_id, fence=fenced, value=text, reads=got)
+
+
+async def _arenew(client: AsyncClient, keys: Keys, lock: ThreadLock, ttl_s: float) -> None:
+    """`_renew` as a task of the run loop."""
+    name, ttl_ms = keys.lock(lock.thread_id), int(ttl_s * 1000)
+    last_ok, wait = time.monotonic(), ttl_s / 3
+    while True:
+        await asyncio.sleep(wait)
+        if lock.renewal_stop.is_set():
+            return
+        try:
+            renewed = await _ARENEW(client, (name,), (lock.value, ttl_ms))
+        except redis.RedisError as exc:
+            if time.monotonic() - last_ok >= ttl_s:
+                log.error(
+                    "thread %s: lock expired while Redis was unreachable (%s)", lock.thread_id, exc
+                )
+                lock.lost.set()
+                return
+            wait = min(ttl_s / 10, 0.05 * 2 ** random.uniform(0, 4))
+            continue
+        if not renewed:
+            if lock.renewal_stop.is_set():
+                return
+            log.error("thread %s: the run lock was taken over; this run stops", lock.thread_id)
+            lock.lost.set()
+            return
+        last_ok, wait = time.monotonic(), ttl_s / 3
+
+
+async def _atake(
+    client: AsyncClient, keys: Keys, thread_id: str, ttl_s: float, reads: Sequence[Command]
+) -> ThreadLock:
+    try:
+        lock = await _aacquire(client, keys, thread_id, ttl_s, reads)
+    except redis.RedisError as exc:
+        raise RedisUnavailableError(
+            f"cannot take the run lock of thread {thread_id!r}: {exc}"
+        ) from exc
+    if lock is None:
+        raise ThreadBusyError(
+            f"thread {thread_id!r} is already running in another process; "
+            "wait for it to finish, or use another thread"
+        )
+    lock.renewer = asyncio.create_task(
+        _arenew(client, keys, lock, ttl_s), name=f"gw-lock-{thread_id}"
+    )
+    return lock
+
+
+async def _agive_back(client: AsyncClient, keys: Keys, lock: ThreadLock) -> None:
+    lock.renewal_stop.set()
+    if lock.renewer is not None:
+        lock.renewer.cancel()
+    try:
+        if not lock.released:
+            with suppress(redis.RedisError):
+                await _ARELEASE(client, (keys.lock(lock.thread_id),), (lock.value,))
+    finally:
+        _LIVE.discard(lock_id(lock.value) or "")
+
+
+async def _auntake(client: AsyncClient, keys: Keys, taking: asyncio.Future[ThreadLock]) -> None:
+    try:
+        lock = await taking
+    except Exception:
+        return
+    await _agive_back(client, keys, lock)
+
+
+async def _afence_out(client: AsyncClient, keys: Keys, lock: ThreadLock) -> None:
+    with suppress(redis.RedisError):
+        name, fence = keys.lock(lock.thread_id), keys.fence(lock.thread_id)
+        await _AFENCE_OUT(client, (name, fence), (lock.value,))
+
+
+def athread_lock(
+    client: AsyncClient,
+    keys: Keys,
+    thread_id: str,
+    *,
+    ttl_s: float = LOCK_TTL_S,
+    reads: Sequence[Command] = (),
+) -> AbstractAsyncContextManager[ThreadLock]:
+    """`thread_lock` for a coroutine on the loop `client` (redis.asyncio) lives on.
+
+    The lock is taken, renewed (a task) and given back there; `reads` (commands) are sent with
+    the acquisition, their replies in `ThreadLock.reads`. A caller cancelled while the
+    lock is being taken leaves none behind: the taking runs on, and what it took is given
+    back.
+    """
+    return _native_athread_lock(client, keys, thread_id, ttl_s, reads)
 
 
 @asynccontextmanager
-async def athread_lock(
-    client: redis.Redis, keys: Keys, thread_id: str, *, ttl_s: float = LOCK_TTL_S
+async def _native_athread_lock(
+    client: AsyncClient, keys: Keys, thread_id: str, ttl_s: float, reads: Sequence[Command]
 ) -> AsyncIterator[ThreadLock]:
-    """`thread_lock` for a coroutine.
-
-    Its round trips run off the event loop. A caller cancelled while the lock is being taken leaves
-    none behind: the taking runs on, and what it took is given back.
-    """
-    taking = asyncio.ensure_future(asyncio.to_thread(_take, client, keys, thread_id, ttl_s))
+    taking = asyncio.ensure_future(_atake(client, keys, thread_id, ttl_s, reads))
     try:
-        lock, stop = await asyncio.shield(taking)
+        lock = await asyncio.shield(taking)
     except asyncio.CancelledError:
-        await asyncio.shield(_untake(client, keys, taking))
+        await asyncio.shield(_auntake(client, keys, taking))
         raise
     try:
         yield lock
     except asyncio.CancelledError:
         # A cancelled run may leave a sync node behind in the loop's executor: moving the
         # fence on before the lock goes refuses whatever that node still writes.
-        await asyncio.shield(asyncio.to_thread(_fence_out, client, keys, lock))
+        await asyncio.shield(_afence_out(client, keys, lock))
         raise
     finally:
         # Shielded: a cancelled run still gives its lock back before it ends.
-        await asyncio.shield(asyncio.to_thread(_give_back, client, keys, lock, stop))
+        await asyncio.shield(_agive_back(client, keys, lock))

@@ -52,8 +52,9 @@ from graphwright.results import (
 )
 from graphwright.run_context import Lifecycle
 from graphwright.run_record import RunRecord, run_config
+from graphwright.run_writes import RunWrites
 from graphwright.settings import Settings
-from graphwright.streaming import StreamMode, last_result
+from graphwright.streaming import StreamMode, alast_result
 from graphwright.thread_index import ThreadIndex
 from graphwright.thread_meta import ThreadMeta
 from graphwright.tools.mcp_config import ServerConfig, load_mcp_servers, parse_mcp_servers
@@ -111,6 +112,7 @@ class Orchestrator(Inspection, AsyncTwins):
         self.model = model or make_model(self.settings)
         self.graphs = graphs or default_registry()
         self.limits = limits or self.settings.limits()
+        self._limits_json = (self.limits, self.limits.model_dump_json())  # the default's key
         self.policy = policy
         self.tracer = TraceWriter(client, self.keys, ttl_s=self.settings.checkpoint_ttl_s)
         self.store = RedisStore(
@@ -138,8 +140,9 @@ class Orchestrator(Inspection, AsyncTwins):
         self.user_memory = Memories(
             self.memory, self.model, self.tracer, self.thread_meta, self.settings.project
         )
+        self.run_writes = RunWrites(self.aclient, self.keys, self.tracer, self.thread_meta)
         self.run_record = RunRecord(
-            self.thread_meta, self.tracer, self.user_memory, self.settings.durability
+            self.thread_meta, self.run_writes, self.user_memory, self.settings.durability
         )
         self.lifecycle = Lifecycle(self)  # every run's steps, for the API and the server
         self._compiled: dict[tuple[str, str, str], Graph] = {}
@@ -226,10 +229,12 @@ class Orchestrator(Inspection, AsyncTwins):
         With `user_id`, the user's long-term memories are recalled for the run, and
         what the user explicitly asks to be remembered is stored when it ends.
         """
-        return last_result(
-            self.stream(
-                graph, input, thread_id=thread_id, limits=limits, run_id=run_id, user_id=user_id
-            )
+        # One hand-over to the run loop for the whole run: no thread wakes for each step.
+        return call(
+            alast_result(
+                run_core.start(self, graph, input, thread_id, limits, run_id, user_id, "steps")
+            ),
+            "Orchestrator.invoke",
         )
 
     def resume(
@@ -241,7 +246,10 @@ class Orchestrator(Inspection, AsyncTwins):
         run_id: str | None = None,
     ) -> RunResult:
         """Answer the pending gate, or continue a run whose process died, from its checkpoint."""
-        return last_result(self.stream_resume(thread_id, decision, limits=limits, run_id=run_id))
+        return call(
+            alast_result(run_core.resume(self, thread_id, decision, limits, run_id, None, "steps")),
+            "Orchestrator.resume",
+        )
 
     def stream(
         self,
@@ -376,16 +384,30 @@ class Orchestrator(Inspection, AsyncTwins):
         """`spec`'s graph compiled for these limits (and, for a factory, this config)."""
         return self._graph(spec, limits, config)
 
+    def _graph_key(
+        self, spec: GraphSpec, limits: Limits | None, config: RunnableConfig | None
+    ) -> tuple[str, str, str]:
+        configurable = run_configurable(config) if spec.per_config else {}
+        if limits is None and not configurable:
+            if self._limits_json[0] is not self.limits:
+                self._limits_json = (self.limits, self.limits.model_dump_json())
+            return spec.name, self._limits_json[1], "{}"
+        return (
+            spec.name,
+            (limits or self.limits).model_dump_json(),
+            json.dumps(configurable, sort_keys=True, default=str),
+        )
+
+    def cached_graph(self, spec: GraphSpec, limits: Limits | None) -> Graph | None:
+        """The graph `_graph` would return, if it is built already (no building here)."""
+        return self._compiled.get(self._graph_key(spec, limits, None))
+
     def _graph(
         self, spec: GraphSpec, limits: Limits | None, config: RunnableConfig | None = None
     ) -> Graph:
+        key = self._graph_key(spec, limits, config)
         limits = limits or self.limits
         configurable = run_configurable(config) if spec.per_config else {}
-        key = (
-            spec.name,
-            limits.model_dump_json(),
-            json.dumps(configurable, sort_keys=True, default=str),
-        )
         if key not in self._compiled:
             if len(self._compiled) >= MAX_COMPILED:  # many configurations: forget the oldest
                 self._compiled.pop(next(iter(self._compiled)))

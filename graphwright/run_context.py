@@ -10,7 +10,7 @@ written by `run_meta`, its statuses mapped by `run_status`.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -19,12 +19,14 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
 from graphwright import run_meta
+from graphwright.checkpoints.direct import Command
 from graphwright.graphs.gates import gate_of
 from graphwright.graphs.registry import Graph, GraphSpec
 from graphwright.locking import ThreadLock, athread_lock
 from graphwright.nodes.deps import Limits
 from graphwright.results import ThreadStatus
 from graphwright.run_record import run_config
+from graphwright.tools.runloop import on_run_loop
 
 if TYPE_CHECKING:
     from graphwright.orchestrator import Orchestrator
@@ -88,11 +90,21 @@ class Lifecycle:
         )
 
     @asynccontextmanager
-    async def lock(self, thread_id: str) -> AsyncIterator[ThreadLock]:
-        """Hold the thread's lock (renewed) for the run; given back however it ends."""
+    async def lock(
+        self, thread_id: str, reads: Sequence[Command] = ()
+    ) -> AsyncIterator[ThreadLock]:
+        """Hold the thread's lock (renewed) for the run; given back however it ends.
+
+        `reads` (commands) come back with it, in `ThreadLock.reads`. It is taken, renewed (a task)
+        and given back through the asyncio client of the run loop, where every run runs (the Python
+        API's and the HTTP executor's): a caller on another loop hands its run there
+        (`tools.runloop.hand`).
+        """
+        if not on_run_loop():
+            raise RuntimeError("a run's lock is taken on the run loop (tools.runloop.hand)")
         orch = self.orch
         async with athread_lock(
-            orch.client, orch.keys, thread_id, ttl_s=orch.settings.lock_ttl_s
+            orch.aclient, orch.keys, thread_id, ttl_s=orch.settings.lock_ttl_s, reads=reads
         ) as lock:
             yield lock
 

@@ -1,10 +1,11 @@
 """The async run core behind every Orchestrator run.
 
-Take the thread's lock, check and prepare the run (blocking reads, in the run loop's executor), then
-hand it to `RunRecord`.
+Take the thread's lock, check and prepare the run, then hand it to `RunRecord`.
 
 `Orchestrator.stream`/`stream_resume` drive these on the run loop from their thread;
-the async twins await them. Nothing here blocks the loop.
+the async twins await them. Redis is reached through the run loop's asyncio client only;
+what may block (building a graph not built yet, a user's long-term memories) goes to the
+loop's executor.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from langgraph.types import Command
 
 from graphwright import run_meta
-from graphwright.graphs.gates import gate_command, pending_gate
+from graphwright.graphs.gates import gate_command, gate_of
 from graphwright.graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.inputs import parse_input, user_messages
 from graphwright.native import own_input
@@ -50,9 +51,10 @@ async def start(
         orch.user_memory.scopes(user_id) if user_id is not None else []
     )  # checked before any read
     thread_id = thread_id or f"{graph}-{uuid.uuid4().hex[:12]}"
-    async with orch.lifecycle.lock(thread_id) as lock:
-        compiled, payload = await asyncio.to_thread(
-            _prepare, orch, spec, thread_id, input, run_input, limits, scopes, user_id, lock.fence
+    async with orch.lifecycle.lock(thread_id, [orch.run_writes.read_meta(thread_id)]) as lock:
+        meta = orch.run_writes.meta_of(thread_id, lock.reads[0])  # read under the lock
+        compiled, payload, note = await _prepare(
+            orch, spec, thread_id, meta, input, run_input, limits, scopes, user_id
         )
         async for event in orch.run_record.execute(  # a langgraph.json graph: its own input
             spec,
@@ -63,30 +65,44 @@ async def start(
             run_id,
             lock,
             mode,
+            meta=meta,
+            note=note,
         ):
             yield event
 
 
-def _prepare(
+async def compiled_graph(orch: Orchestrator, spec: GraphSpec, limits: Limits | None) -> Graph:
+    """The compiled graph.
+
+    One not built yet is built in the loop's executor (a builder or factory may block).
+    """
+    cached = orch.cached_graph(spec, limits)
+    return cached if cached is not None else await asyncio.to_thread(orch.graph_for, spec, limits)
+
+
+async def _prepare(
     orch: Orchestrator,
     spec: GraphSpec,
     thread_id: str,
+    meta: dict[str, str],
     input: str | dict[str, Any] | RunInput,
     run_input: RunInput | None,
     limits: Limits | None,
     scopes: list[str],
     user_id: str | None,
-    fence: int | None = None,
-) -> tuple[Graph, Any]:
-    """Check the thread may start a run; the compiled graph and the run's input."""
-    meta = orch.meta(thread_id)
+) -> tuple[Graph, Any, dict[str, str]]:
+    """Check the thread may start a run.
+
+    Returns the compiled graph, the run's input, and the fields its start notes (the user's own
+    messages, to remember at its end).
+    """
     if meta.get("graph") and meta["graph"] != spec.name:
         raise UserError(
             f"thread {thread_id!r} belongs to graph {meta['graph']!r}, not {spec.name!r}"
         )
-    compiled = orch.graph_for(spec, limits)
+    compiled = await compiled_graph(orch, spec, limits)
     if meta:
-        snapshot = compiled.get_state(run_config(thread_id))
+        snapshot = await compiled.aget_state(run_config(thread_id))
         if snapshot.interrupts:
             raise UserError(
                 f"thread {thread_id!r} is waiting at a gate; answer it with "
@@ -98,13 +114,15 @@ def _prepare(
                 "stopped mid-step); resume it first"
             )
     if run_input is None:  # a langgraph.json graph: its own input, as given
-        return compiled, own_input(compiled, spec.name, input)
+        return compiled, own_input(compiled, spec.name, input), {}
     payload = spec.make_input(run_input) if spec.make_input else run_input.model_dump()
+    note: dict[str, str] = {}
     if scopes:
-        orch.user_memory.note(thread_id, str(user_id), user_messages(payload, run_input), fence)
-        if spec.uses_memory:
-            payload["memories"] = orch.user_memory.lines(scopes)
-    return compiled, payload
+        messages = user_messages(payload, run_input)
+        note = run_meta.noting(str(user_id), messages)
+        if spec.uses_memory:  # the memory book is a blocking store: read in the executor
+            payload["memories"] = await asyncio.to_thread(orch.user_memory.lines, scopes)
+    return compiled, payload, note
 
 
 def model_failed_here(meta: dict[str, str], snapshot: Any) -> bool:
@@ -126,35 +144,36 @@ async def resume(
     mode: StreamMode,
 ) -> AsyncIterator[StepEvent]:
     """The run core of `stream_resume`/`astream_resume`, on the run loop."""
-    meta = await asyncio.to_thread(orch.meta, thread_id)
+    meta = await orch.run_writes.read(thread_id)
     if not meta.get("graph"):
         raise NotFoundError(f"no thread {thread_id!r}; `threads` lists the known ones")
     spec = orch.graphs.get(meta["graph"])
-    async with orch.lifecycle.lock(thread_id) as lock:
-        compiled, payload = await asyncio.to_thread(
-            _prepare_resume, orch, spec, meta, thread_id, decision, limits, decide, lock.fence
+    async with orch.lifecycle.lock(thread_id, [orch.run_writes.read_meta(thread_id)]) as lock:
+        meta = orch.run_writes.meta_of(thread_id, lock.reads[0])  # as it is under the lock
+        compiled = await compiled_graph(orch, spec, limits)
+        payload = await _prepare_resume(
+            orch, spec, compiled, meta, thread_id, decision, decide, lock.fence
         )
         async for event in orch.run_record.execute(
-            spec, compiled, thread_id, payload, None, run_id, lock, mode
+            spec, compiled, thread_id, payload, None, run_id, lock, mode, meta=meta
         ):
             yield event
 
 
-def _prepare_resume(
+async def _prepare_resume(
     orch: Orchestrator,
     spec: GraphSpec,
+    compiled: Graph,
     meta: dict[str, str],
     thread_id: str,
     decision: Any,
-    limits: Limits | None,
     decide: Callable[[GateRequest], Any] | None,
     fence: int | None = None,
-) -> tuple[Graph, Any]:
-    """What resuming the thread means now: the compiled graph and the payload to run."""
-    compiled = orch.graph_for(spec, limits)
+) -> Any:
+    """What resuming the thread means now: the payload to run, from one read of its state."""
     config = run_config(thread_id)
-    snapshot = compiled.get_state(config)
-    gate = pending_gate(compiled, config)
+    snapshot = await compiled.aget_state(config)
+    gate = gate_of(snapshot)
     if decide is not None:
         if gate is None:
             raise UserError(
@@ -167,21 +186,21 @@ def _prepare_resume(
                 f"thread {thread_id!r} is waiting at a gate; give a decision "
                 "(approve, edit or reject)"
             )
-        return compiled, gate_command(compiled, config, decision, orch.tools(spec.name))
+        return gate_command(compiled, config, decision, orch.tools(spec.name), request=gate)
     if snapshot.interrupts:
-        return compiled, Command(resume=decision)  # a user graph's own interrupt
+        return Command(resume=decision)  # a user graph's own interrupt
     if snapshot.next:
         if decision is not None:
             raise UserError(
                 f"thread {thread_id!r} is not waiting at a gate; resume it without a decision"
             )
-        return compiled, None
+        return None
     if (status := orch.thread_meta.status(meta, snapshot)) == "failed" and decision is None:
         # It failed while saving its last step (Redis went away): LangGraph runs on from
         # the writes that step saved, or finds the run had finished.
-        return compiled, None
+        return None
     if status != meta.get("status"):  # its process died after the last step
-        run_meta.settled(orch.thread_meta, thread_id, fence, status)
+        await run_meta.asettled(orch.run_writes, thread_id, fence, status)
     raise UserError(
         f"thread {thread_id!r} has already finished ({status}); there is "
         "nothing to resume; start a new run with invoke"

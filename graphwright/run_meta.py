@@ -5,8 +5,9 @@ leaves.
 
 Every run, from the Python API, the CLI or the HTTP service, writes these fields through
 this module, and every write carries the run's lock fence (a run that lost the thread
-writes nothing). `ThreadMeta.write` is the storage under it; `tests/test_one_lifecycle`
-checks no other module writes these fields.
+writes nothing). `ThreadMeta.write` (blocking) and `RunWrites.write` (the run loop's, one
+fenced script per write) are the storage under it; `tests/repo/test_one_lifecycle` checks
+no other module writes these fields.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from typing import Any
 from langgraph.types import StateSnapshot
 
 from graphwright import summary
-from graphwright.checkpoints.head import read_head
+from graphwright.checkpoints.head import Head, read_head
+from graphwright.locking import ThreadLock
 from graphwright.nodes.gate_models import GateRequest
 from graphwright.results import ThreadStatus
+from graphwright.run_writes import Event, RunWrites
 from graphwright.serialize import jsonable
 from graphwright.summary import Recorded
 from graphwright.thread_meta import ThreadMeta
@@ -98,6 +101,64 @@ def noted(
 def remembered(meta: ThreadMeta, thread_id: str, fence: Fence) -> None:
     """The noted messages were taken (before any memory is written from them)."""
     meta.write(thread_id, fence, remember="")
+
+
+def noting(user_id: str, messages: list[dict[str, Any]]) -> dict[str, str]:
+    """The fields of `noted`, for `astarted` to write with the run's start."""
+    return {"user_id": user_id, "remember": json.dumps(messages)}
+
+
+async def astarted(
+    writes: RunWrites,
+    thread_id: str,
+    fence: Fence,
+    graph: str,
+    start: dict[str, Any],
+    *,
+    counts: bool,
+    note: dict[str, str] | None = None,
+) -> str:
+    """`started` on the run loop, with its `run_start` trace event (`start`) in one write.
+
+    `counts`: usage counts from the event (`counted_from`); `note`: `noting`'s fields. Returns the
+    event's entry id.
+    """
+    event = Event(kind="run_start", fields=start, id_field="trace_from" if counts else "")
+    fields = {"graph": graph, "status": "running", "thread_id": thread_id, **(note or {})}
+    return await writes.write(thread_id, fence, fields, event=event)
+
+
+async def afailed(writes: RunWrites, thread_id: str, fence: Fence) -> None:
+    """`failed` on the run loop."""
+    await writes.write(thread_id, fence, {"status": "failed"})
+
+
+async def asettled(writes: RunWrites, thread_id: str, fence: Fence, status: ThreadStatus) -> None:
+    """`settled` (its status only) on the run loop."""
+    await writes.write(thread_id, fence, {"status": status})
+
+
+async def aended(
+    writes: RunWrites,
+    thread_id: str,
+    status: ThreadStatus,
+    snapshot: StateSnapshot,
+    head: Head | None,
+    *,
+    lock: ThreadLock | None,
+    gate: GateRequest | None = None,
+    model_failed: bool = False,
+) -> None:
+    """`ended` on the run loop, the lock given back in the same write (`head` read already)."""
+    fence = lock.fence if lock is not None else None
+    fields = {
+        "status": status,
+        MODEL_FAILED: checkpoint_of(snapshot) if model_failed else "",
+        summary.FIELD: summary.encode(summary_of(snapshot, gate), head),
+    }
+    if lock is not None:
+        lock.renewal_stop.set()  # the write deletes the lock: no renewal may find it gone
+    await writes.write(thread_id, fence, fields, release=lock)
 
 
 def checkpoint_of(snapshot: StateSnapshot) -> str:

@@ -2,10 +2,11 @@
 
 A run's data path reads API -> run -> graph -> storage: `Orchestrator.stream` takes the
 thread's lock and hands the run here; `RunRecord.execute` marks it running and traces its
-start, drives the graph (`streaming.step_events`, on the run loop), then `finish`
-takes the thread's state, read once, remembers what the user asked, counts the usage from
-the trace and writes the final status. Nothing of the run goes back through the
-Orchestrator.
+start (one write), drives the graph (`streaming.step_events`, on the run loop), then
+`finish` takes the thread's state, read once, remembers what the user asked, counts the
+usage from the trace and writes the final status, giving the lock back in the same write.
+The writes are `run_meta`'s; nothing of the run goes back through the Orchestrator, and no
+Redis call leaves the run loop. The HTTP service's executor starts its runs with `start`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from langgraph.types import StateSnapshot
 
 from graphwright import run_meta, run_status
 from graphwright.checkpoints.errors import LockLostError
+from graphwright.checkpoints.head import Head
 from graphwright.checkpoints.trace import TraceWriter
 from graphwright.graphs.gates import gate_of
 from graphwright.graphs.registry import Graph, GraphSpec, RunInput
@@ -29,6 +31,7 @@ from graphwright.memories import Memories
 from graphwright.native import answer_of
 from graphwright.nodes.model_call import describe, provider_error
 from graphwright.results import RunResult, StepEvent, Usage
+from graphwright.run_writes import RunWrites
 from graphwright.serialize import jsonable
 from graphwright.streaming import StreamMode, step_events
 from graphwright.thread_meta import ThreadMeta
@@ -56,9 +59,10 @@ class RunRecord:
     """Starts, drives and ends runs, writing their record in the thread's meta and trace."""
 
     def __init__(
-        self, meta: ThreadMeta, tracer: TraceWriter, memories: Memories, durability: Any
+        self, meta: ThreadMeta, writes: RunWrites, memories: Memories, durability: Any
     ) -> None:
-        self.meta, self.tracer, self.memories, self.durability = meta, tracer, memories, durability
+        self.meta, self.writes, self.memories, self.durability = meta, writes, memories, durability
+        self.tracer: TraceWriter = writes.tracer
 
     async def execute(
         self,
@@ -70,15 +74,23 @@ class RunRecord:
         run_id: str | None = None,
         lock: ThreadLock | None = None,
         mode: StreamMode = "steps",
+        *,
+        meta: dict[str, str] | None = None,
+        note: dict[str, str] | None = None,
     ) -> AsyncIterator[StepEvent]:
         """Run the graph under the caller's lock on the run loop: its steps, then the result.
 
-        Its blocking record writes run in the loop's executor, never on the loop itself.
+        `meta` is the thread's meta as the run read it under its lock; `note`, fields
+        the start writes with it (the user's messages to remember). Every record write is
+        a coroutine on the run loop: one round trip at the start, one read and one write
+        (which gives the lock back) at the end.
         """
+        meta = meta or {}
         run_id = run_id or str(uuid.uuid4())
         fence = lock.fence if lock else None
         config = run_config(thread_id, run_id, fence)
-        await asyncio.to_thread(self.start, spec.name, thread_id, run_id, run_input, fence)
+        started = await self.astart(spec.name, thread_id, run_id, run_input, fence, note)
+        since = started if run_input is not None else meta.get("trace_from") or "-"
         error, model_failed = None, False
         try:
             # "sync": a step's checkpoint (with the calls it proposed) is saved before the
@@ -102,16 +114,47 @@ class RunRecord:
             if error is not None:  # a documented outcome, one line: no traceback
                 log.warning("run %s on thread %s failed: %s", run_id, thread_id, error)
             elif isinstance(exc, GraphwrightError):
-                await asyncio.to_thread(run_meta.failed, self.meta, thread_id, fence)
+                await run_meta.afailed(self.writes, thread_id, fence)
                 raise
             else:  # a tool or graph failure: the run fails, resumable
                 log.exception("run %s on thread %s failed", run_id, thread_id)
                 error = f"{type(exc).__name__}: {exc}"
-        snapshot = await compiled.aget_state(run_config(thread_id))
-        result = await asyncio.to_thread(
-            self.finish, spec, snapshot, thread_id, run_id, error, fence, model_failed
+        remembers = bool((note or meta).get("user_id") and (note or meta).get("remember"))
+        if remembers:  # the trace is read after the remember step has added to it
+            snapshot, tail = await compiled.aget_state(run_config(thread_id)), None
+        else:  # the state and the trace, read at once: one wait
+            snapshot, tail = await asyncio.gather(
+                compiled.aget_state(run_config(thread_id)), self.writes.tail(thread_id, since)
+            )
+        result = await self.finish(
+            spec, snapshot, thread_id, run_id, error, lock, model_failed, since, remembers, tail
         )
+        if meta.get("ttl_s"):  # keys the run added expire with the rest
+            await self.writes.refresh_ttl(thread_id, int(float(meta["ttl_s"])))
         yield StepEvent(thread_id=thread_id, kind="result", result=result)
+
+    async def astart(
+        self,
+        graph: str,
+        thread_id: str,
+        run_id: str,
+        run_input: RunInput | dict[str, Any] | None,
+        fence: int | None = None,
+        note: dict[str, str] | None = None,
+    ) -> str:
+        """`start` on the run loop, in one fenced write; returns where the usage counts from.
+
+        `note`: the user's messages to remember (`run_meta.noting`), written with it.
+        """
+        return await run_meta.astarted(
+            self.writes,
+            thread_id,
+            fence,
+            graph,
+            start_event(run_id, graph, run_input),
+            counts=run_input is not None,  # usage counts from here, across later resumes
+            note=note,
+        )
 
     def start(
         self,
@@ -127,34 +170,34 @@ class RunRecord:
         """
         run_meta.started(self.meta, thread_id, fence, graph)
         started = self.tracer.emit(
-            thread_id,
-            "run_start",
-            fence=fence,
-            run_id=run_id,
-            graph=graph,
-            input=run_input.model_dump()
-            if isinstance(run_input, RunInput)
-            else jsonable(run_input),
-            resumed=run_input is None,
+            thread_id, "run_start", fence=fence, **start_event(run_id, graph, run_input)
         )
         if run_input is not None:  # usage counts from here, across later resumes
             run_meta.counted_from(self.meta, thread_id, fence, started)
 
-    def finish(
+    async def finish(
         self,
         spec: GraphSpec,
         snapshot: StateSnapshot,
         thread_id: str,
         run_id: str,
         error: str | None,
-        fence: int | None = None,
+        lock: ThreadLock | None = None,
         model_failed: bool = False,
+        since: str = "-",
+        remembers: bool = False,
+        tail: tuple[list[dict[str, Any]], Head | None] | None = None,
     ) -> RunResult:
-        """The run's result from one read of the thread's state; its status written last."""
+        """The run's result from one read of the thread's state.
+
+        Its status written last, with the lock given back in the same write.
+        """
+        fence = lock.fence if lock else None
         status, error = run_status.ended(snapshot, error)
-        if run_status.remembers(status):
-            self.memories.remember(thread_id, run_id, fence)  # its model call counts in the usage
-        since = self.tracer.read(thread_id, self.meta.read(thread_id).get("trace_from") or "-")
+        if remembers and run_status.remembers(status):
+            # A model call (the extraction), so off the loop; its usage counts below.
+            await asyncio.to_thread(self.memories.remember, thread_id, run_id, fence)
+        events, head = tail or await self.writes.tail(thread_id, since)
         values = snapshot.values if isinstance(snapshot.values, dict) else {}
         gate = gate_of(snapshot)
         result = RunResult(
@@ -166,13 +209,19 @@ class RunRecord:
             stop_reason=values.get("stop_reason"),
             pending=gate if status == "interrupted" else None,
             steps=int((snapshot.metadata or {}).get("step", 0)),
-            usage=usage_of(since),
+            usage=usage_of(events),
             error=error,
         )
-        run_meta.ended(
-            self.meta, thread_id, fence, status, snapshot, gate=gate, model_failed=model_failed
+        await run_meta.aended(
+            self.writes,
+            thread_id,
+            status,
+            snapshot,
+            head,
+            lock=lock,
+            gate=gate,
+            model_failed=model_failed,
         )
-        self.meta.refresh_ttl(thread_id)  # keys the run added expire with the rest
         return result
 
 
@@ -197,3 +246,15 @@ def usage_of(events: list[dict[str, Any]]) -> Usage:
         tool_calls=sum(e["kind"] == "tool_call" for e in events),
         tokens_estimated=any(e.get("usage_estimated") for e in events if e["kind"] == "model_call"),
     )
+
+
+def start_event(
+    run_id: str, graph: str, run_input: RunInput | dict[str, Any] | None
+) -> dict[str, Any]:
+    """The fields of a run's `run_start` trace event (no input: it resumes)."""
+    return {
+        "run_id": run_id,
+        "graph": graph,
+        "input": run_input.model_dump() if isinstance(run_input, RunInput) else jsonable(run_input),
+        "resumed": run_input is None,
+    }

@@ -38,6 +38,10 @@ class ThreadMeta:
             raw = self.client.hgetall(self.keys.meta(thread_id))
         except redis.RedisError as exc:
             raise unavailable(exc) from exc
+        return self.decode(thread_id, raw)
+
+    def decode(self, thread_id: str, raw: Any) -> dict[str, str]:
+        """An HGETALL reply of the thread's meta, its sealed fields opened."""
         key = self.keys.meta(thread_id)
         return {
             _text(k): self.sealer.open_text(v, key, k) if _text(k) in SEALED_META else _text(v)

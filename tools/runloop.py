@@ -77,11 +77,29 @@ def submit(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
 
 
 def call(coro: Coroutine[Any, Any, T], what: str = "a blocking call") -> T:
-    """Run `coro` on the run loop and wait for it from this (other) thread."""
+    """Run `coro` on the run loop and wait for it from this (other) thread.
+
+    A caller interrupted while it waits (Ctrl-C) cancels the coroutine and waits for its
+    `finally` blocks (a lock's release), as `iterate` does.
+    """
     if on_run_loop():
         coro.close()
         _refuse_on_loop(what)
-    return submit(coro).result()
+    ended = threading.Event()
+
+    async def guarded() -> T:
+        try:
+            return await coro
+        finally:
+            ended.set()
+
+    future = submit(guarded())
+    try:
+        return future.result()
+    finally:
+        if not future.done():
+            future.cancel()
+            ended.wait(CLOSE_WAIT_S)
 
 
 async def hand(coro: Coroutine[Any, Any, T]) -> T:

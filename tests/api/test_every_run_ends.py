@@ -29,6 +29,7 @@ from graphwright.server.schemas import RunCreate
 from graphwright.server.worker import Worker
 from graphwright.testing.service import running
 from graphwright.testing.until import scaled, until
+from graphwright.tools.runloop import hand
 
 FIRST = "What is 2 + 3?"
 SECOND = "And what is 7 * 6?"
@@ -171,9 +172,13 @@ async def test_cancelled_and_timed_out_callers_leave_no_lock_behind(orch: Orches
         "the cancelled callers' locks to be given back",
         5,
     )
-    for tid in threads:  # each thread can be taken again, not ThreadBusyError
+
+    async def take_and_give_back(tid: str) -> None:
         async with orch.lifecycle.lock(tid):
             pass
+
+    for tid in threads:  # each thread can be taken again, not ThreadBusyError
+        await hand(take_and_give_back(tid))
 
 
 def oom_errors(orch: Orchestrator) -> int:

@@ -19,6 +19,7 @@ from graphwright.server.execution import Executor
 from graphwright.server.runs import RunStore
 from graphwright.settings import Settings
 from graphwright.testing.service import Service, running
+from graphwright.tools.runloop import call
 
 ORDER = "订单 A1001 到哪了？"
 
@@ -88,7 +89,10 @@ def test_a_cli_run_that_lost_its_thread_writes_no_start(service: Service) -> Non
     stale = _taken_over(orch, "cli")
     meta, trace = orch.meta("cli"), orch.trace("cli")
     with pytest.raises(LockLostError):
-        orch.run_record.start("agent", "cli", "0" * 32, None, stale)
+        call(orch.run_record.start("agent", "cli", "0" * 32, None, stale))
+    end = ThreadLock("cli", stale, "stale-lock")  # its end, which also gives the lock back
+    with pytest.raises(LockLostError):
+        call(orch.run_writes.write("cli", stale, {"status": "completed"}, release=end))
     assert orch.meta("cli") == meta and orch.trace("cli") == trace
 
 

@@ -12,7 +12,8 @@ import redis
 
 from graphwright.checkpoints.errors import LockLostError
 from graphwright.checkpoints.keys import Keys
-from graphwright.locking import ThreadBusyError, _start_time, identity, thread_lock
+from graphwright.lock_owner import _start_time, identity
+from graphwright.locking import ThreadBusyError, thread_lock
 from graphwright.testing.until import scaled
 
 

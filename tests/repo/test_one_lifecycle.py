@@ -3,9 +3,10 @@ fields of the thread's meta hash that describe its run: `run_meta.RUN_FIELDS`), 
 reading the source, are one: `graphwright/run_meta.py`.
 
 A write is a call of the meta hash's writers (`ThreadMeta.write` on any `meta`,
-`update_meta`, `_set_meta`) or of a Redis hash write on `keys.meta(...)`, naming a
-run field by keyword, in a `**{...}` literal or in a mapping literal. `ThreadMeta` is
-the storage under it (it writes the fields it is given, naming none).
+`RunWrites.write` on any `writes`, `update_meta`, `_set_meta`) or of a Redis hash write on
+`keys.meta(...)`, naming a run field by keyword, in a `**{...}` literal or in a mapping
+literal. `ThreadMeta` and `RunWrites` are the storage under it (they write the fields they
+are given, naming none).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def writes_run_meta(call: ast.Call) -> bool:
         func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
     if name in META_WRITERS:
-        if name == "write" and not receiver(call).endswith("meta"):
+        if name == "write" and not receiver(call).endswith(("meta", "writes")):
             return False  # a file, a stream, a trace: not the thread's meta hash
     elif name in HASH_WRITES:
         if "keys.meta(" not in ast.unparse(call):
@@ -91,11 +92,15 @@ def test_the_scan_sees_a_write() -> None:
         'client.hset(keys.meta(tid), mapping={"status": "running"})',
         'client.hset(keys.meta(tid), "remember", "")',
         'asyncio.to_thread(self.meta.write, tid, fence, status="failed")',
+        'await self.writes.write(tid, fence, {"status": "failed"})',
+        "await orch.run_writes.write(tid, fence, {MODEL_FAILED: at})",
     ]
     for text in calls:
         call = ast.parse(text).body[0]
-        assert isinstance(call, ast.Expr) and isinstance(call.value, ast.Call)
-        assert writes_run_meta(call.value), text
+        assert isinstance(call, ast.Expr)
+        value = call.value.value if isinstance(call.value, ast.Await) else call.value
+        assert isinstance(value, ast.Call)
+        assert writes_run_meta(value), text
     unrelated = ast.parse('self.tracer.write(tid, status="x")').body[0]
     assert isinstance(unrelated, ast.Expr) and isinstance(unrelated.value, ast.Call)
     assert not writes_run_meta(unrelated.value)

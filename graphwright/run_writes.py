@@ -1,0 +1,258 @@
+"""The storage of a run's record writes on the run loop: one round trip each.
+
+`run_meta` names what a run writes (its start: running, the `run_start` event, where its
+usage counts from; its end: status, summary, the lock given back); this module writes the
+fields it is given, naming none, as `ThreadMeta.write` does for blocking callers. Each
+write is one script on the thread's slot, refused as a whole when the run's fence is stale,
+that also keeps the thread search index (`ThreadIndex`) when the server is a single node; on
+a cluster the index lives on another slot and is written after the script, only if it wrote.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
+
+from graphwright.aconnect import AsyncScript, batch
+from graphwright.checkpoints.direct import Command
+from graphwright.checkpoints.errors import LockLostError
+from graphwright.checkpoints.head import Head
+from graphwright.checkpoints.keys import Keys, escape
+from graphwright.checkpoints.saver_base import AsyncClient
+from graphwright.checkpoints.trace import MAX_EVENTS, TraceWriter
+from graphwright.locking import ThreadLock
+from graphwright.thread_index import API_STATUS, STATUSES
+from graphwright.thread_meta import SEALED_META, ThreadMeta, unavailable
+
+# KEYS: meta, fence, registry, events, event ids, older event ids, lock,
+#       [threads, by:updated, by:created, status sets (STATUSES order)].
+# ARGV: fence ('' = none), trace ttl ('' = none), max events, event id ('' = no event),
+#       event, the meta field that records the event's id ('' = none), lock value to
+#       release ('' = none),
+#       now ms, now s, escaped thread id, thread id, status set to join ('' = none),
+#       field, value, ...
+_WRITE = """
+if ARGV[1] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[1] then return false end
+local fields = {}
+for i = 13, #ARGV do fields[#fields + 1] = ARGV[i] end
+local id = ''
+if ARGV[4] ~= '' then
+  id = redis.call('HGET', KEYS[5], ARGV[4]) or redis.call('HGET', KEYS[6], ARGV[4])
+  if not id then
+    id = redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[3], '*', 'e', ARGV[5])
+    redis.call('HSET', KEYS[5], ARGV[4], id)
+    if redis.call('HLEN', KEYS[5]) >= tonumber(ARGV[3]) then
+      redis.call('RENAME', KEYS[5], KEYS[6])
+    end
+    if ARGV[2] ~= '' then
+      for i = 4, 6 do redis.call('EXPIRE', KEYS[i], ARGV[2]) end
+    end
+  end
+  redis.call('SADD', KEYS[3], KEYS[1], KEYS[4], KEYS[5], KEYS[6])
+  if ARGV[6] ~= '' then fields[#fields + 1] = ARGV[6]; fields[#fields + 1] = id end
+else
+  redis.call('SADD', KEYS[3], KEYS[1])
+end
+redis.call('HSET', KEYS[1], unpack(fields))
+if #KEYS > 7 then
+  redis.call('ZADD', KEYS[8], ARGV[8], ARGV[10])
+  redis.call('ZADD', KEYS[9], ARGV[9], ARGV[11])
+  redis.call('ZADD', KEYS[10], 'NX', ARGV[9], ARGV[11])
+  if ARGV[12] ~= '' then
+    for i = 11, #KEYS do
+      if KEYS[i] == ARGV[12] then redis.call('SADD', KEYS[i], ARGV[11])
+      else redis.call('SREM', KEYS[i], ARGV[11]) end
+    end
+  end
+end
+if ARGV[7] ~= '' and redis.call('GET', KEYS[7]) == ARGV[7] then redis.call('DEL', KEYS[7]) end
+return id
+"""
+
+# KEYS: checkpoints, write index. ARGV: root namespace prefix (escaped '' and NUL).
+_HEAD = """
+local root = ARGV[1]
+local newest = redis.call('ZREVRANGEBYLEX', KEYS[1], '(' .. string.sub(root, 1, -2) .. '\\1',
+  '[' .. root, 'LIMIT', 0, 1)
+if #newest == 0 then return false end
+local rest = string.sub(newest[1], #root + 1)
+local cut = string.find(rest, '\\0', 1, true)
+local id = cut and string.sub(rest, 1, cut - 1) or rest
+local prefix = root .. id .. '\\0'
+local n = redis.call('ZLEXCOUNT', KEYS[2], '[' .. prefix, '(' .. string.sub(prefix, 1, -2) .. '\\1')
+return {id, n}
+"""
+_AWRITE, _AHEAD = AsyncScript(_WRITE), AsyncScript(_HEAD)
+_ROOT = escape("").encode() + b"\x00"  # codec.ns_prefix("")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Event:
+    """A trace event the write adds; `id_field`: the meta field that records its entry id."""
+
+    kind: str
+    fields: dict[str, Any]
+    id_field: str = ""
+
+
+class RunWrites:
+    """The start and end writes of runs, on the asyncio client of the run loop."""
+
+    def __init__(
+        self, client: AsyncClient, keys: Keys, tracer: TraceWriter, meta: ThreadMeta
+    ) -> None:
+        self.client, self.keys, self.tracer, self.meta = client, keys, tracer, meta
+        self.cluster = isinstance(client, AsyncRedisCluster)
+
+    async def write(
+        self,
+        thread_id: str,
+        fence: int | None,
+        fields: Mapping[str, str],
+        *,
+        event: Event | None = None,
+        release: ThreadLock | None = None,
+    ) -> str:
+        """Set `fields` of the thread's meta (and `updated_at`), add `event`, give `release` back.
+
+        Returns the event's entry id ("" without one).
+
+        Raises:
+            LockLostError: a newer run holds the thread; nothing was written.
+        """
+        k = self.keys
+        meta_key = k.meta(thread_id)
+        now = time.time()
+        sealer = k.sealer
+        pairs = [
+            x
+            for name, value in {**fields, "updated_at": str(now)}.items()
+            for x in (
+                name,
+                sealer.seal_text(value, meta_key, name) if name in SEALED_META else value,
+            )
+        ]
+        status = (
+            k.threads_with_status(API_STATUS.get(fields["status"], "idle"))
+            if "status" in fields
+            else ""
+        )
+        names = [
+            meta_key,
+            k.fence(thread_id),
+            k.registry(thread_id),
+            k.events(thread_id),
+            *k.event_ids(thread_id),
+            k.lock(thread_id),
+        ]
+        index = [
+            k.threads(),
+            k.threads_by("updated"),
+            k.threads_by("created"),
+            *(k.threads_with_status(s) for s in STATUSES),
+        ]
+        args: list[Any] = [
+            "" if fence is None else str(fence),
+            self.tracer.ttl_s or "",
+            MAX_EVENTS,
+            uuid.uuid4().hex if event else "",
+            self.tracer.encode(thread_id, event.kind, event.fields) if event else "",
+            event.id_field if event else "",
+            release.value if release is not None else "",
+            int(now * 1000),
+            now,
+            escape(thread_id),
+            thread_id,
+            status,
+            *pairs,
+        ]
+        keys = names if self.cluster else [*names, *index]
+        try:
+            got = await _AWRITE(self.client, keys, args)
+        except redis.RedisError as exc:
+            raise unavailable(exc) from exc
+        if got is None:
+            raise LockLostError(
+                f"thread {thread_id!r} is held by a newer run; its meta was not written"
+            )
+        if release is not None:
+            release.released = True
+        if self.cluster:
+            try:
+                await self._index(thread_id, now, status, index)
+            except redis.RedisError as exc:
+                raise unavailable(exc) from exc
+        return got.decode() if isinstance(got, bytes) else str(got)
+
+    async def _index(self, thread_id: str, now: float, status: str, index: list[str]) -> None:
+        """The index writes of `_WRITE` on a cluster: each idempotent, on its own slot."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.zadd(index[0], {escape(thread_id): int(now * 1000)})
+        pipe.zadd(index[1], {thread_id: now})
+        pipe.zadd(index[2], {thread_id: now}, nx=True)
+        if status:
+            for name in index[3:]:
+                (pipe.sadd if name == status else pipe.srem)(name, thread_id)
+        await pipe.execute()
+
+    async def tail(self, thread_id: str, since: str) -> tuple[list[dict[str, Any]], Head | None]:
+        """The thread's trace events from `since` on and its head, in one round trip."""
+        k = self.keys
+        try:
+            entries, head = await batch(
+                self.client,
+                [
+                    ("XRANGE", k.events(thread_id), since, "+"),
+                    _AHEAD.command((k.checkpoints(thread_id), k.write_index(thread_id)), (_ROOT,)),
+                ],
+                _AHEAD,
+            )
+        except redis.RedisError as exc:
+            raise unavailable(exc) from exc
+        found = None
+        if head:
+            checkpoint_id, writes = head
+            found = Head(
+                checkpoint_id=checkpoint_id.decode()
+                if isinstance(checkpoint_id, bytes)
+                else checkpoint_id,
+                writes=int(writes),
+            )
+        return self.tracer.decode(thread_id, entries), found
+
+    def read_meta(self, thread_id: str) -> Command:
+        """The command that reads the thread's meta (to send with another, e.g. the lock's)."""
+        return ("HGETALL", self.keys.meta(thread_id))
+
+    def meta_of(self, thread_id: str, reply: Any) -> dict[str, str]:
+        """The meta from the reply to `read_meta`."""
+        return self.meta.decode(thread_id, reply)
+
+    async def read(self, thread_id: str) -> dict[str, str]:
+        """`ThreadMeta.read` on the run loop."""
+        try:
+            raw = await self.client.hgetall(self.keys.meta(thread_id))
+        except redis.RedisError as exc:
+            raise unavailable(exc) from exc
+        return self.meta.decode(thread_id, raw)
+
+    async def refresh_ttl(self, thread_id: str, seconds: int) -> None:
+        """`ThreadMeta.refresh_ttl` of a thread whose meta says its TTL (`seconds`)."""
+        k = self.keys
+        registry = k.registry(thread_id)
+        try:
+            members = await self.client.smembers(registry)
+            pipe = self.client.pipeline(transaction=not self.cluster)
+            for key in [*members, registry, k.meta(thread_id)]:
+                pipe.expire(key, seconds)
+            await pipe.execute()
+            expires = {thread_id: time.time() + seconds}
+            await self.client.zadd(k.threads_by("expires"), expires)
+        except redis.RedisError as exc:
+            raise unavailable(exc) from exc
