@@ -158,7 +158,7 @@ def campaign(
             "bench.chaos_graphs",
             "bench.chaos_points",
             "langchain_openai",
-            "graphwright.server.worker",
+            "graphwright.server.background.worker",
             "graphwright.server.app",
             "bench.chaos_warm",
         ]

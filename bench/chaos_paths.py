@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from graphwright.server.cron_scheduler import run_id_of
-from graphwright.server.cron_store import CronStore, iso, next_after
-from graphwright.server.runs import RunStore
-from graphwright.server.schemas import RunCreate
+from graphwright.server.background.cron_scheduler import run_id_of
+from graphwright.server.records.cron_store import CronStore, iso, next_after
+from graphwright.server.records.run_store import RunStore
+from graphwright.server.schemas.run_bodies import RunCreate
 from graphwright.testing.redis_servers import free_port
 from graphwright.testing.until import until
 from graphwright_errors import NotFoundError

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from langgraph_sdk import get_sync_client
 
-from graphwright.server.cron_scheduler import run_id_of
-from graphwright.server.cron_store import next_after, parse_time
+from graphwright.server.background.cron_scheduler import run_id_of
+from graphwright.server.records.cron_store import next_after, parse_time
 from graphwright.testing.service import Service
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,9 +14,9 @@ import threading
 import time
 
 from graphwright.server.app import create_app
-from graphwright.server.launch import Launcher
-from graphwright.server.schemas import RunCreate
-from graphwright.server.worker import Worker
+from graphwright.server.background.worker import Worker
+from graphwright.server.http.launch import Launcher
+from graphwright.server.schemas.run_bodies import RunCreate
 from graphwright.testing.kit import bound_orchestrator, settings_for, until
 from graphwright.testing.redis_servers import redis_server
 

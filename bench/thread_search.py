@@ -19,8 +19,8 @@ from typing import Any
 from langgraph_sdk import get_sync_client
 
 from graphwright import Orchestrator
-from graphwright.server.schemas_threads import ThreadSearchBody
-from graphwright.server.threads_api import Threads
+from graphwright.server.records.thread_store import Threads
+from graphwright.server.schemas.thread_bodies import ThreadSearchBody
 from graphwright.thread_index import API_STATUS
 
 STATUSES = (

@@ -275,9 +275,9 @@ def worker(
     """Take background runs from the Redis queue until stopped (SIGTERM or Ctrl-C)."""
     import signal
 
-    from graphwright.server.auth import Authority, configured_auth
-    from graphwright.server.cron_runs import scheduler_for
-    from graphwright.server.worker import Worker
+    from graphwright.server.auth.authority import Authority, configured_auth
+    from graphwright.server.background.cron_runs import scheduler_for
+    from graphwright.server.background.worker import Worker
     from graphwright.startup import when_reachable
 
     orch = when_reachable(orchestrator, forever=True)

@@ -77,7 +77,7 @@ def friendly(func: F) -> F:
             errors.print(f"[red]error:[/red] {exc}", highlight=False)
             raise typer.Exit(2) from None
         except RedisUnavailableError as exc:  # the user's own settings can fix this
-            from graphwright.store import UNREACHABLE_HINT  # loaded by whoever raised
+            from graphwright.saver import UNREACHABLE_HINT  # loaded by whoever raised
 
             errors.print(f"[red]error:[/red] {exc}. {UNREACHABLE_HINT}", highlight=False)
             raise typer.Exit(1) from None

@@ -24,8 +24,8 @@ from graphwright.checkpoints.trace import TraceWriter
 from graphwright.connect import connect
 from graphwright.project_file import find_config
 from graphwright.results import ThreadSummary
+from graphwright.saver import redis_url
 from graphwright.settings import Settings
-from graphwright.store import redis_url
 from graphwright.thread_index import ThreadIndex
 from graphwright.thread_meta import ThreadMeta
 

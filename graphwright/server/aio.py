@@ -17,8 +17,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from graphwright.aconnect import async_sentinel_kwargs
 from graphwright.checkpoints.connect import SENTINEL_SCHEMES, parse_sentinel_url, sentinel_kwargs
+from graphwright.saver import redis_url
 from graphwright.settings import Settings
-from graphwright.store import redis_url
 
 AsyncClient = aredis.Redis | AsyncRedisCluster
 RETRIES = 8  # with the capped backoff below: a few seconds of outage ride through

@@ -17,19 +17,17 @@ from graphwright.locking import ThreadBusyError
 from graphwright.nodes.gate_models import GateDecisionError
 from graphwright.orchestrator import Orchestrator
 from graphwright.project import HttpConfig
-from graphwright.server import access, browsers
-from graphwright.server.assistants_store import AssistantStore
-from graphwright.server.auth import Authority, configured_auth
-from graphwright.server.background import lifespan
-from graphwright.server.browsers import BrowserGuard, Origins, own_names
-from graphwright.server.cors import allow_origins, cors_options
-from graphwright.server.cron_store import InvalidScheduleError
-from graphwright.server.deps import Guarded, Service
+from graphwright.server.auth import access, browsers
+from graphwright.server.auth.authority import Authority, configured_auth
+from graphwright.server.auth.browsers import BrowserGuard, Origins, own_names
+from graphwright.server.background.lifespan import lifespan
+from graphwright.server.background.local_runs import LocalRuns
 from graphwright.server.errors import UnprocessableError
-from graphwright.server.limits import BodyLimit
-from graphwright.server.local_runs import LocalRuns
-from graphwright.server.metrics import CountRequests, HttpFigures
-from graphwright.server.routes import (
+from graphwright.server.extras.process_metrics import CountRequests, HttpFigures
+from graphwright.server.http.cors import allow_origins, cors_options
+from graphwright.server.http.deps import Guarded, Service
+from graphwright.server.http.request_limits import BodyLimit
+from graphwright.server.http.routes import (
     a2a,
     assistants,
     crons,
@@ -43,9 +41,11 @@ from graphwright.server.routes import (
     thread_stream,
     threads,
 )
-from graphwright.server.run_headers import RememberHeaders
-from graphwright.server.runs import RunStore
-from graphwright.server.user_app import Authenticated, checked_app
+from graphwright.server.http.user_app import Authenticated, checked_app
+from graphwright.server.records.assistant_store import AssistantStore
+from graphwright.server.records.cron_store import InvalidScheduleError
+from graphwright.server.records.run_store import RunStore
+from graphwright.server.runs.run_headers import RememberHeaders
 from graphwright_errors import (
     ConflictError,
     GraphwrightError,

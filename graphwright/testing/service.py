@@ -14,7 +14,7 @@ from langgraph_sdk import Auth
 
 from graphwright import Orchestrator
 from graphwright.server.app import create_app
-from graphwright.server.worker import Worker
+from graphwright.server.background.worker import Worker
 from graphwright.settings import Settings
 from graphwright.testing.redis_servers import free_port
 from graphwright.testing.until import scaled

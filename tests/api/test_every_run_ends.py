@@ -20,13 +20,13 @@ from langgraph_sdk import get_sync_client
 from graphwright import Orchestrator
 from graphwright.checkpoints.keys import Keys
 from graphwright.graphs.context import Graph, GraphContext
-from graphwright.server.cron_scheduler import CronScheduler, run_id_of
-from graphwright.server.cron_store import CronStore
-from graphwright.server.events import stream_key
-from graphwright.server.execution import Executor
-from graphwright.server.runs import TERMINAL, RunStore, member
-from graphwright.server.schemas import RunCreate
-from graphwright.server.worker import Worker
+from graphwright.server.background.cron_scheduler import CronScheduler, run_id_of
+from graphwright.server.background.worker import Worker
+from graphwright.server.records.cron_store import CronStore
+from graphwright.server.records.event_log import stream_key
+from graphwright.server.records.run_store import TERMINAL, RunStore, member
+from graphwright.server.runs.execution import Executor
+from graphwright.server.schemas.run_bodies import RunCreate
 from graphwright.testing.service import running
 from graphwright.testing.until import scaled, until
 from graphwright.tools.runloop import hand

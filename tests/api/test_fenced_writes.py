@@ -15,8 +15,8 @@ from graphwright import Orchestrator
 from graphwright.checkpoints.errors import LockLostError
 from graphwright.locking import ThreadLock, thread_lock
 from graphwright.offline import OfflineChatModel
-from graphwright.server.execution import Executor
-from graphwright.server.runs import RunStore
+from graphwright.server.records.run_store import RunStore
+from graphwright.server.runs.execution import Executor
 from graphwright.settings import Settings
 from graphwright.testing.service import Service, running
 from graphwright.tools.runloop import call

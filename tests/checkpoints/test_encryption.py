@@ -17,8 +17,8 @@ from graphwright.checkpoints.errors import CorruptCheckpointError
 from graphwright.checkpoints.sealed import KEYS_ENV, MAGIC, key_id
 from graphwright.cli import app
 from graphwright.offline import OfflineChatModel
-from graphwright.server.assistants_store import AssistantStore
-from graphwright.server.cron_store import CronStore
+from graphwright.server.records.assistant_store import AssistantStore
+from graphwright.server.records.cron_store import CronStore
 from graphwright.settings import Settings
 from graphwright.testing.service import running
 

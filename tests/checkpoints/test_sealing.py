@@ -25,10 +25,10 @@ from graphwright.checkpoints.keys import Keys
 from graphwright.checkpoints.sealed import KEYS_ENV, Sealer
 from graphwright.cli import app
 from graphwright.offline import OfflineChatModel
-from graphwright.server.assistants_store import AssistantStore
-from graphwright.server.cron_store import CronStore
-from graphwright.server.runs import RunStore
-from graphwright.server.schemas import RunCreate
+from graphwright.server.records.assistant_store import AssistantStore
+from graphwright.server.records.cron_store import CronStore
+from graphwright.server.records.run_store import RunStore
+from graphwright.server.schemas.run_bodies import RunCreate
 from graphwright.settings import Settings
 from graphwright.testing.service import running
 from graphwright.tools.builtin import build_registry
@@ -266,7 +266,7 @@ def test_keys_are_derived_with_hkdf_and_values_bind_their_place() -> None:
 
 
 def test_the_places_graphwright_seal_covers_include_every_sealed_field() -> None:
-    from graphwright.server.runs import SEALED_RUN
+    from graphwright.server.records.run_store import SEALED_RUN
     from graphwright.thread_meta import SEALED_META
 
     places = {p.glob: p.fields for p in Keys(prefix="p").sealed_places()}

@@ -11,9 +11,9 @@ from graphwright.cli import app
 from graphwright.nodes.gate_models import decide_all
 from graphwright.orchestrator import Orchestrator
 from graphwright.reader import ThreadReader
-from graphwright.server.execution import Executor
-from graphwright.server.runs import RunStore
-from graphwright.server.schemas import RunCreate
+from graphwright.server.records.run_store import RunStore
+from graphwright.server.runs.execution import Executor
+from graphwright.server.schemas.run_bodies import RunCreate
 from graphwright.settings import Settings
 from graphwright.summary import FIELD
 

@@ -9,7 +9,7 @@ import pytest
 from graphwright import GateDecisionError, Orchestrator
 from graphwright.graphs.hitl import hitl_calls, hitl_resume
 from graphwright.nodes.gate_models import GateRequest, PendingCall, digest, from_langchain
-from graphwright.server.signed_cookie import secret_for, sign, verify
+from graphwright.server.review.signed_cookie import secret_for, sign, verify
 
 EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'
 

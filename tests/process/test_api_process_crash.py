@@ -21,7 +21,7 @@ import redis
 from graphwright import Orchestrator
 from graphwright.checkpoints.keys import Keys
 from graphwright.offline import OfflineChatModel
-from graphwright.server.runs import RunStore
+from graphwright.server.records.run_store import RunStore
 from graphwright.settings import Settings
 from graphwright.testing.kit import until
 from graphwright.testing.redis_servers import free_port

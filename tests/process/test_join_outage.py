@@ -15,7 +15,7 @@ from langgraph_sdk import get_sync_client
 
 from graphwright import Orchestrator, Settings
 from graphwright.offline import OfflineChatModel
-from graphwright.server.worker import Worker
+from graphwright.server.background.worker import Worker
 from graphwright.testing.redis_servers import start_cluster
 from graphwright.testing.service import running
 from graphwright.testing.until import scaled, until

@@ -15,10 +15,10 @@ from graphwright.checkpoints.redis import RedisSaver
 from graphwright.checkpoints.scripts import SHAS
 from graphwright.connect import connect
 from graphwright.offline import OfflineChatModel
-from graphwright.server.events import EventLog
-from graphwright.server.run_scripts import PUBLISH
-from graphwright.server.runs import RunStore
-from graphwright.server.schemas import RunCreate
+from graphwright.server.records.event_log import EventLog
+from graphwright.server.records.run_scripts import PUBLISH
+from graphwright.server.records.run_store import RunStore
+from graphwright.server.schemas.run_bodies import RunCreate
 from graphwright.settings import Settings
 from graphwright.testing.redis_servers import Server
 from tests.support.reply_proxy import reply_proxy

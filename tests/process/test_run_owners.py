@@ -19,8 +19,8 @@ import redis
 from langgraph_sdk import get_sync_client
 
 from graphwright.checkpoints.keys import Keys
-from graphwright.server.runs import RunExistsError, RunStore
-from graphwright.server.schemas import RunCreate
+from graphwright.server.records.run_store import RunExistsError, RunStore
+from graphwright.server.schemas.run_bodies import RunCreate
 from graphwright.testing.kit import until
 from graphwright.testing.redis_servers import free_port
 from graphwright.testing.service import Service, service_for

@@ -21,8 +21,8 @@ import pytest
 from bench.chaos_graphs import effects_of
 from bench.chaos_model import ChaosModel
 from graphwright.checkpoints.keys import Keys
-from graphwright.server.runs import RunStore
-from graphwright.server.schemas import RunCreate
+from graphwright.server.records.run_store import RunStore
+from graphwright.server.schemas.run_bodies import RunCreate
 from graphwright.testing.until import scaled, until
 from tests.support.paths import ROOT
 

@@ -15,9 +15,9 @@ import pytest
 
 from graphwright import Orchestrator, Settings
 from graphwright.offline import OfflineChatModel
-from graphwright.server.runs import TERMINAL, RunStore
-from graphwright.server.schemas import RunCreate
-from graphwright.server.worker import Worker
+from graphwright.server.background.worker import Worker
+from graphwright.server.records.run_store import TERMINAL, RunStore
+from graphwright.server.schemas.run_bodies import RunCreate
 from graphwright.testing.redis_servers import Server, free_port
 from graphwright.testing.until import scaled, until
 

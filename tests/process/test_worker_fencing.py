@@ -20,8 +20,8 @@ import redis
 from langgraph_sdk import get_sync_client
 
 from graphwright import Orchestrator
-from graphwright.server.events import stream_key
-from graphwright.server.runs import RunStore
+from graphwright.server.records.event_log import stream_key
+from graphwright.server.records.run_store import RunStore
 from graphwright.testing.kit import until
 from graphwright.testing.scripted_openai import Reply, ScriptedOpenAI
 from graphwright.testing.service import Service, service_for

@@ -11,9 +11,9 @@ from langgraph_sdk import get_sync_client
 
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
-from graphwright.server.execution import Executor
-from graphwright.server.runs import RunStore
-from graphwright.server.schemas import RunCreate
+from graphwright.server.records.run_store import RunStore
+from graphwright.server.runs.execution import Executor
+from graphwright.server.schemas.run_bodies import RunCreate
 from graphwright.settings import Settings
 from graphwright.testing.service import Service, running
 from graphwright.testing.until import until

@@ -22,7 +22,7 @@ from langgraph_sdk import get_sync_client
 from graphwright import Orchestrator
 from graphwright.locking import thread_lock
 from graphwright.offline import OfflineChatModel
-from graphwright.server.events import stream_key
+from graphwright.server.records.event_log import stream_key
 from graphwright.settings import Settings
 from graphwright.testing.kit import until
 from graphwright.testing.service import Service, running, service_for

@@ -27,9 +27,9 @@ from typer.testing import CliRunner
 from graphwright import Orchestrator
 from graphwright.cli import app
 from graphwright.locking import held
-from graphwright.server.cron_runs import scheduler_for
-from graphwright.server.execution import Executor
-from graphwright.server.runs import RunStore
+from graphwright.server.background.cron_runs import scheduler_for
+from graphwright.server.records.run_store import RunStore
+from graphwright.server.runs.execution import Executor
 from graphwright.settings import Settings
 from graphwright.testing.kit import until
 from graphwright.testing.redis_servers import Server

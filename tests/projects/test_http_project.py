@@ -15,7 +15,7 @@ from langgraph_sdk import get_sync_client
 
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
-from graphwright.server.cors import cors_options
+from graphwright.server.http.cors import cors_options
 from graphwright.settings import Settings
 from graphwright.testing.redis_servers import Server
 from graphwright.testing.service import Service, running

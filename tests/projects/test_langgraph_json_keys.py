@@ -187,7 +187,7 @@ def test_disable_webhooks_keeps_the_runs_webhook_uncalled(
     path = project(tmp_path, http={"disable_webhooks": True})
     hook = ThreadingHTTPServer(("127.0.0.1", 0), Hook)
     threading.Thread(target=hook.serve_forever, daemon=True).start()
-    caplog.set_level(logging.INFO, logger="graphwright.server.completion")
+    caplog.set_level(logging.INFO, logger="graphwright.server.runs._completion")
     try:
         with running(Orchestrator.from_config(path, settings=settings), worker=False) as svc:
             sdk = get_sync_client(url=svc.url)

@@ -11,8 +11,8 @@ import pytest
 from fastapi import HTTPException
 from langgraph_sdk import Auth
 
-from graphwright.server.access import Grant, decide, matches
-from graphwright.server.auth import Authority, User, to_user
+from graphwright.server.auth.access import Grant, decide, matches
+from graphwright.server.auth.authority import Authority, User, to_user
 from graphwright_errors import ConfigurationError
 
 ALICE = User(identity="alice", permissions=("admin",))

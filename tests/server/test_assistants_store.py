@@ -6,7 +6,7 @@ import pytest
 import redis
 
 from graphwright.checkpoints.keys import Keys
-from graphwright.server.assistants_store import AssistantStore, system_id
+from graphwright.server.records.assistant_store import AssistantStore, system_id
 from graphwright_errors import ConflictError, NotFoundError, UserError
 
 

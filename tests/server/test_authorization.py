@@ -21,12 +21,13 @@ from graphwright.checkpoints.memory import Source
 from graphwright.checkpoints.store import RedisStore
 from graphwright.checkpoints.store_ops import Layout
 from graphwright.offline import OfflineChatModel
-from graphwright.server import access, webhooks
-from graphwright.server.auth import Authority
-from graphwright.server.completion import call_webhook
-from graphwright.server.cron_runs import fire_for
-from graphwright.server.cron_store import CronStore
+from graphwright.server.auth import access
+from graphwright.server.auth.authority import Authority
+from graphwright.server.background.cron_runs import fire_for
 from graphwright.server.errors import UnprocessableError
+from graphwright.server.records.cron_store import CronStore
+from graphwright.server.runs import webhooks
+from graphwright.server.runs._completion import call_webhook
 from graphwright.settings import Settings
 from graphwright.testing.service import LOOPBACK, Service, running
 from graphwright_errors import ConfigurationError, UserError

@@ -15,10 +15,10 @@ import pytest
 
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
-from graphwright.server.cron_runs import fire_for
-from graphwright.server.cron_scheduler import CronScheduler, run_id_of
-from graphwright.server.cron_store import CronStore
-from graphwright.server.runs import RunStore
+from graphwright.server.background.cron_runs import fire_for
+from graphwright.server.background.cron_scheduler import CronScheduler, run_id_of
+from graphwright.server.records.cron_store import CronStore
+from graphwright.server.records.run_store import RunStore
 from graphwright.settings import Settings
 from graphwright.testing.service import Service, running
 

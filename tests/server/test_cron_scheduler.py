@@ -8,9 +8,9 @@ import pytest
 import redis
 
 from graphwright.checkpoints.keys import Keys
-from graphwright.server.cron_runs import takeover_lease_s
-from graphwright.server.cron_scheduler import CronScheduler, run_id_of
-from graphwright.server.cron_store import (
+from graphwright.server.background.cron_runs import takeover_lease_s
+from graphwright.server.background.cron_scheduler import CronScheduler, run_id_of
+from graphwright.server.records.cron_store import (
     CronStore,
     InvalidScheduleError,
     check_schedule,

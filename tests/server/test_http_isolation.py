@@ -18,9 +18,9 @@ from langgraph_sdk.client import SyncLangGraphClient
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.server.app import create_app
-from graphwright.server.auth import load_auth
-from graphwright.server.cron_runs import fire_for
-from graphwright.server.cron_store import CronStore
+from graphwright.server.auth.authority import load_auth
+from graphwright.server.background.cron_runs import fire_for
+from graphwright.server.records.cron_store import CronStore
 from graphwright.settings import Settings
 from graphwright.testing.service import Service, running
 from graphwright.testing.until import scaled

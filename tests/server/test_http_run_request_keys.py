@@ -20,7 +20,7 @@ from langgraph_sdk import get_sync_client
 from graphwright import Orchestrator
 from graphwright.locking import thread_lock
 from graphwright.offline import OfflineChatModel
-from graphwright.server.payloads import run_context
+from graphwright.server.runs.payloads import run_context
 from graphwright.settings import Settings
 from graphwright.testing.service import Service, running
 from tests.support import auth_owner

@@ -11,7 +11,7 @@ from langgraph_sdk import get_client, get_sync_client
 from graphwright import Orchestrator
 from graphwright.locking import thread_lock
 from graphwright.offline import OfflineChatModel
-from graphwright.server.assistants_store import system_id
+from graphwright.server.records.assistant_store import system_id
 from graphwright.settings import Settings
 from graphwright.testing.service import Service, running
 

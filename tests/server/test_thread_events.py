@@ -1,4 +1,4 @@
-"""The thread-centric protocol's events from a run's stored events (`thread_events`), and
+"""The thread-centric protocol's events from a run's stored events (`http._thread_events`), and
 its subscription filters: pure, no server."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from graphwright.server.thread_commands import subscription
-from graphwright.server.thread_events import Filter, ThreadEvents
+from graphwright.server.http._thread_commands import subscription
+from graphwright.server.http._thread_events import Filter, ThreadEvents
 
 
 def kinds(events: list[dict[str, Any]]) -> list[str]:

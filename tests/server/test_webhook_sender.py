@@ -15,10 +15,10 @@ import pytest
 
 from graphwright.offline import OfflineChatModel
 from graphwright.orchestrator import Orchestrator
-from graphwright.server import webhook_sender
-from graphwright.server.local_runs import LocalRuns
-from graphwright.server.runs import RunStore
-from graphwright.server.schemas import RunCreate
+from graphwright.server.background.local_runs import LocalRuns
+from graphwright.server.records.run_store import RunStore
+from graphwright.server.runs import webhook_sender
+from graphwright.server.schemas.run_bodies import RunCreate
 from graphwright.settings import Settings
 from graphwright.testing.kit import until
 from graphwright.testing.service import LOOPBACK

@@ -1,0 +1,1 @@
+"""What the review pages are made of: their HTML and their login cookie."""

@@ -1,0 +1,80 @@
+"""What happens after a run ends.
+
+Its webhook is handed to the background sender, and a stateless run's temporary thread is deleted
+(unless it asked to `keep` it).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from graphwright.orchestrator import Orchestrator
+from graphwright.server.records.run_store import RunStore
+from graphwright.server.runs.webhook_sender import SENDER
+from graphwright.server.schemas.run_bodies import RunCreate
+from graphwright.tools.runloop import call
+
+log = logging.getLogger(__name__)
+RECORD_TTL_S = 3600
+
+
+def call_webhook(url: str, payload: dict[str, Any], allow: str = "") -> bool:
+    """POST the run to `url` and wait for the outcome (True once it answers 2xx).
+
+    As the background sender would send it; for a caller that wants the answer.
+    """
+    return call(SENDER.send(url, payload, allow), "call_webhook")
+
+
+def kept_keys(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> tuple[str, ...]:
+    """The keys of a stateless run that outlive its thread: for `wait` and `join`."""
+    return (
+        orch.keys.run_record(thread_id, run_id),
+        orch.keys.thread_runs(thread_id),
+        store.inflight(thread_id),
+    )
+
+
+def drop_temporary_thread(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:
+    """Delete a stateless run's thread, before its end is recorded (a waiter finds it gone).
+
+    Its run record stays (see `expire_kept`).
+    """
+    orch.client.srem(orch.keys.registry(thread_id), *kept_keys(orch, store, thread_id, run_id))
+    orch.saver.delete_thread(thread_id)
+    orch.client.delete(orch.keys.meta(thread_id))
+    orch.index.forget([thread_id])  # as Orchestrator.delete: the search index forgets it too
+
+
+def expire_kept(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:
+    """A dropped thread's run record and lists expire within the run retention, when shorter.
+
+    This applies after the end: the end sets the record's own expiry.
+    """
+    for key in kept_keys(orch, store, thread_id, run_id):
+        orch.client.expire(key, min(RECORD_TTL_S, store.retention_s))
+
+
+def webhooks_disabled(orch: Orchestrator) -> bool:
+    """`http.disable_webhooks` in `langgraph.json`.
+
+    Runs keep their webhook, which is never called (as the reference does).
+    """
+    return orch.project is not None and orch.project.config.http.disable_webhooks
+
+
+def after_run(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:
+    """What follows a run's end: its webhook, and the thread's removal for a stateless run."""
+    raw = store.raw(thread_id, run_id)
+    body = RunCreate.model_validate_json(raw["body"])
+    if body.webhook and webhooks_disabled(orch):
+        log.info("webhooks are off (http.disable_webhooks): run %s's is not called", run_id)
+    elif body.webhook:
+        run = store.get(thread_id, run_id).model_dump(mode="json")
+        # Sent in the background: the run gives its job slot back without waiting for it.
+        SENDER.submit(
+            body.webhook, {**run, "values": raw.get("output")}, orch.settings.webhook_allow
+        )
+    if raw.get("stateless") == "delete":
+        expire_kept(orch, store, thread_id, run_id)
