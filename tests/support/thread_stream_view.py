@@ -131,6 +131,9 @@ def thread_stream_view(url: str, loop: asyncio.AbstractEventLoop) -> dict[str, A
         view[f"subgraph over {transport}"] = loop.run_until_complete(
             conversation(url, "subgraph", transport, gated=False)
         )
+        view[f"chat model over {transport}"] = loop.run_until_complete(
+            conversation(url, "chat", transport, gated=False)
+        )
     return view
 
 
