@@ -1,7 +1,8 @@
 """A run's events as they are produced.
 
 From LangGraph's `astream` (one batch of SSE events per chunk), or, when the `events` mode is asked
-for, from `astream_events` (v2), both on the run loop, as the reference does.
+for, from `astream_events` (v2), both on the run loop, as the reference does. A thread-command
+run (`http._thread_commands`) streams chat models' output as content-block events.
 """
 
 from __future__ import annotations
