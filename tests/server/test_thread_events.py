@@ -98,3 +98,51 @@ def test_a_subscription_is_refused_without_known_channels() -> None:
     assert isinstance(subscription({"channels": ["debug"]}), str)
     found = subscription({"channels": ["values"], "depth": True, "namespaces": [["a"], [1]]})
     assert found == Filter(channels=frozenset({"values"}))
+
+
+def test_messages_carry_content_block_events_and_drop_classic_tuples() -> None:
+    """A protocol run's stored `[event, metadata]` leaves as the event alone; a classic run's
+    `messages-tuple` on the same thread (a whole message) is not this protocol's."""
+    state = ThreadEvents()
+    state.begin("r1", "g")
+    start = {"event": "message-start", "role": "ai", "id": "m1"}
+    out = state.feed("12-0", "messages|inner:1", [start, {"langgraph_node": "reply"}])
+    assert [(e["method"], e["params"]["data"]) for e in out] == [("messages", start)]
+    assert out[0]["params"]["namespace"] == ["inner:1"]
+    assert state.feed("13-0", "messages", [{"type": "ai", "content": "hi"}, {}]) == []
+
+
+def test_values_carry_messages_in_protocol_form() -> None:
+    """Empty fields left out, content as blocks, tool calls as `tool_call` blocks."""
+    state = ThreadEvents()
+    state.begin("r1", "g")
+    ai = {
+        "type": "ai",
+        "content": [{"type": "text", "text": "hi", "index": 0}, "more"],
+        "id": "m1",
+        "name": None,
+        "additional_kwargs": {},
+        "response_metadata": {},
+        "tool_calls": [{"name": "lookup", "args": {"q": 1}, "id": "c1", "type": "tool_call"}],
+        "invalid_tool_calls": [],
+        "usage_metadata": None,
+    }
+    tool = {"type": "tool", "content": "ok", "tool_call_id": "c1", "status": "success"}
+    (out,) = state.feed("14-0", "values", {"messages": [ai, tool], "steps": []})
+    assert out["params"]["data"] == {
+        "messages": [
+            {
+                "type": "ai",
+                "content": [
+                    {"type": "text", "text": "hi", "index": 0},
+                    {"type": "text", "text": "more"},
+                ],
+                "id": "m1",
+                "tool_calls": [
+                    {"type": "tool_call", "name": "lookup", "args": {"q": 1}, "id": "c1"}
+                ],
+            },
+            {"type": "tool", "content": "ok", "tool_call_id": "c1", "status": "success"},
+        ],
+        "steps": [],
+    }

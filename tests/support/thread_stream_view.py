@@ -131,6 +131,9 @@ def thread_stream_view(url: str, loop: asyncio.AbstractEventLoop) -> dict[str, A
         view[f"subgraph over {transport}"] = loop.run_until_complete(
             conversation(url, "subgraph", transport, gated=False)
         )
+        view[f"chat model over {transport}"] = loop.run_until_complete(
+            conversation(url, "chat", transport, gated=False)
+        )
     return view
 
 
@@ -139,8 +142,13 @@ PROTOCOL_NOTE = """- **Thread streams** (`client.threads.stream`: `POST /threads
   `POST /threads/{id}/stream/events` and its WebSocket;
   `test_thread_streams_answer_like_the_reference` with the SDK over SSE and the WebSocket:
   a run to its interrupt, `run.respond`, the resumed run to its end, a run with a subgraph,
-  and malformed commands and filters, every event key by key, stream ids and times masked;
-  `tests/test_thread_stream.py`). Differences, on purpose:
+  a run of a chat model streaming its reply, and malformed commands and filters, every event
+  key by key, stream ids and times masked; `tests/test_thread_stream.py`). A chat model's
+  output goes on `messages` as the reference sends it (`message-start`,
+  `content-block-start`, a `content-block-delta` per token, `content-block-finish`,
+  `message-finish`), from LangGraph's own content-block messages handler, and `values`
+  carry each message in its protocol form (content blocks, empty fields left out).
+  Differences, on purpose:
   - A stream on a thread the caller cannot read, or that does not exist yet, is refused
     like `GET /threads/{id}` (404; a WebSocket's handshake with 403). The reference answers
     200 and waits; graphwright does not, because a stream opened on an id nobody owns yet
@@ -149,16 +157,17 @@ PROTOCOL_NOTE = """- **Thread streams** (`client.threads.stream`: `POST /threads
   - Where a WebSocket's reply to `subscription.subscribe` falls among the events it replays
     depends on timing on both servers; the comparison leaves command replies out of the
     event list.
-  - A run started by `run.start` is created with `stream_mode: ["values"]` and
-    `stream_subgraphs: true`; the reference's record names its protocol modes (`lifecycle`,
-    `tools`, ...), which the classic `stream_mode` field refuses (422), and an
-    `__event_streaming_v2` marker in the configurable. Neither side streams `updates`,
-    `tasks`, `checkpoints` or `custom` events on this protocol.
+  - A run started by `run.start` is created with `stream_mode: ["values", "messages-tuple"]`
+    and `stream_subgraphs: true`, and the reference's `__event_streaming_v2` marker in its
+    configurable (which selects the content-block stream); the reference's record names its
+    protocol modes (`lifecycle`, `tools`, ...), which the classic `stream_mode` field refuses
+    (422). graphwright drives such a run with LangGraph's `astream` (`version="v2"`, the
+    content-block messages handler) rather than the alpha `astream_events(version="v3")`,
+    so the executor, its fencing and its cancel stay the classic runs' own. Neither side
+    streams `updates`, `tasks`, `checkpoints` or `custom` events on this protocol.
 
-  Open, not in the differential (its graphs have no chat model): the reference runs a
-  protocol run through LangGraph's v3 event stream, which sends a chat model's tokens on the
-  `messages` channel as content blocks (`message-start`, `content-block-delta`, ...,
-  `message-finish`) and writes its message in the `values` as content blocks
-  (`output_version: "v1"`, empty fields left out). graphwright's runs stream and store the
-  classic form: its `messages` channel carries nothing, its `values` the classic message.
+  Open, not in the differential: in `values`, the reference also turns audio in a message's
+  `additional_kwargs` into an `audio` block, and `additional_kwargs.tool_calls` into tool
+  calls when `tool_calls` is empty; graphwright does neither yet (no graph here makes such a
+  message).
 """

@@ -25,8 +25,10 @@ KNOWN = frozenset(
 )
 # What a protocol run streams into its Redis stream: the protocol's events derive from these
 # (the reference's protocol runs send values, messages and lifecycle; custom, updates, tasks
-# and checkpoints never reach its wire).
-RUN_MODES = ["values"]
+# and checkpoints never reach its wire). Its `messages` are content-block events, which the
+# marker in its configurable asks the executor for, as the reference marks its protocol runs.
+RUN_MODES = ["values", "messages-tuple"]
+PROTOCOL_MARKER = "__event_streaming_v2"
 
 Reply = dict[str, Any]
 
@@ -157,9 +159,13 @@ class Commands:
             if strategy in ("reject", "interrupt", "rollback", "enqueue")
             else "enqueue",
         }
-        for key in ("config", "metadata"):
-            if isinstance(params.get(key), dict):
-                body[key] = params[key]
+        if isinstance(params.get("metadata"), dict):
+            body["metadata"] = params["metadata"]
+        config = params.get("config")
+        config = config if isinstance(config, dict) else {}
+        configurable = config.get("configurable")
+        configurable = configurable if isinstance(configurable, dict) else {}
+        body["config"] = {**config, "configurable": {**configurable, PROTOCOL_MARKER: True}}
         return body
 
     async def start(self, command_id: int, params: dict[str, Any]) -> Reply:

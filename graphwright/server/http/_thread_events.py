@@ -3,7 +3,8 @@
 For `langgraph-sdk`'s `client.threads.stream`: each run's stored SSE events (`values`, `error`,
 `mode|namespace` for subgraphs) become `{"type": "event", "method", "params", "seq",
 "event_id"}` envelopes, with the lifecycle and `input.requested` events the reference
-derives from them. Pure: the follower (`http._thread_follow`) feeds it, the routes send.
+derives from them, and chat models' content-block events on `messages`. Pure: the follower
+(`http._thread_follow`) feeds it, the routes send.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from typing import Any
+
+from graphwright.server.http._thread_values import protocol_values
 
 # The channels a subscription may name (and `custom:<name>`), as the reference accepts them.
 CHANNELS = frozenset(
@@ -30,6 +33,16 @@ CHANNELS = frozenset(
 LIFECYCLE = {"success": "completed", "error": "failed", "interrupted": "interrupted"}
 
 Event = dict[str, Any]
+
+
+def content_block_event(data: Any) -> Any:
+    """The content-block event of a stored `[event, metadata]` pair, as the reference sends it.
+
+    None for any other shape: a classic run's `messages-tuple` on the same thread carries whole
+    messages, which this protocol does not send.
+    """
+    head = data[0] if isinstance(data, list) and len(data) == 2 else data
+    return head if isinstance(head, dict) and isinstance(head.get("event"), str) else None
 
 
 def supported(channel: str) -> bool:
@@ -142,6 +155,14 @@ class ThreadEvents:
             message = data.get("message") if isinstance(data, dict) else str(data)
             self.ended = True
             return [*self.close_left([]), self.lifecycle([], "failed", self.graph, error=message)]
+        if method == "messages":
+            payload = content_block_event(data)
+            if payload is None:
+                return []
+            return [
+                *self.close_left(namespace),
+                self.event("messages", namespace, payload, entry_id, at),
+            ]
         if method != "values":
             return []
         out = self.close_left(namespace)
@@ -149,7 +170,7 @@ class ThreadEvents:
         interrupts = values.pop("__interrupt__", None) if isinstance(values, dict) else None
         out += self.ask(namespace, interrupts or [])
         if values != {}:
-            out.append(self.event("values", namespace, values, entry_id, at))
+            out.append(self.event("values", namespace, protocol_values(values), entry_id, at))
         if namespace and "|".join(namespace) not in self.open_ns:
             out.append(self.started(namespace, f"{entry_id}.1", at))
         return out
