@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
 import redis.asyncio as aredis
@@ -24,7 +24,9 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from redis.sentinel import SentinelConnectionPool
 
 from graphwright.checkpoints import direct
-from graphwright.checkpoints.saver_base import AsyncClient
+
+if TYPE_CHECKING:  # the `show` and `trace` paths load no LangGraph (tests/cli/test_startup.py)
+    from graphwright.checkpoints.saver_base import AsyncClient
 
 KEPT = (
     "host",

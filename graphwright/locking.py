@@ -24,7 +24,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
 import redis.asyncio as aredis
@@ -34,9 +34,11 @@ from graphwright.checkpoints.direct import Command
 from graphwright.checkpoints.errors import LockLostError, RedisUnavailableError
 from graphwright.checkpoints.keys import Keys
 from graphwright.checkpoints.replicas import MARKER_TTL_MS, ReplicaWait
-from graphwright.checkpoints.saver_base import AsyncClient
 from graphwright.lock_owner import _LIVE, _stale, identity, lock_id
 from graphwright_errors import UserError
+
+if TYPE_CHECKING:  # the `show` and `trace` paths load no LangGraph (tests/cli/test_startup.py)
+    from graphwright.checkpoints.saver_base import AsyncClient
 
 log = logging.getLogger(__name__)
 
