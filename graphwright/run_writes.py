@@ -226,6 +226,14 @@ class RunWrites:
             )
         return self.tracer.decode(thread_id, entries), found
 
+    async def events(self, thread_id: str, since: str) -> list[dict[str, Any]]:
+        """The thread's trace events from `since` on (`tail` without the head)."""
+        try:
+            entries = await self.client.xrange(self.keys.events(thread_id), since, "+")
+        except redis.RedisError as exc:
+            raise unavailable(exc) from exc
+        return self.tracer.decode(thread_id, entries)
+
     def read_meta(self, thread_id: str) -> Command:
         """The command that reads the thread's meta (to send with another, e.g. the lock's)."""
         return ("HGETALL", self.keys.meta(thread_id))
