@@ -117,15 +117,16 @@ async def astarted(
     *,
     counts: bool,
     note: dict[str, str] | None = None,
+    was: str | None = None,
 ) -> str:
     """`started` on the run loop, with its `run_start` trace event (`start`) in one write.
 
-    `counts`: usage counts from the event (`counted_from`); `note`: `noting`'s fields. Returns the
-    event's entry id.
+    `counts`: usage counts from the event (`counted_from`); `note`: `noting`'s fields; `was`: the
+    status the run's lock found (`RunWrites.write`). Returns the event's entry id.
     """
     event = Event(kind="run_start", fields=start, id_field="trace_from" if counts else "")
     fields = {"graph": graph, "status": "running", "thread_id": thread_id, **(note or {})}
-    return await writes.write(thread_id, fence, fields, event=event)
+    return await writes.write(thread_id, fence, fields, event=event, was=was)
 
 
 async def afailed(writes: RunWrites, thread_id: str, fence: Fence) -> None:
@@ -158,7 +159,8 @@ async def aended(
     }
     if lock is not None:
         lock.renewal_stop.set()  # the write deletes the lock: no renewal may find it gone
-    await writes.write(thread_id, fence, fields, release=lock)
+    # Its start wrote `running` under the same fence: no other status since.
+    await writes.write(thread_id, fence, fields, release=lock, was="running")
 
 
 def checkpoint_of(snapshot: StateSnapshot) -> str:

@@ -92,7 +92,9 @@ class RunRecord:
         run_id = run_id or str(uuid.uuid4())
         fence = lock.fence if lock else None
         config = run_config(thread_id, run_id, fence)
-        started = await self.astart(spec.name, thread_id, run_id, run_input, fence, note)
+        started = await self.astart(
+            spec.name, thread_id, run_id, run_input, fence, note, was=meta.get("status")
+        )
         since = started if run_input is not None else meta.get("trace_from") or "-"
         error, model_failed = None, False
         with watch(compiled, thread_id) as saved:
@@ -158,10 +160,13 @@ class RunRecord:
         run_input: RunInput | dict[str, Any] | None,
         fence: int | None = None,
         note: dict[str, str] | None = None,
+        *,
+        was: str | None = None,
     ) -> str:
         """`start` on the run loop, in one fenced write; returns where the usage counts from.
 
-        `note`: the user's messages to remember (`run_meta.noting`), written with it.
+        `note`: the user's messages to remember (`run_meta.noting`), written with it; `was`:
+        the status its lock found.
         """
         return await run_meta.astarted(
             self.writes,
@@ -171,6 +176,7 @@ class RunRecord:
             start_event(run_id, graph, run_input),
             counts=run_input is not None,  # usage counts from here, across later resumes
             note=note,
+            was=was,
         )
 
     def start(
