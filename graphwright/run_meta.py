@@ -13,11 +13,13 @@ no other module writes these fields.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.types import StateSnapshot
 
 from graphwright import summary
+from graphwright.checkpoints.direct import Command
 from graphwright.checkpoints.head import Head, read_head
 from graphwright.locking import ThreadLock
 from graphwright.nodes.gate_models import GateRequest
@@ -126,7 +128,8 @@ async def astarted(
     """
     event = Event(kind="run_start", fields=start, id_field="trace_from" if counts else "")
     fields = {"graph": graph, "status": "running", "thread_id": thread_id, **(note or {})}
-    return await writes.write(thread_id, fence, fields, event=event, was=was)
+    entry, _ = await writes.write(thread_id, fence, fields, event=event, was=was)
+    return entry
 
 
 async def afailed(writes: RunWrites, thread_id: str, fence: Fence) -> None:
@@ -149,8 +152,12 @@ async def aended(
     lock: ThreadLock | None,
     gate: GateRequest | None = None,
     model_failed: bool = False,
-) -> None:
-    """`ended` on the run loop, the lock given back in the same write (`head` read already)."""
+    reads: Sequence[Command] = (),
+) -> list[Any]:
+    """`ended` on the run loop, the lock given back in the same write (`head` read already).
+
+    `reads` (commands) go in its round trip, before it; returns their replies.
+    """
     fence = lock.fence if lock is not None else None
     fields = {
         "status": status,
@@ -160,7 +167,10 @@ async def aended(
     if lock is not None:
         lock.renewal_stop.set()  # the write deletes the lock: no renewal may find it gone
     # Its start wrote `running` under the same fence: no other status since.
-    await writes.write(thread_id, fence, fields, release=lock, was="running")
+    _, replies = await writes.write(
+        thread_id, fence, fields, release=lock, was="running", reads=reads
+    )
+    return replies
 
 
 def checkpoint_of(snapshot: StateSnapshot) -> str:

@@ -217,19 +217,32 @@ class RunRecord:
 
         Its status written last, with the lock given back in the same write. `tail`: the
         trace since `since` and the thread's head, read already; `head`: the head known
-        without a read (`end_state`), so only the trace is read.
+        without a read (`end_state`): the trace is then read in the end write's round trip.
         """
         fence = lock.fence if lock else None
         status, error = run_status.ended(snapshot, error)
         if remembers and run_status.remembers(status):
             # A model call (the extraction), so off the loop; its usage counts below.
             await asyncio.to_thread(self.memories.remember, thread_id, run_id, fence)
-        if tail is None and head is not None:
-            tail = await self.writes.events(thread_id, since), head
-        events, head = tail or await self.writes.tail(thread_id, since)
-        values = snapshot.values if isinstance(snapshot.values, dict) else {}
+        reads = [self.writes.read_events(thread_id, since)] if tail is None and head else []
+        if not reads:
+            events, head = tail or await self.writes.tail(thread_id, since)
         gate = gate_of(snapshot)
-        result = RunResult(
+        replies = await run_meta.aended(
+            self.writes,
+            thread_id,
+            status,
+            snapshot,
+            head,
+            lock=lock,
+            gate=gate,
+            model_failed=model_failed,
+            reads=reads,
+        )
+        if reads:
+            events = self.writes.events_of(thread_id, replies[0])
+        values = snapshot.values if isinstance(snapshot.values, dict) else {}
+        return RunResult(
             thread_id=thread_id,
             graph=spec.name,
             run_id=run_id,
@@ -241,17 +254,6 @@ class RunRecord:
             usage=usage_of(events),
             error=error,
         )
-        await run_meta.aended(
-            self.writes,
-            thread_id,
-            status,
-            snapshot,
-            head,
-            lock=lock,
-            gate=gate,
-            model_failed=model_failed,
-        )
-        return result
 
 
 def watch(compiled: Graph, thread_id: str) -> AbstractContextManager[LastSaved | None]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,12 +126,14 @@ class RunWrites:
         event: Event | None = None,
         release: ThreadLock | None = None,
         was: str | None = None,
-    ) -> str:
+        reads: Sequence[Command] = (),
+    ) -> tuple[str, list[Any]]:
         """Set `fields` of the thread's meta (and `updated_at`), add `event`, give `release` back.
 
         `was`: the thread's status before this write, when the caller knows it under its
         fence (read under its lock, or its own start wrote it): a new status then leaves
-        that one status set only. Returns the event's entry id ("" without one).
+        that one status set only. `reads` (commands) go in the same round trip, before it.
+        Returns the event's entry id ("" without one) and the replies to `reads`.
 
         Raises:
             LockLostError: a newer run holds the thread; nothing was written.
@@ -186,7 +188,7 @@ class RunWrites:
         ]
         keys = names if self.cluster else [*names, *index]
         try:
-            got = await _AWRITE(self.client, keys, args)
+            *replies, got = await batch(self.client, [*reads, _AWRITE.command(keys, args)], _AWRITE)
         except redis.RedisError as exc:
             raise unavailable(exc) from exc
         if got is None:
@@ -200,7 +202,7 @@ class RunWrites:
                 await self._index(thread_id, now, status, index)
             except redis.RedisError as exc:
                 raise unavailable(exc) from exc
-        return got.decode() if isinstance(got, bytes) else str(got)
+        return got.decode() if isinstance(got, bytes) else str(got), replies
 
     async def _index(self, thread_id: str, now: float, status: str, index: list[str]) -> None:
         """The index writes of `_WRITE` on a cluster: each idempotent, on its own slot."""
@@ -238,13 +240,13 @@ class RunWrites:
             )
         return self.tracer.decode(thread_id, entries), found
 
-    async def events(self, thread_id: str, since: str) -> list[dict[str, Any]]:
-        """The thread's trace events from `since` on (`tail` without the head)."""
-        try:
-            entries = await self.client.xrange(self.keys.events(thread_id), since, "+")
-        except redis.RedisError as exc:
-            raise unavailable(exc) from exc
-        return self.tracer.decode(thread_id, entries)
+    def read_events(self, thread_id: str, since: str) -> Command:
+        """The command that reads the thread's trace from `since` on (to send with a write)."""
+        return ("XRANGE", self.keys.events(thread_id), since, "+")
+
+    def events_of(self, thread_id: str, reply: Any) -> list[dict[str, Any]]:
+        """The events from the reply to `read_events`."""
+        return self.tracer.decode(thread_id, reply)
 
     def read_meta(self, thread_id: str) -> Command:
         """The command that reads the thread's meta (to send with another, e.g. the lock's)."""

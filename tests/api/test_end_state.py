@@ -95,9 +95,7 @@ async def saver(redis_url: str, prefix: str) -> AsyncIterator[AsyncRedisSaver]:
 
 def seen(snapshot: StateSnapshot) -> tuple[Any, ...]:
     """A snapshot's fields, a task's error as its text (the saver stores an error's repr)."""
-    tasks = [
-        (t.id, t.name, t.path, _text(t.error), t.interrupts, t.result) for t in snapshot.tasks
-    ]
+    tasks = [(t.id, t.name, t.path, _text(t.error), t.interrupts, t.result) for t in snapshot.tasks]
     return (*snapshot[:6], tasks, snapshot.interrupts)
 
 
