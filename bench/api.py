@@ -4,8 +4,10 @@ A 3-node graph with no model, each run on a new thread: `Orchestrator.invoke` an
 `ainvoke` (one after another, and ten at a time) against LangGraph's `graph.invoke`
 (compiled with graphwright's `RedisSaver`) and `graph.ainvoke` (its `AsyncRedisSaver`)
 on one redis-server started for the run. Rounds interleave graphwright and LangGraph; each
-figure is per run: process CPU time, wall time, and Redis commands (`INFO commandstats`
-deltas). Targets (issue 35): CPU and wall <= 1.3x, commands <= the saver's + 12.
+figure is per run: process CPU time, wall time, and Redis commands, counted twice: by the
+server (`INFO commandstats` deltas, the primary figure: it counts the commands a Lua script
+runs too) and on the wire (each command the clients of this process pack to send: a script
+call is one). Targets (issue 35): CPU and wall <= 1.3x, commands <= the saver's + 12.
 
     python -m bench.api [--runs 40] [--rounds 5] [--repeats 3]
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import tempfile
 import threading
 import time
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
+import hiredis
 import redis
 from langgraph.graph import END, START, StateGraph
 
@@ -66,11 +70,13 @@ class Tally:
     cpu: float = 0.0
     wall: float = 0.0
     commands: int = 0
+    wire: int = 0
     runs: int = 0
 
-    def add(self, cpu: float, wall: float, commands: int, runs: int) -> None:
+    def add(self, cpu: float, wall: float, commands: int, wire: int, runs: int) -> None:
         self.cpu, self.wall = self.cpu + cpu, self.wall + wall
-        self.commands, self.runs = self.commands + commands, self.runs + runs
+        self.commands, self.wire = self.commands + commands, self.wire + wire
+        self.runs += runs
 
 
 def commands(client: redis.Redis) -> int:
@@ -79,11 +85,39 @@ def commands(client: redis.Redis) -> int:
     return sum(int(v["calls"]) for v in stats.values())
 
 
+class Wire:
+    """Counts the commands this process's clients send, as they pack them.
+
+    Every client here packs each command with `hiredis.pack_command` (redis-py's packer
+    with hiredis installed, and the savers' one-buffer batches), once per send: a retried
+    command counts again, as it crosses the wire again. `itertools.count` keeps the count
+    exact across the threads of the `x10` cases.
+    """
+
+    def __init__(self) -> None:
+        self.counter = itertools.count()
+        self.reads = 0
+        packer = hiredis.pack_command
+        counter = self.counter
+
+        def counted(cmd: Any) -> bytes:
+            next(counter)
+            return packer(cmd)
+
+        hiredis.pack_command = counted
+
+    def sent(self) -> int:
+        """Commands packed so far (the reads of the count itself left out)."""
+        value = next(self.counter) - self.reads
+        self.reads += 1
+        return value
+
+
 class Bench:
     """The four ways to run, each as `n` runs one after another or `AT_ONCE` at a time."""
 
-    def __init__(self, url: str) -> None:
-        self.meter = redis.Redis.from_url(url)
+    def __init__(self, url: str, wire: Wire) -> None:
+        self.meter, self.wire = redis.Redis.from_url(url), wire
         prefix = "benchapi"
         registry = GraphRegistry()
 
@@ -161,12 +195,14 @@ class Bench:
 
     def measure(
         self, how: Callable[[Callable[..., Any], int], None], one: Any, n: int
-    ) -> tuple[float, float, int]:
+    ) -> tuple[float, float, int, int]:
         before_cmds = commands(self.meter)
+        before_wire = self.wire.sent()
         cpu0, wall0 = time.process_time(), time.perf_counter()
         how(one, n)
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-        return cpu, wall, commands(self.meter) - before_cmds - 1  # our own INFO
+        wire = self.wire.sent() - before_wire
+        return cpu, wall, commands(self.meter) - before_cmds - 1, wire  # our own INFO
 
 
 CASES = [
@@ -183,8 +219,8 @@ def one_repeat(bench: Bench, runs: int, rounds: int) -> dict[str, tuple[Tally, T
         for name, how, gw, lg in CASES:
             sides = [(0, gw), (1, lg)] if r % 2 == 0 else [(1, lg), (0, gw)]
             for index, method in sides:
-                cpu, wall, cmds = bench.measure(getattr(bench, how), getattr(bench, method), runs)
-                tallies[name][index].add(cpu, wall, cmds, runs)
+                got = bench.measure(getattr(bench, how), getattr(bench, method), runs)
+                tallies[name][index].add(*got, runs)
     return tallies
 
 
@@ -192,15 +228,17 @@ def report(repeat: int, tallies: dict[str, tuple[Tally, Tally]]) -> None:
     print(f"\nrun {repeat}")
     print(
         f"{'case':<12} {'CPU ms gw':>9} {'lg':>6} {'ratio':>6}   {'wall ms gw':>10} {'lg':>6} "
-        f"{'ratio':>6}   {'cmds gw':>7} {'lg':>5} {'+':>4}"
+        f"{'ratio':>6}   {'cmds gw':>7} {'lg':>5} {'+':>4}   {'wire gw':>7} {'lg':>5} {'+':>4}"
     )
     for name, (gw, lg) in tallies.items():
         gcpu, lcpu = gw.cpu / gw.runs * 1e3, lg.cpu / lg.runs * 1e3
         gwall, lwall = gw.wall / gw.runs * 1e3, lg.wall / lg.runs * 1e3
         gc, lc = gw.commands / gw.runs, lg.commands / lg.runs
+        gs, ls = gw.wire / gw.runs, lg.wire / lg.runs
         print(
             f"{name:<12} {gcpu:>9.2f} {lcpu:>6.2f} {gcpu / lcpu:>5.2f}x   {gwall:>10.2f} "
-            f"{lwall:>6.2f} {gwall / lwall:>5.2f}x   {gc:>7.1f} {lc:>5.1f} {gc - lc:>+4.0f}"
+            f"{lwall:>6.2f} {gwall / lwall:>5.2f}x   {gc:>7.1f} {lc:>5.1f} {gc - lc:>+4.0f}   "
+            f"{gs:>7.1f} {ls:>5.1f} {gs - ls:>+4.0f}"
         )
 
 
@@ -214,7 +252,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-api-") as workdir:
         server = start_server(Path(workdir))
         try:
-            bench = Bench(server.url)
+            bench = Bench(server.url, Wire())
             try:
                 one_repeat(bench, 10, 1)  # warm: imports, scripts, compiled graphs, pools
                 print(

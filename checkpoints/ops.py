@@ -124,14 +124,7 @@ def put(
     thread_id, ns, parent_id = cfg(config)
     k = ctx.keys
     values = checkpoint["channel_values"]
-    meta = get_serializable_checkpoint_metadata(config, metadata)
-    if ctx.stamp_thread:  # the thread's id too, as the Agent Server's checkpoints carry it,
-        # and the checkpoint the caller's config named (a fork's origin), which its saver keeps
-        named = (config.get("metadata") or {}).get("checkpoint_id")
-        meta = cast(
-            CheckpointMetadata,
-            {"thread_id": thread_id, **meta, **({"checkpoint_id": named} if named else {})},
-        )
+    meta = stored_metadata(ctx, config, metadata)
     doc = codec.make_doc(ctx.serde, ns, checkpoint, meta, parent_id)
     fields: list[Any] = []
     for channel, version in new_versions.items():
@@ -161,6 +154,21 @@ def put(
     if flags and (ctx.cluster or not token):
         yield Batch(_index_commands(ctx, thread_id, run_id, flags, now_ms))
     return tuple_config(thread_id, ns, doc.checkpoint_id)
+
+
+def stored_metadata(
+    ctx: Ctx, config: RunnableConfig, metadata: CheckpointMetadata
+) -> CheckpointMetadata:
+    """The metadata `put` stores with a checkpoint given `config` and `metadata`."""
+    meta = get_serializable_checkpoint_metadata(config, metadata)
+    if ctx.stamp_thread:  # the thread's id too, as the Agent Server's checkpoints carry it,
+        # and the checkpoint the caller's config named (a fork's origin), which its saver keeps
+        named = (config.get("metadata") or {}).get("checkpoint_id")
+        meta = cast(
+            CheckpointMetadata,
+            {"thread_id": cfg(config)[0], **meta, **({"checkpoint_id": named} if named else {})},
+        )
+    return meta
 
 
 def _expire(ctx: Ctx, thread_id: str, keys: Sequence[str] | None = None) -> list[Command]:

@@ -12,6 +12,7 @@ import asyncio
 import builtins
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import redis
@@ -30,6 +31,7 @@ from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from graphwright.checkpoints import atomic, direct, ops, ops_admin, ops_delta, ops_list
 from graphwright.checkpoints.drive import adrive, astream
 from graphwright.checkpoints.keys import DEFAULT_PREFIX
+from graphwright.checkpoints.last_saved import LastSaved
 from graphwright.checkpoints.migrate import migrate_thread
 from graphwright.checkpoints.replicas import ReplicaWait
 from graphwright.checkpoints.saver_base import (
@@ -72,6 +74,7 @@ class AsyncRedisSaver(SaverBase):
         self.where = describe_client(client)
         self.wait = wait or ReplicaWait.from_env()
         self._nodes: dict[tuple[str, int], aredis.Redis] = {}  # cluster masters, for WAIT
+        self.watched: dict[str, LastSaved] = {}  # threads whose root writes are kept (`watch`)
         try:
             self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -159,10 +162,18 @@ class AsyncRedisSaver(SaverBase):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        saved = await self.run(
-            ops.put(self.ctx, config, checkpoint, metadata, new_versions, now_ms())
-        )
-        await self._acknowledge(config, "checkpoint")
+        watched = self._watched(config)
+        try:
+            saved = await self.run(
+                ops.put(self.ctx, config, checkpoint, metadata, new_versions, now_ms())
+            )
+            await self._acknowledge(config, "checkpoint")
+        except BaseException:
+            if watched is not None:
+                watched.broken = True
+            raise
+        if watched is not None:
+            watched.put(config, checkpoint, metadata)
         return saved
 
     async def aput_writes(
@@ -172,8 +183,40 @@ class AsyncRedisSaver(SaverBase):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        await self.run(ops.put_writes(self.ctx, config, writes, task_id, task_path))
-        await self._acknowledge(config, "pending writes")
+        watched = self._watched(config)
+        try:
+            await self.run(ops.put_writes(self.ctx, config, writes, task_id, task_path))
+            await self._acknowledge(config, "pending writes")
+        except BaseException:
+            if watched is not None:
+                watched.broken = True
+            raise
+        if watched is not None:
+            watched.put_writes(config["configurable"]["checkpoint_id"], writes, task_id, task_path)
+
+    @contextmanager
+    def watch(self, thread_id: str) -> Iterator[LastSaved]:
+        """Keep what this saver writes at the thread's root while the caller holds its lock.
+
+        A thread watched already (not by a run holding its lock, then) leaves both broken.
+        """
+        kept = LastSaved(thread_id=thread_id)
+        other = self.watched.setdefault(thread_id, kept)
+        if other is not kept:
+            other.broken = kept.broken = True
+        try:
+            yield kept
+        finally:
+            if self.watched.get(thread_id) is kept:
+                del self.watched[thread_id]
+
+    def _watched(self, config: RunnableConfig) -> LastSaved | None:
+        if not self.watched:
+            return None
+        conf = config["configurable"]
+        if conf.get("checkpoint_ns", ""):
+            return None  # a subgraph's: not the thread's state
+        return self.watched.get(str(conf["thread_id"]))
 
     async def _acknowledge(self, config: RunnableConfig, what: str) -> None:
         if self.wait is not None:

@@ -390,5 +390,7 @@ async def _native_athread_lock(
         await asyncio.shield(_afence_out(client, keys, lock))
         raise
     finally:
-        # Shielded: a cancelled run still gives its lock back before it ends.
-        await asyncio.shield(_agive_back(client, keys, lock))
+        # Shielded: a cancelled run still gives its lock back before it ends. One the run's
+        # end write deleted is given back without a round trip: nothing to shield (no task).
+        give_back = _agive_back(client, keys, lock)
+        await (give_back if lock.released else asyncio.shield(give_back))

@@ -13,11 +13,13 @@ no other module writes these fields.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.types import StateSnapshot
 
 from graphwright import summary
+from graphwright.checkpoints.direct import Command
 from graphwright.checkpoints.head import Head, read_head
 from graphwright.locking import ThreadLock
 from graphwright.nodes.gate_models import GateRequest
@@ -117,15 +119,17 @@ async def astarted(
     *,
     counts: bool,
     note: dict[str, str] | None = None,
+    was: str | None = None,
 ) -> str:
     """`started` on the run loop, with its `run_start` trace event (`start`) in one write.
 
-    `counts`: usage counts from the event (`counted_from`); `note`: `noting`'s fields. Returns the
-    event's entry id.
+    `counts`: usage counts from the event (`counted_from`); `note`: `noting`'s fields; `was`: the
+    status the run's lock found (`RunWrites.write`). Returns the event's entry id.
     """
     event = Event(kind="run_start", fields=start, id_field="trace_from" if counts else "")
     fields = {"graph": graph, "status": "running", "thread_id": thread_id, **(note or {})}
-    return await writes.write(thread_id, fence, fields, event=event)
+    entry, _ = await writes.write(thread_id, fence, fields, event=event, was=was)
+    return entry
 
 
 async def afailed(writes: RunWrites, thread_id: str, fence: Fence) -> None:
@@ -148,8 +152,12 @@ async def aended(
     lock: ThreadLock | None,
     gate: GateRequest | None = None,
     model_failed: bool = False,
-) -> None:
-    """`ended` on the run loop, the lock given back in the same write (`head` read already)."""
+    reads: Sequence[Command] = (),
+) -> list[Any]:
+    """`ended` on the run loop, the lock given back in the same write (`head` read already).
+
+    `reads` (commands) go in its round trip, before it; returns their replies.
+    """
     fence = lock.fence if lock is not None else None
     fields = {
         "status": status,
@@ -158,7 +166,11 @@ async def aended(
     }
     if lock is not None:
         lock.renewal_stop.set()  # the write deletes the lock: no renewal may find it gone
-    await writes.write(thread_id, fence, fields, release=lock)
+    # Its start wrote `running` under the same fence: no other status since.
+    _, replies = await writes.write(
+        thread_id, fence, fields, release=lock, was="running", reads=reads
+    )
+    return replies
 
 
 def checkpoint_of(snapshot: StateSnapshot) -> str:

@@ -15,6 +15,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -23,6 +24,8 @@ from langgraph.types import StateSnapshot
 from graphwright import run_meta, run_status
 from graphwright.checkpoints.errors import LockLostError
 from graphwright.checkpoints.head import Head
+from graphwright.checkpoints.last_saved import LastSaved
+from graphwright.checkpoints.redis_async import AsyncRedisSaver
 from graphwright.checkpoints.trace import TraceWriter
 from graphwright.graphs.gates import gate_of
 from graphwright.graphs.registry import Graph, GraphSpec, RunInput
@@ -89,45 +92,61 @@ class RunRecord:
         run_id = run_id or str(uuid.uuid4())
         fence = lock.fence if lock else None
         config = run_config(thread_id, run_id, fence)
-        started = await self.astart(spec.name, thread_id, run_id, run_input, fence, note)
+        started = await self.astart(
+            spec.name, thread_id, run_id, run_input, fence, note, was=meta.get("status")
+        )
         since = started if run_input is not None else meta.get("trace_from") or "-"
         error, model_failed = None, False
-        try:
-            # "sync": a step's checkpoint (with the calls it proposed) is saved before the
-            # next step starts, so no tool runs for calls a crash could make the model re-plan.
-            async for event in step_events(
-                compiled,
-                payload,
-                config,
-                thread_id,
-                run_id,
-                mode,
-                durability=self.durability,
-                check=lock.check if lock is not None else None,
-            ):
-                yield event
-        except LockLostError:
-            raise  # the thread belongs to a newer run now: nothing of it is ours to write
-        except Exception as exc:
-            error = model_failure(exc)
-            model_failed = error is not None
-            if error is not None:  # a documented outcome, one line: no traceback
-                log.warning("run %s on thread %s failed: %s", run_id, thread_id, error)
-            elif isinstance(exc, GraphwrightError):
-                await run_meta.afailed(self.writes, thread_id, fence)
-                raise
-            else:  # a tool or graph failure: the run fails, resumable
-                log.exception("run %s on thread %s failed", run_id, thread_id)
-                error = f"{type(exc).__name__}: {exc}"
+        with watch(compiled, thread_id) as saved:
+            try:
+                # "sync": a step's checkpoint (with the calls it proposed) is saved before the
+                # next step starts, so no tool runs for calls a crash could make the model
+                # re-plan.
+                async for event in step_events(
+                    compiled,
+                    payload,
+                    config,
+                    thread_id,
+                    run_id,
+                    mode,
+                    durability=self.durability,
+                    check=lock.check if lock is not None else None,
+                ):
+                    yield event
+            except LockLostError:
+                raise  # the thread belongs to a newer run now: nothing of it is ours to write
+            except Exception as exc:
+                error = model_failure(exc)
+                model_failed = error is not None
+                if error is not None:  # a documented outcome, one line: no traceback
+                    log.warning("run %s on thread %s failed: %s", run_id, thread_id, error)
+                elif isinstance(exc, GraphwrightError):
+                    await run_meta.afailed(self.writes, thread_id, fence)
+                    raise
+                else:  # a tool or graph failure: the run fails, resumable
+                    log.exception("run %s on thread %s failed", run_id, thread_id)
+                    error = f"{type(exc).__name__}: {exc}"
         remembers = bool((note or meta).get("user_id") and (note or meta).get("remember"))
-        if remembers:  # the trace is read after the remember step has added to it
-            snapshot, tail = await compiled.aget_state(run_config(thread_id)), None
-        else:  # the state and the trace, read at once: one wait
+        snapshot, head = await end_state(compiled, thread_id, saved)
+        tail = None
+        if snapshot is None and not remembers:  # the state and the trace at once: one wait
             snapshot, tail = await asyncio.gather(
                 compiled.aget_state(run_config(thread_id)), self.writes.tail(thread_id, since)
             )
+        elif snapshot is None:  # the trace is read after the remember step has added to it
+            snapshot = await compiled.aget_state(run_config(thread_id))
         result = await self.finish(
-            spec, snapshot, thread_id, run_id, error, lock, model_failed, since, remembers, tail
+            spec,
+            snapshot,
+            thread_id,
+            run_id,
+            error,
+            lock,
+            model_failed,
+            since,
+            remembers,
+            tail,
+            head=head,
         )
         if meta.get("ttl_s"):  # keys the run added expire with the rest
             await self.writes.refresh_ttl(thread_id, int(float(meta["ttl_s"])))
@@ -141,10 +160,13 @@ class RunRecord:
         run_input: RunInput | dict[str, Any] | None,
         fence: int | None = None,
         note: dict[str, str] | None = None,
+        *,
+        was: str | None = None,
     ) -> str:
         """`start` on the run loop, in one fenced write; returns where the usage counts from.
 
-        `note`: the user's messages to remember (`run_meta.noting`), written with it.
+        `note`: the user's messages to remember (`run_meta.noting`), written with it; `was`:
+        the status its lock found.
         """
         return await run_meta.astarted(
             self.writes,
@@ -154,6 +176,7 @@ class RunRecord:
             start_event(run_id, graph, run_input),
             counts=run_input is not None,  # usage counts from here, across later resumes
             note=note,
+            was=was,
         )
 
     def start(
@@ -187,20 +210,39 @@ class RunRecord:
         since: str = "-",
         remembers: bool = False,
         tail: tuple[list[dict[str, Any]], Head | None] | None = None,
+        *,
+        head: Head | None = None,
     ) -> RunResult:
         """The run's result from one read of the thread's state.
 
-        Its status written last, with the lock given back in the same write.
+        Its status written last, with the lock given back in the same write. `tail`: the
+        trace since `since` and the thread's head, read already; `head`: the head known
+        without a read (`end_state`): the trace is then read in the end write's round trip.
         """
         fence = lock.fence if lock else None
         status, error = run_status.ended(snapshot, error)
         if remembers and run_status.remembers(status):
             # A model call (the extraction), so off the loop; its usage counts below.
             await asyncio.to_thread(self.memories.remember, thread_id, run_id, fence)
-        events, head = tail or await self.writes.tail(thread_id, since)
-        values = snapshot.values if isinstance(snapshot.values, dict) else {}
+        reads = [self.writes.read_events(thread_id, since)] if tail is None and head else []
+        if not reads:
+            events, head = tail or await self.writes.tail(thread_id, since)
         gate = gate_of(snapshot)
-        result = RunResult(
+        replies = await run_meta.aended(
+            self.writes,
+            thread_id,
+            status,
+            snapshot,
+            head,
+            lock=lock,
+            gate=gate,
+            model_failed=model_failed,
+            reads=reads,
+        )
+        if reads:
+            events = self.writes.events_of(thread_id, replies[0])
+        values = snapshot.values if isinstance(snapshot.values, dict) else {}
+        return RunResult(
             thread_id=thread_id,
             graph=spec.name,
             run_id=run_id,
@@ -212,17 +254,32 @@ class RunRecord:
             usage=usage_of(events),
             error=error,
         )
-        await run_meta.aended(
-            self.writes,
-            thread_id,
-            status,
-            snapshot,
-            head,
-            lock=lock,
-            gate=gate,
-            model_failed=model_failed,
-        )
-        return result
+
+
+def watch(compiled: Graph, thread_id: str) -> AbstractContextManager[LastSaved | None]:
+    """Keep what the run's saver writes at the thread's root (`AsyncRedisSaver.watch`)."""
+    saver = compiled.checkpointer
+    return saver.watch(thread_id) if isinstance(saver, AsyncRedisSaver) else nullcontext()
+
+
+async def end_state(
+    compiled: Graph, thread_id: str, saved: LastSaved | None
+) -> tuple[StateSnapshot | None, Head | None]:
+    """The thread's state and head after the run, from what its saver wrote: no read.
+
+    `(None, None)` when that is not known (nothing saved, a write failed): read it then.
+    Built by the graph from the saved tuple as `aget_state` builds it from the one it reads.
+    """
+    saver = compiled.checkpointer
+    prepare = getattr(compiled, "_aprepare_state_snapshot", None)
+    if saved is None or prepare is None or not isinstance(saver, AsyncRedisSaver):
+        return None, None
+    found = saved.tuple(saver.ctx)
+    if found is None:
+        return None, None
+    # The config is read only when nothing is saved (not here): the tuple's own is used.
+    snapshot = await prepare(run_config(thread_id), found, saver=saver, recurse=False, live=True)
+    return snapshot, saved.head()
 
 
 def model_failure(exc: BaseException) -> str | None:

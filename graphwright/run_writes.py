@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,11 +36,15 @@ from graphwright.thread_meta import SEALED_META, ThreadMeta, unavailable
 #       event, the meta field that records the event's id ('' = none), lock value to
 #       release ('' = none),
 #       now ms, now s, escaped thread id, thread id, status set to join ('' = none),
-#       field, value, ...
+#       the one status set the thread is in ('' = unknown: leave every other), field, value...
+# A current fence proves the lock is ours or gone: whoever sets it moves the fence on in
+# the same script (`locking`), so a fenced release deletes it without reading it. The meta
+# hash and the registry live and expire together: only a meta hash this write creates may
+# be missing from it.
 _WRITE = """
 if ARGV[1] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[1] then return false end
 local fields = {}
-for i = 13, #ARGV do fields[#fields + 1] = ARGV[i] end
+for i = 14, #ARGV do fields[#fields + 1] = ARGV[i] end
 local id = ''
 if ARGV[4] ~= '' then
   id = redis.call('HGET', KEYS[5], ARGV[4]) or redis.call('HGET', KEYS[6], ARGV[4])
@@ -56,10 +60,10 @@ if ARGV[4] ~= '' then
   end
   redis.call('SADD', KEYS[3], KEYS[1], KEYS[4], KEYS[5], KEYS[6])
   if ARGV[6] ~= '' then fields[#fields + 1] = ARGV[6]; fields[#fields + 1] = id end
-else
+  redis.call('HSET', KEYS[1], unpack(fields))
+elseif redis.call('HSET', KEYS[1], unpack(fields)) * 2 == #fields then
   redis.call('SADD', KEYS[3], KEYS[1])
 end
-redis.call('HSET', KEYS[1], unpack(fields))
 if #KEYS > 7 then
   redis.call('ZADD', KEYS[8], ARGV[8], ARGV[10])
   redis.call('ZADD', KEYS[9], ARGV[9], ARGV[11])
@@ -67,11 +71,14 @@ if #KEYS > 7 then
   if ARGV[12] ~= '' then
     for i = 11, #KEYS do
       if KEYS[i] == ARGV[12] then redis.call('SADD', KEYS[i], ARGV[11])
-      else redis.call('SREM', KEYS[i], ARGV[11]) end
+      elseif ARGV[13] == '' or KEYS[i] == ARGV[13] then redis.call('SREM', KEYS[i], ARGV[11]) end
     end
   end
 end
-if ARGV[7] ~= '' and redis.call('GET', KEYS[7]) == ARGV[7] then redis.call('DEL', KEYS[7]) end
+if ARGV[7] ~= '' then
+  if ARGV[1] ~= '' then redis.call('DEL', KEYS[7])
+  elseif redis.call('GET', KEYS[7]) == ARGV[7] then redis.call('DEL', KEYS[7]) end
+end
 return id
 """
 
@@ -118,10 +125,15 @@ class RunWrites:
         *,
         event: Event | None = None,
         release: ThreadLock | None = None,
-    ) -> str:
+        was: str | None = None,
+        reads: Sequence[Command] = (),
+    ) -> tuple[str, list[Any]]:
         """Set `fields` of the thread's meta (and `updated_at`), add `event`, give `release` back.
 
-        Returns the event's entry id ("" without one).
+        `was`: the thread's status before this write, when the caller knows it under its
+        fence (read under its lock, or its own start wrote it): a new status then leaves
+        that one status set only. `reads` (commands) go in the same round trip, before it.
+        Returns the event's entry id ("" without one) and the replies to `reads`.
 
         Raises:
             LockLostError: a newer run holds the thread; nothing was written.
@@ -143,6 +155,7 @@ class RunWrites:
             if "status" in fields
             else ""
         )
+        left = k.threads_with_status(API_STATUS.get(was, "idle")) if status and was else ""
         names = [
             meta_key,
             k.fence(thread_id),
@@ -170,11 +183,12 @@ class RunWrites:
             escape(thread_id),
             thread_id,
             status,
+            left,
             *pairs,
         ]
         keys = names if self.cluster else [*names, *index]
         try:
-            got = await _AWRITE(self.client, keys, args)
+            *replies, got = await batch(self.client, [*reads, _AWRITE.command(keys, args)], _AWRITE)
         except redis.RedisError as exc:
             raise unavailable(exc) from exc
         if got is None:
@@ -188,7 +202,7 @@ class RunWrites:
                 await self._index(thread_id, now, status, index)
             except redis.RedisError as exc:
                 raise unavailable(exc) from exc
-        return got.decode() if isinstance(got, bytes) else str(got)
+        return got.decode() if isinstance(got, bytes) else str(got), replies
 
     async def _index(self, thread_id: str, now: float, status: str, index: list[str]) -> None:
         """The index writes of `_WRITE` on a cluster: each idempotent, on its own slot."""
@@ -225,6 +239,14 @@ class RunWrites:
                 writes=int(writes),
             )
         return self.tracer.decode(thread_id, entries), found
+
+    def read_events(self, thread_id: str, since: str) -> Command:
+        """The command that reads the thread's trace from `since` on (to send with a write)."""
+        return ("XRANGE", self.keys.events(thread_id), since, "+")
+
+    def events_of(self, thread_id: str, reply: Any) -> list[dict[str, Any]]:
+        """The events from the reply to `read_events`."""
+        return self.tracer.decode(thread_id, reply)
 
     def read_meta(self, thread_id: str) -> Command:
         """The command that reads the thread's meta (to send with another, e.g. the lock's)."""

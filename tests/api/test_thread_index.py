@@ -7,7 +7,8 @@ from redis.cluster import RedisCluster
 
 from graphwright import Orchestrator
 from graphwright.checkpoints.keys import Keys
-from graphwright.thread_index import Query, ThreadIndex, contains, scalar_pairs
+from graphwright.nodes.gate_models import Approve
+from graphwright.thread_index import STATUSES, Query, ThreadIndex, contains, scalar_pairs
 
 
 def test_index_key_templates_are_pinned() -> None:
@@ -76,3 +77,22 @@ def test_orchestrator_runs_and_deletes_keep_the_index(orch: Orchestrator) -> Non
     assert orch.index.page(Query(status="interrupted"), 0, 10) == ["t-2"]
     orch.delete("t-1")
     assert orch.index.page(Query(), 0, 10) == ["t-2"]
+
+
+def test_a_thread_is_in_one_status_set_through_its_runs(orch: Orchestrator) -> None:
+    k = orch.keys
+
+    def sets() -> list[str]:
+        return [s for s in STATUSES if orch.client.sismember(k.threads_with_status(s), "t")]
+
+    orch.invoke("agent", "订单 A1001 到哪了？", thread_id="t")
+    assert sets() == ["idle"]
+    asked = orch.invoke(
+        "agent", 'Email li@example.com with the subject "Hi" saying hello.', thread_id="t"
+    )
+    assert sets() == ["interrupted"] and asked.pending is not None
+    call = asked.pending.calls[0]
+    assert orch.resume("t", {call.id: Approve(digest=call.digest)}).status == "completed"
+    assert sets() == ["idle"]
+    assert not orch.client.exists(k.lock("t"))  # the end write gave the lock back
+    assert orch.client.sismember(k.registry("t"), k.meta("t"))
