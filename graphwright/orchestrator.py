@@ -28,9 +28,9 @@ from graphwright.checkpoints.redis import AsyncRedisSaver, RedisSaver
 from graphwright.checkpoints.sealed import sealer_from_env
 from graphwright.checkpoints.store import AsyncRedisStore, RedisStore
 from graphwright.checkpoints.trace import TraceWriter
+from graphwright.compiled_graphs import CompiledGraphs
 from graphwright.graphs.registry import (
     Graph,
-    GraphContext,
     GraphRegistry,
     GraphSpec,
     RunInput,
@@ -43,7 +43,7 @@ from graphwright.memories import Memories
 from graphwright.models import make_model
 from graphwright.nodes.deps import Limits
 from graphwright.nodes.gate_models import GateRequest
-from graphwright.project import Project, load_project, run_configurable
+from graphwright.project import Project, load_project
 from graphwright.project_file import find_config
 from graphwright.reader import open_client
 from graphwright.results import (
@@ -59,16 +59,14 @@ from graphwright.thread_index import ThreadIndex
 from graphwright.thread_meta import ThreadMeta
 from graphwright.tools.mcp_config import ServerConfig, load_mcp_servers, parse_mcp_servers
 from graphwright.tools.policy import Policy
-from graphwright.tools.registry import ToolRegistry
 from graphwright.tools.runloop import call, hand, iterate, run_loop
 from graphwright.tools.spec import ToolSpec
 from graphwright_errors import ConflictError, NotFoundError
 
 log = logging.getLogger(__name__)
-MAX_COMPILED = 256  # compiled graphs kept, by graph, limits and (for factories) configuration
 
 
-class Orchestrator(Inspection, AsyncTwins):
+class Orchestrator(Inspection, AsyncTwins, CompiledGraphs):
     """The one entry point: every run, resume, inspection and drawing goes through here."""
 
     def __init__(
@@ -349,82 +347,6 @@ class Orchestrator(Inspection, AsyncTwins):
         self.index.forget([thread_id])
 
     # --- internals -----------------------------------------------------------
-
-    def extra_tools(self) -> tuple[ToolSpec, ...]:
-        """The MCP servers' tools; the servers start on first use, once per process."""
-        if self._extra_tools is None:
-            self._extra_tools = ()
-            if self.mcp_servers:
-                from graphwright.tools.mcp import (
-                    tool_specs,  # the MCP SDK only when servers are configured
-                )
-
-                self._extra_tools = tuple(tool_specs(self.mcp_servers))
-        return self._extra_tools
-
-    def tools(self, graph: str = "agent") -> ToolRegistry:
-        """Every tool a run of `graph` may call: its own and the configured ones."""
-        registry = self.graphs.get(graph).tools()
-        for spec in self.extra_tools():
-            if registry.get(spec.name) is None:
-                registry.add(spec)
-        return registry
-
-    def compiled(self, graph: str, config: RunnableConfig | None = None) -> Graph:
-        """The compiled graph registered as `graph` (default limits).
-
-        A graph built from the run's config (a `langgraph.json` factory) is built for
-        the `configurable` values of `config`, like `langgraph dev` does per run.
-        """
-        return self._graph(self.graphs.get(graph), None, config)
-
-    def graph_for(
-        self, spec: GraphSpec, limits: Limits | None = None, config: RunnableConfig | None = None
-    ) -> Graph:
-        """`spec`'s graph compiled for these limits (and, for a factory, this config)."""
-        return self._graph(spec, limits, config)
-
-    def _graph_key(
-        self, spec: GraphSpec, limits: Limits | None, config: RunnableConfig | None
-    ) -> tuple[str, str, str]:
-        configurable = run_configurable(config) if spec.per_config else {}
-        if limits is None and not configurable:
-            if self._limits_json[0] is not self.limits:
-                self._limits_json = (self.limits, self.limits.model_dump_json())
-            return spec.name, self._limits_json[1], "{}"
-        return (
-            spec.name,
-            (limits or self.limits).model_dump_json(),
-            json.dumps(configurable, sort_keys=True, default=str),
-        )
-
-    def cached_graph(self, spec: GraphSpec, limits: Limits | None) -> Graph | None:
-        """The graph `_graph` would return, if it is built already (no building here)."""
-        return self._compiled.get(self._graph_key(spec, limits, None))
-
-    def _graph(
-        self, spec: GraphSpec, limits: Limits | None, config: RunnableConfig | None = None
-    ) -> Graph:
-        key = self._graph_key(spec, limits, config)
-        limits = limits or self.limits
-        configurable = run_configurable(config) if spec.per_config else {}
-        if key not in self._compiled:
-            if len(self._compiled) >= MAX_COMPILED:  # many configurations: forget the oldest
-                self._compiled.pop(next(iter(self._compiled)))
-            self._compiled[key] = spec.build(
-                GraphContext(
-                    model=self.model,
-                    redis_client=self.client,
-                    keys=self.keys,
-                    checkpointer=self.asaver,
-                    limits=limits,
-                    policy=self.policy,
-                    store=self.astore,
-                    configurable=configurable or None,
-                    extra_tools=self.extra_tools(),
-                )
-            )
-        return self._compiled[key]
 
     def _lock(self, thread_id: str) -> AbstractContextManager[ThreadLock]:
         return thread_lock(self.client, self.keys, thread_id, ttl_s=self.settings.lock_ttl_s)

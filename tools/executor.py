@@ -1,8 +1,8 @@
 """Run a proposed tool call: allowlist, validation, timeout, size cap, idempotency.
 
-Every outcome is an `Observation`. Failures are observations with
-`ok=False` and a typed error, never exceptions that kill the run and never a
-disguised success. Only infrastructure failures (Redis gone) are raised.
+Every outcome is an `Observation` (`graphwright.tools.observations`, re-exported here).
+Failures are observations with `ok=False` and a typed error, never exceptions that kill the
+run and never a disguised success. Only infrastructure failures (Redis gone) are raised.
 """
 
 from __future__ import annotations
@@ -15,143 +15,47 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, Literal
+from typing import Any
 
 import redis
 from pydantic import BaseModel, ValidationError
 
 from graphwright.checkpoints.keys import Keys
 from graphwright.tools.errors import ToolFailure
+from graphwright.tools.observations import (
+    ErrorType,
+    Observation,
+    ToolCall,
+    ToolError,
+    argument_problem,
+    cap,
+    describe_validation,
+    failure,
+    outcome_unknown,
+    parse_args,
+)
 from graphwright.tools.records import Claim, Records, Spend, args_digest
 from graphwright.tools.registry import ToolRegistry
 from graphwright.tools.runloop import on_run_loop, submit
 from graphwright.tools.spec import ToolContext, ToolSpec
 from graphwright_errors import ConfigurationError
 
+__all__ = [
+    "ErrorType",
+    "Observation",
+    "ToolCall",
+    "ToolError",
+    "ToolExecutor",
+    "argument_problem",
+    "cap",
+    "describe_validation",
+    "outcome_unknown",
+    "parse_args",
+]
+
 log = logging.getLogger(__name__)
 
-ErrorType = Literal[
-    "unknown_tool",
-    "invalid_arguments",
-    "timeout",
-    "not_found",
-    "unavailable",
-    "conflict",
-    "in_progress",
-    "outcome_unknown",
-    "tool_error",
-    "internal_error",
-    "rejected",
-]
-TRUNCATION_MARKER = "\n…[truncated by graphwright: {dropped} of {total} characters omitted]"
 QUEUE_LIMIT_S = 60.0  # a call that cannot even start within this is refused, never run
-
-
-class ToolError(BaseModel):
-    """Why a call failed, as the model reads it, and whether a retry may help."""
-
-    type: ErrorType
-    message: str
-    retryable: bool
-
-
-class ToolCall(BaseModel):
-    """A call as the model proposed it; `args` may be a raw string of bad JSON."""
-
-    name: str
-    args: dict[str, Any] | str
-    id: str
-
-
-class Observation(BaseModel):
-    """What the model is told about a call, and what the trace records."""
-
-    ok: bool
-    tool: str
-    call_id: str
-    result: Any = None
-    error: ToolError | None = None
-    trust: Literal["trusted", "untrusted"] = "trusted"
-    truncated: bool = False
-    replayed: bool = False
-    attempts: int = 1
-    duration_ms: float = 0.0
-    idempotency_key: str | None = None  # set for writes
-
-    def for_model(self) -> str:
-        """The text put in the ToolMessage."""
-        if self.ok:
-            body: dict[str, Any] = {"ok": True, "result": self.result}
-        else:
-            body = {"ok": False, "error": self.error.model_dump() if self.error else None}
-        return json.dumps(body, ensure_ascii=False, default=str)
-
-
-def _failure(call: ToolCall, type_: ErrorType, message: str, retryable: bool) -> Observation:
-    return Observation(
-        ok=False,
-        tool=call.name,
-        call_id=call.id,
-        error=ToolError(type=type_, message=message, retryable=retryable),
-    )
-
-
-def describe_validation(exc: ValidationError) -> str:
-    """One line per bad field, naming it, in words a model can act on."""
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "arguments"
-        parts.append(f"{where}: {err['msg']}")
-    return "; ".join(parts)
-
-
-def parse_args(spec: ToolSpec, raw: dict[str, Any] | str) -> BaseModel:
-    """Validate arguments against the tool's model (raises ValidationError or ValueError)."""
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw) if raw.strip() else {}
-        except json.JSONDecodeError as exc:
-            raise ValueError(
-                f"arguments are not valid JSON: {exc.msg} at position {exc.pos}"
-            ) from exc
-        if not isinstance(raw, dict):
-            raise ValueError("arguments must be a JSON object")
-    return spec.args_model.model_validate(raw)
-
-
-def argument_problem(spec: ToolSpec, raw: dict[str, Any] | str) -> str | None:
-    """Why `raw` fails the tool's schema, in the words `execute` would answer; None if valid.
-
-    `plan` asks this before the policy: a call that cannot run is the model's to fix, not
-    a reviewer's to approve.
-    """
-    try:
-        parse_args(spec, raw)
-    except ValidationError as exc:
-        return describe_validation(exc)
-    except ValueError as exc:
-        return str(exc)
-    return None
-
-
-def cap(text: str, limit: int) -> tuple[str, bool]:
-    """Cut `text` to `limit` characters with a visible marker."""
-    if len(text) <= limit:
-        return text, False
-    marker = TRUNCATION_MARKER.format(dropped=len(text) - limit, total=len(text))
-    return text[:limit] + marker, True
-
-
-def outcome_unknown(call: ToolCall, key: str, why: str) -> Observation:
-    """A write that may or may not have happened: the run stops for a reviewer."""
-    obs = _failure(
-        call,
-        "outcome_unknown",
-        f"{why}; whether {call.name} took effect is unknown (idempotency key {key}); "
-        "a reviewer decides: retry with the same key, mark it done, or reject",
-        False,
-    )
-    return obs.model_copy(update={"idempotency_key": key})
 
 
 class ToolExecutor:
@@ -196,7 +100,7 @@ class ToolExecutor:
         spec = self.registry.get(call.name)
         if spec is None:
             allowed = ", ".join(self.registry.names())
-            return _failure(
+            return failure(
                 call,
                 "unknown_tool",
                 f"there is no tool named {call.name!r}; available: {allowed}",
@@ -205,9 +109,9 @@ class ToolExecutor:
         try:
             args = parse_args(spec, call.args)
         except ValidationError as exc:
-            return _failure(call, "invalid_arguments", describe_validation(exc), False)
+            return failure(call, "invalid_arguments", describe_validation(exc), False)
         except ValueError as exc:
-            return _failure(call, "invalid_arguments", str(exc), False)
+            return failure(call, "invalid_arguments", str(exc), False)
         if spec.risk == "write":
             return self._write_once(
                 spec, call, args, thread_id, fence, retry, spend if retry else None
@@ -331,7 +235,7 @@ class ToolExecutor:
             replay = Observation.model_validate_json(claim.result)
             return replay.model_copy(update={"replayed": True})
         if claim.outcome == "conflict":
-            return _failure(
+            return failure(
                 call,
                 "conflict",
                 f"call id {call.id} was already used for {call.name} with other "
@@ -421,7 +325,7 @@ class ToolExecutor:
         future = self._start(spec, args, ctx)
         start = time.perf_counter()
         if future is None:
-            obs = _failure(
+            obs = failure(
                 call,
                 "unavailable",
                 f"{spec.name} could not start: every worker was busy; it was not run",
@@ -437,17 +341,17 @@ class ToolExecutor:
             if inspect.iscoroutinefunction(spec.func):
                 future.cancel()
             late = future
-            obs = _failure(
+            obs = failure(
                 call,
                 "timeout",
                 f"{spec.name} did not finish within {spec.timeout_s}s",
                 spec.risk == "read",
             )
         except ToolFailure as exc:
-            obs = _failure(call, exc.kind, str(exc), exc.retryable)  # type: ignore[arg-type]
+            obs = failure(call, exc.kind, str(exc), exc.retryable)  # type: ignore[arg-type]
         except Exception as exc:  # a bug in a tool: recorded as ours, not the model's
             log.exception("tool %s raised", spec.name)
-            obs = _failure(
+            obs = failure(
                 call,
                 "internal_error",
                 f"{spec.name} failed inside graphwright: {type(exc).__name__}: {exc}",

@@ -21,13 +21,10 @@ from contextlib import AsyncExitStack
 from typing import Any, Literal
 
 import redis
-from langchain_core.runnables import RunnableConfig
 
 from graphwright import run_status
 from graphwright.checkpoints.errors import LockLostError
-from graphwright.graphs.gates import pending_gate
-from graphwright.graphs.registry import Graph, GraphSpec, RunInput
-from graphwright.inputs import user_messages
+from graphwright.graphs.registry import Graph, GraphSpec
 from graphwright.locking import ThreadBusyError, ThreadLock
 from graphwright.orchestrator import Orchestrator
 from graphwright.run_context import Run
@@ -35,14 +32,9 @@ from graphwright.server.records.run_store import RunStore
 from graphwright.server.runs._completion import after_run, drop_temporary_thread
 from graphwright.server.runs._producing import produce
 from graphwright.server.runs._pump import Pump
+from graphwright.server.runs._start_payload import StartPayload
 from graphwright.server.runs.framing import Framer, error_data
-from graphwright.server.runs.payloads import (
-    command_of,
-    goal_of,
-    graph_input,
-    run_config,
-    run_context,
-)
+from graphwright.server.runs.payloads import run_config, run_context
 from graphwright.server.runs.values import final_values, values_of
 from graphwright.server.schemas.run_bodies import RunCreate
 from graphwright.tools.runloop import call, hand
@@ -51,14 +43,13 @@ from graphwright_errors import InfrastructureError
 log = logging.getLogger(__name__)
 Outcome = Literal["done", "busy", "wait", "gone"]
 SIGNAL_POLL_S = 0.25  # how often a run inside a long node looks for a cancel
-FRESH = object()  # a recovered run with nothing saved: its payload is made as for a new one
 
 
 class Lost(Exception):
     """Another executor owns the run now; this one stops writing."""
 
 
-class Executor:
+class Executor(StartPayload):
     """Runs HTTP runs for one process (`owner` tells its writes apart from a successor's)."""
 
     def __init__(self, orch: Orchestrator, store: RunStore, owner: str | None = None) -> None:
@@ -182,93 +173,6 @@ class Executor:
         ):
             raise Lost(run_id)
         after_run(self.orch, self.store, thread_id, run_id)
-
-    def payload(
-        self,
-        spec: GraphSpec,
-        graph: Graph,
-        config: Any,
-        body: RunCreate,
-        recovering: bool,
-        thread_id: str,
-        run_id: str,
-    ) -> Any:
-        if recovering:
-            recovered = self.recovered_payload(spec, graph, config, body, thread_id, run_id)
-            if recovered is not FRESH:
-                return recovered
-        if body.command is not None:
-            gate = pending_gate(graph, {"configurable": {"thread_id": thread_id}})
-            if gate is not None:  # remember which gate the decision answers
-                self.store.update(
-                    thread_id,
-                    run_id,
-                    config["configurable"].get("gw_fence"),
-                    gate=json.dumps(sorted({c.interrupt_id or "" for c in gate.calls})),
-                )
-            return command_of(spec, graph, config, body)
-        payload = graph_input(spec, body.input)
-        user = (body.metadata or {}).get("user_id")
-        if user is not None and spec.make_input is not None and isinstance(payload, dict):
-            self.recall(
-                spec, thread_id, str(user), body, payload, config["configurable"].get("gw_fence")
-            )
-        return payload
-
-    def recall(
-        self,
-        spec: GraphSpec,
-        thread_id: str,
-        user: str,
-        body: RunCreate,
-        payload: dict[str, Any],
-        fence: int | None = None,
-    ) -> None:
-        """Recall the user's memories into the run and note what to remember when it ends."""
-        memories = self.orch.user_memory
-        scopes = memories.scopes(user)
-        run_input = RunInput.model_validate(
-            goal_of(body.input if isinstance(body.input, dict) else None)
-        )
-        memories.note(thread_id, user, user_messages(payload, run_input), fence)
-        if spec.uses_memory:
-            payload["memories"] = memories.lines(scopes)
-
-    def recovered_payload(
-        self,
-        spec: GraphSpec,
-        graph: Graph,
-        config: Any,
-        body: RunCreate,
-        thread_id: str,
-        run_id: str,
-    ) -> Any:
-        """Finish from the checkpoint.
-
-        A decision is applied again only to its own gate; `FRESH` when the run saved no checkpoint.
-        """
-        recorded = self.store.raw(thread_id, run_id).get("gate")
-        if body.command is not None and recorded is not None:
-            gate = pending_gate(graph, {"configurable": {"thread_id": thread_id}})
-            current = sorted({c.interrupt_id or "" for c in gate.calls}) if gate else None
-            if current == json.loads(recorded):
-                return command_of(spec, graph, config, body)  # the decision never got applied
-        elif self.saves_first(body) and not checkpointed(graph, thread_id, run_id):
-            # Taken over before its first checkpoint (none of its own anywhere in the thread,
-            # not only at its head): nothing of the run is in the thread, and
-            # its input, durable in its record since its creation, is run as if new (the head
-            # would miss it: no input at all, or the previous turn's end).
-            return FRESH
-        config["configurable"].pop("checkpoint_id", None)
-        return None  # continue from the last checkpoint (or find that it had finished)
-
-    def saves_first(self, body: RunCreate) -> bool:
-        """Whether the run saves its input before any node runs.
-
-        With `exit` durability it saves nothing until its end, so a run with no checkpoint may have
-        had effects, and running its input again could repeat them.
-        """
-        return (body.durability or self.orch.settings.durability) != "exit"
 
     async def stream(
         self,
@@ -420,22 +324,6 @@ class Executor:
             return
         old = graph.get_state({"configurable": {"thread_id": thread_id, "checkpoint_id": before}})
         graph.update_state(old.config, None)
-
-
-def checkpointed(graph: Graph, thread_id: str, run_id: str) -> bool:
-    """Whether the run saved a checkpoint, at the thread's head or under it.
-
-    A run whose process died can see the thread moved on by a writer outside the run line (a
-    resume from the CLI or the Python API that settled its write), and its input, run again as
-    new, would plan that write again under a new call id.
-    """
-    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
-    if (graph.get_state(config).metadata or {}).get("run_id") == run_id:
-        return True
-    return (
-        next(iter(graph.get_state_history(config, filter={"run_id": run_id}, limit=1)), None)
-        is not None
-    )
 
 
 def stream_options(graph: Graph, body: RunCreate, durability: str) -> dict[str, Any]:

@@ -1,0 +1,135 @@
+"""What a picked-up HTTP run gives its graph: its input, a gate's decision, or its checkpoint.
+
+A mixin of `execution.Executor`. A new run's input gets the user's memories recalled into
+it; a run taken over after its process died continues from its checkpoint, or is run as new
+when it saved none.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.runnables import RunnableConfig
+
+from graphwright.graphs.gates import pending_gate
+from graphwright.graphs.registry import Graph, GraphSpec, RunInput
+from graphwright.inputs import user_messages
+from graphwright.server.runs.payloads import command_of, goal_of, graph_input
+from graphwright.server.schemas.run_bodies import RunCreate
+
+if TYPE_CHECKING:
+    from graphwright.orchestrator import Orchestrator
+    from graphwright.server.records.run_store import RunStore
+
+FRESH = object()  # a recovered run with nothing saved: its payload is made as for a new one
+
+
+class StartPayload:
+    """The payload a run's graph starts from (`payload`), for `Executor.prepare`."""
+
+    orch: Orchestrator  # set by `Executor.__init__`
+    store: RunStore
+
+    def payload(
+        self,
+        spec: GraphSpec,
+        graph: Graph,
+        config: Any,
+        body: RunCreate,
+        recovering: bool,
+        thread_id: str,
+        run_id: str,
+    ) -> Any:
+        if recovering:
+            recovered = self.recovered_payload(spec, graph, config, body, thread_id, run_id)
+            if recovered is not FRESH:
+                return recovered
+        if body.command is not None:
+            gate = pending_gate(graph, {"configurable": {"thread_id": thread_id}})
+            if gate is not None:  # remember which gate the decision answers
+                self.store.update(
+                    thread_id,
+                    run_id,
+                    config["configurable"].get("gw_fence"),
+                    gate=json.dumps(sorted({c.interrupt_id or "" for c in gate.calls})),
+                )
+            return command_of(spec, graph, config, body)
+        payload = graph_input(spec, body.input)
+        user = (body.metadata or {}).get("user_id")
+        if user is not None and spec.make_input is not None and isinstance(payload, dict):
+            self.recall(
+                spec, thread_id, str(user), body, payload, config["configurable"].get("gw_fence")
+            )
+        return payload
+
+    def recall(
+        self,
+        spec: GraphSpec,
+        thread_id: str,
+        user: str,
+        body: RunCreate,
+        payload: dict[str, Any],
+        fence: int | None = None,
+    ) -> None:
+        """Recall the user's memories into the run and note what to remember when it ends."""
+        memories = self.orch.user_memory
+        scopes = memories.scopes(user)
+        run_input = RunInput.model_validate(
+            goal_of(body.input if isinstance(body.input, dict) else None)
+        )
+        memories.note(thread_id, user, user_messages(payload, run_input), fence)
+        if spec.uses_memory:
+            payload["memories"] = memories.lines(scopes)
+
+    def recovered_payload(
+        self,
+        spec: GraphSpec,
+        graph: Graph,
+        config: Any,
+        body: RunCreate,
+        thread_id: str,
+        run_id: str,
+    ) -> Any:
+        """Finish from the checkpoint.
+
+        A decision is applied again only to its own gate; `FRESH` when the run saved no checkpoint.
+        """
+        recorded = self.store.raw(thread_id, run_id).get("gate")
+        if body.command is not None and recorded is not None:
+            gate = pending_gate(graph, {"configurable": {"thread_id": thread_id}})
+            current = sorted({c.interrupt_id or "" for c in gate.calls}) if gate else None
+            if current == json.loads(recorded):
+                return command_of(spec, graph, config, body)  # the decision never got applied
+        elif self.saves_first(body) and not checkpointed(graph, thread_id, run_id):
+            # Taken over before its first checkpoint (none of its own anywhere in the thread,
+            # not only at its head): nothing of the run is in the thread, and
+            # its input, durable in its record since its creation, is run as if new (the head
+            # would miss it: no input at all, or the previous turn's end).
+            return FRESH
+        config["configurable"].pop("checkpoint_id", None)
+        return None  # continue from the last checkpoint (or find that it had finished)
+
+    def saves_first(self, body: RunCreate) -> bool:
+        """Whether the run saves its input before any node runs.
+
+        With `exit` durability it saves nothing until its end, so a run with no checkpoint may have
+        had effects, and running its input again could repeat them.
+        """
+        return (body.durability or self.orch.settings.durability) != "exit"
+
+
+def checkpointed(graph: Graph, thread_id: str, run_id: str) -> bool:
+    """Whether the run saved a checkpoint, at the thread's head or under it.
+
+    A run whose process died can see the thread moved on by a writer outside the run line (a
+    resume from the CLI or the Python API that settled its write), and its input, run again as
+    new, would plan that write again under a new call id.
+    """
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+    if (graph.get_state(config).metadata or {}).get("run_id") == run_id:
+        return True
+    return (
+        next(iter(graph.get_state_history(config, filter={"run_id": run_id}, limit=1)), None)
+        is not None
+    )
