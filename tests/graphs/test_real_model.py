@@ -26,8 +26,9 @@ from graphwright.tools.executor import argument_problem
 from tests.support.llama_server import LlamaServer, llama_server
 from tests.support.paths import ROOT
 
-# Slow: a real model (SmolLM2-135M) on llama.cpp's server answering on the CPU
-pytestmark = pytest.mark.slow
+# Slow: a real model (SmolLM2-135M) on llama.cpp's server answering on the CPU. One xdist
+# worker runs them all (`--dist loadgroup`), so one server starts, not one per worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("real-model")]
 
 MODEL = "smollm2-135m"
 # A reply's token cap, as a user sets it (OPENAI_MAX_TOKENS); the server caps its tool-call
