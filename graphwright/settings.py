@@ -79,6 +79,13 @@ class Settings(BaseSettings):
         description="retries of a model call that failed for a moment (5xx, 429, a timeout, an "
         "empty reply), with backoff, within the run's deadline",
     )
+    openai_max_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        validation_alias="OPENAI_MAX_TOKENS",
+        description="most tokens one model reply may hold (unset: the server's limit); sent as "
+        "max_completion_tokens to OpenAI, as max_tokens to a server at OPENAI_BASE_URL",
+    )
     openai_null_content: bool = Field(
         default=False,
         validation_alias="GRAPHWRIGHT_OPENAI_NULL_CONTENT",

@@ -243,6 +243,34 @@ def test_null_content_is_a_setting_and_llama_cpp_refuses_it(settings: Settings) 
         assert len(server.rejected) == 1
 
 
+def test_the_reply_cap_goes_out_under_the_name_each_server_reads(settings: Settings) -> None:
+    with ScriptedOpenAI() as server:  # a compatible server: llama.cpp's reads only max_tokens
+        orch = Orchestrator(
+            settings=settings.model_copy(
+                update={
+                    "openai_base_url": server.base_url,
+                    "openai_timeout_s": scaled(10),
+                    "openai_max_tokens": 64,
+                }
+            )
+        )
+        server.load(Reply(content="Hi."))
+        assert orch.invoke("agent", "Say hi.").status == "completed"
+        orch.close()
+        assert [(r.get("max_tokens"), "max_completion_tokens" in r) for r in server.requests] == [
+            (64, False)
+        ]
+    from graphwright.models import make_model
+
+    openai = settings.model_copy(
+        update={"openai_api_key": SecretStr("sk-test"), "openai_base_url": None}
+    )
+    for cap, sent in ((None, {}), (64, {"max_completion_tokens": 64})):  # OpenAI's own name
+        model = make_model(openai.model_copy(update={"openai_max_tokens": cap}))
+        payload = model._get_request_payload("Say hi.")  # type: ignore[attr-defined]
+        assert {k: v for k, v in payload.items() if "max" in k} == sent
+
+
 def test_usage_the_server_reports_is_not_marked_estimated(
     served: Orchestrator,
     scripted: ScriptedOpenAI,

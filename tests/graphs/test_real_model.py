@@ -26,13 +26,17 @@ from graphwright.tools.executor import argument_problem
 from tests.support.llama_server import LlamaServer, llama_server
 from tests.support.paths import ROOT
 
-# Slow: a real model (SmolLM2-135M) on llama.cpp's server answering on the CPU
-pytestmark = pytest.mark.slow
+# Slow: a real model (SmolLM2-135M) on llama.cpp's server answering on the CPU. One xdist
+# worker runs them all (`--dist loadgroup`), so one server starts, not one per worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("real-model")]
 
 MODEL = "smollm2-135m"
+# A reply's token cap, as a user sets it (OPENAI_MAX_TOKENS); the server caps its tool-call
+# passes itself (`llama_capped.py`), which ignore it.
+MAX_TOKENS = 256
 GRAPHS = "tests.support.real_model_graphs:register"
 WRITES = {"send_email", "create_event"}
-GOALS = [  # each takes 5-110 s on two cores: a 135M model, and llama-cpp-python's two-pass calls
+GOALS = [  # each takes 2-25 s on a busy 2-core machine (one model thread: llama_server.py)
     "Email the meeting notes to example.com with the subject Notes.",  # not an address
     "Send an email to li@example.com saying the notes are ready.",
     "Where is order A1001?",
@@ -56,6 +60,7 @@ def real(settings: Settings, server: LlamaServer) -> Iterator[Orchestrator]:
                 "openai_timeout_s": scaled(120),
                 "deadline_s": scaled(240),
                 "max_model_calls": 2,
+                "openai_max_tokens": MAX_TOKENS,
             }
         )
     )
@@ -135,6 +140,7 @@ def test_a_failing_model_server_ends_the_run_with_one_line_and_the_next_turn_wor
         "GRAPHWRIGHT_KEY_PREFIX": prefix,
         "OPENAI_BASE_URL": server.base_url,
         "OPENAI_MODEL": MODEL,
+        "OPENAI_MAX_TOKENS": str(MAX_TOKENS),
         "OPENAI_TIMEOUT": "2",
         "OPENAI_MAX_RETRIES": "1",
         "GRAPHWRIGHT_MAX_MODEL_CALLS": "3",

@@ -53,6 +53,11 @@ def answering(url: str) -> bool:
         return False
 
 
+# Most tokens one generation may hold, on the server's side (`llama_capped.py`): its tool-call
+# handler ignores a request's own `max_tokens`.
+N_PREDICT = 256
+
+
 @contextmanager
 def llama_server(log: Path) -> Iterator[LlamaServer]:
     """The server on a free loopback port, with tool calls (chatml-function-calling)."""
@@ -62,8 +67,8 @@ def llama_server(log: Path) -> Iterator[LlamaServer]:
         proc = subprocess.Popen(
             [
                 str(python),
-                "-m",
-                "llama_cpp.server",
+                str(ROOT / "tests" / "support" / "llama_capped.py"),
+                str(N_PREDICT),
                 "--model",
                 str(gguf),
                 "--model_alias",
@@ -74,8 +79,12 @@ def llama_server(log: Path) -> Iterator[LlamaServer]:
                 str(port),
                 "--n_ctx",
                 "4096",
+                # One thread: llama.cpp's threads meet at a spinning barrier each step, and on a
+                # busy machine (the suite beside it) two threads then run ten times slower.
                 "--n_threads",
-                "2",
+                "1",
+                "--n_threads_batch",
+                "1",
                 "--chat_format",
                 "chatml-function-calling",
                 "--verbose",
