@@ -27,7 +27,7 @@ def make_model(settings: Settings) -> BaseChatModel:
         # run's deadline; the client retrying too would multiply the attempts past it.
         max_retries=0,
         temperature=0,
-        max_tokens=settings.openai_max_tokens,
+        max_completion_tokens=settings.openai_max_tokens,  # the field max_tokens, by its alias
         legacy_max_tokens=settings.openai_base_url is not None,  # a compatible server
         stream_usage=True,  # token usage on streamed replies too (stream_options.include_usage)
         null_content=settings.openai_null_content,
