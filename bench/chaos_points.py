@@ -154,8 +154,8 @@ class Reviewer:
                 return ["resume", thread, "--mark-done", "the booking exists (checked by hand)"]
             self.point.settled.append("retry")
             return ["resume", thread, "--retry"]
-        if state.next:
-            return ["resume", thread]
+        if state.next or (state.checkpoint_id and state.status == "failed"):
+            return ["resume", thread]  # a step stopped mid-way (failed: its writes may be saved)
         if state.values.get("stop_reason"):
             return None
         return ["run", self.graph, GOAL, "--thread", thread]  # no checkpoint was written

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.types import Command
 
-from graphwright import run_meta
+from graphwright import run_meta, run_status
 from graphwright.graphs.gates import gate_command, gate_of
 from graphwright.graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.inputs import parse_input, user_messages
@@ -108,7 +108,7 @@ async def _prepare(
                 f"thread {thread_id!r} is waiting at a gate; answer it with "
                 "resume, or start the new run on another thread"
             )
-        if snapshot.next and not model_failed_here(meta, snapshot):
+        if run_status.unfinished(snapshot) and not model_failed_here(meta, snapshot):
             raise UserError(
                 f"thread {thread_id!r} has an unfinished run (its process "
                 "stopped mid-step); resume it first"

@@ -68,6 +68,16 @@ def ended(
     return by_stop_reason(values.get("stop_reason")), None
 
 
+def unfinished(snapshot: Any) -> bool:
+    """Whether the thread's last step is not over: nodes to run, or tasks that saved their writes.
+
+    LangGraph leaves a task whose writes are saved out of `next`; when a process dies after every
+    task of a step saved its writes but before the step's checkpoint, `next` is empty although
+    the run is not over (resume applies those writes and goes on).
+    """
+    return bool(snapshot.next or snapshot.tasks)
+
+
 def by_stop_reason(stop_reason: Any) -> RunStatus:
     """A run that ran to its end: `completed` when it answered, else `stopped`."""
     return "completed" if stop_reason in (None, "answered") else "stopped"
