@@ -7,6 +7,7 @@ gives a throwaway server in a temporary directory, stopped afterwards.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -23,9 +24,45 @@ import redis
 
 from graphwright.testing.until import scaled
 
+_LOW, _HIGH = 10_000, 20_000  # picked ports; a cluster's bus ports sit 10,000 above them
+_given: set[int] = set()
+
+
+def _ephemeral() -> range:
+    """The kernel's range for outgoing connections' local ports (and for binds to port 0)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return range(int(low), int(high) + 1)
+    except (OSError, ValueError):
+        return range(32_768, 61_000)
+
 
 def free_port() -> int:
-    """A loopback TCP port nobody listens on right now."""
+    """A loopback TCP port nobody listens on right now, and that no client socket will take.
+
+    Chosen at random below the kernel's ephemeral range: a port from that range (what a bind to
+    port 0 gives) may be taken by any outgoing connection between this check and the server's
+    bind, a collision parallel test processes with many connections do meet. Falls back to the
+    kernel's choice where the ephemeral range leaves nothing below it.
+    """
+    ephemeral = _ephemeral()
+    candidates = [
+        p for p in range(_LOW, _HIGH) if p not in ephemeral and p + 10_000 not in ephemeral
+    ]
+    rng = random.Random()
+    for _ in range(200):
+        if not candidates:
+            break
+        port = rng.choice(candidates)
+        if port in _given:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _given.add(port)
+        return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])

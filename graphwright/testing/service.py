@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -41,10 +42,12 @@ def running(
 
     A worker thread consumes the run queue unless `worker=False`.
     """
-    port = free_port()
+    listening = socket.socket()  # bound here, so no other process can take its port first
+    listening.bind(("127.0.0.1", free_port()))
+    port = int(listening.getsockname()[1])
     app = create_app(orch, api_key=api_key, queue_waits=queue_waits, auth=auth)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    serving = threading.Thread(target=server.run, daemon=True)
+    serving = threading.Thread(target=server.run, kwargs={"sockets": [listening]}, daemon=True)
     serving.start()
     deadline = time.monotonic() + scaled(30)
     while not server.started:
@@ -66,6 +69,7 @@ def running(
             working.join(timeout=scaled(10))
         server.should_exit = True
         serving.join(timeout=scaled(10))
+        listening.close()
 
 
 LOOPBACK = "127.0.0.0/8,::1/128"  # GRAPHWRIGHT_WEBHOOK_ALLOW for a test's local receivers
