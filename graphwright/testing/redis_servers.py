@@ -25,6 +25,7 @@ import redis
 from graphwright.testing.until import scaled
 
 _LOW, _HIGH = 10_000, 20_000  # picked ports; a cluster's bus ports sit 10,000 above them
+_HELD_S = 3600.0  # how long a port handed out stays reserved for its taker
 _given: set[int] = set()
 
 
@@ -37,24 +38,43 @@ def _ephemeral() -> range:
         return range(32_768, 61_000)
 
 
-def free_port() -> int:
-    """A loopback TCP port nobody listens on right now, and that no client socket will take.
+def _reserve(port: int) -> bool:
+    """Claim `port` among this machine's processes, unless another claimed it recently.
 
-    Chosen at random below the kernel's ephemeral range: a port from that range (what a bind to
-    port 0 gives) may be taken by any outgoing connection between this check and the server's
-    bind, a collision parallel test processes with many connections do meet. Falls back to the
-    kernel's choice where the ephemeral range leaves nothing below it.
+    A file made exclusively: parallel test processes picking at random must not pick the same one.
+    """
+    folder = Path(tempfile.gettempdir()) / "graphwright-ports"
+    folder.mkdir(exist_ok=True)
+    mark = folder / str(port)
+    try:
+        os.close(os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        return True
+    except FileExistsError:
+        try:
+            if time.time() - mark.stat().st_mtime < _HELD_S:
+                return False
+            os.utime(mark)  # an old claim: its taker is long done with it
+            return True
+        except OSError:
+            return False
+
+
+def free_port() -> int:
+    """A loopback TCP port nobody listens on, that no other picker or client socket will take.
+
+    Chosen at random below the kernel's ephemeral range, and reserved for a while: a port from
+    that range (what a bind to port 0 gives) may be taken by any outgoing connection before
+    the caller's server binds it, and two parallel test processes picking at random could pick
+    the same one. Falls back to the kernel's choice where the ephemeral range leaves nothing.
     """
     ephemeral = _ephemeral()
     candidates = [
         p for p in range(_LOW, _HIGH) if p not in ephemeral and p + 10_000 not in ephemeral
     ]
     rng = random.Random()
-    for _ in range(200):
-        if not candidates:
-            break
+    for _ in range(500 if candidates else 0):
         port = rng.choice(candidates)
-        if port in _given:
+        if port in _given or not _reserve(port):
             continue
         with socket.socket() as s:
             try:

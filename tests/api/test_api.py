@@ -6,6 +6,7 @@ import pytest
 
 from graphwright import Orchestrator, RunResult
 from graphwright.checkpoints.errors import RedisUnavailableError
+from graphwright.checkpoints.server_check import server_info
 from graphwright.locking import ThreadBusyError, thread_lock
 from graphwright.nodes.gate_models import Approve, Edit, GateDecisionError, Reject, decide_all
 from graphwright.offline import OfflineChatModel
@@ -17,6 +18,10 @@ EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report
 
 def outbox(o: Orchestrator) -> list[bytes]:
     return o.client.lrange(o.keys.outbox(), 0, -1)
+
+
+def test_an_unmarked_module_runs_on_redis(orch: Orchestrator) -> None:
+    assert server_info(orch.client.info("server")).name == "redis"  # Valkey: modules marked so
 
 
 def test_invoke_completes_with_answer_usage_and_steps(orch: Orchestrator) -> None:

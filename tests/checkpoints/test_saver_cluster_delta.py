@@ -17,6 +17,8 @@ from redis.cluster import RedisCluster
 from graphwright.checkpoints.redis import RedisSaver
 from graphwright.testing.redis_servers import Server, start_cluster
 
+pytestmark = pytest.mark.valkey  # on Valkey, the embedded default's server
+
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Server]]:

@@ -18,6 +18,19 @@ from graphwright.testing.redis_servers import Server, start_sentinel, start_serv
 from graphwright.testing.until import scaled
 from graphwright_errors import ConfigurationError
 
+pytestmark = pytest.mark.valkey  # on Valkey, the embedded default's server
+
+
+def test_a_module_marked_valkey_runs_on_valkey_and_so_do_the_servers_it_starts(
+    client: redis.Redis, tmp_path: Path
+) -> None:
+    assert server_info(client.info("server")).name == "valkey"
+    own = start_server(tmp_path / "own")
+    try:
+        assert server_info(redis.Redis(port=own.port).info("server")).name == "valkey"
+    finally:
+        own.stop()
+
 
 @pytest.mark.parametrize(
     ("info", "expected"),

@@ -9,6 +9,8 @@ from typer.testing import CliRunner
 
 from graphwright.cli import app
 
+pytestmark = pytest.mark.valkey  # on Valkey, the embedded default's server
+
 EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'
 
 

@@ -91,14 +91,14 @@ def chat_url() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def servers(chat_url: str, redis_server: Server) -> Iterator[tuple[str, str]]:
+def servers(chat_url: str, redis_session: Server) -> Iterator[tuple[str, str]]:
     with reference_server(chat_url) as reference:
         if reference is None:
             pytest.fail(
                 "langgraph dev (the reference) could not be installed or started: "
                 "scripts/reference-server installs it"
             )
-        with graphwright_server(redis_server.url) as ours:
+        with graphwright_server(redis_session.url) as ours:
             yield reference, ours.url
     if os.environ.get("GW_WRITE_TABLE"):
         TABLE.write_text(table(RESULTS))

@@ -21,7 +21,7 @@ from graphwright.testing.until import scaled
 from tests.support.paths import ROOT
 
 # Slow: worker processes killed inside a write and a model call
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.valkey]
 
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'
 PLUGIN = "tests.support.slow_graphs:register_all"

@@ -19,7 +19,7 @@ from graphwright.testing.service import Service, running
 from graphwright.testing.until import until
 
 # Slow: worker processes restarted over a queue
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.valkey]
 
 EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'
 

@@ -30,7 +30,7 @@ from graphwright.testing.until import scaled
 from tests.support.paths import ROOT
 
 # Slow: worker processes frozen and killed mid-run
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.valkey]
 
 PLUGIN = "tests.support.slow_graphs:register_all,tests.support.checkpoint_slow_graph:register"
 GOAL = 'Schedule "Design review" on 2026-12-01 from 10:00 to 11:00.'

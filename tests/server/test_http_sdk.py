@@ -15,6 +15,8 @@ from graphwright.server.records.assistant_store import system_id
 from graphwright.settings import Settings
 from graphwright.testing.service import Service, running
 
+pytestmark = pytest.mark.valkey  # on Valkey, the embedded default's server
+
 EMAIL = 'Email li@example.com with the subject "Weekly report" saying the report is ready.'
 
 
