@@ -36,7 +36,7 @@ from graphwright.server.runs._start_payload import StartPayload
 from graphwright.server.runs.framing import Framer, error_data
 from graphwright.server.runs.payloads import run_config, run_context
 from graphwright.server.runs.values import final_values, values_of
-from graphwright.server.schemas.run_bodies import RunCreate
+from graphwright.server.schemas.run_bodies import RunCreate, RunStatus
 from graphwright.tools.runloop import call, hand
 from graphwright_errors import InfrastructureError
 
@@ -157,22 +157,34 @@ class Executor(StartPayload):
         log.warning("run %s on thread %s failed before it started: %s", run_id, thread_id, exc)
         self.publish(thread_id, run_id, "error", error_data(exc))
         self.orch.lifecycle.failed(None, thread_id, lock.fence if lock is not None else None)
+        self.close(thread_id, run_id, "error", json.dumps(error_data(exc)), lock)
+        after_run(self.orch, self.store, thread_id, run_id)
+
+    def close(
+        self,
+        thread_id: str,
+        run_id: str,
+        status: RunStatus,
+        message: str,
+        lock: ThreadLock | None,
+        *,
+        delete: bool = False,
+    ) -> None:
+        """The owner-checked FINISH, which gives the lock back; Lost if the run is not ours.
+
+        A stateless run's thread is gone before its waiters wake; a thread with a TTL has the keys
+        this run added expire with it, before its end is seen.
+        """
         if self.store.raw(thread_id, run_id).get("stateless") == "delete":
             drop_temporary_thread(self.orch, self.store, thread_id, run_id)
         cap = self.orch.lifecycle.release(thread_id)
         if lock is not None:
             lock.renewal_stop.set()  # FINISH deletes the lock: no renewal may find it gone
+        owner_value = lock.value if lock is not None else ""
         if not self.store.finish(
-            thread_id,
-            run_id,
-            self.owner,
-            "error",
-            json.dumps(error_data(exc)),
-            lock.value if lock is not None else "",
-            cap,
+            thread_id, run_id, self.owner, status, message, owner_value, cap, delete=delete
         ):
             raise Lost(run_id)
-        after_run(self.orch, self.store, thread_id, run_id)
 
     async def stream(
         self,
@@ -296,23 +308,7 @@ class Executor(StartPayload):
             final_values(self.orch, thread_id) if cancel == "rollback" else values_of(graph, state)
         )
         self.store.update(thread_id, run_id, fence, output=json.dumps(output))
-        if self.store.raw(thread_id, run_id).get("stateless") == "delete":
-            drop_temporary_thread(self.orch, self.store, thread_id, run_id)
-        # A thread with a TTL: the keys this run added expire with it, before its end is seen.
-        cap = self.orch.lifecycle.release(thread_id)
-        if lock is not None:
-            lock.renewal_stop.set()  # FINISH deletes the lock: no renewal may find it gone
-        if not self.store.finish(
-            thread_id,
-            run_id,
-            self.owner,
-            status,
-            message,
-            lock.value if lock is not None else "",
-            cap,
-            delete=cancel == "rollback",
-        ):
-            raise Lost(run_id)
+        self.close(thread_id, run_id, status, message, lock, delete=cancel == "rollback")
         if cancel == "rollback":
             return
         after_run(self.orch, self.store, thread_id, run_id)
