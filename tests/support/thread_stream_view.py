@@ -68,6 +68,20 @@ async def read_until(events: Any, phase: str, into: list[dict[str, Any]]) -> Non
             return
 
 
+async def reach(reading: Any, url: str, transport: str, events: list[dict[str, Any]]) -> None:
+    """Await `reading` within its limit; past it, fail naming the server, transport and events."""
+    try:
+        await asyncio.wait_for(reading, scaled(60))
+    except TimeoutError:
+        seen = [
+            (e.get("method"), (e.get("params") or {}).get("namespace"), e.get("seq"))
+            for e in events
+        ]
+        raise AssertionError(
+            f"{url} over {transport}: the phase never came; events so far: {seen}"
+        ) from None
+
+
 async def conversation(url: str, graph: str, transport: str, gated: bool) -> dict[str, Any]:
     """One thread: run.start, all events to the interrupt (if `gated`), run.respond, all
     events to the end, the output."""
@@ -78,11 +92,11 @@ async def conversation(url: str, graph: str, transport: str, gated: bool) -> dic
         seen["start"] = await thread.run.start(input={"messages": [], "steps": []})
         stream = thread.events  # every channel, replayed from the thread's first event
         if gated:
-            await asyncio.wait_for(read_until(stream, "interrupted", events), scaled(60))
+            await reach(read_until(stream, "interrupted", events), url, transport, events)
             await until_true(lambda: thread.interrupted, 30)
             seen["interrupts"] = list(thread.interrupts)
             seen["respond"] = await thread.run.respond("yes")
-        await asyncio.wait_for(read_until(stream, "completed", events), scaled(60))
+        await reach(read_until(stream, "completed", events), url, transport, events)
         seen["output"] = await thread.output.with_timeout(scaled(30))
         seen["events"] = events
     await client.aclose()
