@@ -189,13 +189,21 @@ async def _prepare_resume(
         return gate_command(compiled, config, decision, orch.tools(spec.name), request=gate)
     if snapshot.interrupts:
         return Command(resume=decision)  # a user graph's own interrupt
-    if snapshot.next:
+    if run_status.unfinished(snapshot):  # nodes to run, or a step's saved writes to go on from
         if decision is not None:
             raise UserError(
                 f"thread {thread_id!r} is not waiting at a gate; resume it without a decision"
             )
         return None
-    if (status := orch.thread_meta.status(meta, snapshot)) == "failed" and decision is None:
+    # Under this run's lock no other process runs the thread: a recorded `running` died.
+    status = run_status.settled(
+        meta.get("status"),
+        False,
+        next=[],
+        interrupted=False,
+        stop_reason=(snapshot.values or {}).get("stop_reason"),
+    )
+    if status == "failed" and decision is None:
         # It failed while saving its last step (Redis went away): LangGraph runs on from
         # the writes that step saved, or finds the run had finished.
         return None

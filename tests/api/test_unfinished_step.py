@@ -53,6 +53,9 @@ def test_a_step_cut_before_its_checkpoint_is_resumed_not_run_over(
     assert orch.state("cut").status == "failed"
     with pytest.raises(UserError, match="unfinished run"):
         orch.invoke("agent", EMAIL, thread_id="cut")
+    # As a process killed there leaves it: recorded running, its lock gone with it.
+    orch.client.hset(orch.keys.meta("cut"), "status", "running")
+    assert orch.state("cut").status == "failed"
     done = orch.resume("cut")
     assert done.status == "completed", done
     assert len(outbox(orch)) == 1 and "Weekly report" in (done.answer or "")
