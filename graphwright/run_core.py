@@ -204,8 +204,8 @@ async def _prepare_resume(
         stop_reason=(snapshot.values or {}).get("stop_reason"),
     )
     if status == "failed" and decision is None:
-        # It failed while saving its last step (Redis went away): LangGraph runs on from
-        # the writes that step saved, or finds the run had finished.
+        # It stopped with nothing left to run and no stop reason (a graph's own end, or a
+        # failure recorded after its last step): LangGraph finds the run had finished.
         return None
     if status != meta.get("status"):  # its process died after the last step
         await run_meta.asettled(orch.run_writes, thread_id, fence, status)

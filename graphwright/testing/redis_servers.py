@@ -6,6 +6,7 @@ gives a throwaway server in a temporary directory, stopped afterwards.
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import shutil
@@ -26,16 +27,29 @@ from graphwright.testing.until import scaled
 
 _LOW, _HIGH = 10_000, 20_000  # picked ports; a cluster's bus ports sit 10,000 above them
 _HELD_S = 3600.0  # how long a port handed out stays reserved for its taker
-_given: set[int] = set()
 
 
-def _ephemeral() -> range:
-    """The kernel's range for outgoing connections' local ports (and for binds to port 0)."""
+@functools.cache
+def _candidates() -> tuple[int, ...]:
+    """The ports to pick from, each with its cluster bus port below the ephemeral range.
+
+    That range is the kernel's for outgoing connections' local ports and for binds to port 0.
+    """
     try:
         low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
-        return range(int(low), int(high) + 1)
+        ephemeral = range(int(low), int(high) + 1)
     except (OSError, ValueError):
-        return range(32_768, 61_000)
+        ephemeral = range(32_768, 61_000)
+    return tuple(
+        p for p in range(_LOW, _HIGH) if p not in ephemeral and p + 10_000 not in ephemeral
+    )
+
+
+@functools.cache
+def _claims() -> Path:
+    folder = Path(tempfile.gettempdir()) / "graphwright-ports"
+    folder.mkdir(exist_ok=True)
+    return folder
 
 
 def _reserve(port: int) -> bool:
@@ -43,9 +57,7 @@ def _reserve(port: int) -> bool:
 
     A file made exclusively: parallel test processes picking at random must not pick the same one.
     """
-    folder = Path(tempfile.gettempdir()) / "graphwright-ports"
-    folder.mkdir(exist_ok=True)
-    mark = folder / str(port)
+    mark = _claims() / str(port)
     try:
         os.close(os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
         return True
@@ -67,21 +79,17 @@ def free_port() -> int:
     the caller's server binds it, and two parallel test processes picking at random could pick
     the same one. Falls back to the kernel's choice where the ephemeral range leaves nothing.
     """
-    ephemeral = _ephemeral()
-    candidates = [
-        p for p in range(_LOW, _HIGH) if p not in ephemeral and p + 10_000 not in ephemeral
-    ]
+    candidates = _candidates()
     rng = random.Random()
     for _ in range(500 if candidates else 0):
         port = rng.choice(candidates)
-        if port in _given or not _reserve(port):
+        if not _reserve(port):  # this process's own earlier picks included
             continue
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
-        _given.add(port)
         return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
