@@ -14,7 +14,7 @@ from graphwright.checkpoints.errors import LockLostError
 from graphwright.checkpoints.keys import Keys
 
 # KEYS: hash, fence, [registry]. ARGV: fence ('' = unfenced), field, value, ...
-_HSET = """
+HSET = """
 if ARGV[1] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], unpack(ARGV, 2))
 if KEYS[3] then redis.call('SADD', KEYS[3], KEYS[1]) end
@@ -39,7 +39,7 @@ def fenced_hset(
     """
     names = [key, keys.fence(thread_id)] + ([keys.registry(thread_id)] if registry else [])
     pairs = [x for kv in mapping.items() for x in kv]
-    done = client.eval(_HSET, len(names), *names, "" if fence is None else str(fence), *pairs)
+    done = client.eval(HSET, len(names), *names, "" if fence is None else str(fence), *pairs)
     if not done:
         raise LockLostError(f"thread {thread_id!r} is held by a newer run; {key} was not written")
 

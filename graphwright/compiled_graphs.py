@@ -95,9 +95,11 @@ class CompiledGraphs:
             json.dumps(configurable, sort_keys=True, default=str),
         )
 
-    def cached_graph(self, spec: GraphSpec, limits: Limits | None) -> Graph | None:
+    def cached_graph(
+        self, spec: GraphSpec, limits: Limits | None, config: RunnableConfig | None = None
+    ) -> Graph | None:
         """The graph `_graph` would return, if it is built already (no building here)."""
-        return self._compiled.get(self._graph_key(spec, limits, None))
+        return self._compiled.get(self._graph_key(spec, limits, config))
 
     def _graph(
         self, spec: GraphSpec, limits: Limits | None, config: RunnableConfig | None = None

@@ -10,6 +10,7 @@ written by `run_meta`, its statuses mapped by `run_status`.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from langgraph.types import StateSnapshot
 
 from graphwright import run_meta
 from graphwright.checkpoints.direct import Command
+from graphwright.checkpoints.head import Head
 from graphwright.graphs.gates import gate_of
 from graphwright.graphs.registry import Graph, GraphSpec
 from graphwright.locking import ThreadLock, athread_lock
@@ -61,7 +63,7 @@ class Lifecycle:
     def __init__(self, orch: Orchestrator) -> None:
         self.orch = orch
 
-    def admit(
+    async def aadmit(
         self,
         graph: str,
         thread_id: str,
@@ -71,14 +73,16 @@ class Lifecycle:
         limits: Limits | None = None,
         user_id: str | None = None,
     ) -> Run:
-        """The run's graph, built for its config and limits.
+        """The run's graph, built for its config and limits (one not built yet: in the executor).
 
         Raises the run's own error (an unknown graph, a factory that raises, a bad config): the
         caller ends it so.
         """
         spec = self.orch.graphs.get(graph)
         config = config if config is not None else run_config(thread_id, run_id)
-        built = self.orch.graph_for(spec, limits, config)
+        built = self.orch.cached_graph(spec, limits, config)
+        if built is None:  # a builder or a factory may block
+            built = await asyncio.to_thread(self.orch.graph_for, spec, limits, config)
         return Run(
             thread_id=thread_id,
             run_id=run_id,
@@ -108,32 +112,54 @@ class Lifecycle:
         ) as lock:
             yield lock
 
-    def start(self, run: Run, run_input: Any) -> None:
-        """Mark the thread running and trace the run's start (`None`: it resumes)."""
-        self.orch.run_record.start(run.spec.name, run.thread_id, run.run_id, run_input, run.fence)
+    async def astart(self, run: Run, run_input: Any, *, was: str | None = None) -> None:
+        """Mark the thread running and trace the run's start (`None`: it resumes), in one write.
 
-    def failed(self, run: Run | None, thread_id: str, fence: int | None) -> None:
+        `was`: the thread's status its lock found.
+        """
+        record = self.orch.run_record
+        await record.astart(run.spec.name, run.thread_id, run.run_id, run_input, run.fence, was=was)
+
+    async def afailed(self, thread_id: str, fence: int | None) -> None:
         """The run ended before its graph ran (or with our own error)."""
-        run_meta.failed(self.orch.thread_meta, thread_id, run.fence if run else fence)
+        await run_meta.afailed(self.orch.run_writes, thread_id, fence)
 
-    def finish(
-        self, run: Run, snapshot: StateSnapshot, status: ThreadStatus, *, remember: bool
+    async def afinish(
+        self,
+        run: Run,
+        snapshot: StateSnapshot,
+        status: ThreadStatus,
+        *,
+        remember: bool,
+        head: Head | None = None,
     ) -> None:
-        """Remember what the user asked (a run that ended well).
+        """Remember what the user asked (a run that ended well, a model call: in the executor).
 
-        Then write its end and the `show` summary of the state it left, as every run does.
+        Then write its end and the `show` summary of the state it left, as every run does
+        (`head`: the thread's head, when the run's saver knows it; else read here). The lock
+        stays held: the caller gives it back.
         """
         if remember:
-            self.orch.user_memory.remember(run.thread_id, run.run_id, run.fence)
-        run_meta.ended(
-            self.orch.thread_meta,
+            await asyncio.to_thread(
+                self.orch.user_memory.remember, run.thread_id, run.run_id, run.fence
+            )
+        if head is None:
+            _, head = await self.orch.run_writes.tail(run.thread_id, "+")
+        await run_meta.aended(
+            self.orch.run_writes,
             run.thread_id,
-            run.fence,
             status,
             snapshot,
+            head,
+            lock=run.lock,
             gate=gate_of(snapshot),
+            release=False,
         )
 
-    def release(self, thread_id: str) -> int | None:
-        """The keys the run added expire with its thread: its TTL restarted (its length)."""
-        return self.orch.thread_meta.refresh_ttl(thread_id)
+    async def arelease(self, thread_id: str, meta: dict[str, str]) -> int | None:
+        """The keys the run added expire with its thread (its `meta` names a TTL): its length."""
+        if not meta.get("ttl_s"):
+            return None
+        seconds = int(float(meta["ttl_s"]))
+        await self.orch.run_writes.refresh_ttl(thread_id, seconds)
+        return seconds

@@ -20,7 +20,7 @@ from langgraph.types import StateSnapshot
 
 from graphwright import summary
 from graphwright.checkpoints.direct import Command
-from graphwright.checkpoints.head import Head, read_head
+from graphwright.checkpoints.head import Head
 from graphwright.locking import ThreadLock
 from graphwright.nodes.gate_models import GateRequest
 from graphwright.results import ThreadStatus
@@ -38,21 +38,6 @@ RUN_FIELDS = frozenset(
 Fence = int | None
 
 
-def started(meta: ThreadMeta, thread_id: str, fence: Fence, graph: str) -> None:
-    """The run holds the thread: it is `running` the graph `graph`."""
-    meta.write(thread_id, fence, graph=graph, status="running", thread_id=thread_id)
-
-
-def counted_from(meta: ThreadMeta, thread_id: str, fence: Fence, trace_entry: str) -> None:
-    """The thread's usage counts from this trace entry (a new input restarts it)."""
-    meta.write(thread_id, fence, trace_from=trace_entry)
-
-
-def failed(meta: ThreadMeta, thread_id: str, fence: Fence) -> None:
-    """The run failed before it had a result (its graph, its factory, our own error)."""
-    meta.write(thread_id, fence, status="failed")
-
-
 def settled(
     meta: ThreadMeta, thread_id: str, fence: Fence, status: ThreadStatus, graph: str = ""
 ) -> None:
@@ -62,31 +47,6 @@ def settled(
     """
     fields = {"graph": graph, "thread_id": thread_id} if graph else {}
     meta.write(thread_id, fence, status=status, **fields)
-
-
-def ended(
-    meta: ThreadMeta,
-    thread_id: str,
-    fence: Fence,
-    status: ThreadStatus,
-    snapshot: StateSnapshot,
-    *,
-    gate: GateRequest | None = None,
-    model_failed: bool = False,
-) -> None:
-    """The run's end, written last: its status and the `show` summary of the state it left.
-
-    A run the model failed names its checkpoint in `MODEL_FAILED`: the thread's next turn may start
-    over that unfinished step (a model call has no effect to lose).
-    """
-    head = read_head(meta.client, meta.keys, thread_id)
-    meta.write(
-        thread_id,
-        fence,
-        status=status,
-        **{MODEL_FAILED: checkpoint_of(snapshot) if model_failed else ""},
-        **{summary.FIELD: summary.encode(summary_of(snapshot, gate), head)},
-    )
 
 
 def noted(
@@ -153,10 +113,12 @@ async def aended(
     gate: GateRequest | None = None,
     model_failed: bool = False,
     reads: Sequence[Command] = (),
+    release: bool = True,
 ) -> list[Any]:
     """`ended` on the run loop, the lock given back in the same write (`head` read already).
 
-    `reads` (commands) go in its round trip, before it; returns their replies.
+    `reads` (commands) go in its round trip, before it; returns their replies. Without
+    `release` the lock stays held (an HTTP run gives it back with its record's end).
     """
     fence = lock.fence if lock is not None else None
     fields = {
@@ -164,11 +126,12 @@ async def aended(
         MODEL_FAILED: checkpoint_of(snapshot) if model_failed else "",
         summary.FIELD: summary.encode(summary_of(snapshot, gate), head),
     }
-    if lock is not None:
-        lock.renewal_stop.set()  # the write deletes the lock: no renewal may find it gone
+    releasing = lock if release else None
+    if releasing is not None:
+        releasing.renewal_stop.set()  # the write deletes the lock: no renewal may find it gone
     # Its start wrote `running` under the same fence: no other status since.
     _, replies = await writes.write(
-        thread_id, fence, fields, release=lock, was="running", reads=reads
+        thread_id, fence, fields, release=releasing, was="running", reads=reads
     )
     return replies
 

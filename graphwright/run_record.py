@@ -179,25 +179,6 @@ class RunRecord:
             was=was,
         )
 
-    def start(
-        self,
-        graph: str,
-        thread_id: str,
-        run_id: str,
-        run_input: RunInput | dict[str, Any] | None,
-        fence: int | None = None,
-    ) -> None:
-        """Mark the thread running and trace the run's start; a new input restarts the usage.
-
-        Every write carries the run's `fence`: a run that lost the thread writes none.
-        """
-        run_meta.started(self.meta, thread_id, fence, graph)
-        started = self.tracer.emit(
-            thread_id, "run_start", fence=fence, **start_event(run_id, graph, run_input)
-        )
-        if run_input is not None:  # usage counts from here, across later resumes
-            run_meta.counted_from(self.meta, thread_id, fence, started)
-
     async def finish(
         self,
         spec: GraphSpec,

@@ -16,7 +16,9 @@ from graphwright.checkpoints.errors import LockLostError
 from graphwright.locking import ThreadLock, thread_lock
 from graphwright.offline import OfflineChatModel
 from graphwright.server.records.run_store import RunStore
-from graphwright.server.runs.execution import Executor
+from graphwright.run_context import Run
+from graphwright.server.runs.execution import Executor, Prepared
+from graphwright.server.schemas.run_bodies import RunCreate
 from graphwright.settings import Settings
 from graphwright.testing.service import Service, running
 from graphwright.tools.runloop import call
@@ -64,18 +66,25 @@ def test_a_frozen_executor_woken_after_a_takeover_changes_nothing(service: Servi
     before = _everything(orch, tid, run["run_id"])
     frozen = Executor(orch, store, owner="frozen")
     spec = orch.graphs.get("agent")
-    graph = orch.compiled(spec.name)
+    raw = store.raw(tid, run["run_id"])
+    woken = Run(
+        thread_id=tid,
+        run_id=run["run_id"],
+        spec=spec,
+        graph=orch.compiled(spec.name),
+        config={},
+        lock=ThreadLock(tid, stale, "frozen-lock"),
+    )
+    ready = Prepared(
+        run=woken,
+        body=RunCreate.model_validate_json(raw["body"]),
+        payload=None,
+        meta=orch.meta(tid),
+        raw=raw,
+        noted=True,
+    )
     with pytest.raises(LockLostError):
-        frozen.finish(
-            spec,
-            graph,
-            tid,
-            run["run_id"],
-            RuntimeError("woke up"),
-            None,
-            None,
-            ThreadLock(tid, stale, "frozen-lock"),
-        )
+        call(frozen.finish(ready, RuntimeError("woke up"), None, None, None))
     with pytest.raises(LockLostError):
         orch.user_memory.remember(tid, run["run_id"], stale)
     with pytest.raises(LockLostError):
@@ -89,7 +98,7 @@ def test_a_cli_run_that_lost_its_thread_writes_no_start(service: Service) -> Non
     stale = _taken_over(orch, "cli")
     meta, trace = orch.meta("cli"), orch.trace("cli")
     with pytest.raises(LockLostError):
-        call(orch.run_record.start("agent", "cli", "0" * 32, None, stale))
+        call(orch.run_record.astart("agent", "cli", "0" * 32, None, stale))
     end = ThreadLock("cli", stale, "stale-lock")  # its end, which also gives the lock back
     with pytest.raises(LockLostError):
         call(orch.run_writes.write("cli", stale, {"status": "completed"}, release=end))

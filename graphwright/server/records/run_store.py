@@ -49,6 +49,17 @@ class RunExistsError(ConflictError):
     """A run id that is already taken: a create never resets or queues an existing run again."""
 
 
+Call = tuple[list[str], list[Any]]  # a script's keys and arguments
+
+
+def published(got: Any) -> tuple[str, str | None] | None:
+    """The PUBLISH script's reply: the entry id and the cancel asked for; None: not ours."""
+    if got is None:
+        return None
+    entry_id, cancel = got
+    return entry_id.decode(), cancel.decode() or None
+
+
 def new_run_id() -> str:
     """Time-ordered like the reference's (a UUID v7 layout), so listing by id is by age."""
     ms = int(time.time() * 1000)
@@ -174,18 +185,27 @@ class RunStore(RunReads, RunQueue):
         With the executor's `fence`, refused (LockLostError) once another executor took the thread
         over.
         """
-        mapping: dict[str, str] = {**fields, "updated_at": str(time.time())}
+        key, mapping = self.update_fields(thread_id, run_id, fields)
+        fenced_hset(self.redis, self.keys, thread_id, key, mapping, fence)
+
+    def update_fields(
+        self, thread_id: str, run_id: str, fields: dict[str, str]
+    ) -> tuple[str, dict[str, str | bytes]]:
+        """The record's key and the fields `update` writes, sealed (for `RunSteps` too)."""
         key = self.keys.run_record(thread_id, run_id)
-        fenced_hset(self.redis, self.keys, thread_id, key, self._sealed(key, mapping), fence)
+        return key, self._sealed(key, {**fields, "updated_at": str(time.time())})
 
     def pickup(self, thread_id: str, run_id: str, owner: str) -> Pickup:
         """Mark the run running for `owner` (who holds the thread lock) if it is its turn."""
-        got = self.script(
-            "PICKUP",
+        got = self.script("PICKUP", *self.pickup_call(thread_id, run_id, owner))
+        return got.decode()  # type: ignore[no-any-return]
+
+    def pickup_call(self, thread_id: str, run_id: str, owner: str) -> Call:
+        """The keys and arguments of `pickup`'s script (for `RunSteps` too)."""
+        return (
             [self.keys.run_record(thread_id, run_id), self.inflight(thread_id)],
             [run_id, owner, time.time(), self.record_prefix(thread_id)],
         )
-        return got.decode()  # type: ignore[no-any-return]
 
     def publish(
         self, thread_id: str, run_id: str, owner: str, event: str, data: Any
@@ -194,21 +214,22 @@ class RunStore(RunReads, RunQueue):
 
         Returns the entry id and the cancel action asked for the run, if any.
         """
+        return published(
+            self.script("PUBLISH", *self.publish_call(thread_id, run_id, owner, event, data))
+        )
+
+    def publish_call(self, thread_id: str, run_id: str, owner: str, event: str, data: Any) -> Call:
+        """The keys and arguments of `publish`'s script (for `RunSteps` too)."""
         events = stream_key(self.keys, thread_id, run_id)
-        got = self.script(
-            "PUBLISH",
+        return (
             [self.keys.run_record(thread_id, run_id), events],
             [
                 owner,
                 event,
                 self.keys.sealer.seal_text(encode(data), events, "data"),
-                uuid.uuid4().hex,
+                uuid.uuid4().hex,  # a replay of this call is added once
             ],
-        )  # a replay of this call is added once
-        if got is None:
-            return None
-        entry_id, cancel = got
-        return entry_id.decode(), cancel.decode() or None
+        )
 
     def finish(
         self,
@@ -227,12 +248,26 @@ class RunStore(RunReads, RunQueue):
         own TTL) bounds how long the record and its streams are kept; with `delete` (a rollback) the
         run and its events go in the same step.
         """
+        call = self.finish_call(thread_id, run_id, owner, status, error, lock_value, cap_s, delete)
+        return bool(self.script("FINISH", *call))
+
+    def finish_call(
+        self,
+        thread_id: str,
+        run_id: str,
+        owner: str,
+        status: RunStatus,
+        error: str = "",
+        lock_value: str = "",
+        cap_s: int | None = None,
+        delete: bool = False,
+    ) -> Call:
+        """The keys and arguments of `finish`'s script (for `RunSteps` too)."""
         key = self.keys.run_record(thread_id, run_id)
         retention, events_ttl = self.retention_s, self.events_ttl()
         if cap_s is not None:
             retention, events_ttl = min(retention, cap_s), min(events_ttl, cap_s)
-        got = self.script(
-            "FINISH",
+        return (
             [
                 key,
                 self.inflight(thread_id),
@@ -256,7 +291,6 @@ class RunStore(RunReads, RunQueue):
                 "1" if delete else "0",
             ],
         )
-        return bool(got)
 
     def cancel(self, thread_id: str, run_id: str, action: str = "interrupt") -> str:
         """Cancel a pending run now (atomic with its pickup) or ask a running one to stop."""

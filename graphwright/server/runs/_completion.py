@@ -12,7 +12,6 @@ from typing import Any
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.records.run_store import RunStore
 from graphwright.server.runs.webhook_sender import SENDER
-from graphwright.server.schemas.run_bodies import RunCreate
 from graphwright.tools.runloop import call
 
 log = logging.getLogger(__name__)
@@ -62,19 +61,3 @@ def webhooks_disabled(orch: Orchestrator) -> bool:
     Runs keep their webhook, which is never called (as the reference does).
     """
     return orch.project is not None and orch.project.config.http.disable_webhooks
-
-
-def after_run(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:
-    """What follows a run's end: its webhook, and the thread's removal for a stateless run."""
-    raw = store.raw(thread_id, run_id)
-    body = RunCreate.model_validate_json(raw["body"])
-    if body.webhook and webhooks_disabled(orch):
-        log.info("webhooks are off (http.disable_webhooks): run %s's is not called", run_id)
-    elif body.webhook:
-        run = store.get(thread_id, run_id).model_dump(mode="json")
-        # Sent in the background: the run gives its job slot back without waiting for it.
-        SENDER.submit(
-            body.webhook, {**run, "values": raw.get("output")}, orch.settings.webhook_allow
-        )
-    if raw.get("stateless") == "delete":
-        expire_kept(orch, store, thread_id, run_id)

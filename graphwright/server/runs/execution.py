@@ -18,24 +18,33 @@ import socket
 import uuid
 from collections.abc import Iterable
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import redis
 
 from graphwright import run_status
 from graphwright.checkpoints.errors import LockLostError
+from graphwright.checkpoints.last_saved import LastSaved
 from graphwright.graphs.registry import Graph, GraphSpec
 from graphwright.locking import ThreadBusyError, ThreadLock
 from graphwright.orchestrator import Orchestrator
 from graphwright.run_context import Run
+from graphwright.run_record import end_state, watch
+from graphwright.server.records.run_steps import RunSteps
 from graphwright.server.records.run_store import RunStore
-from graphwright.server.runs._completion import after_run, drop_temporary_thread
+from graphwright.server.runs._completion import (
+    drop_temporary_thread,
+    expire_kept,
+    webhooks_disabled,
+)
 from graphwright.server.runs._producing import produce
 from graphwright.server.runs._pump import Pump
 from graphwright.server.runs._start_payload import StartPayload
 from graphwright.server.runs.framing import Framer, error_data
 from graphwright.server.runs.payloads import run_config, run_context
 from graphwright.server.runs.values import final_values, values_of
+from graphwright.server.runs.webhook_sender import SENDER
 from graphwright.server.schemas.run_bodies import RunCreate, RunStatus
 from graphwright.tools.runloop import call, hand
 from graphwright_errors import InfrastructureError
@@ -49,12 +58,30 @@ class Lost(Exception):
     """Another executor owns the run now; this one stops writing."""
 
 
+@dataclass
+class Prepared:
+    """A picked-up run, ready to stream: what `Executor.prepare` found and made."""
+
+    run: Run
+    body: RunCreate
+    payload: Any
+    meta: dict[str, str]  # the thread's meta, read under the run's lock
+    raw: dict[str, str]  # the run's record as it was picked up
+    noted: bool  # its start noted the user's messages to remember at its end
+
+
 class Executor(StartPayload):
-    """Runs HTTP runs for one process (`owner` tells its writes apart from a successor's)."""
+    """Runs HTTP runs for one process (`owner` tells its writes apart from a successor's).
+
+    Every Redis call of a run's common path is a coroutine on the run loop (`RunSteps`, the
+    lock, `RunWrites`); what may block (building a graph not built yet, a user's memories, a
+    rollback, a recovered run's reads) goes to the loop's executor.
+    """
 
     def __init__(self, orch: Orchestrator, store: RunStore, owner: str | None = None) -> None:
         self.orch = orch
         self.store = store
+        self.steps = RunSteps(store, orch.aclient)
         self.owner = owner or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
     def run(self, thread_id: str, run_id: str) -> Outcome:
@@ -70,84 +97,105 @@ class Executor(StartPayload):
         return await hand(self._arun(thread_id, run_id))
 
     async def _arun(self, thread_id: str, run_id: str) -> Outcome:
+        reads = [self.orch.run_writes.read_meta(thread_id)]
         async with AsyncExitStack() as stack:
             try:
-                lock = await stack.enter_async_context(self.orch.lifecycle.lock(thread_id))
+                lock = await stack.enter_async_context(self.orch.lifecycle.lock(thread_id, reads))
             except ThreadBusyError:
                 return "busy"  # a retry, never an error
-            picked = await asyncio.to_thread(self.store.pickup, thread_id, run_id, self.owner)
+            picked = await self.steps.pickup(thread_id, run_id, self.owner)
             if picked in ("wait", "gone"):
                 return picked
+            meta = self.orch.run_writes.meta_of(thread_id, lock.reads[0])
             try:
-                await self.drive(thread_id, run_id, recovering=picked == "recover", lock=lock)
+                await self.drive(thread_id, run_id, picked == "recover", lock, meta)
             except (Lost, LockLostError):
                 log.warning("run %s was taken over by another executor; this one stops", run_id)
             return "done"
         return "done"  # pragma: no cover  # AsyncExitStack does not swallow exceptions
 
-    def publish(self, thread_id: str, run_id: str, event: str, data: Any) -> str | None:
+    async def publish(self, thread_id: str, run_id: str, event: str, data: Any) -> str | None:
         """Publish one event; returns the cancel action asked for the run, if any."""
-        published = self.store.publish(thread_id, run_id, self.owner, event, data)
+        published = await self.steps.publish(thread_id, run_id, self.owner, event, data)
         if published is None:
             raise Lost(run_id)
         return published[1]
 
     async def drive(
-        self, thread_id: str, run_id: str, *, recovering: bool, lock: ThreadLock | None = None
-    ) -> None:
-        """Prepare (blocking reads, in the loop's executor), stream on the loop, record the end."""
-        started = await asyncio.to_thread(self.prepare, thread_id, run_id, recovering, lock)
-        if started is None:
-            return
-        spec, graph, config, body, payload = started
-        # Read once, on the loop: where a rollback returns to, and whether there is anything
-        # to continue (prepare writes no checkpoint, so this is the state before the run).
-        state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
-        before = state.config.get("configurable", {}).get("checkpoint_id")
-        error, cancel = await self.stream(
-            graph, payload, config, body, thread_id, run_id, lock, state
-        )
-        await asyncio.to_thread(
-            self.finish, spec, graph, thread_id, run_id, error, cancel, before, lock
-        )
-
-    def prepare(
         self,
         thread_id: str,
         run_id: str,
         recovering: bool,
-        lock: ThreadLock | None,
-    ) -> tuple[GraphSpec, Graph, Any, RunCreate, Any] | None:
+        lock: ThreadLock,
+        meta: dict[str, str],
+    ) -> None:
+        """Prepare the run, stream it, record its end."""
+        ready = await self.prepare(thread_id, run_id, recovering, lock, meta)
+        if ready is None:
+            return
+        run = ready.run
+        # Read once: where a rollback returns to, and whether there is anything to continue
+        # (prepare writes no checkpoint, so this is the state before the run).
+        state = await run.graph.aget_state({"configurable": {"thread_id": thread_id}})
+        before = state.config.get("configurable", {}).get("checkpoint_id")
+        with watch(run.graph, thread_id) as saved:
+            error, cancel = await self.stream(run, ready.payload, ready.body, state)
+        await self.finish(ready, error, cancel, before, saved)
+
+    async def prepare(
+        self,
+        thread_id: str,
+        run_id: str,
+        recovering: bool,
+        lock: ThreadLock,
+        meta: dict[str, str],
+    ) -> Prepared | None:
         """The run's graph, config and payload, its start recorded; None when it failed here."""
-        body = self.store.body(thread_id, run_id)
+        raw = await self.steps.raw(thread_id, run_id)
+        body = RunCreate.model_validate_json(raw["body"])
         try:  # a graph this process may not know; a factory graph: built for this config
             config = run_config(thread_id, run_id, body)
-            config["configurable"].pop("gw_fence", None)  # ours to set, never the caller's
-            if lock is not None:  # every checkpoint, record and trace write of the run carries it
-                config["configurable"]["gw_fence"] = lock.fence
-            run = self.orch.lifecycle.admit(body.assistant_id, thread_id, run_id, config=config)
-            run.lock, spec, graph = lock, run.spec, run.graph
+            # ours to set, never the caller's: every checkpoint, record and trace write carries it
+            config["configurable"]["gw_fence"] = lock.fence
+            run = await self.orch.lifecycle.aadmit(
+                body.assistant_id, thread_id, run_id, config=config
+            )
+            run.lock = lock
         except (redis.RedisError, InfrastructureError):
             raise  # Redis away or the run lost: retried, never the run's fault
         except Exception as exc:  # the run's own: its graph, its factory or its config
-            self.fail_early(thread_id, run_id, exc, lock)
+            await self.fail_early(thread_id, run_id, exc, lock, meta, raw)
             return None
-        self.publish(
+        await self.publish(
             thread_id, run_id, "metadata", {"run_id": run_id, "attempt": 2 if recovering else 1}
         )
+        noted = self.notes(run.spec, body)
         try:
-            payload = self.payload(spec, graph, config, body, recovering, thread_id, run_id)
+            if recovering or body.command is not None or noted:  # reads, a memory book
+                payload = await asyncio.to_thread(
+                    self.payload, run.spec, run.graph, config, body, recovering, thread_id, run_id
+                )
+            else:
+                payload = self.payload(
+                    run.spec, run.graph, config, body, recovering, thread_id, run_id
+                )
         except Exception as exc:  # a decision that no longer fits, an input the graph refuses
-            self.publish(thread_id, run_id, "error", error_data(exc))
-            self.finish(
-                spec, graph, thread_id, run_id, exc, None, None, lock
-            )  # no rollback: no before
+            await self.publish(thread_id, run_id, "error", error_data(exc))
+            ready = Prepared(run=run, body=body, payload=None, meta=meta, raw=raw, noted=noted)
+            await self.finish(ready, exc, None, None, None)  # no rollback: no before
             return None
-        self.orch.lifecycle.start(run, body.input)  # fenced: no write of a stale run lands
-        return spec, graph, config, body, payload
+        # fenced: no write of a stale run lands
+        await self.orch.lifecycle.astart(run, body.input, was=meta.get("status"))
+        return Prepared(run=run, body=body, payload=payload, meta=meta, raw=raw, noted=noted)
 
-    def fail_early(
-        self, thread_id: str, run_id: str, exc: Exception, lock: ThreadLock | None
+    async def fail_early(
+        self,
+        thread_id: str,
+        run_id: str,
+        exc: Exception,
+        lock: ThreadLock,
+        meta: dict[str, str],
+        raw: dict[str, str],
     ) -> None:
         """End a run that failed before its graph existed.
 
@@ -155,18 +203,20 @@ class Executor(StartPayload):
         next run.
         """
         log.warning("run %s on thread %s failed before it started: %s", run_id, thread_id, exc)
-        self.publish(thread_id, run_id, "error", error_data(exc))
-        self.orch.lifecycle.failed(None, thread_id, lock.fence if lock is not None else None)
-        self.close(thread_id, run_id, "error", json.dumps(error_data(exc)), lock)
-        after_run(self.orch, self.store, thread_id, run_id)
+        await self.publish(thread_id, run_id, "error", error_data(exc))
+        await self.orch.lifecycle.afailed(thread_id, lock.fence)
+        await self.close(thread_id, run_id, "error", json.dumps(error_data(exc)), lock, meta, raw)
+        await self.after_run(thread_id, run_id, raw)
 
-    def close(
+    async def close(
         self,
         thread_id: str,
         run_id: str,
         status: RunStatus,
         message: str,
-        lock: ThreadLock | None,
+        lock: ThreadLock,
+        meta: dict[str, str],
+        raw: dict[str, str],
         *,
         delete: bool = False,
     ) -> None:
@@ -175,48 +225,54 @@ class Executor(StartPayload):
         A stateless run's thread is gone before its waiters wake; a thread with a TTL has the keys
         this run added expire with it, before its end is seen.
         """
-        if self.store.raw(thread_id, run_id).get("stateless") == "delete":
-            drop_temporary_thread(self.orch, self.store, thread_id, run_id)
-        cap = self.orch.lifecycle.release(thread_id)
-        if lock is not None:
-            lock.renewal_stop.set()  # FINISH deletes the lock: no renewal may find it gone
-        owner_value = lock.value if lock is not None else ""
-        if not self.store.finish(
-            thread_id, run_id, self.owner, status, message, owner_value, cap, delete=delete
+        if raw.get("stateless") == "delete":
+            await asyncio.to_thread(drop_temporary_thread, self.orch, self.store, thread_id, run_id)
+        cap = await self.orch.lifecycle.arelease(thread_id, meta)
+        lock.renewal_stop.set()  # FINISH deletes the lock: no renewal may find it gone
+        if not await self.steps.finish(
+            thread_id, run_id, self.owner, status, message, lock.value, cap, delete=delete
         ):
             raise Lost(run_id)
 
+    async def after_run(self, thread_id: str, run_id: str, raw: dict[str, str]) -> None:
+        """Its webhook, handed to the background sender; a stateless run's record to expire."""
+        body = RunCreate.model_validate_json(raw["body"])
+        if body.webhook and webhooks_disabled(self.orch):
+            log.info("webhooks are off (http.disable_webhooks): run %s's is not called", run_id)
+        elif body.webhook:
+            ended = await self.steps.raw(thread_id, run_id)
+            run = self.store.to_run(ended).model_dump(mode="json")
+            # Sent in the background: the run gives its job slot back without waiting for it.
+            SENDER.submit(
+                body.webhook,
+                {**run, "values": ended.get("output")},
+                self.orch.settings.webhook_allow,
+            )
+        if raw.get("stateless") == "delete":
+            await asyncio.to_thread(expire_kept, self.orch, self.store, thread_id, run_id)
+
     async def stream(
-        self,
-        graph: Graph,
-        payload: Any,
-        config: Any,
-        body: RunCreate,
-        thread_id: str,
-        run_id: str,
-        lock: ThreadLock | None = None,
-        state: Any = None,
+        self, run: Run, payload: Any, body: RunCreate, state: Any
     ) -> tuple[BaseException | None, str | None]:
         """Stream the graph, relaying each chunk.
 
-        `state` is the thread's before the run, if the caller has it. Returns the graph's error or
-        the cancel that stopped it.
+        `state` is the thread's before the run. Returns the graph's error or the cancel that
+        stopped it.
         """
         framer = Framer(body.modes(), body.stream_subgraphs)
-        options = stream_options(graph, body, self.orch.settings.durability)
+        options = stream_options(run.graph, body, self.orch.settings.durability)
+        thread_id, run_id = run.thread_id, run.run_id
         try:
-            if state is None:
-                state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
             # aget_state shows pending writes as applied (a step killed before its checkpoint
             # reads as finished), so only a waiting gate means there is nothing to continue.
             if payload is None and state.interrupts:
                 return None, None
             pump = Pump(
-                produce(graph, payload, config, body, framer, options, run_id),
+                produce(run.graph, payload, run.config, body, framer, options, run_id),
                 name=f"gw-produce-{run_id}",
             )
             try:
-                if cancel := await self._relay_all(pump, thread_id, run_id, lock):
+                if cancel := await self._relay_all(pump, run):
                     return None, cancel
             finally:
                 await pump.abandon()  # however the loop ended, the producer is stopped
@@ -226,32 +282,27 @@ class Executor(StartPayload):
             raise Lost(run_id) from exc
         except Exception as exc:  # the graph raised: the run ends in error, the stream says so
             log.info("run %s on thread %s raised %s", run_id, thread_id, exc)
-            await asyncio.to_thread(self.publish, thread_id, run_id, "error", error_data(exc))
+            await self.publish(thread_id, run_id, "error", error_data(exc))
             return exc, None
         return None, None
 
-    async def _relay_all(
-        self, pump: Pump, thread_id: str, run_id: str, lock: ThreadLock | None
-    ) -> str | None:
+    async def _relay_all(self, pump: Pump, run: Run) -> str | None:
         """Relay the producer's frames until it ends; the cancel that stopped it, if one did."""
+        lock = run.lock
         while (item := await pump.get(SIGNAL_POLL_S)) is None or item[0] != "end":
             if item is not None and item[0] == "error":
                 raise item[1]
             frames = item[1] if item is not None else ()
-            # One hop off the loop per chunk: its events, then the run's signals.
-            owner, cancel = await asyncio.to_thread(self.relay, thread_id, run_id, frames)
+            owner, cancel = await self.relay(run.thread_id, run.run_id, frames)
             if owner != self.owner or (lock is not None and lock.lost.is_set()):
-                raise Lost(run_id)
+                raise Lost(run.run_id)
             if cancel:  # also mid-node: a long model call or tool is left behind, fenced out
-                await self.abandon(pump, thread_id, lock)
+                await self.abandon(pump, run)
                 return cancel
         return None
 
-    def relay(
-        self,
-        thread_id: str,
-        run_id: str,
-        frames: Iterable[tuple[str, Any]],
+    async def relay(
+        self, thread_id: str, run_id: str, frames: Iterable[tuple[str, Any]]
     ) -> tuple[str | None, str | None]:
         """Publish a chunk's events.
 
@@ -261,32 +312,27 @@ class Executor(StartPayload):
         published = False
         cancel: str | None = None
         for event, data in frames:
-            cancel, published = self.publish(thread_id, run_id, event, data), True
+            cancel, published = await self.publish(thread_id, run_id, event, data), True
         if published:
             return self.owner, cancel
-        return self.store.signals(thread_id, run_id)
+        return await self.steps.signals(thread_id, run_id)
 
-    async def abandon(self, pump: Pump, thread_id: str, lock: ThreadLock | None) -> None:
+    async def abandon(self, pump: Pump, run: Run) -> None:
         """Leave the cancelled run's producer behind.
 
         Moving the fence on first refuses every write its unfinished step still makes.
         """
-        if lock is not None:  # this executor's own writes (the run's end) carry the new token
-            lock.fence = int(
-                await asyncio.to_thread(self.orch.client.incr, self.orch.keys.fence(thread_id))
-            )
+        if run.lock is not None:  # this executor's own writes (the run's end) carry the new token
+            run.lock.fence = await self.steps.fence(run.thread_id)
         await pump.abandon()
 
-    def finish(
+    async def finish(
         self,
-        spec: GraphSpec,
-        graph: Graph,
-        thread_id: str,
-        run_id: str,
+        ready: Prepared,
         error: BaseException | None,
         cancel: str | None,
         before: str | None,
-        lock: ThreadLock | None = None,
+        saved: LastSaved | None,
     ) -> None:
         """The run's end.
 
@@ -294,24 +340,45 @@ class Executor(StartPayload):
         thread over, before the owner-checked FINISH, which also gives the lock back; a stateless
         run's thread is gone before its waiters wake.
         """
-        fence = lock.fence if lock is not None else None  # moved on by a cancel
-        run = Run(thread_id=thread_id, run_id=run_id, spec=spec, graph=graph, config={}, lock=lock)
-        state = graph.get_state({"configurable": {"thread_id": thread_id}})
+        run, thread_id, run_id = ready.run, ready.run.thread_id, ready.run.run_id
+        assert run.lock is not None  # an executor's run holds its thread's lock
+        state, head = (
+            (None, None) if error or cancel else await end_state(run.graph, thread_id, saved)
+        )
+        if state is None:
+            state = await run.graph.aget_state({"configurable": {"thread_id": thread_id}})
         status, thread_status = run_status.http_end(state, error, cancel)
         if cancel == "rollback":
-            self.rollback(graph, thread_id, run_id, before)
+            await asyncio.to_thread(self.rollback, run.graph, thread_id, run_id, before)
         # before the run reads as ended to its waiters (its memories, then its status)
         remember = run_status.remembers(thread_status) and cancel != "rollback"
-        self.orch.lifecycle.finish(run, state, thread_status, remember=remember)
+        remember = remember and (ready.noted or bool(ready.meta.get("remember")))
+        await self.orch.lifecycle.afinish(run, state, thread_status, remember=remember, head=head)
         message = json.dumps(error_data(error)) if error is not None else ""
-        output = (
-            final_values(self.orch, thread_id) if cancel == "rollback" else values_of(graph, state)
+        if cancel == "rollback":
+            output = await asyncio.to_thread(final_values, self.orch, thread_id)
+        else:
+            output = values_of(run.graph, state)
+        await self.steps.update(thread_id, run_id, run.fence, output=json.dumps(output))
+        await self.close(
+            thread_id,
+            run_id,
+            status,
+            message,
+            run.lock,
+            ready.meta,
+            ready.raw,
+            delete=cancel == "rollback",
         )
-        self.store.update(thread_id, run_id, fence, output=json.dumps(output))
-        self.close(thread_id, run_id, status, message, lock, delete=cancel == "rollback")
         if cancel == "rollback":
             return
-        after_run(self.orch, self.store, thread_id, run_id)
+        await self.after_run(thread_id, run_id, ready.raw)
+
+    @staticmethod
+    def notes(spec: GraphSpec, body: RunCreate) -> bool:
+        """Whether the run's start notes its user's messages (`StartPayload.recall`)."""
+        user = (body.metadata or {}).get("user_id")
+        return user is not None and spec.make_input is not None and body.command is None
 
     def rollback(self, graph: Graph, thread_id: str, run_id: str, before: str | None) -> None:
         """Put the thread back where the run started (a new head equal to that checkpoint)."""

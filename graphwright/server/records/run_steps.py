@@ -1,0 +1,110 @@
+"""The run store's steps an executing run takes, on the run loop's asyncio client.
+
+Pick the run up, publish its events (each reply says whether it is still ours and whether a
+cancel was asked), set fields of its record under the lock's fence, and finish it (which gives
+the thread's lock back). The same scripts as `RunStore`, with the same keys and arguments (its
+`*_call` builders), sent as coroutines: an HTTP run makes no thread hop for Redis.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+import redis
+
+from graphwright.aconnect import AsyncScript, batch
+from graphwright.checkpoints.errors import LockLostError, RedisUnavailableError
+from graphwright.checkpoints.fenced import HSET
+from graphwright.server.records import run_scripts
+from graphwright.server.records.run_store import Pickup, RunStore, published
+from graphwright.server.schemas.run_bodies import RunCreate, RunStatus
+from graphwright_errors import NotFoundError
+
+if TYPE_CHECKING:
+    from graphwright.checkpoints.saver_base import AsyncClient
+
+_PICKUP, _PUBLISH, _FINISH = (
+    AsyncScript(run_scripts.PICKUP),
+    AsyncScript(run_scripts.PUBLISH),
+    AsyncScript(run_scripts.FINISH),
+)
+_HSET = AsyncScript(HSET)
+
+
+class RunSteps:
+    """An executing run's record writes and reads, as coroutines on the run loop."""
+
+    def __init__(self, store: RunStore, client: AsyncClient) -> None:
+        self.store, self.client, self.keys = store, client, store.keys
+
+    async def _script(self, script: AsyncScript, keys: list[str], args: list[Any]) -> Any:
+        try:
+            (got,) = await batch(self.client, [script.command(keys, args)], script)
+        except redis.ConnectionError as exc:
+            raise RedisUnavailableError(f"cannot reach Redis for the run store: {exc}") from exc
+        return got
+
+    async def pickup(self, thread_id: str, run_id: str, owner: str) -> Pickup:
+        """`RunStore.pickup`."""
+        got = await self._script(_PICKUP, *self.store.pickup_call(thread_id, run_id, owner))
+        return cast(Pickup, got.decode() if isinstance(got, bytes) else got)
+
+    async def publish(
+        self, thread_id: str, run_id: str, owner: str, event: str, data: Any
+    ) -> tuple[str, str | None] | None:
+        """`RunStore.publish`: the entry id and the cancel asked for; None once not ours."""
+        call = self.store.publish_call(thread_id, run_id, owner, event, data)
+        return published(await self._script(_PUBLISH, *call))
+
+    async def update(self, thread_id: str, run_id: str, fence: int | None, **fields: str) -> None:
+        """`RunStore.update`: refused (LockLostError) once another executor took the thread."""
+        key, mapping = self.store.update_fields(thread_id, run_id, fields)
+        pairs = [x for kv in mapping.items() for x in kv]
+        args = ["" if fence is None else str(fence), *pairs]
+        if not await self._script(_HSET, [key, self.keys.fence(thread_id)], args):
+            raise LockLostError(
+                f"thread {thread_id!r} is held by a newer run; {key} was not written"
+            )
+
+    async def finish(
+        self,
+        thread_id: str,
+        run_id: str,
+        owner: str,
+        status: RunStatus,
+        error: str = "",
+        lock_value: str = "",
+        cap_s: int | None = None,
+        delete: bool = False,
+    ) -> bool:
+        """`RunStore.finish`: False if the run is not ours."""
+        call = self.store.finish_call(
+            thread_id, run_id, owner, status, error, lock_value, cap_s, delete
+        )
+        return bool(await self._script(_FINISH, *call))
+
+    async def raw(self, thread_id: str, run_id: str) -> dict[str, str]:
+        """`RunStore.raw`: the record, its sealed fields opened."""
+        key = self.keys.run_record(thread_id, run_id)
+        try:
+            data: Any = await self.client.hgetall(key)
+        except redis.ConnectionError as exc:
+            raise RedisUnavailableError(f"cannot reach Redis for the run store: {exc}") from exc
+        if not data:
+            raise NotFoundError(f"no run {run_id!r} on thread {thread_id!r}")
+        return self.store.opened(key, data)
+
+    async def body(self, thread_id: str, run_id: str) -> RunCreate:
+        """`RunStore.body`."""
+        return RunCreate.model_validate_json((await self.raw(thread_id, run_id))["body"])
+
+    async def signals(self, thread_id: str, run_id: str) -> tuple[str | None, str | None]:
+        """`RunStore.signals`: the run's owner and the cancel asked for it, if any."""
+        key = self.keys.run_record(thread_id, run_id)
+        got: Any = await self.client.hmget(key, ["owner", "cancel"])
+        owner, cancel = got
+        return (owner.decode() if owner else None, cancel.decode() if cancel else None)
+
+    async def fence(self, thread_id: str) -> int:
+        """Move the thread's fence on (a cancel): every write of the old token is refused."""
+        return int(await self.client.incr(self.keys.fence(thread_id)))
