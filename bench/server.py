@@ -1,7 +1,8 @@
 """The same graphs on LangGraph's Agent Server and on graphwright, in one run.
 
-The reference is `langgraph dev`, installed apart by `scripts/reference-server`; graphwright runs
-`serve --queue` and one `worker --jobs 10`. The graphs: a three-node graph with no model and a
+The reference is `langgraph dev`, installed apart by `scripts/reference-server`, with its
+default 10 jobs; graphwright runs `serve --queue` and one `worker` with its default `--jobs`
+(32; `--jobs` here changes it). The graphs: a three-node graph with no model and a
 `ChatOpenAI` agent with one tool call against a scripted model answering after 0 ms and after 200
 ms; `runs.wait`, `runs.stream` and `runs.create` + `runs.join` on a new thread each, at 1, 8 and 32
 in flight. Prints runs/s, p50/p95 latency (and time to the first streamed event) and CPU
@@ -9,10 +10,12 @@ milliseconds per run of each process (Redis included), then graphwright's figure
 reference's and the API's CPU per run as a share of the worker's. Then the floor
 (`bench/server_floor.py`): each graph run by LangGraph in one process, alone and with every step
 saved to Redis, and every cell's CPU per run against it; and the API's CPU per request that does
-nothing (`GET /ok`), two of which every run costs.
+nothing (`GET /ok`), two of which every run costs. Last, per cell, the issue's measure: the
+worker's CPU per run (its Redis's included) beyond the graph saved to Redis, against the
+reference's whole server beyond the graph alone.
 
     python -m bench.server [--runs 64] [--repeat 3] [--graphs three,chat_200ms]
-                           [--kinds wait,stream,join] [--inflight 1,8,32]
+                           [--kinds wait,stream,join] [--inflight 1,8,32] [--jobs 32]
 
 `--runs` is the count at 32 in flight; a cell with fewer in flight runs proportionally
 fewer, at least 16. The graphs (`bench/server_project.py`) are a temporary
@@ -38,6 +41,7 @@ import httpx
 
 from bench import server_project
 from bench.server_load import KINDS, Row, cell, cpu_ms, ratios, session_pids, show, warm
+from graphwright.settings import WORKER_JOBS
 from graphwright.testing.redis_servers import free_port, redis_server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -135,7 +139,7 @@ def graphwright(config: Path, env: dict[str, str], args: argparse.Namespace) -> 
                 config.parent / "api.log",
             ) as api,
             started(
-                [sys.executable, "-m", "graphwright", "worker", "--jobs", "10"],
+                [sys.executable, "-m", "graphwright", "worker", "--jobs", str(args.jobs)],
                 env,
                 config.parent / "worker.log",
             ) as worker,
@@ -215,6 +219,15 @@ def floor_ratios(cells: Cells, ref: Cells, floor: dict[str, Row]) -> None:
             f"two bare requests/worker {100 * row['bare api'] / row['cpu worker']:.1f}%",
             flush=True,
         )
+        # The issue's measure: one worker (its Redis's CPU included) beyond the graph saved to
+        # Redis, against the reference's whole server beyond the graph alone, in memory.
+        worker = row["cpu worker"] + row["cpu redis"] - base
+        reference_beyond = ref[key]["cpu server"] - floor[key[0]]["graph cpu"]
+        print(
+            f"beyond floor {key[0]:10} {key[1]:6} {key[2]:>3}  graphwright worker {worker:.1f} ms"
+            f"  reference server {reference_beyond:.1f} ms  ratio {worker / reference_beyond:.2f}",
+            flush=True,
+        )
 
 
 def bare_request_ms(url: str, pids: Callable[[], list[int]], requests: int = 600) -> float:
@@ -257,6 +270,12 @@ def options() -> argparse.Namespace:
     parser.add_argument("--graphs", default=",".join(server_project.GRAPHS))
     parser.add_argument("--kinds", default=",".join(KINDS))
     parser.add_argument("--inflight", default="1,8,32")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=WORKER_JOBS,
+        help="graphwright's worker --jobs (default: the worker's own default; the reference: 10)",
+    )
     args = parser.parse_args()
     args.graphs = args.graphs.split(",")
     args.kinds = args.kinds.split(",")

@@ -9,6 +9,7 @@ from typing import Any
 import typer
 
 from graphwright.cli_output import console, orchestrator
+from graphwright.settings import WORKER_JOBS
 
 
 def serve(
@@ -60,7 +61,9 @@ def serve(
 
 def worker(
     name: str | None = typer.Option(None, help="Consumer name; host and pid by default."),
-    jobs: int = typer.Option(10, "--jobs", min=1, help="Runs executed at once, on one event loop."),
+    jobs: int = typer.Option(
+        WORKER_JOBS, "--jobs", min=1, help="Runs executed at once, on one event loop."
+    ),
     grace: float = typer.Option(
         30.0,
         "--grace",

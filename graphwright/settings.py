@@ -9,6 +9,11 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from graphwright.nodes.limits import Limits
 
+# Runs one `graphwright worker` executes at once unless told (`--jobs`). A run waiting on its
+# model costs a task on the worker's loop, not a thread, so a worker holds more of them than
+# the reference's 10 jobs; `serve --jobs` (10) bounds the API process, which also answers.
+WORKER_JOBS = 32
+
 
 class Settings(BaseSettings):
     """Everything configurable; unset Redis means the embedded server."""

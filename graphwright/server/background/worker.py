@@ -31,6 +31,7 @@ from graphwright.server.records.run_store import GROUP, RunStore, member
 from graphwright.server.runs.execution import Executor, Outcome
 from graphwright.server.runs.jobs import Jobs, backoff, kept
 from graphwright.server.runs.webhook_sender import SENDER
+from graphwright.settings import WORKER_JOBS
 from graphwright.tools.runloop import hand
 from graphwright_errors import GraphwrightError, InfrastructureError, NotFoundError
 
@@ -56,7 +57,7 @@ class Worker:
         name: str | None = None,
         claim_idle_ms: int = 60_000,
         block_ms: int = 1_000,
-        jobs: int = 10,
+        jobs: int = WORKER_JOBS,
         grace_s: float = 30.0,
     ) -> None:
         self.orch = orch
