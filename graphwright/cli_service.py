@@ -9,7 +9,6 @@ from typing import Any
 import typer
 
 from graphwright.cli_output import console, orchestrator
-from graphwright.settings import WORKER_JOBS
 
 
 def serve(
@@ -61,8 +60,8 @@ def serve(
 
 def worker(
     name: str | None = typer.Option(None, help="Consumer name; host and pid by default."),
-    jobs: int = typer.Option(
-        WORKER_JOBS, "--jobs", min=1, help="Runs executed at once, on one event loop."
+    jobs: int | None = typer.Option(
+        None, "--jobs", min=1, help="Runs executed at once, on one event loop [default: 32]."
     ),
     grace: float = typer.Option(
         30.0,
@@ -78,9 +77,11 @@ def worker(
     from graphwright.server.auth.authority import Authority, configured_auth
     from graphwright.server.background.cron_runs import scheduler_for
     from graphwright.server.background.worker import Worker
+    from graphwright.settings import WORKER_JOBS
     from graphwright.startup import when_reachable
 
     orch = when_reachable(orchestrator, forever=True)
+    jobs = jobs or WORKER_JOBS
     consumer = Worker(
         orch, name=name, claim_idle_ms=orch.settings.claim_idle_ms, jobs=jobs, grace_s=grace
     )

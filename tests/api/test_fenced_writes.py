@@ -15,8 +15,8 @@ from graphwright import Orchestrator
 from graphwright.checkpoints.errors import LockLostError
 from graphwright.locking import ThreadLock, thread_lock
 from graphwright.offline import OfflineChatModel
-from graphwright.server.records.run_store import RunStore
 from graphwright.run_context import Run
+from graphwright.server.records.run_store import RunStore
 from graphwright.server.runs.execution import Executor, Prepared
 from graphwright.server.schemas.run_bodies import RunCreate
 from graphwright.settings import Settings

@@ -72,3 +72,13 @@ def test_threads_shows_when_each_thread_was_updated_as_a_utc_date_and_time(
         '"updated_at": ' in listed
         and before - 1 <= float(re.search(r'"updated_at": ([\d.]+)', listed)[1]) <= time.time() + 1
     )  # type: ignore[index]
+
+
+def test_worker_help_names_the_workers_default_jobs() -> None:
+    """`worker --help` states the default its jobs take (`settings.WORKER_JOBS`), which the
+    help cannot import without loading the settings' dependencies."""
+    from graphwright.settings import WORKER_JOBS
+
+    result = CliRunner().invoke(app, ["worker", "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert f"[default: {WORKER_JOBS}]" in result.output, result.output

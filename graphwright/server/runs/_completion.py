@@ -6,12 +6,15 @@ Its webhook is handed to the background sender, and a stateless run's temporary 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
 from graphwright.orchestrator import Orchestrator
+from graphwright.server.records.run_steps import RunSteps
 from graphwright.server.records.run_store import RunStore
 from graphwright.server.runs.webhook_sender import SENDER
+from graphwright.server.schemas.run_bodies import RunCreate
 from graphwright.tools.runloop import call
 
 log = logging.getLogger(__name__)
@@ -61,3 +64,24 @@ def webhooks_disabled(orch: Orchestrator) -> bool:
     Runs keep their webhook, which is never called (as the reference does).
     """
     return orch.project is not None and orch.project.config.http.disable_webhooks
+
+
+async def after_run(
+    orch: Orchestrator, steps: RunSteps, thread_id: str, run_id: str, raw: dict[str, str]
+) -> None:
+    """What follows a run's end (`raw`: its record as picked up).
+
+    Its webhook, handed to the background sender (the run gives its job slot back without
+    waiting for it), with the run as it ended; a stateless run's record and lists set to expire.
+    """
+    body = RunCreate.model_validate_json(raw["body"])
+    if body.webhook and webhooks_disabled(orch):
+        log.info("webhooks are off (http.disable_webhooks): run %s's is not called", run_id)
+    elif body.webhook:
+        ended = await steps.raw(thread_id, run_id)
+        run = steps.store.to_run(ended).model_dump(mode="json")
+        SENDER.submit(
+            body.webhook, {**run, "values": ended.get("output")}, orch.settings.webhook_allow
+        )
+    if raw.get("stateless") == "delete":
+        await asyncio.to_thread(expire_kept, orch, steps.store, thread_id, run_id)

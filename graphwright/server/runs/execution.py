@@ -33,18 +33,13 @@ from graphwright.run_context import Run
 from graphwright.run_record import end_state, watch
 from graphwright.server.records.run_steps import RunSteps
 from graphwright.server.records.run_store import RunStore
-from graphwright.server.runs._completion import (
-    drop_temporary_thread,
-    expire_kept,
-    webhooks_disabled,
-)
+from graphwright.server.runs._completion import after_run, drop_temporary_thread
 from graphwright.server.runs._producing import produce
 from graphwright.server.runs._pump import Pump
 from graphwright.server.runs._start_payload import StartPayload
 from graphwright.server.runs.framing import Framer, error_data
 from graphwright.server.runs.payloads import run_config, run_context
 from graphwright.server.runs.values import final_values, values_of
-from graphwright.server.runs.webhook_sender import SENDER
 from graphwright.server.schemas.run_bodies import RunCreate, RunStatus
 from graphwright.tools.runloop import call, hand
 from graphwright_errors import InfrastructureError
@@ -206,7 +201,7 @@ class Executor(StartPayload):
         await self.publish(thread_id, run_id, "error", error_data(exc))
         await self.orch.lifecycle.afailed(thread_id, lock.fence)
         await self.close(thread_id, run_id, "error", json.dumps(error_data(exc)), lock, meta, raw)
-        await self.after_run(thread_id, run_id, raw)
+        await after_run(self.orch, self.steps, thread_id, run_id, raw)
 
     async def close(
         self,
@@ -233,23 +228,6 @@ class Executor(StartPayload):
             thread_id, run_id, self.owner, status, message, lock.value, cap, delete=delete
         ):
             raise Lost(run_id)
-
-    async def after_run(self, thread_id: str, run_id: str, raw: dict[str, str]) -> None:
-        """Its webhook, handed to the background sender; a stateless run's record to expire."""
-        body = RunCreate.model_validate_json(raw["body"])
-        if body.webhook and webhooks_disabled(self.orch):
-            log.info("webhooks are off (http.disable_webhooks): run %s's is not called", run_id)
-        elif body.webhook:
-            ended = await self.steps.raw(thread_id, run_id)
-            run = self.store.to_run(ended).model_dump(mode="json")
-            # Sent in the background: the run gives its job slot back without waiting for it.
-            SENDER.submit(
-                body.webhook,
-                {**run, "values": ended.get("output")},
-                self.orch.settings.webhook_allow,
-            )
-        if raw.get("stateless") == "delete":
-            await asyncio.to_thread(expire_kept, self.orch, self.store, thread_id, run_id)
 
     async def stream(
         self, run: Run, payload: Any, body: RunCreate, state: Any
@@ -372,7 +350,7 @@ class Executor(StartPayload):
         )
         if cancel == "rollback":
             return
-        await self.after_run(thread_id, run_id, ready.raw)
+        await after_run(self.orch, self.steps, thread_id, run_id, ready.raw)
 
     @staticmethod
     def notes(spec: GraphSpec, body: RunCreate) -> bool:
