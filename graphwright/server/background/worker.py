@@ -27,12 +27,13 @@ from graphwright.orchestrator import Orchestrator
 from graphwright.server.aio import AsyncClient, async_client
 from graphwright.server.background._sweeper import sweep
 from graphwright.server.records.run_scripts import HEARTBEAT
+from graphwright.server.records.run_steps import RunSteps
 from graphwright.server.records.run_store import GROUP, RunStore, member
 from graphwright.server.runs.execution import Executor, Outcome
 from graphwright.server.runs.jobs import Jobs, backoff, kept
 from graphwright.server.runs.webhook_sender import SENDER
 from graphwright.settings import WORKER_JOBS
-from graphwright.tools.runloop import hand
+from graphwright.tools.runloop import call, hand
 from graphwright_errors import GraphwrightError, InfrastructureError, NotFoundError
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,7 @@ class Worker:
         self.block_ms = block_ms
         self.grace_s = grace_s
         self.jobs = Jobs(orch, self.store, limit=jobs)
+        self.steps = RunSteps(self.store, orch.aclient)  # on the run loop, where serve runs
         self.stop = threading.Event()
         self.handed_back: list[str] = []  # runs given back unfinished when the worker stopped
         self.tries: dict[str, int] = {}
@@ -83,8 +85,12 @@ class Worker:
                 raise
 
     def run_forever(self) -> None:
-        """Serve until `stop` is set, then drain; on this thread's own event loop."""
-        asyncio.run(self.serve())
+        """Serve until `stop` is set, then drain; on the process's run loop, where its runs run.
+
+        Reading the queue and running what it reads on one loop: a run is awaited, not handed
+        from one loop's thread to another's.
+        """
+        call(self.serve(), "Worker.run_forever")
 
     async def serve(self) -> None:
         client = async_client(self.orch.settings)
@@ -140,7 +146,7 @@ class Worker:
                     continue
                 thread, run_id = fields[b"thread_id"].decode(), fields[b"run_id"].decode()
                 self.jobs.spawn(
-                    entry_id.decode(), self.process(heartbeat, entry_id, thread, run_id)
+                    entry_id.decode(), self.process(client, heartbeat, entry_id, thread, run_id)
                 )
         finally:
             self.jobs.reserved -= free
@@ -212,7 +218,9 @@ class Worker:
             pipe.zremrangebyscore(self.orch.keys.workers(), "-inf", now - FORGOTTEN_S)
             pipe.execute()
 
-    async def process(self, heartbeat: Any, entry_id: bytes, thread: str, run_id: str) -> None:
+    async def process(
+        self, client: AsyncClient, heartbeat: Any, entry_id: bytes, thread: str, run_id: str
+    ) -> None:
         executor = self.jobs.executor()
         self._executors[entry_id.decode()] = (executor, thread, run_id)
 
@@ -241,7 +249,7 @@ class Worker:
         failures = 0
         while True:  # Redis refusing the settling (out of memory, say) is waited out
             try:
-                await asyncio.to_thread(self.settle, entry_id, thread, run_id, outcome, delay_s)
+                await self.settle(client, entry_id, thread, run_id, outcome, delay_s)
                 return
             except redis.RedisError as exc:
                 failures += 1
@@ -252,8 +260,9 @@ class Worker:
                 )
                 await asyncio.sleep(backoff(failures))
 
-    def settle(
+    async def settle(
         self,
+        client: AsyncClient,
         entry_id: bytes,
         thread: str,
         run_id: str,
@@ -265,14 +274,14 @@ class Worker:
         A run to retry (`delay_s`) goes back on the delayed queue with it (one step, but on a
         cluster, whose queue keys live on other slots).
         """
-        with self.orch.client.pipeline(transaction=not self.store.cluster) as pipe:
-            if delay_s is not None:
-                pipe.zadd(self.store.delayed(), {member(thread, run_id): time.time() + delay_s})
-            pipe.xack(self.queue, GROUP, entry_id)
-            pipe.xdel(self.queue, entry_id)  # done with: the queue holds only what is to do
-            pipe.execute()
+        pipe: Any = client.pipeline(transaction=not self.store.cluster)
+        if delay_s is not None:
+            pipe.zadd(self.store.delayed(), {member(thread, run_id): time.time() + delay_s})
+        pipe.xack(self.queue, GROUP, entry_id)
+        pipe.xdel(self.queue, entry_id)  # done with: the queue holds only what is to do
+        await pipe.execute()
         if outcome == "done":
-            self.store.wake_next(thread)
+            await self.steps.wake_next(thread)
 
     def _count(self, run_id: str, retry: bool) -> int:
         if not retry:

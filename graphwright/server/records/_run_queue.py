@@ -59,20 +59,6 @@ class RunQueue(RunStoreBase):
     def release_lease(self, thread_id: str, run_id: str) -> None:
         self.redis.zrem(self.delayed(), member(thread_id, run_id))
 
-    def wake_next(self, thread_id: str) -> None:
-        """Bring the retry of the thread's next run in line forward to now.
-
-        It need not sit out its backoff once the run before it has ended.
-        """
-        first: builtins.list[bytes] = self.redis.zrange(self.inflight(thread_id), 0, 0)  # type: ignore[assignment]  # bytes client
-        if first:
-            self.redis.zadd(
-                self.delayed(),
-                {member(thread_id, first[0].decode()): time.time()},
-                xx=True,
-                lt=True,
-            )
-
     def requeue(self, thread_id: str, run_id: str, delay_s: float) -> None:
         self.redis.zadd(self.delayed(), {member(thread_id, run_id): time.time() + delay_s})
 

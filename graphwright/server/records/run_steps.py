@@ -8,6 +8,7 @@ the thread's lock back). The same scripts as `RunStore`, with the same keys and 
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any, cast
 
 import redis
@@ -16,6 +17,7 @@ from graphwright.aconnect import AsyncScript, batch
 from graphwright.checkpoints.errors import LockLostError, RedisUnavailableError
 from graphwright.checkpoints.fenced import HSET
 from graphwright.server.records import run_scripts
+from graphwright.server.records._run_queue import member
 from graphwright.server.records.run_store import Pickup, RunStore, published
 from graphwright.server.schemas.run_bodies import RunCreate, RunStatus
 from graphwright_errors import NotFoundError
@@ -104,6 +106,25 @@ class RunSteps:
         got: Any = await self.client.hmget(key, ["owner", "cancel"])
         owner, cancel = got
         return (owner.decode() if owner else None, cancel.decode() if cancel else None)
+
+    async def lease(self, thread_id: str, run_id: str, lease_s: float) -> None:
+        """Renew the run's lease on the delayed queue (`RunQueue.lease` with `renew`)."""
+        due = {member(thread_id, run_id): time.time() + lease_s}
+        await self.client.zadd(self.store.delayed(), due, xx=True)
+
+    async def release_lease(self, thread_id: str, run_id: str) -> None:
+        """`RunQueue.release_lease`: the run is no longer due on the delayed queue."""
+        await self.client.zrem(self.store.delayed(), member(thread_id, run_id))
+
+    async def wake_next(self, thread_id: str) -> None:
+        """Bring the retry of the thread's next run in line forward to now.
+
+        It need not sit out its backoff once the run before it has ended.
+        """
+        first: Any = await self.client.zrange(self.store.inflight(thread_id), 0, 0)
+        if first:
+            due = {member(thread_id, first[0].decode()): time.time()}
+            await self.client.zadd(self.store.delayed(), due, xx=True, lt=True)
 
     async def fence(self, thread_id: str) -> int:
         """Move the thread's fence on (a cancel): every write of the old token is refused."""
