@@ -137,6 +137,9 @@ def test_a_follower_of_an_idle_thread_blocks_and_sees_a_new_run(
     r = redis.Redis.from_url(redis_server.url, decode_responses=True)
     sdk = get_sync_client(url=served.url, api_key=KEY)
     thread_id = sdk.threads.create()["thread_id"]
+    # An earlier test's follower whose client left wakes within its 10 s bound and ends; until
+    # then it is the blocked one found, and its last reads count as this follower's.
+    until(lambda: blocked_follower(r) is None, "earlier tests' followers to end", 30)
 
     async def follow(into: list[str]) -> None:
         async with (
