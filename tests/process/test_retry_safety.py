@@ -10,6 +10,7 @@ import json
 from langgraph.checkpoint.conformance.test_utils import generate_checkpoint, generate_metadata
 
 from graphwright import Orchestrator
+from graphwright.aconnect import async_twin
 from graphwright.checkpoints.keys import Keys, escape
 from graphwright.checkpoints.redis import RedisSaver
 from graphwright.checkpoints.scripts import SHAS
@@ -17,10 +18,12 @@ from graphwright.connect import connect
 from graphwright.offline import OfflineChatModel
 from graphwright.server.records.event_log import EventLog
 from graphwright.server.records.run_scripts import PUBLISH
+from graphwright.server.records.run_steps import RunSteps
 from graphwright.server.records.run_store import RunStore
 from graphwright.server.schemas.run_bodies import RunCreate
 from graphwright.settings import Settings
 from graphwright.testing.redis_servers import Server
+from graphwright.tools.runloop import call
 from tests.support.reply_proxy import reply_proxy
 
 ORDER = "订单 A1001 到哪了？"
@@ -69,16 +72,24 @@ def test_a_replayed_trace_write_and_first_put_keep_the_usage_exact(
 
 
 def test_a_replayed_publish_adds_the_event_once(redis_server: Server, prefix: str) -> None:
+    """An executor's publish whose reply was lost is sent again by the run loop's client
+    (its retry), and the event is added once."""
     sha = hashlib.sha1(PUBLISH.encode()).hexdigest().encode()
     with reply_proxy(redis_server.port) as proxy:
         client = connect(proxy.url, retry_budget_s=10)
         store = RunStore(client, Keys(prefix=prefix))
+        steps = RunSteps(store, async_twin(client, retry_budget_s=10))
         run = store.create("t", RunCreate(assistant_id="agent"), queue=False)
-        assert store.pickup("t", run.run_id, "me") == "start"
-        client.script_load(PUBLISH)  # so the lost reply is one of a publish that ran
-        proxy.drop_after.append(sha)
-        for i in range(3):
-            assert store.publish("t", run.run_id, "me", "values", {"i": i})
+
+        async def publish_three() -> None:
+            assert await steps.pickup("t", run.run_id, "me") == "start"
+            client.script_load(PUBLISH)  # so the lost reply is one of a publish that ran
+            proxy.drop_after.append(sha)
+            for i in range(3):
+                assert await steps.publish("t", run.run_id, "me", "values", {"i": i})
+            await steps.client.aclose()
+
+        call(publish_three())
         assert proxy.dropped == [sha]
         seen = [
             json.loads(d)["i"]

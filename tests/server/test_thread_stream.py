@@ -20,6 +20,7 @@ from websockets.exceptions import InvalidStatus
 from graphwright import Orchestrator
 from graphwright.offline import OfflineChatModel
 from graphwright.settings import Settings
+from graphwright.testing import redis_servers
 from graphwright.testing.redis_servers import Server
 from graphwright.testing.service import Service, running
 from graphwright.testing.until import scaled, until
@@ -124,22 +125,36 @@ def blocked_follower(r: redis.Redis) -> dict[str, Any] | None:
     return next((c for c in clients if c["cmd"] == "xread" and "b" in c["flags"]), None)
 
 
+def idle_followers(r: redis.Redis, seconds: int) -> bool:
+    """Whether every client blocked on XREAD has sent nothing for `seconds` (and one is)."""
+    blocked = [c for c in r.client_list() if c["cmd"] == "xread" and "b" in c["flags"]]
+    return bool(blocked) and all(int(c["idle"]) >= seconds for c in blocked)
+
+
 def read_calls(r: redis.Redis) -> dict[str, int]:
     stats: dict[str, Any] = r.info("commandstats")
     return {name: stats.get(f"cmdstat_{name}", {}).get("calls", 0) for name in FOLLOWER_READS}
 
 
+@pytest.fixture
+def alone() -> Iterator[tuple[Service, Server]]:
+    """A service on a Redis of its own: the only follower it has is the test's (a stream an
+    earlier test left may still block a read until its 10 s bound, and count as this one's)."""
+    with redis_servers.redis_server() as server:
+        orch = Orchestrator(settings=settings_for(server), model=OfflineChatModel())
+        with running(orch, api_key=KEY, worker=True) as svc:
+            yield svc, server
+
+
 def test_a_follower_of_an_idle_thread_blocks_and_sees_a_new_run(
-    served: Service, redis_server: Server
+    alone: tuple[Service, Server],
 ) -> None:
     """Between runs a follower sends Redis nothing: it blocks on the thread's run signal and
     wakes when a run is created on the thread."""
+    served, redis_server = alone
     r = redis.Redis.from_url(redis_server.url, decode_responses=True)
     sdk = get_sync_client(url=served.url, api_key=KEY)
     thread_id = sdk.threads.create()["thread_id"]
-    # An earlier test's follower whose client left wakes within its 10 s bound and ends; until
-    # then it is the blocked one found, and its last reads count as this follower's.
-    until(lambda: blocked_follower(r) is None, "earlier tests' followers to end", 30)
 
     async def follow(into: list[str]) -> None:
         async with (
@@ -161,12 +176,11 @@ def test_a_follower_of_an_idle_thread_blocks_and_sees_a_new_run(
             waiting = await asyncio.to_thread(
                 until, lambda: blocked_follower(r), "a blocked follower"
             )
+            # The stream may block more than one read (each of its waits): all are blocked
+            # and were sent a second ago before the count starts.
+            await asyncio.to_thread(until, lambda: idle_followers(r, 1), "blocked reads settled")
             before = read_calls(r)
-            await asyncio.to_thread(
-                until,
-                lambda: int((blocked_follower(r) or {}).get("idle", 0)) >= 1,
-                "a follower idle for a second",
-            )
+            await asyncio.to_thread(until, lambda: idle_followers(r, 2), "a second more of idling")
             assert read_calls(r) == before, "an idle follower read Redis"
             assert blocked_follower(r)["id"] == waiting["id"]  # type: ignore[index]  # the same wait
             await asyncio.to_thread(sdk.runs.create, thread_id, "subgraph", input=START)

@@ -42,9 +42,6 @@ class RunStoreBase:
             name: client.register_script(getattr(run_scripts, name))
             for name in (
                 "CREATE",
-                "PICKUP",
-                "PUBLISH",
-                "FINISH",
                 "CANCEL",
                 "RELEASE_DUE",
                 "HEARTBEAT",

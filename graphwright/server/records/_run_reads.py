@@ -76,15 +76,6 @@ class RunReads(RunStoreBase):
         ids: builtins.list[bytes] = self.redis.zrange(self.inflight(thread_id), 0, -1)  # type: ignore[assignment]  # bytes client
         return [i.decode() for i in ids]
 
-    def signals(self, thread_id: str, run_id: str) -> tuple[str | None, str | None]:
-        """The run's current owner and the cancel action asked for it, if any."""
-        got: builtins.list[bytes | None] = self.redis.hmget(
-            self.keys.run_record(thread_id, run_id),  # type: ignore[assignment]  # bytes client
-            ["owner", "cancel"],
-        )
-        owner, cancel = got
-        return (owner.decode() if owner else None, cancel.decode() if cancel else None)
-
     def run_ids(self, thread_id: str) -> builtins.list[str]:
         """Every run the thread still lists, oldest first."""
         ids: Any = self.redis.zrange(self.keys.thread_runs(thread_id), 0, -1)

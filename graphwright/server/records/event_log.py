@@ -4,7 +4,7 @@ The executor (in a worker or the API process) appends, every client relays from 
 client reconnects with `Last-Event-ID`.
 
 Each entry is `{"event": name, "data": json}`; the run's last entry is the `end` marker
-written atomically with its final status (see `RunStore.finish`), which relays stop on
+written atomically with its final status (see `RunSteps.finish`), which relays stop on
 and never send. The same step writes the status alone to the run's end stream
 (`Keys.run_end`), so a waiter blocks on one read that wakes once, not once per event.
 """

@@ -18,7 +18,7 @@ from graphwright.checkpoints.errors import LockLostError, RedisUnavailableError
 from graphwright.checkpoints.fenced import HSET
 from graphwright.server.records import run_scripts
 from graphwright.server.records._run_queue import member
-from graphwright.server.records.run_store import Pickup, RunStore, published
+from graphwright.server.records.run_store import Pickup, RunStore
 from graphwright.server.schemas.run_bodies import RunCreate, RunStatus
 from graphwright_errors import NotFoundError
 
@@ -31,6 +31,14 @@ _PICKUP, _PUBLISH, _FINISH = (
     AsyncScript(run_scripts.FINISH),
 )
 _HSET = AsyncScript(HSET)
+
+
+def published(got: Any) -> tuple[str, str | None] | None:
+    """The PUBLISH script's reply: the entry id and the cancel asked for; None: not ours."""
+    if got is None:
+        return None
+    entry_id, cancel = got
+    return entry_id.decode(), cancel.decode() or None
 
 
 class RunSteps:
@@ -47,14 +55,17 @@ class RunSteps:
         return got
 
     async def pickup(self, thread_id: str, run_id: str, owner: str) -> Pickup:
-        """`RunStore.pickup`."""
+        """Mark the run running for `owner` (who holds the thread lock) if it is its turn."""
         got = await self._script(_PICKUP, *self.store.pickup_call(thread_id, run_id, owner))
         return cast(Pickup, got.decode() if isinstance(got, bytes) else got)
 
     async def publish(
         self, thread_id: str, run_id: str, owner: str, event: str, data: Any
     ) -> tuple[str, str | None] | None:
-        """`RunStore.publish`: the entry id and the cancel asked for; None once not ours."""
+        """Append an event to the run's stream: its entry id and the cancel asked for.
+
+        None once someone else owns the run. A replay of the call adds the event once.
+        """
         call = self.store.publish_call(thread_id, run_id, owner, event, data)
         return published(await self._script(_PUBLISH, *call))
 
@@ -79,7 +90,11 @@ class RunSteps:
         cap_s: int | None = None,
         delete: bool = False,
     ) -> bool:
-        """`RunStore.finish`: False if the run is not ours."""
+        """Record how the run ended, close its event stream, give the lock (`lock_value`) back.
+
+        False if the run is not ours. `cap_s` (the thread's own TTL) bounds how long the record
+        and its streams are kept; with `delete` (a rollback) the run and its events go too.
+        """
         call = self.store.finish_call(
             thread_id, run_id, owner, status, error, lock_value, cap_s, delete
         )
@@ -101,7 +116,7 @@ class RunSteps:
         return RunCreate.model_validate_json((await self.raw(thread_id, run_id))["body"])
 
     async def signals(self, thread_id: str, run_id: str) -> tuple[str | None, str | None]:
-        """`RunStore.signals`: the run's owner and the cancel asked for it, if any."""
+        """The run's owner and the cancel asked for it, if any."""
         key = self.keys.run_record(thread_id, run_id)
         got: Any = await self.client.hmget(key, ["owner", "cancel"])
         owner, cancel = got

@@ -5,7 +5,9 @@ thread's `multitask_strategy`; it is picked up by whoever holds the thread's loc
 first in the thread's line; it ends with its status and the end of its event stream in one
 step, refused if another executor took the run over meanwhile. `RunStore` is made of
 parts: its reads and listings (`_run_reads`) and the delayed queue (`_run_queue`) are
-modules of their own, over what they share (`_run_base`).
+modules of their own, over what they share (`_run_base`). The steps an executing run takes
+(pickup, events, its fenced update, its end) are `run_steps.RunSteps`, coroutines on the run
+loop that send this store's scripts with the keys and arguments built here (`*_call`).
 """
 
 from __future__ import annotations
@@ -50,14 +52,6 @@ class RunExistsError(ConflictError):
 
 
 Call = tuple[list[str], list[Any]]  # a script's keys and arguments
-
-
-def published(got: Any) -> tuple[str, str | None] | None:
-    """The PUBLISH script's reply: the entry id and the cancel asked for; None: not ours."""
-    if got is None:
-        return None
-    entry_id, cancel = got
-    return entry_id.decode(), cancel.decode() or None
 
 
 def new_run_id() -> str:
@@ -191,35 +185,19 @@ class RunStore(RunReads, RunQueue):
     def update_fields(
         self, thread_id: str, run_id: str, fields: dict[str, str]
     ) -> tuple[str, dict[str, str | bytes]]:
-        """The record's key and the fields `update` writes, sealed (for `RunSteps` too)."""
+        """The record's key and the fields `update` writes, sealed (sent by `RunSteps`)."""
         key = self.keys.run_record(thread_id, run_id)
         return key, self._sealed(key, {**fields, "updated_at": str(time.time())})
 
-    def pickup(self, thread_id: str, run_id: str, owner: str) -> Pickup:
-        """Mark the run running for `owner` (who holds the thread lock) if it is its turn."""
-        got = self.script("PICKUP", *self.pickup_call(thread_id, run_id, owner))
-        return got.decode()  # type: ignore[no-any-return]
-
     def pickup_call(self, thread_id: str, run_id: str, owner: str) -> Call:
-        """The keys and arguments of `pickup`'s script (for `RunSteps` too)."""
+        """The keys and arguments of the PICKUP script: the run marked running for `owner`."""
         return (
             [self.keys.run_record(thread_id, run_id), self.inflight(thread_id)],
             [run_id, owner, time.time(), self.record_prefix(thread_id)],
         )
 
-    def publish(
-        self, thread_id: str, run_id: str, owner: str, event: str, data: Any
-    ) -> tuple[str, str | None] | None:
-        """Append an event to the run's stream, unless someone else owns the run now (None).
-
-        Returns the entry id and the cancel action asked for the run, if any.
-        """
-        return published(
-            self.script("PUBLISH", *self.publish_call(thread_id, run_id, owner, event, data))
-        )
-
     def publish_call(self, thread_id: str, run_id: str, owner: str, event: str, data: Any) -> Call:
-        """The keys and arguments of `publish`'s script (for `RunSteps` too)."""
+        """The keys and arguments of the PUBLISH script: an event, if the run is `owner`'s."""
         events = stream_key(self.keys, thread_id, run_id)
         return (
             [self.keys.run_record(thread_id, run_id), events],
@@ -230,26 +208,6 @@ class RunStore(RunReads, RunQueue):
                 uuid.uuid4().hex,  # a replay of this call is added once
             ],
         )
-
-    def finish(
-        self,
-        thread_id: str,
-        run_id: str,
-        owner: str,
-        status: RunStatus,
-        error: str = "",
-        lock_value: str = "",
-        cap_s: int | None = None,
-        delete: bool = False,
-    ) -> bool:
-        """Record how the run ended and close its event stream; False if the run is not ours.
-
-        The thread's lock held with `lock_value` is released in the same step. `cap_s` (the thread's
-        own TTL) bounds how long the record and its streams are kept; with `delete` (a rollback) the
-        run and its events go in the same step.
-        """
-        call = self.finish_call(thread_id, run_id, owner, status, error, lock_value, cap_s, delete)
-        return bool(self.script("FINISH", *call))
 
     def finish_call(
         self,
@@ -262,7 +220,7 @@ class RunStore(RunReads, RunQueue):
         cap_s: int | None = None,
         delete: bool = False,
     ) -> Call:
-        """The keys and arguments of `finish`'s script (for `RunSteps` too)."""
+        """The keys and arguments of the FINISH script: the run's end, the lock given back."""
         key = self.keys.run_record(thread_id, run_id)
         retention, events_ttl = self.retention_s, self.events_ttl()
         if cap_s is not None:
