@@ -203,7 +203,7 @@ class Reviewer:
             p.problem = f"not finished: next={state.next} pending={state.pending is not None}"
         elif len(found) != 1 or len(told_done) != 1:
             p.problem = f"{len(found)} effect(s), {len(told_done)} acknowledged booking(s)"
-        self.orch.client.close()
+        self.orch.close()  # its asyncio client too (a cluster client warns when left open)
 
 
 def classify(r: Reviewer) -> str:
