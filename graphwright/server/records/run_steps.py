@@ -2,13 +2,14 @@
 
 Pick the run up, publish its events (each reply says whether it is still ours and whether a
 cancel was asked), set fields of its record under the lock's fence, and finish it (which gives
-the thread's lock back). The same scripts as `RunStore`, with the same keys and arguments (its
-`*_call` builders), sent as coroutines: an HTTP run makes no thread hop for Redis.
+the thread's lock back). The run store's scripts (`run_scripts`), sent as coroutines on the run
+loop: an HTTP run makes no thread hop for Redis.
 """
 
 from __future__ import annotations
 
 import time
+import uuid
 from typing import TYPE_CHECKING, Any, cast
 
 import redis
@@ -18,6 +19,7 @@ from graphwright.checkpoints.errors import LockLostError, RedisUnavailableError
 from graphwright.checkpoints.fenced import HSET
 from graphwright.server.records import run_scripts
 from graphwright.server.records._run_queue import member
+from graphwright.server.records.event_log import END, encode, stream_key
 from graphwright.server.records.run_store import Pickup, RunStore
 from graphwright.server.schemas.run_bodies import RunCreate, RunStatus
 from graphwright_errors import NotFoundError
@@ -56,7 +58,10 @@ class RunSteps:
 
     async def pickup(self, thread_id: str, run_id: str, owner: str) -> Pickup:
         """Mark the run running for `owner` (who holds the thread lock) if it is its turn."""
-        got = await self._script(_PICKUP, *self.store.pickup_call(thread_id, run_id, owner))
+        store = self.store
+        keys = [self.keys.run_record(thread_id, run_id), store.inflight(thread_id)]
+        args = [run_id, owner, time.time(), store.record_prefix(thread_id)]
+        got = await self._script(_PICKUP, keys, args)
         return cast(Pickup, got.decode() if isinstance(got, bytes) else got)
 
     async def publish(
@@ -66,8 +71,12 @@ class RunSteps:
 
         None once someone else owns the run. A replay of the call adds the event once.
         """
-        call = self.store.publish_call(thread_id, run_id, owner, event, data)
-        return published(await self._script(_PUBLISH, *call))
+        events = stream_key(self.keys, thread_id, run_id)
+        sealed = self.keys.sealer.seal_text(encode(data), events, "data")
+        keys = [self.keys.run_record(thread_id, run_id), events]
+        # the last argument: a replay of this call adds the event once
+        got = await self._script(_PUBLISH, keys, [owner, event, sealed, uuid.uuid4().hex])
+        return published(got)
 
     async def update(self, thread_id: str, run_id: str, fence: int | None, **fields: str) -> None:
         """`RunStore.update`: refused (LockLostError) once another executor took the thread."""
@@ -95,10 +104,34 @@ class RunSteps:
         False if the run is not ours. `cap_s` (the thread's own TTL) bounds how long the record
         and its streams are kept; with `delete` (a rollback) the run and its events go too.
         """
-        call = self.store.finish_call(
-            thread_id, run_id, owner, status, error, lock_value, cap_s, delete
-        )
-        return bool(await self._script(_FINISH, *call))
+        store, k = self.store, self.keys
+        key = k.run_record(thread_id, run_id)
+        retention, events_ttl = store.retention_s, store.events_ttl()
+        if cap_s is not None:
+            retention, events_ttl = min(retention, cap_s), min(events_ttl, cap_s)
+        keys = [
+            key,
+            store.inflight(thread_id),
+            stream_key(k, thread_id, run_id),
+            k.thread_runs(thread_id),
+            k.registry(thread_id),
+            k.run_end(thread_id, run_id),
+            k.lock(thread_id),
+        ]
+        args = [
+            run_id,
+            owner,
+            status,
+            k.sealer.seal_text(error, key, "error"),
+            time.time(),
+            retention,
+            END,
+            store.record_prefix(thread_id),
+            events_ttl,
+            lock_value,
+            "1" if delete else "0",
+        ]
+        return bool(await self._script(_FINISH, keys, args))
 
     async def raw(self, thread_id: str, run_id: str) -> dict[str, str]:
         """`RunStore.raw`: the record, its sealed fields opened."""

@@ -7,14 +7,14 @@ step, refused if another executor took the run over meanwhile. `RunStore` is mad
 parts: its reads and listings (`_run_reads`) and the delayed queue (`_run_queue`) are
 modules of their own, over what they share (`_run_base`). The steps an executing run takes
 (pickup, events, its fenced update, its end) are `run_steps.RunSteps`, coroutines on the run
-loop that send this store's scripts with the keys and arguments built here (`*_call`).
+loop.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from graphwright import run_status
 from graphwright.checkpoints.fenced import fenced_hset
@@ -22,8 +22,8 @@ from graphwright.locking import ThreadBusyError
 from graphwright.server.records._run_base import RETENTION_S, SEALED_RUN
 from graphwright.server.records._run_queue import GROUP, RunQueue, member
 from graphwright.server.records._run_reads import LIST_PAGE, RunReads, iso
-from graphwright.server.records.event_log import END, encode, stream_key
-from graphwright.server.schemas.run_bodies import Run, RunCreate, RunStatus
+from graphwright.server.records.event_log import END, stream_key
+from graphwright.server.schemas.run_bodies import Run, RunCreate
 from graphwright_errors import ConflictError
 
 if TYPE_CHECKING:
@@ -49,9 +49,6 @@ Pickup = Literal["start", "recover", "wait", "gone"]
 
 class RunExistsError(ConflictError):
     """A run id that is already taken: a create never resets or queues an existing run again."""
-
-
-Call = tuple[list[str], list[Any]]  # a script's keys and arguments
 
 
 def new_run_id() -> str:
@@ -188,67 +185,6 @@ class RunStore(RunReads, RunQueue):
         """The record's key and the fields `update` writes, sealed (sent by `RunSteps`)."""
         key = self.keys.run_record(thread_id, run_id)
         return key, self._sealed(key, {**fields, "updated_at": str(time.time())})
-
-    def pickup_call(self, thread_id: str, run_id: str, owner: str) -> Call:
-        """The keys and arguments of the PICKUP script: the run marked running for `owner`."""
-        return (
-            [self.keys.run_record(thread_id, run_id), self.inflight(thread_id)],
-            [run_id, owner, time.time(), self.record_prefix(thread_id)],
-        )
-
-    def publish_call(self, thread_id: str, run_id: str, owner: str, event: str, data: Any) -> Call:
-        """The keys and arguments of the PUBLISH script: an event, if the run is `owner`'s."""
-        events = stream_key(self.keys, thread_id, run_id)
-        return (
-            [self.keys.run_record(thread_id, run_id), events],
-            [
-                owner,
-                event,
-                self.keys.sealer.seal_text(encode(data), events, "data"),
-                uuid.uuid4().hex,  # a replay of this call is added once
-            ],
-        )
-
-    def finish_call(
-        self,
-        thread_id: str,
-        run_id: str,
-        owner: str,
-        status: RunStatus,
-        error: str = "",
-        lock_value: str = "",
-        cap_s: int | None = None,
-        delete: bool = False,
-    ) -> Call:
-        """The keys and arguments of the FINISH script: the run's end, the lock given back."""
-        key = self.keys.run_record(thread_id, run_id)
-        retention, events_ttl = self.retention_s, self.events_ttl()
-        if cap_s is not None:
-            retention, events_ttl = min(retention, cap_s), min(events_ttl, cap_s)
-        return (
-            [
-                key,
-                self.inflight(thread_id),
-                stream_key(self.keys, thread_id, run_id),
-                self.keys.thread_runs(thread_id),
-                self.keys.registry(thread_id),
-                self.keys.run_end(thread_id, run_id),
-                self.keys.lock(thread_id),
-            ],
-            [
-                run_id,
-                owner,
-                status,
-                self.keys.sealer.seal_text(error, key, "error"),
-                time.time(),
-                retention,
-                END,
-                self.record_prefix(thread_id),
-                events_ttl,
-                lock_value,
-                "1" if delete else "0",
-            ],
-        )
 
     def cancel(self, thread_id: str, run_id: str, action: str = "interrupt") -> str:
         """Cancel a pending run now (atomic with its pickup) or ask a running one to stop."""

@@ -103,7 +103,9 @@ class Executor(StartPayload):
                 return picked
             meta = self.orch.run_writes.meta_of(thread_id, lock.reads[0])
             try:
-                await self.drive(thread_id, run_id, picked == "recover", lock, meta)
+                ready = await self.prepare(thread_id, run_id, picked == "recover", lock, meta)
+                if ready is not None:
+                    await self.drive(ready)
             except (Lost, LockLostError):
                 log.warning("run %s was taken over by another executor; this one stops", run_id)
             return "done"
@@ -116,24 +118,14 @@ class Executor(StartPayload):
             raise Lost(run_id)
         return published[1]
 
-    async def drive(
-        self,
-        thread_id: str,
-        run_id: str,
-        recovering: bool,
-        lock: ThreadLock,
-        meta: dict[str, str],
-    ) -> None:
-        """Prepare the run, stream it, record its end."""
-        ready = await self.prepare(thread_id, run_id, recovering, lock, meta)
-        if ready is None:
-            return
+    async def drive(self, ready: Prepared) -> None:
+        """Stream the prepared run, then record its end."""
         run = ready.run
         # Read once: where a rollback returns to, and whether there is anything to continue
         # (prepare writes no checkpoint, so this is the state before the run).
-        state = await run.graph.aget_state({"configurable": {"thread_id": thread_id}})
+        state = await run.graph.aget_state({"configurable": {"thread_id": run.thread_id}})
         before = state.config.get("configurable", {}).get("checkpoint_id")
-        with watch(run.graph, thread_id) as saved:
+        with watch(run.graph, run.thread_id) as saved:
             error, cancel = await self.stream(run, ready.payload, ready.body, state)
         await self.finish(ready, error, cancel, before, saved)
 
