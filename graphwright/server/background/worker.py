@@ -299,14 +299,15 @@ class Worker:
         """
         began = time.monotonic()
         going = await self.jobs.settled(max(self.grace_s - 1.0, 0.0))
-        if going:
-            await asyncio.to_thread(self.hand_back, going)
+        # Read on the loop: a run ending while the hand-back runs drops its own entry.
+        handing = {e: self._executors[e] for e in going if e in self._executors}
+        if handing:
+            await asyncio.to_thread(self.hand_back, handing)
             await self.jobs.settled(1.0)  # their executors see another owner and stop writing
         await hand(SENDER.drain(max(self.grace_s - (time.monotonic() - began), 0.0)))
 
-    def hand_back(self, entries: set[str]) -> None:
-        for entry in entries:
-            executor, thread, run_id = self._executors[entry]
+    def hand_back(self, entries: dict[str, tuple[Executor, str, str]]) -> None:
+        for entry, (executor, thread, run_id) in entries.items():
             self.store.disown(thread, run_id, executor.owner)
             self.handed_back.append(run_id)
             with self.orch.client.pipeline(transaction=not self.store.cluster) as pipe:
