@@ -144,7 +144,7 @@ class Lifecycle:
                 self.orch.user_memory.remember, run.thread_id, run.run_id, run.fence
             )
         if head is None:
-            _, head = await self.orch.run_writes.tail(run.thread_id, "+")
+            head = await self.orch.run_writes.head(run.thread_id)
         await run_meta.aended(
             self.orch.run_writes,
             run.thread_id,

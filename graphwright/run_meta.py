@@ -81,9 +81,10 @@ async def astarted(
     note: dict[str, str] | None = None,
     was: str | None = None,
 ) -> str:
-    """`started` on the run loop, with its `run_start` trace event (`start`) in one write.
+    """The run holds the thread: `running` its graph, with its `run_start` trace event (`start`).
 
-    `counts`: usage counts from the event (`counted_from`); `note`: `noting`'s fields; `was`: the
+    One fenced write on the run loop. `counts`: the thread's usage counts from the event (a new
+    input restarts it, in `trace_from`); `note`: `noting`'s fields; `was`: the
     status the run's lock found (`RunWrites.write`). Returns the event's entry id.
     """
     event = Event(kind="run_start", fields=start, id_field="trace_from" if counts else "")
@@ -93,12 +94,12 @@ async def astarted(
 
 
 async def afailed(writes: RunWrites, thread_id: str, fence: Fence) -> None:
-    """`failed` on the run loop."""
+    """The run failed before it had a result (its graph, its factory, our own error)."""
     await writes.write(thread_id, fence, {"status": "failed"})
 
 
 async def asettled(writes: RunWrites, thread_id: str, fence: Fence, status: ThreadStatus) -> None:
-    """`settled` (its status only) on the run loop."""
+    """`settled`, its status only, on the run loop."""
     await writes.write(thread_id, fence, {"status": status})
 
 
@@ -115,7 +116,11 @@ async def aended(
     reads: Sequence[Command] = (),
     release: bool = True,
 ) -> list[Any]:
-    """`ended` on the run loop, the lock given back in the same write (`head` read already).
+    """The run's end, written last: its status and the `show` summary of the state it left.
+
+    The lock is given back in the same write; `head` is the thread's head, read already. A run
+    the model failed names its checkpoint in `MODEL_FAILED`: the next turn may start over that
+    unfinished step (a model call has no effect to lose).
 
     `reads` (commands) go in its round trip, before it; returns their replies. Without
     `release` the lock stays held (an HTTP run gives it back with its record's end).

@@ -217,28 +217,24 @@ class RunWrites:
 
     async def tail(self, thread_id: str, since: str) -> tuple[list[dict[str, Any]], Head | None]:
         """The thread's trace events from `since` on and its head, in one round trip."""
+        commands = [("XRANGE", self.keys.events(thread_id), since, "+"), self._head_of(thread_id)]
+        entries, head = await self._batch(commands)
+        return self.tracer.decode(thread_id, entries), head_from(head)
+
+    async def head(self, thread_id: str) -> Head | None:
+        """The thread's head (its newest root checkpoint and how many writes it has)."""
+        (head,) = await self._batch([self._head_of(thread_id)])
+        return head_from(head)
+
+    def _head_of(self, thread_id: str) -> Command:
         k = self.keys
+        return _AHEAD.command((k.checkpoints(thread_id), k.write_index(thread_id)), (_ROOT,))
+
+    async def _batch(self, commands: Sequence[Command]) -> list[Any]:
         try:
-            entries, head = await batch(
-                self.client,
-                [
-                    ("XRANGE", k.events(thread_id), since, "+"),
-                    _AHEAD.command((k.checkpoints(thread_id), k.write_index(thread_id)), (_ROOT,)),
-                ],
-                _AHEAD,
-            )
+            return await batch(self.client, commands, _AHEAD)
         except redis.RedisError as exc:
             raise unavailable(exc) from exc
-        found = None
-        if head:
-            checkpoint_id, writes = head
-            found = Head(
-                checkpoint_id=checkpoint_id.decode()
-                if isinstance(checkpoint_id, bytes)
-                else checkpoint_id,
-                writes=int(writes),
-            )
-        return self.tracer.decode(thread_id, entries), found
 
     def read_events(self, thread_id: str, since: str) -> Command:
         """The command that reads the thread's trace from `since` on (to send with a write)."""
@@ -278,3 +274,13 @@ class RunWrites:
             await self.client.zadd(k.threads_by("expires"), expires)
         except redis.RedisError as exc:
             raise unavailable(exc) from exc
+
+
+def head_from(reply: Any) -> Head | None:
+    """The `_HEAD` script's reply as a `Head` (None: the thread has no checkpoint)."""
+    if not reply:
+        return None
+    checkpoint_id, writes = reply
+    if isinstance(checkpoint_id, bytes):
+        checkpoint_id = checkpoint_id.decode()
+    return Head(checkpoint_id=checkpoint_id, writes=int(writes))
