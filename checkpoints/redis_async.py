@@ -79,6 +79,9 @@ class AsyncRedisSaver(SaverBase):
             self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             self.loop = None  # set by the first async call
+        # Where sync calls go when the client serves every loop (a pool per loop): a loop that
+        # always runs, not the last one an async call came from (it may be closed by now).
+        self.home: asyncio.AbstractEventLoop | None = None
 
     @classmethod
     def from_url(cls, url: str, *, cluster: bool = False, **kwargs: Any) -> AsyncRedisSaver:
@@ -289,7 +292,7 @@ class AsyncRedisSaver(SaverBase):
             current: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             current = None
-        loop = self.loop
+        loop = self.home or self.loop
         if loop is not None and current is loop:
             raise SyncCallOnLoopError(
                 f"AsyncRedisSaver.{name} was called on the saver's own event loop, where "

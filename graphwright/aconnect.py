@@ -6,7 +6,12 @@ the blocking client. Commands retry through a restart like the blocking client's
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
+import socket
+import threading
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -92,8 +97,91 @@ def async_twin(client: redis.Redis | RedisCluster, *, retry_budget_s: float = 15
     else:
         connection = aredis.Connection
     return aredis.Redis(
-        connection_pool=aredis.ConnectionPool(connection_class=connection, retry=retry, **kwargs)
+        connection_pool=LoopPools(connection_class=connection, retry=retry, **kwargs)
     )
+
+
+class LoopPools(aredis.ConnectionPool):
+    """A connection pool per event loop, behind one client.
+
+    An asyncio connection belongs to the loop that opened it, so one pool cannot serve two
+    loops. With one per loop, a run may go on the loop of whoever awaits it (an application's
+    own, as LangGraph's `ainvoke` does) with the same client, saver and store as the run loop:
+    no hand-over between loops for each run. A closed loop's pool is dropped at the next new
+    loop (its sockets close as they are collected).
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._options = kwargs
+        self._guard = threading.Lock()
+        self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aredis.ConnectionPool]
+        self._pools = weakref.WeakKeyDictionary()
+
+    def here(self) -> aredis.ConnectionPool:
+        """The running loop's pool, made the first time this loop asks."""
+        loop = asyncio.get_running_loop()
+        pool = self._pools.get(loop)
+        if pool is None:
+            self._drop_closed()
+            with self._guard:
+                pool = self._pools.setdefault(loop, aredis.ConnectionPool(**self._options))
+        return pool
+
+    def _drop_closed(self) -> None:
+        """Forget the pools of loops closed since (`asyncio.run` returned), their sockets shut."""
+        with self._guard:
+            gone = [(loop, pool) for loop, pool in self._pools.items() if loop.is_closed()]
+            for loop, _ in gone:
+                del self._pools[loop]
+        for _, pool in gone:
+            _shut(pool)
+
+    async def get_connection(self, *args: Any, **options: Any) -> Any:
+        return await self.here().get_connection(*args, **options)
+
+    async def release(self, connection: Any) -> None:
+        await self.here().release(connection)
+
+    async def disconnect(self, inuse_connections: bool = True) -> None:
+        """This loop's connections; other loops' are closed on their own loop, unawaited."""
+        here = asyncio.get_running_loop()
+        self._drop_closed()
+        with self._guard:
+            pools = list(self._pools.items())
+        for loop, pool in pools:
+            if loop is here:
+                await pool.disconnect(inuse_connections)
+            elif not loop.is_closed():
+                with contextlib.suppress(RuntimeError):  # it closed meanwhile
+                    asyncio.run_coroutine_threadsafe(pool.disconnect(inuse_connections), loop)
+
+    def set_retry(self, retry: Any) -> None:
+        super().set_retry(retry)
+        with self._guard:
+            pools = list(self._pools.values())
+        for pool in pools:
+            pool.set_retry(retry)
+
+
+def _shut(pool: aredis.ConnectionPool) -> None:
+    """Shut the sockets of a pool whose loop has closed: its transports can no longer close them.
+
+    The server sees them go at once; the file descriptors close as the transports are collected.
+    redis-py keeps a pool's connections and a connection's stream private: read here only.
+    """
+    connections: list[Any] = [*pool._available_connections, *pool._in_use_connections]
+    for connection in connections:
+        writer = connection._writer
+        sock = writer.transport.get_extra_info("socket") if writer is not None else None
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+
+def loop_portable(client: AsyncClient) -> bool:
+    """Whether `client` serves any event loop (its pool is `LoopPools`), not only the run loop."""
+    return isinstance(getattr(client, "connection_pool", None), LoopPools)
 
 
 def async_sentinel_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:

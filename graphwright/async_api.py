@@ -11,10 +11,11 @@ read-only views (thread meta, trace, listing) hand their blocking call to `async
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import AsyncIterator, Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from graphwright import drawing, run_core
+from graphwright.aconnect import loop_portable
 from graphwright.graphs.registry import RunInput
 from graphwright.nodes.deps import Limits
 from graphwright.results import CheckpointInfo, RunResult, StepEvent, ThreadInfo, ThreadState
@@ -23,6 +24,8 @@ from graphwright.tools.runloop import aiterate, hand
 
 if TYPE_CHECKING:
     from graphwright.orchestrator import Orchestrator
+
+T = TypeVar("T")
 
 
 class AsyncTwins:
@@ -42,9 +45,13 @@ class AsyncTwins:
         run_id: str | None = None,
         user_id: str | None = None,
     ) -> RunResult:
-        """`invoke` for asyncio: the run goes on the run loop, this coroutine awaits it."""
+        """`invoke` for asyncio: the run goes on the caller's loop, as LangGraph's `ainvoke` does.
+
+        (On the run loop instead, awaited from here, where the Redis client serves one loop only:
+        a cluster or a Sentinel master.)
+        """
         orch = self._blocking
-        return await hand(
+        return await self._here(
             alast_result(
                 run_core.start(orch, graph, input, thread_id, limits, run_id, user_id, "steps")
             )
@@ -60,7 +67,7 @@ class AsyncTwins:
     ) -> RunResult:
         """`resume` for asyncio."""
         orch = self._blocking
-        return await hand(
+        return await self._here(
             alast_result(run_core.resume(orch, thread_id, decision, limits, run_id, None, "steps"))
         )
 
@@ -78,7 +85,8 @@ class AsyncTwins:
         """`stream` for asyncio: the same run core, no thread of its own."""
         orch = self._blocking
         async for event in aiterate(
-            lambda: run_core.start(orch, graph, input, thread_id, limits, run_id, user_id, mode)
+            lambda: run_core.start(orch, graph, input, thread_id, limits, run_id, user_id, mode),
+            here=self._runs_here(),
         ):
             yield event
 
@@ -94,17 +102,26 @@ class AsyncTwins:
         """`stream_resume` for asyncio."""
         orch = self._blocking
         async for event in aiterate(
-            lambda: run_core.resume(orch, thread_id, decision, limits, run_id, None, mode)
+            lambda: run_core.resume(orch, thread_id, decision, limits, run_id, None, mode),
+            here=self._runs_here(),
         ):
             yield event
 
     async def astate(self, thread_id: str) -> ThreadState:
-        """`state`: its checkpoint read by the async saver on the run loop."""
-        return await hand(self._blocking._astate(thread_id))
+        """`state`: its checkpoint read by the async saver."""
+        return await self._here(self._blocking._astate(thread_id))
 
     async def ahistory(self, thread_id: str) -> list[CheckpointInfo]:
-        """`history`: the checkpoints read by the async saver on the run loop."""
-        return await hand(self._blocking._ahistory(thread_id))
+        """`history`: the checkpoints read by the async saver."""
+        return await self._here(self._blocking._ahistory(thread_id))
+
+    def _runs_here(self) -> bool:
+        """Whether a run may go on the caller's loop: the run core's client serves every loop."""
+        return loop_portable(self._blocking.aclient)
+
+    async def _here(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await `coro` on the caller's loop where it may run there, else on the run loop."""
+        return await coro if self._runs_here() else await hand(coro)
 
     async def atrace(self, thread_id: str) -> list[dict[str, Any]]:
         return await asyncio.to_thread(self._blocking.trace, thread_id)

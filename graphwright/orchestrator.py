@@ -20,7 +20,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 
 from graphwright import run_core
-from graphwright.aconnect import async_twin
+from graphwright.aconnect import async_twin, loop_portable
 from graphwright.async_api import AsyncTwins
 from graphwright.checkpoints.keys import SERVICE_STORE, Keys
 from graphwright.checkpoints.memory import MemoryBook, MemoryRecord, adopt_legacy
@@ -106,6 +106,8 @@ class Orchestrator(Inspection, AsyncTwins, CompiledGraphs):
             encrypt=self.settings.encrypt,
         )
         self.asaver.loop = run_loop()  # so sync reads from other threads bridge onto it
+        if loop_portable(self.aclient):  # runs may go on their callers' loops: not that one
+            self.asaver.home = self.asaver.loop
         self.saver.stamp_thread = self.asaver.stamp_thread = True  # as the Agent Server's do
         self.model = model or make_model(self.settings)
         self.graphs = graphs or default_registry()

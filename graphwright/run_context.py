@@ -20,6 +20,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
 from graphwright import run_meta
+from graphwright.aconnect import loop_portable
 from graphwright.checkpoints.direct import Command
 from graphwright.checkpoints.head import Head
 from graphwright.graphs.gates import gate_of
@@ -100,13 +101,14 @@ class Lifecycle:
         """Hold the thread's lock (renewed) for the run; given back however it ends.
 
         `reads` (commands) come back with it, in `ThreadLock.reads`. It is taken, renewed (a task)
-        and given back through the asyncio client of the run loop, where every run runs (the Python
-        API's and the HTTP executor's): a caller on another loop hands its run there
-        (`tools.runloop.hand`).
+        and given back through the run core's asyncio client, on the loop the run goes on: the run
+        loop, or the caller's own where that client serves every loop (`aconnect.LoopPools`); a
+        client of one loop only (a cluster's, a Sentinel master's) has its runs handed to the run
+        loop (`tools.runloop.hand`).
         """
-        if not on_run_loop():
-            raise RuntimeError("a run's lock is taken on the run loop (tools.runloop.hand)")
         orch = self.orch
+        if not on_run_loop() and not loop_portable(orch.aclient):
+            raise RuntimeError("a run's lock is taken on the run loop (tools.runloop.hand)")
         async with athread_lock(
             orch.aclient, orch.keys, thread_id, ttl_s=orch.settings.lock_ttl_s, reads=reads
         ) as lock:

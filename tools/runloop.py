@@ -146,24 +146,32 @@ def iterate(make: Callable[[], AsyncIterator[T]], what: str = "a blocking stream
             ended.wait(CLOSE_WAIT_S)
 
 
-async def aiterate(make: Callable[[], AsyncIterator[T]]) -> AsyncIterator[T]:
-    """The items of an async iterator driven on the run loop, for a caller on any loop."""
+async def aiterate(make: Callable[[], AsyncIterator[T]], *, here: bool = False) -> AsyncIterator[T]:
+    """The items of an async iterator driven by a task of its own, for a caller on any loop.
+
+    The task runs on the run loop, or with `here` on the caller's loop. Either way it iterates
+    to the end whatever the reader does, and a reader that stops early cancels it.
+    """
     if on_run_loop():
         async for item in make():
             yield item
         return
-    here = asyncio.get_running_loop()
+    caller = asyncio.get_running_loop()
     items: asyncio.Queue[tuple[bool, Any]] = asyncio.Queue()
 
     def hand_over(entry: tuple[bool, Any]) -> None:
+        if here:
+            items.put_nowait(entry)
+            return
         with contextlib.suppress(RuntimeError):  # a reader whose loop is gone reads no more
-            here.call_soon_threadsafe(items.put_nowait, entry)
+            caller.call_soon_threadsafe(items.put_nowait, entry)
 
     async def drive() -> None:
         async for item in make():
             hand_over((False, item))
 
-    future = submit(drive())
+    future: asyncio.Future[None] | concurrent.futures.Future[None]
+    future = asyncio.ensure_future(drive()) if here else submit(drive())
     future.add_done_callback(lambda _: hand_over((True, None)))
     try:
         while True:
