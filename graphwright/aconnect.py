@@ -138,10 +138,12 @@ class LoopPools(aredis.ConnectionPool):
             _shut(pool)
 
     async def get_connection(self, *args: Any, **options: Any) -> Any:
-        return await self.here().get_connection(*args, **options)
+        pool: Any = self.here()  # redis-py leaves its pools untyped
+        return await pool.get_connection(*args, **options)
 
     async def release(self, connection: Any) -> None:
-        await self.here().release(connection)
+        pool: Any = self.here()
+        await pool.release(connection)
 
     async def disconnect(self, inuse_connections: bool = True) -> None:
         """This loop's connections; other loops' are closed on their own loop, unawaited."""
@@ -152,7 +154,7 @@ class LoopPools(aredis.ConnectionPool):
         for loop, pool in pools:
             if loop is here:
                 await pool.disconnect(inuse_connections)
-            elif not loop.is_closed():
+            elif not loop.is_closed() and _connected(pool):
                 with contextlib.suppress(RuntimeError):  # it closed meanwhile
                     asyncio.run_coroutine_threadsafe(pool.disconnect(inuse_connections), loop)
 
@@ -162,6 +164,12 @@ class LoopPools(aredis.ConnectionPool):
             pools = list(self._pools.values())
         for pool in pools:
             pool.set_retry(retry)
+
+
+def _connected(pool: aredis.ConnectionPool) -> bool:
+    """Whether any connection of `pool` is open (redis-py keeps its list private)."""
+    connections: list[Any] = [*pool._available_connections, *pool._in_use_connections]
+    return any(connection.is_connected for connection in connections)
 
 
 def _shut(pool: aredis.ConnectionPool) -> None:

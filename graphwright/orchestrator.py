@@ -20,7 +20,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 
 from graphwright import run_core
-from graphwright.aconnect import async_twin, loop_portable
+from graphwright.aconnect import LoopPools, async_twin, loop_portable
 from graphwright.async_api import AsyncTwins
 from graphwright.checkpoints.keys import SERVICE_STORE, Keys
 from graphwright.checkpoints.memory import MemoryBook, MemoryRecord, adopt_legacy
@@ -59,7 +59,7 @@ from graphwright.thread_index import ThreadIndex
 from graphwright.thread_meta import ThreadMeta
 from graphwright.tools.mcp_config import ServerConfig, load_mcp_servers, parse_mcp_servers
 from graphwright.tools.policy import Policy
-from graphwright.tools.runloop import call, hand, iterate, run_loop
+from graphwright.tools.runloop import call, hand, iterate, on_run_loop, run_loop
 from graphwright.tools.spec import ToolSpec
 from graphwright_errors import ConflictError, NotFoundError
 
@@ -171,7 +171,10 @@ class Orchestrator(Inspection, AsyncTwins, CompiledGraphs):
             _release(self.client)
 
     async def aclose(self) -> None:
-        """`close` for a coroutine."""
+        """`close` for a coroutine: this loop's connections first, then the run loop's."""
+        pool = getattr(self.aclient, "connection_pool", None)
+        if isinstance(pool, LoopPools) and not on_run_loop():
+            await pool.disconnect()
         await hand(self._aclose_twin())
         if self._owns_client:
             _release(self.client)

@@ -131,3 +131,25 @@ def test_loops_that_come_and_go_leave_no_connection_open(
         until(lambda: connected() <= after_one + 1, "the closed loops' connections to go")
     finally:
         watcher.close()
+
+
+def test_aclose_on_the_callers_loop_closes_its_connections(settings: Settings) -> None:
+    watcher = redis.Redis.from_url(settings.redis_url)
+    try:
+        before = {c["id"] for c in watcher.client_list()}
+
+        async def app() -> set[str]:
+            orch = Orchestrator(settings=settings, model=OfflineChatModel())
+            await orch.ainvoke("agent", "hello")
+            opened = {c["id"] for c in watcher.client_list()} - before
+            await orch.aclose()
+            return opened
+
+        opened = asyncio.run(app())
+        assert opened, "the run opened no connection"
+        until(
+            lambda: not opened & {c["id"] for c in watcher.client_list()},
+            "the orchestrator's connections to close",
+        )
+    finally:
+        watcher.close()
