@@ -10,6 +10,7 @@ labelled corpus in `tests/support/redaction_corpus.py` measures both sides.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -63,9 +64,13 @@ _HEADER = re.compile(
 )
 
 
+_CAMEL_SECRET = re.compile(r"[a-z0-9](Token|Secret)$")  # accessToken, clientSecret
+
+
+@functools.lru_cache(maxsize=4096)  # field names repeat in every event: decided once each
 def secret_name(key: str) -> bool:
     """Whether a field called `key` holds a secret (`api_key` does, `input_tokens` does not)."""
-    return bool(_SECRET_NAME.search(key) or re.search(r"[a-z0-9](Token|Secret)$", key))
+    return bool(_SECRET_NAME.search(key) or _CAMEL_SECRET.search(key))
 
 
 def redact_text(text: str) -> str:

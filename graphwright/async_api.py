@@ -20,7 +20,7 @@ from graphwright.graphs.registry import RunInput
 from graphwright.nodes.deps import Limits
 from graphwright.results import CheckpointInfo, RunResult, StepEvent, ThreadInfo, ThreadState
 from graphwright.streaming import StreamMode, alast_result
-from graphwright.tools.runloop import aiterate, hand
+from graphwright.tools.runloop import aiterate, hand, size_executor
 
 if TYPE_CHECKING:
     from graphwright.orchestrator import Orchestrator
@@ -116,8 +116,15 @@ class AsyncTwins:
         return await self._here(self._blocking._ahistory(thread_id))
 
     def _runs_here(self) -> bool:
-        """Whether a run may go on the caller's loop: the run core's client serves every loop."""
-        return loop_portable(self._blocking.aclient)
+        """Whether a run goes on the caller's loop: the run core's client serves every loop.
+
+        Its sync nodes then run in that loop's default executor, as LangGraph runs them; a loop
+        that has none yet gets one of the run loop's size (`runloop.size_executor`).
+        """
+        if not loop_portable(self._blocking.aclient):
+            return False
+        size_executor(asyncio.get_running_loop())
+        return True
 
     async def _here(self, coro: Coroutine[Any, Any, T]) -> T:
         """Await `coro` on the caller's loop where it may run there, else on the run loop."""

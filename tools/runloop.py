@@ -49,6 +49,22 @@ def run_loop() -> asyncio.AbstractEventLoop:
         return _loop
 
 
+def size_executor(loop: asyncio.AbstractEventLoop) -> None:
+    """Give an application's loop that runs graphs a default executor of the run loop's size.
+
+    LangGraph runs sync nodes in the loop's default executor; asyncio's own holds a few
+    threads per core, so runs awaited at once would queue for them where the run loop's runs
+    would not. A loop that has its default executor already (the application set or used it)
+    keeps it: asyncio keeps which it has in a private field, read here only.
+    """
+    if getattr(loop, "_default_executor", False) is None:
+        loop.set_default_executor(
+            concurrent.futures.ThreadPoolExecutor(
+                EXECUTOR_THREADS, thread_name_prefix="gw-run-sync"
+            )
+        )
+
+
 def _serve(loop: asyncio.AbstractEventLoop, ready: threading.Event) -> None:
     asyncio.set_event_loop(loop)
     loop.call_soon(ready.set)

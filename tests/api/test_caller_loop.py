@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypedDict
 
 import pytest
@@ -26,6 +28,7 @@ from graphwright.offline import OfflineChatModel
 from graphwright.project import compile_graph
 from graphwright.settings import Settings
 from graphwright.testing.kit import until
+from graphwright.testing.until import scaled
 from graphwright.tools.registry import ToolRegistry
 from graphwright.tools.runloop import run_loop
 
@@ -153,3 +156,48 @@ def test_aclose_on_the_callers_loop_closes_its_connections(settings: Settings) -
         )
     finally:
         watcher.close()
+
+
+def sync_wait(state: State) -> State:
+    """A sync node, as graphwright's own are: it holds an executor thread while it waits."""
+    BARRIER.wait()
+    return {"n": state["n"] + 1}
+
+
+AT_ONCE = 16
+BARRIER = threading.Barrier(AT_ONCE, timeout=scaled(30))
+
+
+def test_runs_awaited_at_once_get_a_thread_each_for_their_sync_nodes(
+    settings: Settings,
+) -> None:
+    """asyncio's own default executor holds a few threads per core: 16 sync nodes waiting for
+    each other would never all start in it, and every run would fail at the barrier."""
+    registry = GraphRegistry()
+    graph = StateGraph(State)
+    graph.add_node("wait", sync_wait)
+    graph.add_edge(START, "wait")
+    graph.add_edge("wait", END)
+    registry.register(
+        "waits", lambda ctx: compile_graph("waits", graph, ctx), make_input=None, tools=ToolRegistry
+    )
+    orch = Orchestrator(settings=settings, model=OfflineChatModel(), graphs=registry)
+    try:
+
+        async def app() -> list[Any]:
+            return await asyncio.gather(*(orch.ainvoke("waits", {"n": 0}) for _ in range(AT_ONCE)))
+
+        results = asyncio.run(app())
+        assert [r.status for r in results] == ["completed"] * AT_ONCE, results[0].error
+    finally:
+        orch.close()
+
+
+def test_an_applications_own_default_executor_is_kept(local: Orchestrator) -> None:
+    async def app() -> str:
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(ThreadPoolExecutor(2, thread_name_prefix="the-apps"))
+        await local.ainvoke("looks", {"n": 0})
+        return await loop.run_in_executor(None, lambda: threading.current_thread().name)
+
+    assert asyncio.run(app()).startswith("the-apps")
