@@ -136,18 +136,30 @@ def refusals(url: str) -> dict[str, Any]:
     return masked(out)
 
 
-def thread_stream_view(url: str, loop: asyncio.AbstractEventLoop) -> dict[str, Any]:
+def thread_stream_view(
+    url: str, loop: asyncio.AbstractEventLoop, *, tries: int = 1
+) -> dict[str, Any]:
+    """What the server answers; a conversation whose phase never comes is held `tries` times.
+
+    The reference is given two: under load, its resumed run's end sometimes never reaches a
+    WebSocket subscriber (seen in 1 of 3 full runs here), which says nothing of graphwright's.
+    graphwright is given one.
+    """
     view: dict[str, Any] = {"refusals": refusals(url)}
+
+    def held(graph: str, transport: str, gated: bool) -> dict[str, Any]:
+        for attempt in range(1, tries + 1):
+            try:
+                return loop.run_until_complete(conversation(url, graph, transport, gated))
+            except AssertionError:
+                if attempt == tries:
+                    raise
+        raise AssertionError("no try")  # tries < 1
+
     for transport in ("sse", "websocket"):
-        view[f"gate over {transport}"] = loop.run_until_complete(
-            conversation(url, "interrupting", transport, gated=True)
-        )
-        view[f"subgraph over {transport}"] = loop.run_until_complete(
-            conversation(url, "subgraph", transport, gated=False)
-        )
-        view[f"chat model over {transport}"] = loop.run_until_complete(
-            conversation(url, "chat", transport, gated=False)
-        )
+        view[f"gate over {transport}"] = held("interrupting", transport, True)
+        view[f"subgraph over {transport}"] = held("subgraph", transport, False)
+        view[f"chat model over {transport}"] = held("chat", transport, False)
     return view
 
 
