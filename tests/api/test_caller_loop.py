@@ -49,23 +49,22 @@ async def look(state: State, config: RunnableConfig) -> State:
     return {"n": state["n"] + 1}
 
 
-def builder() -> StateGraph[State]:
+def one_node(name: str, node: Any) -> GraphRegistry:
+    """A registry with one graph, `name`: START -> node -> END."""
     graph = StateGraph(State)
-    graph.add_node("look", look)
-    graph.add_edge(START, "look")
-    graph.add_edge("look", END)
-    return graph
+    graph.add_node("node", node)
+    graph.add_edge(START, "node")
+    graph.add_edge("node", END)
+    registry = GraphRegistry()
+    registry.register(
+        name, lambda ctx: compile_graph(name, graph, ctx), make_input=None, tools=ToolRegistry
+    )
+    return registry
 
 
 @pytest.fixture
 def local(settings: Settings) -> Iterator[Orchestrator]:
-    registry = GraphRegistry()
-    registry.register(
-        "looks",
-        lambda ctx: compile_graph("looks", builder(), ctx),
-        make_input=None,
-        tools=ToolRegistry,
-    )
+    registry = one_node("looks", look)
     orch = Orchestrator(settings=settings, model=OfflineChatModel(), graphs=registry)
     if not loop_portable(orch.aclient):
         orch.close()
@@ -173,14 +172,7 @@ def test_runs_awaited_at_once_get_a_thread_each_for_their_sync_nodes(
 ) -> None:
     """asyncio's own default executor holds a few threads per core: 16 sync nodes waiting for
     each other would never all start in it, and every run would fail at the barrier."""
-    registry = GraphRegistry()
-    graph = StateGraph(State)
-    graph.add_node("wait", sync_wait)
-    graph.add_edge(START, "wait")
-    graph.add_edge("wait", END)
-    registry.register(
-        "waits", lambda ctx: compile_graph("waits", graph, ctx), make_input=None, tools=ToolRegistry
-    )
+    registry = one_node("waits", sync_wait)
     orch = Orchestrator(settings=settings, model=OfflineChatModel(), graphs=registry)
     try:
 
