@@ -27,7 +27,8 @@ from graphwright.locking import held
 from graphwright.offline import OfflineChatModel
 from graphwright.project import compile_graph
 from graphwright.settings import Settings
-from graphwright.testing.kit import until
+from graphwright.testing import redis_servers
+from graphwright.testing.kit import settings_for, until
 from graphwright.testing.until import scaled
 from graphwright.tools.registry import ToolRegistry
 from graphwright.tools.runloop import run_loop
@@ -115,24 +116,29 @@ def test_a_cancelled_caller_cancels_its_run_and_gives_the_lock_back(
     assert result.status == "completed", result.error
 
 
-def test_loops_that_come_and_go_leave_no_connection_open(
-    local: Orchestrator, settings: Settings
-) -> None:
-    watcher = redis.Redis.from_url(settings.redis_url)
-    try:
+def test_loops_that_come_and_go_leave_no_connection_open() -> None:
+    """On a Redis of its own: no other test's client counts as one of these."""
+    with redis_servers.redis_server() as server:
+        settings = settings_for(server.url)
+        orch = Orchestrator(
+            settings=settings, model=OfflineChatModel(), graphs=one_node("looks", look)
+        )
+        watcher = redis.Redis.from_url(server.url)
+        try:
 
-        def connected() -> int:
-            return len(watcher.client_list())
+            def connected() -> int:
+                return len(watcher.client_list())
 
-        asyncio.run(local.ainvoke("looks", {"n": 0}))
-        after_one = connected()
-        for _ in range(6):  # a new loop each time, as `asyncio.run` per call makes
-            asyncio.run(local.ainvoke("looks", {"n": 0}))
-        # The pools of closed loops are shut as the next loop arrives: at most the last one's
-        # connections are open beyond those of the first.
-        until(lambda: connected() <= after_one + 1, "the closed loops' connections to go")
-    finally:
-        watcher.close()
+            asyncio.run(orch.ainvoke("looks", {"n": 0}))
+            after_one = connected()
+            for _ in range(6):  # a new loop each time, as `asyncio.run` per call makes
+                asyncio.run(orch.ainvoke("looks", {"n": 0}))
+            # The pools of closed loops are shut as the next loop arrives: at most the last
+            # one's connections are open beyond those of the first.
+            until(lambda: connected() <= after_one + 1, "the closed loops' connections to go")
+        finally:
+            watcher.close()
+            orch.close()
 
 
 def test_aclose_on_the_callers_loop_closes_its_connections(settings: Settings) -> None:
