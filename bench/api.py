@@ -4,10 +4,11 @@ A 3-node graph with no model, each run on a new thread: `Orchestrator.invoke` an
 `ainvoke` (one after another, and ten at a time) against LangGraph's `graph.invoke`
 (compiled with graphwright's `RedisSaver`) and `graph.ainvoke` (its `AsyncRedisSaver`)
 on one redis-server started for the run. Rounds interleave graphwright and LangGraph; each
-figure is per run: process CPU time, wall time, and Redis commands, counted twice: by the
+figure is per run: process CPU time, wall time, Redis commands, counted twice: by the
 server (`INFO commandstats` deltas, the primary figure: it counts the commands a Lua script
 runs too) and on the wire (each command the clients of this process pack to send: a script
-call is one). Targets (issue 35): CPU and wall <= 1.3x, commands <= the saver's + 12.
+call is one), and the Redis server's own CPU time (`INFO cpu`), which is what the commands
+cost it. Targets (issue 35): CPU and wall <= 1.3x, commands <= the saver's + 12.
 
     python -m bench.api [--runs 40] [--rounds 5] [--repeats 3]
 """
@@ -71,12 +72,22 @@ class Tally:
     wall: float = 0.0
     commands: int = 0
     wire: int = 0
+    redis_cpu: float = 0.0
     runs: int = 0
 
-    def add(self, cpu: float, wall: float, commands: int, wire: int, runs: int) -> None:
+    def add(
+        self, cpu: float, wall: float, commands: int, wire: int, redis_cpu: float, runs: int
+    ) -> None:
         self.cpu, self.wall = self.cpu + cpu, self.wall + wall
         self.commands, self.wire = self.commands + commands, self.wire + wire
+        self.redis_cpu += redis_cpu
         self.runs += runs
+
+
+def server_cpu(client: redis.Redis) -> float:
+    """The server's CPU time so far (user and system, main thread and others), in seconds."""
+    cpu: dict[str, Any] = client.info("cpu")
+    return float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
 
 
 def commands(client: redis.Redis) -> int:
@@ -195,14 +206,16 @@ class Bench:
 
     def measure(
         self, how: Callable[[Callable[..., Any], int], None], one: Any, n: int
-    ) -> tuple[float, float, int, int]:
+    ) -> tuple[float, float, int, int, float]:
         before_cmds = commands(self.meter)
+        before_redis = server_cpu(self.meter)
         before_wire = self.wire.sent()
         cpu0, wall0 = time.process_time(), time.perf_counter()
         how(one, n)
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
         wire = self.wire.sent() - before_wire
-        return cpu, wall, commands(self.meter) - before_cmds - 1, wire  # our own INFO
+        redis_cpu = server_cpu(self.meter) - before_redis
+        return cpu, wall, commands(self.meter) - before_cmds - 3, wire, redis_cpu  # our 3 INFOs
 
 
 CASES = [
@@ -229,16 +242,18 @@ def report(repeat: int, tallies: dict[str, tuple[Tally, Tally]]) -> None:
     print(
         f"{'case':<12} {'CPU ms gw':>9} {'lg':>6} {'ratio':>6}   {'wall ms gw':>10} {'lg':>6} "
         f"{'ratio':>6}   {'cmds gw':>7} {'lg':>5} {'+':>4}   {'wire gw':>7} {'lg':>5} {'+':>4}"
+        f"   {'redis us gw':>11} {'lg':>5} {'ratio':>6}"
     )
     for name, (gw, lg) in tallies.items():
         gcpu, lcpu = gw.cpu / gw.runs * 1e3, lg.cpu / lg.runs * 1e3
         gwall, lwall = gw.wall / gw.runs * 1e3, lg.wall / lg.runs * 1e3
         gc, lc = gw.commands / gw.runs, lg.commands / lg.runs
         gs, ls = gw.wire / gw.runs, lg.wire / lg.runs
+        gr, lr = gw.redis_cpu / gw.runs * 1e6, lg.redis_cpu / lg.runs * 1e6
         print(
             f"{name:<12} {gcpu:>9.2f} {lcpu:>6.2f} {gcpu / lcpu:>5.2f}x   {gwall:>10.2f} "
             f"{lwall:>6.2f} {gwall / lwall:>5.2f}x   {gc:>7.1f} {lc:>5.1f} {gc - lc:>+4.0f}   "
-            f"{gs:>7.1f} {ls:>5.1f} {gs - ls:>+4.0f}"
+            f"{gs:>7.1f} {ls:>5.1f} {gs - ls:>+4.0f}   {gr:>11.0f} {lr:>5.0f} {gr / lr:>5.2f}x"
         )
 
 
