@@ -119,7 +119,7 @@ def test_a_cancelled_caller_cancels_its_run_and_gives_the_lock_back(
 def test_loops_that_come_and_go_leave_no_connection_open() -> None:
     """On a Redis of its own: no other test's client counts as one of these."""
     with redis_servers.redis_server() as server:
-        settings = settings_for(server.url)
+        settings = settings_for(server.url, GRAPHWRIGHT_REDIS_CLUSTER=False)  # a plain server
         orch = Orchestrator(
             settings=settings, model=OfflineChatModel(), graphs=one_node("looks", look)
         )
