@@ -107,8 +107,8 @@ class LoopPools(aredis.ConnectionPool):
     An asyncio connection belongs to the loop that opened it, so one pool cannot serve two
     loops. With one per loop, a run may go on the loop of whoever awaits it (an application's
     own, as LangGraph's `ainvoke` does) with the same client, saver and store as the run loop:
-    no hand-over between loops for each run. A closed loop's pool is dropped at the next new
-    loop (its sockets close as they are collected).
+    no hand-over between loops for each run. A closed loop's pool (`asyncio.run` returned) is
+    dropped, its sockets shut, when the next loop comes or the client closes.
     """
 
     def __init__(self, **kwargs: Any) -> None:
