@@ -3,7 +3,8 @@
 No hand-over to the process's run loop and back for each run (where the run core's Redis
 client serves every loop: a single server's, not a cluster's): the run's nodes see the
 caller's loop and its context variables, cancelling the caller cancels the run and gives its
-lock back, and loops that come and go (`asyncio.run` per call) leave no connection open.
+lock back, loops that come and go (`asyncio.run` per call) leave no connection open, and the
+sync nodes of runs awaited at once are not held to asyncio's few default threads.
 """
 
 from __future__ import annotations
