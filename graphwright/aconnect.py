@@ -166,20 +166,23 @@ class LoopPools(aredis.ConnectionPool):
             pool.set_retry(retry)
 
 
+def _connections(pool: aredis.ConnectionPool) -> list[Any]:
+    """Every connection of `pool`, idle or in use (redis-py keeps both lists private)."""
+    return [*pool._available_connections, *pool._in_use_connections]
+
+
 def _connected(pool: aredis.ConnectionPool) -> bool:
-    """Whether any connection of `pool` is open (redis-py keeps its list private)."""
-    connections: list[Any] = [*pool._available_connections, *pool._in_use_connections]
-    return any(connection.is_connected for connection in connections)
+    """Whether any connection of `pool` is open."""
+    return any(connection.is_connected for connection in _connections(pool))
 
 
 def _shut(pool: aredis.ConnectionPool) -> None:
     """Shut the sockets of a pool whose loop has closed: its transports can no longer close them.
 
     The server sees them go at once; the file descriptors close as the transports are collected.
-    redis-py keeps a pool's connections and a connection's stream private: read here only.
+    A connection's stream is private to redis-py too: read here only.
     """
-    connections: list[Any] = [*pool._available_connections, *pool._in_use_connections]
-    for connection in connections:
+    for connection in _connections(pool):
         writer = connection._writer
         sock = writer.transport.get_extra_info("socket") if writer is not None else None
         if sock is not None:
