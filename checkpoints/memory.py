@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Literal
+from typing import Any, Literal
 
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, SearchItem
 from pydantic import BaseModel, Field, ValidationError
 
 from graphwright_errors import UserError
@@ -63,52 +63,93 @@ def scope_of(kind: Literal["user", "project"], ident: str) -> str:
 
 
 class MemoryBook:
-    """Records on a store; every read names its scope."""
+    """Records on a store; every read names its scope.
 
-    def __init__(self, store: BaseStore) -> None:
+    `astore` serves the a-methods (a run's recall and remember, on its event loop): the same
+    records through an asyncio client. Without one they go through `store`'s own a-methods.
+    """
+
+    def __init__(self, store: BaseStore, astore: BaseStore | None = None) -> None:
         self.store = store
+        self.astore = astore or store
 
     def remember(
         self, scope: str, kind: Kind, key: str, value: str, source: Source
     ) -> MemoryRecord:
         namespace = (ROOT, scope)
         old = self.store.get(namespace, key)
-        history: list[PastValue] = []
-        if old is not None:
-            prior = MemoryRecord.model_validate(old.value)
-            if prior.value == value:
-                return prior
-            history = [
-                PastValue(value=prior.value, source=prior.source, updated_at=prior.updated_at),
-                *prior.history,
-            ][:HISTORY]
-        record = MemoryRecord(
-            scope=scope,
-            kind=kind,
-            key=key,
-            value=value,
-            source=source,
-            updated_at=time.time(),
-            history=history,
-        )
-        self.store.put(namespace, key, record.model_dump(mode="json"), index=False)
+        record, changed = replaced(old.value if old else None, scope, kind, key, value, source)
+        if changed:
+            self.store.put(namespace, key, record.model_dump(mode="json"), index=False)
+        return record
+
+    async def aremember(
+        self, scope: str, kind: Kind, key: str, value: str, source: Source
+    ) -> MemoryRecord:
+        namespace = (ROOT, scope)
+        old = await self.astore.aget(namespace, key)
+        record, changed = replaced(old.value if old else None, scope, kind, key, value, source)
+        if changed:
+            await self.astore.aput(namespace, key, record.model_dump(mode="json"), index=False)
         return record
 
     def recall(self, scopes: list[str]) -> list[MemoryRecord]:
         """The records of exactly these scopes, oldest update first."""
-        records = [
-            MemoryRecord.model_validate(item.value)
-            for scope in scopes
-            for item in self.store.search((ROOT, scope), limit=1000)
-            if item.namespace == (ROOT, scope)  # a prefix search must not reach a longer namespace
-        ]
-        return sorted(records, key=lambda r: r.updated_at)
+        return in_scopes({scope: self.store.search((ROOT, scope), limit=1000) for scope in scopes})
+
+    async def arecall(self, scopes: list[str]) -> list[MemoryRecord]:
+        """`recall` on the caller's event loop."""
+        return in_scopes(
+            {scope: await self.astore.asearch((ROOT, scope), limit=1000) for scope in scopes}
+        )
 
     def forget(self, scope: str, key: str) -> bool:
         if self.store.get((ROOT, scope), key) is None:
             return False
         self.store.delete((ROOT, scope), key)
         return True
+
+
+def replaced(
+    old: dict[str, Any] | None, scope: str, kind: Kind, key: str, value: str, source: Source
+) -> tuple[MemoryRecord, bool]:
+    """The record a new value makes of the stored one (`old`), and whether it changed.
+
+    The value it replaces moves into the record's short history.
+    """
+    history: list[PastValue] = []
+    if old is not None:
+        prior = MemoryRecord.model_validate(old)
+        if prior.value == value:
+            return prior, False
+        history = [
+            PastValue(value=prior.value, source=prior.source, updated_at=prior.updated_at),
+            *prior.history,
+        ][:HISTORY]
+    record = MemoryRecord(
+        scope=scope,
+        kind=kind,
+        key=key,
+        value=value,
+        source=source,
+        updated_at=time.time(),
+        history=history,
+    )
+    return record, True
+
+
+def in_scopes(found: dict[str, list[SearchItem]]) -> list[MemoryRecord]:
+    """The records of each scope's search, oldest update first.
+
+    A prefix search may reach a longer namespace: its items are not the scope's.
+    """
+    records = [
+        MemoryRecord.model_validate(item.value)
+        for scope, items in found.items()
+        for item in items
+        if item.namespace == (ROOT, scope)
+    ]
+    return sorted(records, key=lambda r: r.updated_at)
 
 
 def effective(records: list[MemoryRecord]) -> list[MemoryRecord]:

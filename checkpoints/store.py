@@ -115,8 +115,9 @@ class AsyncRedisStore(_StoreBase):
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
         sealer: Sealer | None = None,
+        area: str = USER_STORE,
     ) -> None:
-        super().__init__(prefix=prefix, index=index, ttl=ttl, sealer=sealer)
+        super().__init__(prefix=prefix, index=index, ttl=ttl, sealer=sealer, area=area)
         self.redis = client
         self.loop: asyncio.AbstractEventLoop | None = None  # the loop its client runs on
 

@@ -130,17 +130,21 @@ class Orchestrator(Inspection, AsyncTwins, CompiledGraphs):
             ttl=self.store.ttl_config,
         )
         self.astore.loop = self.asaver.loop
+        prefix, area = self.settings.key_prefix, SERVICE_STORE
+        abook = AsyncRedisStore(
+            self.aclient,  # type: ignore[arg-type]  # pipelines alike
+            prefix=prefix,
+            sealer=self.sealer,
+            area=area,
+        )
+        abook.loop = self.asaver.loop
         self.memory = MemoryBook(
-            RedisStore(
-                client, prefix=self.settings.key_prefix, sealer=self.sealer, area=SERVICE_STORE
-            )
+            RedisStore(client, prefix=prefix, sealer=self.sealer, area=area), abook
         )
         self.index = ThreadIndex(client, self.keys)
         self.thread_meta = ThreadMeta(client, self.keys, self.sealer, self.index)
-        self.user_memory = Memories(
-            self.memory, self.model, self.tracer, self.thread_meta, self.settings.project
-        )
         self.run_writes = RunWrites(self.aclient, self.keys, self.tracer, self.thread_meta)
+        self.user_memory = Memories(self.memory, self.model, self.run_writes, self.settings.project)
         self.run_record = RunRecord(
             self.thread_meta, self.run_writes, self.user_memory, self.settings.durability
         )

@@ -13,7 +13,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
-from graphwright.nodes.jsonreply import StructuredReplyError, structured_reply
+from graphwright.nodes.jsonreply import StructuredReplyError, astructured_reply
 
 REMEMBER_PROMPT = """Extract what the user explicitly asked to be remembered about them.
 Only explicit, lasting preferences ("from now on answer in Chinese") and facts about
@@ -44,7 +44,7 @@ class ExtractionError(ValueError):
         self.reply = reply
 
 
-def extract(
+async def aextract(
     model: BaseChatModel, user_messages: list[dict[str, str | None]]
 ) -> tuple[Extraction, AIMessage]:
     """Ask the model; returns the extraction and the raw reply (for the trace and usage).
@@ -57,7 +57,7 @@ def extract(
         HumanMessage(json.dumps(user_messages, ensure_ascii=False)),
     ]
     try:
-        return structured_reply(model, Extraction, messages, purpose="remember")
+        return await astructured_reply(model, Extraction, messages, purpose="remember")
     except StructuredReplyError as exc:
         raise ExtractionError(
             f"the remember step's reply was not a valid extraction: {exc}", exc.reply

@@ -135,16 +135,14 @@ class Lifecycle:
         remember: bool,
         head: Head | None = None,
     ) -> None:
-        """Remember what the user asked (a run that ended well, a model call: in the executor).
+        """Remember what the user asked (a run that ended well: a model call).
 
         Then write its end and the `show` summary of the state it left, as every run does
         (`head`: the thread's head, when the run's saver knows it; else read here). The lock
         stays held: the caller gives it back.
         """
         if remember:
-            await asyncio.to_thread(
-                self.orch.user_memory.remember, run.thread_id, run.run_id, run.fence
-            )
+            await self.orch.user_memory.aremember(run.thread_id, run.run_id, run.fence)
         if head is None:
             head = await self.orch.run_writes.head(run.thread_id)
         await run_meta.aended(

@@ -120,8 +120,8 @@ async def _prepare(
     if scopes:
         messages = user_messages(payload, run_input)
         note = run_meta.noting(str(user_id), messages)
-        if spec.uses_memory:  # the memory book is a blocking store: read in the executor
-            payload["memories"] = await asyncio.to_thread(orch.user_memory.lines, scopes)
+        if spec.uses_memory:
+            payload["memories"] = await orch.user_memory.alines(scopes)
     return compiled, payload, note
 
 

@@ -49,20 +49,20 @@ def settled(
     meta.write(thread_id, fence, status=status, **fields)
 
 
-def noted(
-    meta: ThreadMeta,
+async def anoted(
+    writes: RunWrites,
     thread_id: str,
     fence: Fence,
     user_id: str,
     messages: list[dict[str, Any]],
 ) -> None:
     """The run's own user messages, kept until it ends, for what they ask to remember."""
-    meta.write(thread_id, fence, user_id=user_id, remember=json.dumps(messages))
+    await writes.write(thread_id, fence, noting(user_id, messages))
 
 
-def remembered(meta: ThreadMeta, thread_id: str, fence: Fence) -> None:
+async def aremembered(writes: RunWrites, thread_id: str, fence: Fence) -> None:
     """The noted messages were taken (before any memory is written from them)."""
-    meta.write(thread_id, fence, remember="")
+    await writes.write(thread_id, fence, {"remember": ""})
 
 
 def noting(user_id: str, messages: list[dict[str, Any]]) -> dict[str, str]:

@@ -203,8 +203,8 @@ class RunRecord:
         fence = lock.fence if lock else None
         status, error = run_status.ended(snapshot, error)
         if remembers and run_status.remembers(status):
-            # A model call (the extraction), so off the loop; its usage counts below.
-            await asyncio.to_thread(self.memories.remember, thread_id, run_id, fence)
+            # A model call (the extraction): its usage counts below.
+            await self.memories.aremember(thread_id, run_id, fence)
         reads = [self.writes.read_events(thread_id, since)] if tail is None and head else []
         if not reads:
             events, head = tail or await self.writes.tail(thread_id, since)

@@ -204,6 +204,13 @@ class RunWrites:
                 raise unavailable(exc) from exc
         return got.decode() if isinstance(got, bytes) else str(got), replies
 
+    async def event(
+        self, thread_id: str, fence: int | None, kind: str, fields: dict[str, Any]
+    ) -> str:
+        """Add one trace event (redacted, sealed, fenced like `write`); returns its entry id."""
+        entry, _ = await self.write(thread_id, fence, {}, event=Event(kind=kind, fields=fields))
+        return entry
+
     async def _index(self, thread_id: str, now: float, status: str, index: list[str]) -> None:
         """The index writes of `_WRITE` on a cluster: each idempotent, on its own slot."""
         pipe = self.client.pipeline(transaction=False)

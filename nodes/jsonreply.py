@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig
 from pydantic import BaseModel, ValidationError
 
 from graphwright.nodes.purpose import Purpose, purpose_config
@@ -70,35 +70,80 @@ def structured_reply(
     Raises:
         StructuredReplyError: the reply is not valid JSON for `schema`.
     """
-    key = _key(model)
-    call: RunnableConfig = {**NOSTREAM, **(purpose_config(purpose) if purpose else {})}
-    openai_model = chat_openai(model)
-    if openai_model is not None and key not in _refused:
+    key, call, bound = _asking(model, schema, purpose)
+    if bound is not None:
         import openai  # loaded with the ChatOpenAI that is asked
 
-        # A JSON schema (not the class): a reply that is not valid JSON comes back as a
-        # parsing error with the raw reply, instead of an exception inside the client.
-        bound = openai_model.with_structured_output(
-            schema.model_json_schema(), method="json_schema", include_raw=True
-        )
         try:
             out = bound.with_config(call).invoke(list(messages), config)
         except openai.BadRequestError as exc:
-            if "response_format" not in str(exc) and "json_schema" not in str(exc):
-                raise
-            log.warning("%s refused json_schema output (%s); parsing JSON text instead", key, exc)
-            _refused.add(key)
+            _refuse(key, exc)
         else:
-            raw = as_ai(out["raw"])
-            if isinstance(out.get("parsed"), dict):
-                try:
-                    return schema.model_validate(out["parsed"]), raw
-                except ValidationError as exc:
-                    raise StructuredReplyError(
-                        f"not a valid {schema.__name__}: {str(exc)[:300]}", raw
-                    ) from exc
-            return parse_as(schema, raw)
+            return _validated(schema, out)
     raw = as_ai(model.with_config(call).invoke(list(messages), config))
+    return parse_as(schema, raw)
+
+
+async def astructured_reply(
+    model: BaseChatModel,
+    schema: type[T],
+    messages: Sequence[BaseMessage],
+    config: RunnableConfig | None = None,
+    *,
+    purpose: Purpose | None = None,
+) -> tuple[T, AIMessage]:
+    """`structured_reply` awaited: the model's own async call, on the caller's loop."""
+    key, call, bound = _asking(model, schema, purpose)
+    if bound is not None:
+        import openai
+
+        try:
+            out = await bound.with_config(call).ainvoke(list(messages), config)
+        except openai.BadRequestError as exc:
+            _refuse(key, exc)
+        else:
+            return _validated(schema, out)
+    raw = as_ai(await model.with_config(call).ainvoke(list(messages), config))
+    return parse_as(schema, raw)
+
+
+def _asking(
+    model: BaseChatModel, schema: type[BaseModel], purpose: Purpose | None
+) -> tuple[tuple[str, str], RunnableConfig, Runnable[Any, Any] | None]:
+    """The model's key, the call's config, and the JSON-schema-bound model (None: ask for text).
+
+    A JSON schema (not the class): a reply that is not valid JSON comes back as a parsing
+    error with the raw reply, instead of an exception inside the client.
+    """
+    key = _key(model)
+    call: RunnableConfig = {**NOSTREAM, **(purpose_config(purpose) if purpose else {})}
+    openai_model = chat_openai(model)
+    if openai_model is None or key in _refused:
+        return key, call, None
+    bound = openai_model.with_structured_output(
+        schema.model_json_schema(), method="json_schema", include_raw=True
+    )
+    return key, call, bound
+
+
+def _refuse(key: tuple[str, str], exc: Exception) -> None:
+    """Remember a server that refused JSON-schema output (else the error is not ours)."""
+    if "response_format" not in str(exc) and "json_schema" not in str(exc):
+        raise exc
+    log.warning("%s refused json_schema output (%s); parsing JSON text instead", key, exc)
+    _refused.add(key)
+
+
+def _validated(schema: type[T], out: dict[str, Any]) -> tuple[T, AIMessage]:
+    """The bound model's answer (raw reply and parsed JSON) as `schema`."""
+    raw = as_ai(out["raw"])
+    if isinstance(out.get("parsed"), dict):
+        try:
+            return schema.model_validate(out["parsed"]), raw
+        except ValidationError as exc:
+            raise StructuredReplyError(
+                f"not a valid {schema.__name__}: {str(exc)[:300]}", raw
+            ) from exc
     return parse_as(schema, raw)
 
 

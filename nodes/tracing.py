@@ -71,22 +71,27 @@ def trace_model_call(
     started: float,
 ) -> None:
     """Model, request id, token usage, timing and proposed calls of one model call."""
+    fields = model_call_event(reply, run_id=run_of(config), node=node, step=step, started=started)
+    trace.emit(thread_of(config), "model_call", fence=fence_of(config), **fields)
+
+
+def model_call_event(
+    reply: AIMessage, *, run_id: str, node: str, step: int, started: float
+) -> dict[str, Any]:
+    """The fields of a `model_call` trace event, for `trace_model_call` or a coroutine's write."""
     usage = dict(reply.usage_metadata or {})
-    trace.emit(
-        thread_of(config),
-        "model_call",
-        fence=fence_of(config),
-        run_id=run_of(config),
-        step=step,
-        node=node,
-        model=reply.response_metadata.get("model_name"),
-        request_id=reply.response_metadata.get("id") or reply.id,
-        input_tokens=usage.get("input_tokens"),
-        output_tokens=usage.get("output_tokens"),
-        total_tokens=usage.get("total_tokens"),
-        usage_estimated=bool(reply.response_metadata.get(USAGE_ESTIMATED)),
-        start=started,
-        end=time.time(),
-        tool_calls=[{"name": c["name"], "args": c["args"]} for c in reply.tool_calls],
-        invalid_tool_calls=len(reply.invalid_tool_calls),
-    )
+    return {
+        "run_id": run_id,
+        "step": step,
+        "node": node,
+        "model": reply.response_metadata.get("model_name"),
+        "request_id": reply.response_metadata.get("id") or reply.id,
+        "input_tokens": usage.get("input_tokens"),
+        "output_tokens": usage.get("output_tokens"),
+        "total_tokens": usage.get("total_tokens"),
+        "usage_estimated": bool(reply.response_metadata.get(USAGE_ESTIMATED)),
+        "start": started,
+        "end": time.time(),
+        "tool_calls": [{"name": c["name"], "args": c["args"]} for c in reply.tool_calls],
+        "invalid_tool_calls": len(reply.invalid_tool_calls),
+    }

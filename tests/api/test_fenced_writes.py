@@ -62,7 +62,7 @@ def test_a_frozen_executor_woken_after_a_takeover_changes_nothing(service: Servi
     assert Executor(orch, store, owner="successor").run(tid, run["run_id"]) == "done"
     assert store.get(tid, run["run_id"]).status == "success"
     # A note to remember, as a run's recall leaves it: the stale executor must not act on it.
-    orch.user_memory.note(tid, "ada", [{"id": "m1", "text": "I prefer tea"}])
+    call(orch.user_memory.anote(tid, "ada", [{"id": "m1", "text": "I prefer tea"}]))
     before = _everything(orch, tid, run["run_id"])
     frozen = Executor(orch, store, owner="frozen")
     spec = orch.graphs.get("agent")
@@ -86,7 +86,7 @@ def test_a_frozen_executor_woken_after_a_takeover_changes_nothing(service: Servi
     with pytest.raises(LockLostError):
         call(frozen.finish(ready, RuntimeError("woke up"), None, None, None))
     with pytest.raises(LockLostError):
-        orch.user_memory.remember(tid, run["run_id"], stale)
+        call(orch.user_memory.aremember(tid, run["run_id"], stale))
     with pytest.raises(LockLostError):
         store.update(tid, run["run_id"], stale, output="{}")
     assert _everything(orch, tid, run["run_id"]) == before

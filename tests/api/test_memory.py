@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -12,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from typer.testing import CliRunner
 
 from graphwright import Orchestrator
+from graphwright.aconnect import loop_portable
 from graphwright.cli import app
 from graphwright.graphs.agent import build_agent_graph
 from graphwright.graphs.registry import GraphContext, default_registry
@@ -183,3 +187,52 @@ def test_memory_commands(
     assert cli.invoke(app, ["memory", "forget", "dana", "language"]).exit_code == 0
     gone = cli.invoke(app, ["memory", "forget", "dana", "language"])
     assert gone.exit_code == 2 and "has no memory 'language'" in gone.stderr
+
+
+class Recording(ThreadPoolExecutor):
+    """A loop's default executor that notes the function behind every call it is handed."""
+
+    def __init__(self) -> None:
+        super().__init__(4)
+        self.handed: list[str] = []
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        inner = fn
+        while isinstance(inner, functools.partial):  # asyncio.to_thread: partial(ctx.run, f)
+            inner = inner.args[0] if inner.func.__name__ == "run" and inner.args else inner.func
+        self.handed.append(
+            f"{getattr(inner, '__module__', '')}.{getattr(inner, '__qualname__', '')}"
+        )
+        return super().submit(fn, *args, **kwargs)
+
+
+RUN_CORE = ("graphwright.memories", "graphwright.run_", "graphwright.checkpoints", "checkpoints.")
+
+
+def test_a_run_recalls_and_remembers_on_its_loop_without_a_thread_hop(
+    orch: Orchestrator, rig: AgentRig
+) -> None:
+    """The recall, the note, the extraction and the stores are coroutines of the run's loop.
+
+    The loop's executor runs only what is the graph's own (its sync nodes); none of it is the
+    run core's memory work. A cluster client hands runs to the run loop: nothing to see here.
+    """
+    if not loop_portable(orch.aclient):
+        pytest.skip("a cluster client serves the run loop only: its runs are handed there")
+    orch.model.callbacks = [rig.recorder]
+    run(orch, rig, "以后用中文回答", "dana", "好的，以后用中文回答。")  # a memory to recall
+    rig.script(Reply(content="好的。"))
+    executor = Recording()
+
+    async def turn() -> Any:
+        asyncio.get_running_loop().set_default_executor(executor)
+        return await orch.ainvoke(
+            "agent", "以后用中文回答，谢谢", user_id="dana", thread_id="dana-9"
+        )
+
+    result = asyncio.run(turn())
+    assert result.status == "completed"
+    assert "preference language: 中文" in plan_system(rig)  # recalled into the run
+    assert [e for e in orch.trace("dana-9") if e["kind"] == "remember"]  # and remembered
+    assert executor.handed, "the graph's sync nodes ran in the caller's executor"
+    assert [f for f in executor.handed if f.startswith(RUN_CORE)] == []

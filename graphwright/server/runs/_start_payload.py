@@ -55,32 +55,26 @@ class StartPayload:
                     gate=json.dumps(sorted({c.interrupt_id or "" for c in gate.calls})),
                 )
             return command_of(spec, graph, config, body)
-        payload = graph_input(spec, body.input)
-        user = (body.metadata or {}).get("user_id")
-        if user is not None and spec.make_input is not None and isinstance(payload, dict):
-            self.recall(
-                spec, thread_id, str(user), body, payload, config["configurable"].get("gw_fence")
-            )
-        return payload
+        return graph_input(spec, body.input)  # a new input: `recall` adds the user's memories
 
-    def recall(
-        self,
-        spec: GraphSpec,
-        thread_id: str,
-        user: str,
-        body: RunCreate,
-        payload: dict[str, Any],
-        fence: int | None = None,
+    async def recall(
+        self, spec: GraphSpec, thread_id: str, body: RunCreate, payload: Any, fence: int | None
     ) -> None:
-        """Recall the user's memories into the run and note what to remember when it ends."""
+        """Recall the user's memories into a new input and note what to remember when it ends.
+
+        Only a run that names its user (`metadata.user_id`), of a graph with an input model.
+        """
+        user = (body.metadata or {}).get("user_id")
+        if user is None or spec.make_input is None or not isinstance(payload, dict):
+            return
         memories = self.orch.user_memory
-        scopes = memories.scopes(user)
+        scopes = memories.scopes(str(user))
         run_input = RunInput.model_validate(
             goal_of(body.input if isinstance(body.input, dict) else None)
         )
-        memories.note(thread_id, user, user_messages(payload, run_input), fence)
+        await memories.anote(thread_id, str(user), user_messages(payload, run_input), fence)
         if spec.uses_memory:
-            payload["memories"] = memories.lines(scopes)
+            payload["memories"] = await memories.alines(scopes)
 
     def recovered_payload(
         self,

@@ -158,7 +158,7 @@ class Executor(StartPayload):
         )
         noted = self.notes(run.spec, body)
         try:
-            if recovering or body.command is not None or noted:  # reads, a memory book
+            if recovering or body.command is not None:  # reads of the thread and its record
                 payload = await asyncio.to_thread(
                     self.payload, run.spec, run.graph, config, body, recovering, thread_id, run_id
                 )
@@ -166,6 +166,8 @@ class Executor(StartPayload):
                 payload = self.payload(
                     run.spec, run.graph, config, body, recovering, thread_id, run_id
                 )
+            if noted:
+                await self.recall(run.spec, thread_id, body, payload, lock.fence)
         except Exception as exc:  # a decision that no longer fits, an input the graph refuses
             await self.publish(thread_id, run_id, "error", error_data(exc))
             ready = Prepared(run=run, body=body, payload=None, meta=meta, raw=raw, noted=noted)
