@@ -12,14 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
 
-from graphwright.graphs.gates import pending_gate
+from graphwright.graphs.gates import gate_of
 from graphwright.graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.inputs import user_messages
-from graphwright.server.runs.payloads import command_of, goal_of, graph_input
+from graphwright.server.runs.payloads import acommand_of, goal_of, graph_input
 from graphwright.server.schemas.run_bodies import RunCreate
 
 if TYPE_CHECKING:
     from graphwright.orchestrator import Orchestrator
+    from graphwright.server.records.run_steps import RunSteps
     from graphwright.server.records.run_store import RunStore
 
 FRESH = object()  # a recovered run with nothing saved: its payload is made as for a new one
@@ -30,8 +31,9 @@ class StartPayload:
 
     orch: Orchestrator  # set by `Executor.__init__`
     store: RunStore
+    steps: RunSteps
 
-    def payload(
+    async def payload(
         self,
         spec: GraphSpec,
         graph: Graph,
@@ -40,21 +42,25 @@ class StartPayload:
         recovering: bool,
         thread_id: str,
         run_id: str,
+        raw: dict[str, str],
     ) -> Any:
+        """Read on the run's loop (its thread's state, its record `raw`): no thread hop."""
         if recovering:
-            recovered = self.recovered_payload(spec, graph, config, body, thread_id, run_id)
+            recovered = await self.recovered_payload(
+                spec, graph, config, body, thread_id, run_id, raw
+            )
             if recovered is not FRESH:
                 return recovered
         if body.command is not None:
-            gate = pending_gate(graph, {"configurable": {"thread_id": thread_id}})
+            gate = gate_of(await graph.aget_state({"configurable": {"thread_id": thread_id}}))
             if gate is not None:  # remember which gate the decision answers
-                self.store.update(
+                await self.steps.update(
                     thread_id,
                     run_id,
                     config["configurable"].get("gw_fence"),
                     gate=json.dumps(sorted({c.interrupt_id or "" for c in gate.calls})),
                 )
-            return command_of(spec, graph, config, body)
+            return await acommand_of(spec, graph, config, body)
         return graph_input(spec, body.input)  # a new input: `recall` adds the user's memories
 
     async def recall(
@@ -76,7 +82,7 @@ class StartPayload:
         if spec.uses_memory:
             payload["memories"] = await memories.alines(scopes)
 
-    def recovered_payload(
+    async def recovered_payload(
         self,
         spec: GraphSpec,
         graph: Graph,
@@ -84,18 +90,19 @@ class StartPayload:
         body: RunCreate,
         thread_id: str,
         run_id: str,
+        raw: dict[str, str],
     ) -> Any:
         """Finish from the checkpoint.
 
         A decision is applied again only to its own gate; `FRESH` when the run saved no checkpoint.
         """
-        recorded = self.store.raw(thread_id, run_id).get("gate")
+        recorded = raw.get("gate")
         if body.command is not None and recorded is not None:
-            gate = pending_gate(graph, {"configurable": {"thread_id": thread_id}})
+            gate = gate_of(await graph.aget_state({"configurable": {"thread_id": thread_id}}))
             current = sorted({c.interrupt_id or "" for c in gate.calls}) if gate else None
             if current == json.loads(recorded):
-                return command_of(spec, graph, config, body)  # the decision never got applied
-        elif self.saves_first(body) and not checkpointed(graph, thread_id, run_id):
+                return await acommand_of(spec, graph, config, body)  # never got applied
+        elif self.saves_first(body) and not await checkpointed(graph, thread_id, run_id):
             # Taken over before its first checkpoint (none of its own anywhere in the thread,
             # not only at its head): nothing of the run is in the thread, and
             # its input, durable in its record since its creation, is run as if new (the head
@@ -113,7 +120,7 @@ class StartPayload:
         return (body.durability or self.orch.settings.durability) != "exit"
 
 
-def checkpointed(graph: Graph, thread_id: str, run_id: str) -> bool:
+async def checkpointed(graph: Graph, thread_id: str, run_id: str) -> bool:
     """Whether the run saved a checkpoint, at the thread's head or under it.
 
     A run whose process died can see the thread moved on by a writer outside the run line (a
@@ -121,9 +128,8 @@ def checkpointed(graph: Graph, thread_id: str, run_id: str) -> bool:
     new, would plan that write again under a new call id.
     """
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
-    if (graph.get_state(config).metadata or {}).get("run_id") == run_id:
+    if ((await graph.aget_state(config)).metadata or {}).get("run_id") == run_id:
         return True
-    return (
-        next(iter(graph.get_state_history(config, filter={"run_id": run_id}, limit=1)), None)
-        is not None
-    )
+    async for _ in graph.aget_state_history(config, filter={"run_id": run_id}, limit=1):
+        return True
+    return False

@@ -158,14 +158,9 @@ class Executor(StartPayload):
         )
         noted = self.notes(run.spec, body)
         try:
-            if recovering or body.command is not None:  # reads of the thread and its record
-                payload = await asyncio.to_thread(
-                    self.payload, run.spec, run.graph, config, body, recovering, thread_id, run_id
-                )
-            else:
-                payload = self.payload(
-                    run.spec, run.graph, config, body, recovering, thread_id, run_id
-                )
+            payload = await self.payload(
+                run.spec, run.graph, config, body, recovering, thread_id, run_id, raw
+            )
             if noted:
                 await self.recall(run.spec, thread_id, body, payload, lock.fence)
         except Exception as exc:  # a decision that no longer fits, an input the graph refuses

@@ -19,7 +19,7 @@ from langgraph.types import Command
 from langgraph.version import __version__ as langgraph_version
 from pydantic import ValidationError
 
-from graphwright.graphs.gates import gate_command, pending_gate
+from graphwright.graphs.gates import gate_command, gate_of
 from graphwright.graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.server.errors import UnprocessableError
 from graphwright.server.runs.graph_schemas import SchemaError, channel_adapter
@@ -98,14 +98,16 @@ def graph_input(spec: GraphSpec, value: Any) -> Any:
     return spec.make_input(RunInput.model_validate(goal_of(value)))
 
 
-def command_of(
+async def acommand_of(
     spec: GraphSpec, graph: Graph, config: RunnableConfig, body: RunCreate
 ) -> Command[Any]:
     """A request's command as LangGraph's; a gate's answer is checked against the gate."""
     assert body.command is not None
     cmd = body.command
-    if cmd.resume is not None and pending_gate(graph, config) is not None:
-        return gate_command(graph, config, cmd.resume, spec.tools())  # checked against the gate
+    if cmd.resume is not None:
+        gate = gate_of(await graph.aget_state(config))
+        if gate is not None:  # checked against the gate
+            return gate_command(graph, config, cmd.resume, spec.tools(), request=gate)
     fields: dict[str, Any] = {
         k: v for k, v in (("resume", cmd.resume), ("goto", cmd.goto)) if v is not None
     }
