@@ -53,7 +53,7 @@ class AsyncTwins:
         orch = self._blocking
         return await self._here(
             alast_result(
-                run_core.start(orch, graph, input, thread_id, limits, run_id, user_id, "steps")
+                run_core.start(orch, graph, input, thread_id, limits, run_id, user_id, "result")
             )
         )
 
@@ -68,7 +68,7 @@ class AsyncTwins:
         """`resume` for asyncio."""
         orch = self._blocking
         return await self._here(
-            alast_result(run_core.resume(orch, thread_id, decision, limits, run_id, None, "steps"))
+            alast_result(run_core.resume(orch, thread_id, decision, limits, run_id, None, "result"))
         )
 
     async def astream(

@@ -239,7 +239,7 @@ class Orchestrator(Inspection, AsyncTwins, CompiledGraphs):
         # One hand-over to the run loop for the whole run: no thread wakes for each step.
         return call(
             alast_result(
-                run_core.start(self, graph, input, thread_id, limits, run_id, user_id, "steps")
+                run_core.start(self, graph, input, thread_id, limits, run_id, user_id, "result")
             ),
             "Orchestrator.invoke",
         )
@@ -254,7 +254,9 @@ class Orchestrator(Inspection, AsyncTwins, CompiledGraphs):
     ) -> RunResult:
         """Answer the pending gate, or continue a run whose process died, from its checkpoint."""
         return call(
-            alast_result(run_core.resume(self, thread_id, decision, limits, run_id, None, "steps")),
+            alast_result(
+                run_core.resume(self, thread_id, decision, limits, run_id, None, "result")
+            ),
             "Orchestrator.resume",
         )
 

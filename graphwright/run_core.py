@@ -27,7 +27,7 @@ from graphwright.nodes.gate_models import GateRequest
 from graphwright.results import StepEvent
 from graphwright.run_meta import MODEL_FAILED, checkpoint_of
 from graphwright.run_record import run_config
-from graphwright.streaming import StreamMode
+from graphwright.streaming import RunMode
 from graphwright_errors import NotFoundError, UserError
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ async def start(
     limits: Limits | None,
     run_id: str | None,
     user_id: str | None,
-    mode: StreamMode,
+    mode: RunMode,
 ) -> AsyncIterator[StepEvent]:
     """The run core of `stream`/`astream`, on the run loop, under the thread's lock."""
     spec = orch.graphs.get(graph)
@@ -141,7 +141,7 @@ async def resume(
     limits: Limits | None,
     run_id: str | None,
     decide: Callable[[GateRequest], Any] | None,
-    mode: StreamMode,
+    mode: RunMode,
 ) -> AsyncIterator[StepEvent]:
     """The run core of `stream_resume`/`astream_resume`, on the run loop."""
     meta = await orch.run_writes.read(thread_id)

@@ -36,7 +36,7 @@ from graphwright.nodes.model_call import describe, provider_error
 from graphwright.results import RunResult, StepEvent, Usage
 from graphwright.run_writes import RunWrites
 from graphwright.serialize import jsonable
-from graphwright.streaming import StreamMode, step_events
+from graphwright.streaming import RunMode, step_events
 from graphwright.thread_meta import ThreadMeta
 from graphwright_errors import GraphwrightError, ModelError
 
@@ -76,7 +76,7 @@ class RunRecord:
         run_input: RunInput | dict[str, Any] | None,
         run_id: str | None = None,
         lock: ThreadLock | None = None,
-        mode: StreamMode = "steps",
+        mode: RunMode = "steps",
         *,
         meta: dict[str, str] | None = None,
         note: dict[str, str] | None = None,

@@ -3,7 +3,8 @@
 `mode="steps"` yields one event per finished node; `mode="messages"` adds the
 model's tokens as they arrive (LangGraph's `stream_mode="messages"`), from the top
 graph and from worker subgraphs alike. Model calls tagged `nostream` (structured
-JSON such as compaction notes or a split) are left out.
+JSON such as compaction notes or a split) are left out. `mode="result"` (`invoke`,
+`resume`) yields none: nothing waits for them, so none is made.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from graphwright.results import RunResult, StepEvent
 from graphwright.serialize import jsonable
 
 StreamMode = Literal["steps", "messages"]
+RunMode = Literal["steps", "messages", "result"]  # "result": the run's result only
 LangGraphMode = Literal["updates", "messages"]
 
 
@@ -29,7 +31,7 @@ async def step_events(
     config: RunnableConfig,
     thread_id: str,
     run_id: str,
-    mode: StreamMode = "steps",
+    mode: RunMode = "steps",
     *,
     durability: Durability | None = None,
     check: Callable[[], None] | None = None,
@@ -48,6 +50,8 @@ async def step_events(
     ):
         if check is not None:
             check()
+        if mode == "result":
+            continue
         namespace, kind, data = item if nested else ((), *item)
         if kind == "messages":
             event = token_event(
