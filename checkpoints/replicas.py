@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import redis
-import redis.asyncio as aredis
+from redis.asyncio.cluster import RedisCluster as AsyncRedisCluster
 from redis.cluster import RedisCluster
 
 from graphwright_errors import ConfigurationError
@@ -75,8 +75,15 @@ class ReplicaWait:
             return 0
         return self._report(acked, what)
 
-    async def aacknowledge(self, client: aredis.Redis, marker_key: str, what: str) -> int:
-        """`acknowledge` on an asyncio client of the node holding `marker_key`."""
+    async def aacknowledge(self, client: Any, marker_key: str, what: str) -> int:
+        """`acknowledge` on an asyncio client of the node holding `marker_key` (or a cluster's)."""
+        if isinstance(client, AsyncRedisCluster):  # WAIT on the marker's node
+            await client.set(marker_key, 1, px=MARKER_TTL_MS)
+            node = client.get_node_from_key(marker_key)
+            acked = await client.execute_command(
+                "WAIT", self.replicas, self.timeout_ms, target_nodes=node
+            )
+            return self._report(int(acked), what)
         try:
             async with client.pipeline(transaction=False) as pipe:
                 pipe.set(marker_key, 1, px=MARKER_TTL_MS)

@@ -207,6 +207,9 @@ def _kept(kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in kwargs.items() if k in KEPT and v is not None}
 
 
+_KNOWN: dict[str, str] = {}  # every AsyncScript's body by its SHA, to load what a batch names
+
+
 class AsyncScript:
     """A Lua script the run core calls on the run loop.
 
@@ -217,6 +220,7 @@ class AsyncScript:
     def __init__(self, body: str) -> None:
         self.body = body
         self.sha = hashlib.sha1(body.encode()).hexdigest()  # Redis's script name
+        _KNOWN[self.sha] = body
 
     def command(self, keys: Sequence[Any], args: Sequence[Any]) -> tuple[Any, ...]:
         return ("EVALSHA", self.sha, len(keys), *keys, *args)
@@ -231,14 +235,19 @@ async def batch(
 ) -> list[Any]:
     """`commands` in one round trip (a cluster: one at a time, each routed by its key).
 
-    On `NOSCRIPT` the `scripts` they call are loaded and the batch is sent again (so a
-    batch with scripts holds writes that are safe to replay: the scripts are refused whole).
+    On `NOSCRIPT` the scripts they call (`scripts`, and every `AsyncScript` they name) are
+    loaded and the batch is sent again (so a batch with scripts holds writes that are safe to
+    replay: the scripts are refused whole).
     """
     try:
         return await _send(client, commands)
     except NoScriptError:
-        for script in scripts:
-            await client.script_load(script.body)
+        named = {str(cmd[1]) for cmd in commands if cmd and cmd[0] == "EVALSHA"}
+        bodies = {s.sha: s.body for s in scripts} | {
+            sha: _KNOWN[sha] for sha in named if sha in _KNOWN
+        }
+        for body in bodies.values():
+            await client.script_load(body)
         return await _send(client, commands)
 
 

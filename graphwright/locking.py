@@ -27,13 +27,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import redis
-import redis.asyncio as aredis
 
 from graphwright.aconnect import AsyncScript, batch
 from graphwright.checkpoints.direct import Command
 from graphwright.checkpoints.errors import LockLostError, RedisUnavailableError
 from graphwright.checkpoints.keys import Keys
-from graphwright.checkpoints.replicas import MARKER_TTL_MS, ReplicaWait
+from graphwright.checkpoints.replicas import ReplicaWait
 from graphwright.lock_owner import _LIVE, _stale, identity, lock_id
 from graphwright_errors import UserError
 
@@ -234,26 +233,20 @@ def thread_lock(
 # --- native: redis.asyncio on the run loop, renewed by a task ------------------------
 
 
-async def _aacknowledge(client: AsyncClient, wait: ReplicaWait, marker: str, what: str) -> None:
-    if isinstance(client, aredis.Redis):
-        await wait.aacknowledge(client, marker, what)
-        return
-    await client.set(marker, 1, px=MARKER_TTL_MS)  # a cluster: WAIT on the marker's node
-    acked = await client.execute_command(
-        "WAIT", wait.replicas, wait.timeout_ms, target_nodes=client.get_node_from_key(marker)
-    )
-    wait._report(int(acked), what)
-
-
 async def _aacquire(
-    client: AsyncClient, keys: Keys, thread_id: str, ttl_s: float, reads: Sequence[Command] = ()
+    client: AsyncClient,
+    keys: Keys,
+    thread_id: str,
+    ttl_s: float,
+    reads: Sequence[Command] = (),
+    owner_id: str | None = None,
 ) -> ThreadLock | None:
     """`_acquire` over an asyncio client.
 
     `reads` go in the same round trip, after it (so they see the thread as its new owner does).
     """
     name, fence = keys.lock(thread_id), keys.fence(thread_id)
-    owner_id = uuid.uuid4().hex
+    owner_id = owner_id or uuid.uuid4().hex
     owner = json.dumps({**identity(), "id": owner_id})
     ttl_ms = int(ttl_s * 1000)
     _LIVE.add(owner_id)
@@ -272,7 +265,7 @@ async def _aacquire(
         wait = ReplicaWait.from_env()
         if wait is not None:
             what = f"run lock of thread {thread_id!r}"
-            await _aacknowledge(client, wait, keys.replica_ack(thread_id), what)
+            await wait.aacknowledge(client, keys.replica_ack(thread_id), what)
     except BaseException:
         _LIVE.discard(owner_id)
         raise
@@ -309,10 +302,15 @@ async def _arenew(client: AsyncClient, keys: Keys, lock: ThreadLock, ttl_s: floa
 
 
 async def _atake(
-    client: AsyncClient, keys: Keys, thread_id: str, ttl_s: float, reads: Sequence[Command]
+    client: AsyncClient,
+    keys: Keys,
+    thread_id: str,
+    ttl_s: float,
+    reads: Sequence[Command],
+    owner_id: str | None,
 ) -> ThreadLock:
     try:
-        lock = await _aacquire(client, keys, thread_id, ttl_s, reads)
+        lock = await _aacquire(client, keys, thread_id, ttl_s, reads, owner_id)
     except redis.RedisError as exc:
         raise RedisUnavailableError(
             f"cannot take the run lock of thread {thread_id!r}: {exc}"
@@ -361,22 +359,28 @@ def athread_lock(
     *,
     ttl_s: float = LOCK_TTL_S,
     reads: Sequence[Command] = (),
+    owner_id: str | None = None,
 ) -> AbstractAsyncContextManager[ThreadLock]:
     """`thread_lock` for a coroutine on the loop `client` (redis.asyncio) lives on.
 
     The lock is taken, renewed (a task) and given back there; `reads` (commands) are sent with
-    the acquisition, their replies in `ThreadLock.reads`. A caller cancelled while the
-    lock is being taken leaves none behind: the taking runs on, and what it took is given
-    back.
+    the acquisition, their replies in `ThreadLock.reads`; `owner_id` (the lock value's `id`)
+    lets them name the holder they write for (`RunWrites.owned`). A caller cancelled while
+    the lock is being taken leaves none behind: the taking runs on, and gives it back.
     """
-    return _native_athread_lock(client, keys, thread_id, ttl_s, reads)
+    return _native_athread_lock(client, keys, thread_id, ttl_s, reads, owner_id)
 
 
 @asynccontextmanager
 async def _native_athread_lock(
-    client: AsyncClient, keys: Keys, thread_id: str, ttl_s: float, reads: Sequence[Command]
+    client: AsyncClient,
+    keys: Keys,
+    thread_id: str,
+    ttl_s: float,
+    reads: Sequence[Command],
+    owner_id: str | None,
 ) -> AsyncIterator[ThreadLock]:
-    taking = asyncio.ensure_future(_atake(client, keys, thread_id, ttl_s, reads))
+    taking = asyncio.ensure_future(_atake(client, keys, thread_id, ttl_s, reads, owner_id))
     try:
         lock = await asyncio.shield(taking)
     except asyncio.CancelledError:

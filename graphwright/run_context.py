@@ -96,11 +96,12 @@ class Lifecycle:
 
     @asynccontextmanager
     async def lock(
-        self, thread_id: str, reads: Sequence[Command] = ()
+        self, thread_id: str, reads: Sequence[Command] = (), *, owner_id: str | None = None
     ) -> AsyncIterator[ThreadLock]:
         """Hold the thread's lock (renewed) for the run; given back however it ends.
 
-        `reads` (commands) come back with it, in `ThreadLock.reads`. It is taken, renewed (a task)
+        `reads` (commands) come back with it, in `ThreadLock.reads` (`owner_id`: see
+        `locking.athread_lock`). It is taken, renewed (a task)
         and given back through the run core's asyncio client, on the loop the run goes on: the run
         loop, or the caller's own where that client serves every loop (`aconnect.LoopPools`); a
         client of one loop only (a cluster's, a Sentinel master's) has its runs handed to the run
@@ -110,7 +111,12 @@ class Lifecycle:
         if not on_run_loop() and not loop_portable(orch.aclient):
             raise RuntimeError("a run's lock is taken on the run loop (tools.runloop.hand)")
         async with athread_lock(
-            orch.aclient, orch.keys, thread_id, ttl_s=orch.settings.lock_ttl_s, reads=reads
+            orch.aclient,
+            orch.keys,
+            thread_id,
+            ttl_s=orch.settings.lock_ttl_s,
+            reads=reads,
+            owner_id=owner_id,
         ) as lock:
             yield lock
 

@@ -50,6 +50,11 @@ async def start(
     scopes = (
         orch.user_memory.scopes(user_id) if user_id is not None else []
     )  # checked before any read
+    if thread_id is None and not orch.run_writes.cluster:
+        new = _start_new(orch, spec, input, run_input, limits, scopes, user_id, run_id, mode)
+        async for event in new:
+            yield event
+        return
     thread_id = thread_id or f"{graph}-{uuid.uuid4().hex[:12]}"
     async with orch.lifecycle.lock(thread_id, [orch.run_writes.read_meta(thread_id)]) as lock:
         meta = orch.run_writes.meta_of(thread_id, lock.reads[0])  # read under the lock
@@ -67,6 +72,47 @@ async def start(
             mode,
             meta=meta,
             note=note,
+        ):
+            yield event
+
+
+async def _start_new(
+    orch: Orchestrator,
+    spec: GraphSpec,
+    input: str | dict[str, Any] | RunInput,
+    run_input: RunInput | None,
+    limits: Limits | None,
+    scopes: list[str],
+    user_id: str | None,
+    run_id: str | None,
+    mode: RunMode,
+) -> AsyncIterator[StepEvent]:
+    """The run core of a new thread: nothing of it to read, so its start goes with its lock.
+
+    The graph, the input and the user's memories are ready before the lock is taken; the start
+    write (checked against the lock's holder) rides in the acquisition's round trip.
+    """
+    thread_id = f"{spec.name}-{uuid.uuid4().hex[:12]}"
+    compiled, payload, note = await _prepare(
+        orch, spec, thread_id, {}, input, run_input, limits, scopes, user_id
+    )
+    run_id = run_id or str(uuid.uuid4())
+    given = payload if run_input is None else run_input
+    owner = uuid.uuid4().hex
+    start = orch.run_record.start_with_lock(spec.name, thread_id, run_id, given, owner, note)
+    async with orch.lifecycle.lock(thread_id, [start], owner_id=owner) as lock:
+        started = orch.run_writes.written(thread_id, lock.reads[0])
+        async for event in orch.run_record.execute(
+            spec,
+            compiled,
+            thread_id,
+            payload,
+            given,
+            run_id,
+            lock,
+            mode,
+            note=note,
+            started=started,
         ):
             yield event
 

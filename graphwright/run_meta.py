@@ -87,10 +87,34 @@ async def astarted(
     input restarts it, in `trace_from`); `note`: `noting`'s fields; `was`: the
     status the run's lock found (`RunWrites.write`). Returns the event's entry id.
     """
-    event = Event(kind="run_start", fields=start, id_field="trace_from" if counts else "")
-    fields = {"graph": graph, "status": "running", "thread_id": thread_id, **(note or {})}
+    fields, event = _start(thread_id, graph, start, counts, note)
     entry, _ = await writes.write(thread_id, fence, fields, event=event, was=was)
     return entry
+
+
+def started_with_lock(
+    writes: RunWrites,
+    thread_id: str,
+    owner_id: str,
+    graph: str,
+    start: dict[str, Any],
+    *,
+    note: dict[str, str] | None = None,
+) -> Command:
+    """`astarted`'s write of a run on a new thread, as a command to send with its lock.
+
+    Written for the lock's holder `owner_id`; `RunWrites.written` reads its reply.
+    """
+    fields, event = _start(thread_id, graph, start, True, note)
+    return writes.owned(thread_id, owner_id, fields, event=event)
+
+
+def _start(
+    thread_id: str, graph: str, start: dict[str, Any], counts: bool, note: dict[str, str] | None
+) -> tuple[dict[str, str], Event]:
+    event = Event(kind="run_start", fields=start, id_field="trace_from" if counts else "")
+    fields = {"graph": graph, "status": "running", "thread_id": thread_id, **(note or {})}
+    return fields, event
 
 
 async def afailed(writes: RunWrites, thread_id: str, fence: Fence) -> None:

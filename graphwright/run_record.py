@@ -22,6 +22,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
 from graphwright import run_meta, run_status
+from graphwright.checkpoints.direct import Command
 from graphwright.checkpoints.errors import LockLostError
 from graphwright.checkpoints.head import Head
 from graphwright.checkpoints.last_saved import LastSaved
@@ -80,21 +81,24 @@ class RunRecord:
         *,
         meta: dict[str, str] | None = None,
         note: dict[str, str] | None = None,
+        started: str | None = None,
     ) -> AsyncIterator[StepEvent]:
         """Run the graph under the caller's lock on the run loop: its steps, then the result.
 
         `meta` is the thread's meta as the run read it under its lock; `note`, fields
         the start writes with it (the user's messages to remember). Every record write is
         a coroutine on the run loop: one round trip at the start, one read and one write
-        (which gives the lock back) at the end.
+        (which gives the lock back) at the end. `started`: the start's entry id, when it was
+        written with the lock (`start_with_lock`).
         """
         meta = meta or {}
         run_id = run_id or str(uuid.uuid4())
         fence = lock.fence if lock else None
         config = run_config(thread_id, run_id, fence)
-        started = await self.astart(
-            spec.name, thread_id, run_id, run_input, fence, note, was=meta.get("status")
-        )
+        if started is None:
+            started = await self.astart(
+                spec.name, thread_id, run_id, run_input, fence, note, was=meta.get("status")
+            )
         since = started if run_input is not None else meta.get("trace_from") or "-"
         error, model_failed = None, False
         with watch(compiled, thread_id) as saved:
@@ -178,6 +182,19 @@ class RunRecord:
             note=note,
             was=was,
         )
+
+    def start_with_lock(
+        self,
+        graph: str,
+        thread_id: str,
+        run_id: str,
+        run_input: RunInput | dict[str, Any],
+        owner_id: str,
+        note: dict[str, str] | None = None,
+    ) -> Command:
+        """`astart`'s write of a run on a new thread, to send with its lock (`owner_id`'s)."""
+        start = start_event(run_id, graph, run_input)
+        return run_meta.started_with_lock(self.writes, thread_id, owner_id, graph, start, note=note)
 
     async def finish(
         self,

@@ -32,7 +32,8 @@ from graphwright.thread_meta import SEALED_META, ThreadMeta, unavailable
 
 # KEYS: meta, fence, registry, events, event ids, older event ids, lock,
 #       [threads, by:updated, by:created, status sets (STATUSES order)].
-# ARGV: fence ('' = none), trace ttl ('' = none), max events, event id ('' = no event),
+# ARGV: fence ('' = none; 'owner:<id>' = the lock's holder, sent with its acquisition),
+#       trace ttl ('' = none), max events, event id ('' = no event),
 #       event, the meta field that records the event's id ('' = none), lock value to
 #       release ('' = none),
 #       now ms, now s, escaped thread id, thread id, status set to join ('' = none),
@@ -42,7 +43,11 @@ from graphwright.thread_meta import SEALED_META, ThreadMeta, unavailable
 # hash and the registry live and expire together: only a meta hash this write creates may
 # be missing from it.
 _WRITE = """
-if ARGV[1] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[1] then return false end
+if string.sub(ARGV[1], 1, 6) == 'owner:' then
+  local cur = redis.call('GET', KEYS[7])
+  local ok, held = pcall(cjson.decode, cur or '')
+  if not ok or type(held) ~= 'table' or held['id'] ~= string.sub(ARGV[1], 7) then return false end
+elseif ARGV[1] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[1] then return false end
 local fields = {}
 for i = 14, #ARGV do fields[#fields + 1] = ARGV[i] end
 local id = ''
@@ -138,9 +143,59 @@ class RunWrites:
         Raises:
             LockLostError: a newer run holds the thread; nothing was written.
         """
+        now = time.time()
+        token = "" if fence is None else str(fence)
+        command = self._command(thread_id, token, fields, now, event, release, was)
+        try:
+            *replies, got = await batch(self.client, [*reads, command], _AWRITE)
+        except redis.RedisError as exc:
+            raise unavailable(exc) from exc
+        entry = self.written(thread_id, got)
+        if release is not None:
+            release.released = True
+        if self.cluster:
+            try:
+                await self._index(thread_id, now, fields.get("status"), was)
+            except redis.RedisError as exc:
+                raise unavailable(exc) from exc
+        return entry, replies
+
+    def owned(
+        self, thread_id: str, owner_id: str, fields: Mapping[str, str], *, event: Event
+    ) -> Command:
+        """`write`'s command for a run that sends it with its lock's acquisition (a new thread).
+
+        Checked against the lock's holder (`owner_id`) rather than a fence not known yet; its
+        reply goes to `written`. A single server only: a cluster writes the index after.
+        """
+        if self.cluster:
+            raise RuntimeError("a cluster's record writes are sent after the lock is taken")
+        return self._command(thread_id, f"owner:{owner_id}", fields, time.time(), event, None, None)
+
+    def written(self, thread_id: str, reply: Any) -> str:
+        """The entry id a write's reply names ("" without an event).
+
+        Raises:
+            LockLostError: the write was refused: a newer run holds the thread.
+        """
+        if reply is None:
+            raise LockLostError(
+                f"thread {thread_id!r} is held by a newer run; its meta was not written"
+            )
+        return reply.decode() if isinstance(reply, bytes) else str(reply)
+
+    def _command(
+        self,
+        thread_id: str,
+        token: str,
+        fields: Mapping[str, str],
+        now: float,
+        event: Event | None,
+        release: ThreadLock | None,
+        was: str | None,
+    ) -> Command:
         k = self.keys
         meta_key = k.meta(thread_id)
-        now = time.time()
         sealer = k.sealer
         pairs = [
             x
@@ -150,12 +205,7 @@ class RunWrites:
                 sealer.seal_text(value, meta_key, name) if name in SEALED_META else value,
             )
         ]
-        status = (
-            k.threads_with_status(API_STATUS.get(fields["status"], "idle"))
-            if "status" in fields
-            else ""
-        )
-        left = k.threads_with_status(API_STATUS.get(was, "idle")) if status and was else ""
+        status, left = self._statuses(fields.get("status"), was)
         names = [
             meta_key,
             k.fence(thread_id),
@@ -164,14 +214,8 @@ class RunWrites:
             *k.event_ids(thread_id),
             k.lock(thread_id),
         ]
-        index = [
-            k.threads(),
-            k.threads_by("updated"),
-            k.threads_by("created"),
-            *(k.threads_with_status(s) for s in STATUSES),
-        ]
         args: list[Any] = [
-            "" if fence is None else str(fence),
+            token,
             self.tracer.ttl_s or "",
             MAX_EVENTS,
             uuid.uuid4().hex if event else "",
@@ -186,23 +230,24 @@ class RunWrites:
             left,
             *pairs,
         ]
-        keys = names if self.cluster else [*names, *index]
-        try:
-            *replies, got = await batch(self.client, [*reads, _AWRITE.command(keys, args)], _AWRITE)
-        except redis.RedisError as exc:
-            raise unavailable(exc) from exc
-        if got is None:
-            raise LockLostError(
-                f"thread {thread_id!r} is held by a newer run; its meta was not written"
-            )
-        if release is not None:
-            release.released = True
-        if self.cluster:
-            try:
-                await self._index(thread_id, now, status, index)
-            except redis.RedisError as exc:
-                raise unavailable(exc) from exc
-        return got.decode() if isinstance(got, bytes) else str(got), replies
+        keys = names if self.cluster else [*names, *self._index_keys()]
+        return _AWRITE.command(keys, args)
+
+    def _statuses(self, status: str | None, was: str | None) -> tuple[str, str]:
+        """The status set a write joins ('' = none) and the one it leaves ('' = every other)."""
+        k = self.keys
+        joins = k.threads_with_status(API_STATUS.get(status, "idle")) if status else ""
+        leaves = k.threads_with_status(API_STATUS.get(was, "idle")) if joins and was else ""
+        return joins, leaves
+
+    def _index_keys(self) -> list[str]:
+        k = self.keys
+        return [
+            k.threads(),
+            k.threads_by("updated"),
+            k.threads_by("created"),
+            *(k.threads_with_status(s) for s in STATUSES),
+        ]
 
     async def event(
         self, thread_id: str, fence: int | None, kind: str, fields: dict[str, Any]
@@ -211,15 +256,17 @@ class RunWrites:
         entry, _ = await self.write(thread_id, fence, {}, event=Event(kind=kind, fields=fields))
         return entry
 
-    async def _index(self, thread_id: str, now: float, status: str, index: list[str]) -> None:
+    async def _index(self, thread_id: str, now: float, status: str | None, was: str | None) -> None:
         """The index writes of `_WRITE` on a cluster: each idempotent, on its own slot."""
+        index = self._index_keys()
+        joins, _ = self._statuses(status, was)
         pipe = self.client.pipeline(transaction=False)
         pipe.zadd(index[0], {escape(thread_id): int(now * 1000)})
         pipe.zadd(index[1], {thread_id: now})
         pipe.zadd(index[2], {thread_id: now}, nx=True)
-        if status:
+        if joins:
             for name in index[3:]:
-                (pipe.sadd if name == status else pipe.srem)(name, thread_id)
+                (pipe.sadd if name == joins else pipe.srem)(name, thread_id)
         await pipe.execute()
 
     async def tail(self, thread_id: str, since: str) -> tuple[list[dict[str, Any]], Head | None]:
