@@ -209,55 +209,8 @@ class ScriptedOpenAI:
         self.served: list[Reply] = []  # every reply sent, in order (their usage adds up)
         self.embedding_requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # http.server's method naming
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                status, payload = server._answer(self.path, body)
-                if server.latency_s:
-                    time.sleep(server.latency_s)
-                if isinstance(payload, Fault):
-                    if payload.stall_s and server._closed.wait(payload.stall_s):
-                        return
-                    if payload.empty and body.get("stream"):
-                        self._sse([])
-                        return
-                    status, payload = (
-                        (200, empty_json(body))
-                        if payload.empty
-                        else (payload.status, payload.error_json())
-                    )
-                if isinstance(payload, Reply):
-                    usage = server.usage and bool(
-                        (body.get("stream_options") or {}).get("include_usage")
-                    )
-                    self._sse(payload.stream_json(body.get("model", "scripted"), usage))
-                    return
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _sse(self, chunks: Iterable[dict[str, Any]]) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                for item in chunks:
-                    self.wfile.write(f"data: {json.dumps(item, ensure_ascii=False)}\n\n".encode())
-                    self.wfile.flush()
-                self.wfile.write(b"data: [DONE]\n\n")
-                self.wfile.flush()
-                self.close_connection = True
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        handler = type("Handler", (_Handler,), {"scripted": self})
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._http.daemon_threads = True
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
         self._thread.start()
@@ -384,3 +337,69 @@ class ScriptedOpenAI:
         self._closed.set()
         self._http.shutdown()
         self._http.server_close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """A request to the scripted server (`scripted`, set on the subclass each server makes)."""
+
+    scripted: ScriptedOpenAI
+
+    def do_POST(self) -> None:  # http.server's method naming
+        body = self._body()
+        if body is None:
+            return
+        status, payload = self.scripted._answer(self.path, body)
+        if self.scripted.latency_s:
+            time.sleep(self.scripted.latency_s)
+        if isinstance(payload, Fault):
+            faulted = self._fault(body, payload)
+            if faulted is None:
+                return
+            status, payload = faulted
+        if isinstance(payload, Reply):
+            usage = self.scripted.usage and bool(
+                (body.get("stream_options") or {}).get("include_usage")
+            )
+            self._sse(payload.stream_json(body.get("model", "scripted"), usage))
+            return
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _body(self) -> dict[str, Any] | None:
+        """The request's JSON; None when its client went away mid-body (a killed run)."""
+        raw = self.rfile.read(int(self.headers["Content-Length"]))
+        try:
+            body: dict[str, Any] = json.loads(raw)
+        except ValueError:
+            self.close_connection = True
+            return None
+        return body
+
+    def _fault(self, body: dict[str, Any], fault: Fault) -> tuple[int, Any] | None:
+        """The status and JSON a fault answers with; None when it was answered here."""
+        if fault.stall_s and self.scripted._closed.wait(fault.stall_s):
+            return None
+        if fault.empty and body.get("stream"):
+            self._sse([])
+            return None
+        return (200, empty_json(body)) if fault.empty else (fault.status, fault.error_json())
+
+    def _sse(self, chunks: Iterable[dict[str, Any]]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for item in chunks:
+            self.wfile.write(f"data: {json.dumps(item, ensure_ascii=False)}\n\n".encode())
+            self.wfile.flush()
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        self.close_connection = True
+
+    def log_message(self, *args: Any) -> None:
+        pass

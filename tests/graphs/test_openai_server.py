@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 
 import pytest
@@ -162,3 +163,16 @@ def test_embeddings_are_deterministic_vectors_a_store_search_can_rank(
     tokens = embeddings_answer({"input": [[1, 2, 3]], "dimensions": 8})
     assert tokens[0] == 200 and len(tokens[1]["data"][0]["embedding"]) == 8
     assert embeddings_answer({"input": [{"no": 1}]})[1]["error"]["param"] == "input"
+
+
+def test_a_request_cut_short_by_its_client_is_dropped_quietly(
+    scripted: ScriptedOpenAI, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A client killed mid-request (a crash campaign's) leaves no traceback; the next is served."""
+    host, port = scripted._http.server_address[:2]
+    with socket.create_connection((str(host), int(port))) as cut:
+        cut.sendall(b'POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 100\r\n\r\n{"mod')
+    scripted.load(Reply(content="still here"))
+    model = ChatOpenAI(base_url=scripted.base_url, api_key=SecretStr("test"), model="scripted")
+    assert model.invoke("hi").content == "still here"
+    assert "Traceback" not in capfd.readouterr().err

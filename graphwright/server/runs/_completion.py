@@ -6,7 +6,6 @@ Its webhook is handed to the background sender, and a stateless run's temporary 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
@@ -49,13 +48,15 @@ def drop_temporary_thread(orch: Orchestrator, store: RunStore, thread_id: str, r
     orch.index.forget([thread_id])  # as Orchestrator.delete: the search index forgets it too
 
 
-def expire_kept(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:
+async def expire_kept(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:
     """A dropped thread's run record and lists expire within the run retention, when shorter.
 
-    This applies after the end: the end sets the record's own expiry.
+    This applies after the end: the end sets the record's own expiry. One round trip.
     """
+    pipe = orch.aclient.pipeline(transaction=False)
     for key in kept_keys(orch, store, thread_id, run_id):
-        orch.client.expire(key, min(RECORD_TTL_S, store.retention_s))
+        pipe.expire(key, min(RECORD_TTL_S, store.retention_s))
+    await pipe.execute()
 
 
 def webhooks_disabled(orch: Orchestrator) -> bool:
@@ -84,4 +85,4 @@ async def after_run(
             body.webhook, {**run, "values": ended.get("output")}, orch.settings.webhook_allow
         )
     if raw.get("stateless") == "delete":
-        await asyncio.to_thread(expire_kept, orch, steps.store, thread_id, run_id)
+        await expire_kept(orch, steps.store, thread_id, run_id)
