@@ -20,15 +20,20 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import redis
 from redis.client import Pipeline
 from redis.cluster import RedisCluster
 
+from graphwright.aconnect import AsyncScript, batch
+from graphwright.checkpoints.direct import Command
 from graphwright.checkpoints.keys import Keys
 from graphwright.run_status import HTTP_OF_THREAD, HttpThreadStatus
 from graphwright_errors import ConfigurationError
+
+if TYPE_CHECKING:  # the `show` and `trace` paths load no LangGraph (tests/cli/test_startup.py)
+    from graphwright.checkpoints.saver_base import AsyncClient
 
 ApiStatus = HttpThreadStatus
 STATUSES: tuple[ApiStatus, ...] = ("idle", "busy", "interrupted", "error")
@@ -49,6 +54,8 @@ for i = 2, #KEYS do
 end
 return #KEYS - 1
 """
+
+_AREINDEX_META = AsyncScript(_REINDEX_META)
 
 
 def scalar_pairs(metadata: Mapping[str, Any]) -> dict[str, str]:
@@ -224,6 +231,22 @@ class ThreadIndex:
             target.zrem(k.threads_by(order), *ids)
         for status in STATUSES:
             target.srem(k.threads_with_status(status), *ids)
+
+    async def aforget(self, client: AsyncClient, thread_ids: Iterable[str]) -> None:
+        """`forget` by a coroutine, on `client` (the run loop's).
+
+        One round trip; a cluster's steps go one by one, each idempotent.
+        """
+        ids = list(thread_ids)
+        if not ids:
+            return
+        k = self.keys
+        commands: list[Command] = [
+            _AREINDEX_META.command([k.thread_memberships(t)], [t]) for t in ids
+        ]
+        commands += [("ZREM", k.threads_by(o), *ids) for o in ("updated", "created", "expires")]
+        commands += [("SREM", k.threads_with_status(s), *ids) for s in STATUSES]
+        await batch(client, commands, _AREINDEX_META)
 
     def set_expiry(self, thread_id: str, at: float | None) -> None:
         """Note when a thread's TTL deletes it (`None`: never), so the index can drop it."""

@@ -37,15 +37,19 @@ def kept_keys(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) 
     )
 
 
-def drop_temporary_thread(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:
+async def drop_temporary_thread(
+    orch: Orchestrator, store: RunStore, thread_id: str, run_id: str
+) -> None:
     """Delete a stateless run's thread, before its end is recorded (a waiter finds it gone).
 
-    Its run record stays (see `expire_kept`).
+    Its run record stays (see `expire_kept`). On the run's loop, by its asyncio client.
     """
-    orch.client.srem(orch.keys.registry(thread_id), *kept_keys(orch, store, thread_id, run_id))
-    orch.saver.delete_thread(thread_id)
-    orch.client.delete(orch.keys.meta(thread_id))
-    orch.index.forget([thread_id])  # as Orchestrator.delete: the search index forgets it too
+    keep = kept_keys(orch, store, thread_id, run_id)
+    await orch.aclient.srem(orch.keys.registry(thread_id), *keep)
+    await orch.asaver.adelete_thread(thread_id)
+    await orch.aclient.delete(orch.keys.meta(thread_id))
+    # as Orchestrator.delete: the search index forgets it too
+    await orch.index.aforget(orch.aclient, [thread_id])
 
 
 async def expire_kept(orch: Orchestrator, store: RunStore, thread_id: str, run_id: str) -> None:

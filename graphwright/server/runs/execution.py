@@ -210,7 +210,7 @@ class Executor(StartPayload):
         this run added expire with it, before its end is seen.
         """
         if raw.get("stateless") == "delete":
-            await asyncio.to_thread(drop_temporary_thread, self.orch, self.store, thread_id, run_id)
+            await drop_temporary_thread(self.orch, self.store, thread_id, run_id)
         cap = await self.orch.lifecycle.arelease(thread_id, meta)
         lock.renewal_stop.set()  # FINISH deletes the lock: no renewal may find it gone
         if not await self.steps.finish(
