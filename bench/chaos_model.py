@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from graphwright.testing.quiet_http import QuietHTTPServer
 
 CALLS = [
     ("lookup_room", {"room": "Aurora"}),
@@ -92,7 +94,7 @@ class ChaosModel:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._http = QuietHTTPServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
         self._thread.start()
 

@@ -30,13 +30,14 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
 from graphwright.testing.openai_rules import violation
+from graphwright.testing.quiet_http import QuietHTTPServer
 from graphwright.testing.scripted_embeddings import embeddings_answer
 from graphwright.testing.until import scaled
 
@@ -210,7 +211,7 @@ class ScriptedOpenAI:
         self.embedding_requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"scripted": self})
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._http = QuietHTTPServer(("127.0.0.1", 0), handler)
         self._http.daemon_threads = True
         self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
         self._thread.start()
