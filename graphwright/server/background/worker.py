@@ -23,10 +23,11 @@ from typing import Any
 import redis
 from redis.exceptions import RedisClusterException
 
+from graphwright.aconnect import AsyncScript, batch
 from graphwright.orchestrator import Orchestrator
 from graphwright.server.aio import AsyncClient, async_client
 from graphwright.server.background._sweeper import sweep
-from graphwright.server.records.run_scripts import HEARTBEAT
+from graphwright.server.records.run_scripts import HEARTBEAT, RELEASE_DUE, TRIM
 from graphwright.server.records.run_steps import RunSteps
 from graphwright.server.records.run_store import GROUP, RunStore, member
 from graphwright.server.runs.execution import Executor, Outcome
@@ -38,6 +39,7 @@ from graphwright_errors import GraphwrightError, InfrastructureError, NotFoundEr
 
 log = logging.getLogger(__name__)
 TRIM_EVERY_S = 1.0
+_RELEASE_DUE, _TRIM = AsyncScript(RELEASE_DUE), AsyncScript(TRIM)
 MAX_TRIES_KEPT = 10_000  # retry counts remembered for backoff; forgotten past that
 LIVE_S = 10.0  # a worker seen this recently is taking work (it looks in every block_ms)
 FORGOTTEN_S = 3600.0
@@ -126,7 +128,7 @@ class Worker:
         A sweep due goes on beside, in a task of its own. As many entries as there are free jobs are
         taken; each becomes a task.
         """
-        await asyncio.to_thread(self.housekeeping)
+        await self.ahousekeeping(client)
         if self._sweep_due():
             self._sweeping = asyncio.create_task(self.sweep())
         free = self.jobs.free()
@@ -175,6 +177,25 @@ class Worker:
             finally:
                 self.jobs.reserved += free - 1
         return list(read[0][1]) if read else []
+
+    async def ahousekeeping(self, client: AsyncClient) -> None:
+        """`housekeeping` by coroutines on the worker's client: one round trip on a single server.
+
+        A cluster's delayed runs move one by one across slots: there it goes to a thread.
+        """
+        if self.store.cluster:
+            await asyncio.to_thread(self.housekeeping)
+            return
+        now, workers = time.time(), self.orch.keys.workers()
+        commands = [
+            _RELEASE_DUE.command([self.store.delayed(), self.queue], [now]),
+            ("ZADD", workers, now, self.name),
+            ("ZREMRANGEBYSCORE", workers, "-inf", now - FORGOTTEN_S),
+        ]
+        if time.monotonic() - self._trimmed >= TRIM_EVERY_S:
+            self._trimmed = time.monotonic()
+            commands.append(_TRIM.command([self.queue], [GROUP]))
+        await batch(client, commands, _RELEASE_DUE, _TRIM)
 
     def housekeeping(self) -> None:
         """Due delayed runs onto the queue.
