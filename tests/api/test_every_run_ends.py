@@ -18,6 +18,8 @@ import redis
 from langgraph_sdk import get_sync_client
 
 from graphwright import Orchestrator
+from graphwright.aconnect import batch
+from graphwright.checkpoints.errors import LockLostError
 from graphwright.checkpoints.keys import Keys
 from graphwright.graphs.context import Graph, GraphContext
 from graphwright.server.background.cron_scheduler import CronScheduler, run_id_of
@@ -29,7 +31,7 @@ from graphwright.server.runs.execution import Executor
 from graphwright.server.schemas.run_bodies import RunCreate
 from graphwright.testing.service import running
 from graphwright.testing.until import scaled, until
-from graphwright.tools.runloop import hand
+from graphwright.tools.runloop import call, hand
 
 FIRST = "What is 2 + 3?"
 SECOND = "And what is 7 * 6?"
@@ -179,6 +181,35 @@ async def test_cancelled_and_timed_out_callers_leave_no_lock_behind(orch: Orches
 
     for tid in threads:  # each thread can be taken again, not ThreadBusyError
         await hand(take_and_give_back(tid))
+
+
+async def test_a_caller_cancelled_while_a_new_threads_lock_is_taken_leaves_no_lock(
+    orch: Orchestrator,
+) -> None:
+    """A run on a new thread sends its start with its lock's acquisition; given up there, it
+    gives the lock back all the same (the thread then reads as a run that stopped, as after a
+    crash)."""
+    orch.client.client_pause(300, all=False)  # writes only: the acquisition waits
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(orch.ainvoke("agent", FIRST), timeout=0.1)
+    await asyncio.to_thread(orch.client.set, f"{orch.keys.prefix}:probe", 1)  # after the pause
+
+    def no_lock() -> bool:
+        return not list(orch.client.scan_iter(match=f"{orch.keys.prefix}:*:lock"))
+
+    await asyncio.to_thread(until, no_lock, "the given-up run's lock to be given back", 5)
+
+
+def test_a_start_sent_with_a_lock_another_holds_writes_nothing(orch: Orchestrator) -> None:
+    if orch.run_writes.cluster:
+        pytest.skip("a cluster's start is written after its lock is taken")
+    tid = "owned-elsewhere"
+    orch.client.set(orch.keys.lock(tid), json.dumps({"id": "another", "fence": 1}))
+    start = orch.run_record.start_with_lock("agent", tid, "0" * 32, {"goal": FIRST}, "mine")
+    (reply,) = call(batch(orch.aclient, [start]))
+    with pytest.raises(LockLostError, match="held by a newer run"):
+        orch.run_writes.written(tid, reply)
+    assert orch.client.exists(orch.keys.meta(tid), orch.keys.events(tid)) == 0
 
 
 def oom_errors(orch: Orchestrator) -> int:
