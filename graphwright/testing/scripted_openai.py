@@ -263,7 +263,7 @@ class ScriptedOpenAI:
                 problem = null_content(body)
                 if problem is not None:  # llama.cpp's server answers this with a 500
                     self.rejected.append((problem[1], body))
-                    return 500, {"error": {"message": problem[1], "type": "server_error"}}
+                    return 500, api_error(problem[1], "server_error")
             if (
                 problem is None
                 and not self.json_schema
@@ -275,23 +275,12 @@ class ScriptedOpenAI:
                 )
             if problem is not None:
                 self.rejected.append((problem[1], body))
-                return 400, {
-                    "error": {
-                        "message": problem[1],
-                        "type": "invalid_request_error",
-                        "param": problem[0],
-                        "code": None,
-                    }
-                }
+                kind, param = "invalid_request_error", problem[0]
+                return 400, api_error(problem[1], kind, param=param, code=None)
             reply = self._pick(path, body)
             if reply is None:
                 self.unexpected.append(body)
-                return 500, {
-                    "error": {
-                        "message": "unexpected request: the script is used up",
-                        "type": "server_error",
-                    }
-                }
+                return 500, api_error("unexpected request: the script is used up", "server_error")
             if isinstance(reply, Fault):
                 self.faults.append(reply)
                 return reply.status, reply
@@ -338,6 +327,11 @@ class ScriptedOpenAI:
         self._closed.set()
         self._http.shutdown()
         self._http.server_close()
+
+
+def api_error(message: str, kind: str, **extra: Any) -> dict[str, Any]:
+    """An error body as OpenAI's API sends it."""
+    return {"error": {"message": message, "type": kind, **extra}}
 
 
 class _Handler(BaseHTTPRequestHandler):
