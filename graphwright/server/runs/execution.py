@@ -10,7 +10,6 @@ frozen) makes it stop without writing anything more.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import os
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import redis
+from langchain_core.runnables import RunnableConfig
 
 from graphwright import run_status
 from graphwright.checkpoints.errors import LockLostError
@@ -39,7 +39,7 @@ from graphwright.server.runs._pump import Pump
 from graphwright.server.runs._start_payload import StartPayload
 from graphwright.server.runs.framing import Framer, error_data
 from graphwright.server.runs.payloads import run_config, run_context
-from graphwright.server.runs.values import final_values, values_of
+from graphwright.server.runs.values import values_of
 from graphwright.server.schemas.run_bodies import RunCreate, RunStatus
 from graphwright.tools.runloop import call, hand
 from graphwright_errors import InfrastructureError
@@ -316,16 +316,15 @@ class Executor(StartPayload):
             state = await run.graph.aget_state({"configurable": {"thread_id": thread_id}})
         status, thread_status = run_status.http_end(state, error, cancel)
         if cancel == "rollback":
-            await asyncio.to_thread(self.rollback, run.graph, thread_id, run_id, before)
+            await self.rollback(run.graph, thread_id, run_id, before)
         # before the run reads as ended to its waiters (its memories, then its status)
         remember = run_status.remembers(thread_status) and cancel != "rollback"
         remember = remember and (ready.noted or bool(ready.meta.get("remember")))
         await self.orch.lifecycle.afinish(run, state, thread_status, remember=remember, head=head)
         message = json.dumps(error_data(error)) if error is not None else ""
-        if cancel == "rollback":
-            output = await asyncio.to_thread(final_values, self.orch, thread_id)
-        else:
-            output = values_of(run.graph, state)
+        if cancel == "rollback":  # the thread as the rollback left it
+            state = await run.graph.aget_state({"configurable": {"thread_id": thread_id}})
+        output = values_of(run.graph, state)
         await self.steps.update(thread_id, run_id, run.fence, output=json.dumps(output))
         await self.close(
             thread_id,
@@ -347,13 +346,14 @@ class Executor(StartPayload):
         user = (body.metadata or {}).get("user_id")
         return user is not None and spec.make_input is not None and body.command is None
 
-    def rollback(self, graph: Graph, thread_id: str, run_id: str, before: str | None) -> None:
+    async def rollback(self, graph: Graph, thread_id: str, run_id: str, before: str | None) -> None:
         """Put the thread back where the run started (a new head equal to that checkpoint)."""
         if before is None:  # only the run's checkpoints go: the thread and its other runs stay
-            self.orch.saver.delete_for_runs([run_id])
+            await self.orch.asaver.adelete_for_runs([run_id])
             return
-        old = graph.get_state({"configurable": {"thread_id": thread_id, "checkpoint_id": before}})
-        graph.update_state(old.config, None)
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_id": before}}
+        old = await graph.aget_state(config)
+        await graph.aupdate_state(old.config, None)
 
 
 def stream_options(graph: Graph, body: RunCreate, durability: str) -> dict[str, Any]:
