@@ -131,7 +131,9 @@ class RunRecord:
                     log.exception("run %s on thread %s failed", run_id, thread_id)
                     error = f"{type(exc).__name__}: {exc}"
         remembers = bool((note or meta).get("user_id") and (note or meta).get("remember"))
-        snapshot, head = await end_state(compiled, thread_id, saved)
+        # A run that raised reads its state: LangGraph may still save a cancelled sibling's
+        # error as its loop exits, after the run raised, which `saved` would not hold.
+        snapshot, head = (None, None) if error else await end_state(compiled, thread_id, saved)
         tail = None
         if snapshot is None and not remembers:  # the state and the trace at once: one wait
             snapshot, tail = await asyncio.gather(

