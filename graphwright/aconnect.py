@@ -226,28 +226,22 @@ class AsyncScript:
         return ("EVALSHA", self.sha, len(keys), *keys, *args)
 
     async def __call__(self, client: AsyncClient, keys: Sequence[Any], args: Sequence[Any]) -> Any:
-        (reply,) = await batch(client, [self.command(keys, args)], self)
+        (reply,) = await batch(client, [self.command(keys, args)])
         return reply
 
 
-async def batch(
-    client: AsyncClient, commands: Sequence[Sequence[Any]], *scripts: AsyncScript
-) -> list[Any]:
+async def batch(client: AsyncClient, commands: Sequence[Sequence[Any]]) -> list[Any]:
     """`commands` in one round trip (a cluster: one at a time, each routed by its key).
 
-    On `NOSCRIPT` the scripts they call (`scripts`, and every `AsyncScript` they name) are
-    loaded and the batch is sent again (so a batch with scripts holds writes that are safe to
-    replay: the scripts are refused whole).
+    On `NOSCRIPT` every `AsyncScript` they call is loaded and the batch is sent again (so a
+    batch with scripts holds writes that are safe to replay: the scripts are refused whole).
     """
     try:
         return await _send(client, commands)
     except NoScriptError:
         named = {str(cmd[1]) for cmd in commands if cmd and cmd[0] == "EVALSHA"}
-        bodies = {s.sha: s.body for s in scripts} | {
-            sha: _KNOWN[sha] for sha in named if sha in _KNOWN
-        }
-        for body in bodies.values():
-            await client.script_load(body)
+        for sha in sorted(named & _KNOWN.keys()):
+            await client.script_load(_KNOWN[sha])
         return await _send(client, commands)
 
 

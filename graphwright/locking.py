@@ -252,12 +252,12 @@ async def _aacquire(
     _LIVE.add(owner_id)
     try:
         take = [_AACQUIRE.command((name, fence), (owner, ttl_ms, "")), *reads]
-        value, *got = await batch(client, take, _AACQUIRE)
+        value, *got = await batch(client, take)
         if value is None:
             current = await client.get(name)
             if current is not None and _stale(current):
                 take = [_AACQUIRE.command((name, fence), (owner, ttl_ms, current)), *reads]
-                value, *got = await batch(client, take, _AACQUIRE)
+                value, *got = await batch(client, take)
         if value is None:
             _LIVE.discard(owner_id)
             return None

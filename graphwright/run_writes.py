@@ -147,7 +147,7 @@ class RunWrites:
         token = "" if fence is None else str(fence)
         command = self._command(thread_id, token, fields, now, event, release, was)
         try:
-            *replies, got = await batch(self.client, [*reads, command], _AWRITE)
+            *replies, got = await batch(self.client, [*reads, command])
         except redis.RedisError as exc:
             raise unavailable(exc) from exc
         entry = self.written(thread_id, got)
@@ -286,7 +286,7 @@ class RunWrites:
 
     async def _batch(self, commands: Sequence[Command]) -> list[Any]:
         try:
-            return await batch(self.client, commands, _AHEAD)
+            return await batch(self.client, commands)
         except redis.RedisError as exc:
             raise unavailable(exc) from exc
 

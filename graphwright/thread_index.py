@@ -246,7 +246,7 @@ class ThreadIndex:
         ]
         commands += [("ZREM", k.threads_by(o), *ids) for o in ("updated", "created", "expires")]
         commands += [("SREM", k.threads_with_status(s), *ids) for s in STATUSES]
-        await batch(client, commands, _AREINDEX_META)
+        await batch(client, commands)
 
     def set_expiry(self, thread_id: str, at: float | None) -> None:
         """Note when a thread's TTL deletes it (`None`: never), so the index can drop it."""

@@ -195,7 +195,7 @@ class Worker:
         if time.monotonic() - self._trimmed >= TRIM_EVERY_S:
             self._trimmed = time.monotonic()
             commands.append(_TRIM.command([self.queue], [GROUP]))
-        await batch(client, commands, _RELEASE_DUE, _TRIM)
+        await batch(client, commands)
 
     def housekeeping(self) -> None:
         """Due delayed runs onto the queue.

@@ -51,7 +51,7 @@ class RunSteps:
 
     async def _script(self, script: AsyncScript, keys: list[str], args: list[Any]) -> Any:
         try:
-            (got,) = await batch(self.client, [script.command(keys, args)], script)
+            (got,) = await batch(self.client, [script.command(keys, args)])
         except redis.ConnectionError as exc:
             raise RedisUnavailableError(f"cannot reach Redis for the run store: {exc}") from exc
         return got
