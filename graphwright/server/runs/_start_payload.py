@@ -15,7 +15,8 @@ from langchain_core.runnables import RunnableConfig
 from graphwright.graphs.gates import gate_of
 from graphwright.graphs.registry import Graph, GraphSpec, RunInput
 from graphwright.inputs import user_messages
-from graphwright.server.runs.payloads import acommand_of, goal_of, graph_input
+from graphwright.nodes.gate_models import GateRequest
+from graphwright.server.runs.payloads import command_of, goal_of, graph_input
 from graphwright.server.schemas.run_bodies import RunCreate
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ class StartPayload:
             if recovered is not FRESH:
                 return recovered
         if body.command is not None:
-            gate = gate_of(await graph.aget_state({"configurable": {"thread_id": thread_id}}))
+            gate, at = await gates(graph, config, thread_id)
             if gate is not None:  # remember which gate the decision answers
                 await self.steps.update(
                     thread_id,
@@ -60,7 +61,7 @@ class StartPayload:
                     config["configurable"].get("gw_fence"),
                     gate=json.dumps(sorted({c.interrupt_id or "" for c in gate.calls})),
                 )
-            return await acommand_of(spec, graph, config, body)
+            return command_of(spec, graph, config, body, at)
         return graph_input(spec, body.input)  # a new input: `recall` adds the user's memories
 
     async def recall(
@@ -98,10 +99,10 @@ class StartPayload:
         """
         recorded = raw.get("gate")
         if body.command is not None and recorded is not None:
-            gate = gate_of(await graph.aget_state({"configurable": {"thread_id": thread_id}}))
+            gate, at = await gates(graph, config, thread_id)
             current = sorted({c.interrupt_id or "" for c in gate.calls}) if gate else None
-            if current == json.loads(recorded):
-                return await acommand_of(spec, graph, config, body)  # never got applied
+            if current == json.loads(recorded):  # the decision never got applied
+                return command_of(spec, graph, config, body, at)
         elif self.saves_first(body) and not await checkpointed(graph, thread_id, run_id):
             # Taken over before its first checkpoint (none of its own anywhere in the thread,
             # not only at its head): nothing of the run is in the thread, and
@@ -118,6 +119,19 @@ class StartPayload:
         had effects, and running its input again could repeat them.
         """
         return (body.durability or self.orch.settings.durability) != "exit"
+
+
+async def gates(
+    graph: Graph, config: Any, thread_id: str
+) -> tuple[GateRequest | None, GateRequest | None]:
+    """The gate pending at the thread's head, and at the run's checkpoint.
+
+    One read: the same state, unless the run names a checkpoint of its own.
+    """
+    head = gate_of(await graph.aget_state({"configurable": {"thread_id": thread_id}}))
+    if not config["configurable"].get("checkpoint_id"):
+        return head, head
+    return head, gate_of(await graph.aget_state(config))
 
 
 async def checkpointed(graph: Graph, thread_id: str, run_id: str) -> bool:

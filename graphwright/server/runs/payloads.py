@@ -19,8 +19,9 @@ from langgraph.types import Command
 from langgraph.version import __version__ as langgraph_version
 from pydantic import ValidationError
 
-from graphwright.graphs.gates import gate_command, gate_of
+from graphwright.graphs.gates import gate_command
 from graphwright.graphs.registry import Graph, GraphSpec, RunInput
+from graphwright.nodes.gate_models import GateRequest
 from graphwright.server.errors import UnprocessableError
 from graphwright.server.runs.graph_schemas import SchemaError, channel_adapter
 from graphwright.server.schemas.run_bodies import RunCreate
@@ -98,16 +99,17 @@ def graph_input(spec: GraphSpec, value: Any) -> Any:
     return spec.make_input(RunInput.model_validate(goal_of(value)))
 
 
-async def acommand_of(
-    spec: GraphSpec, graph: Graph, config: RunnableConfig, body: RunCreate
+def command_of(
+    spec: GraphSpec, graph: Graph, config: RunnableConfig, body: RunCreate, gate: GateRequest | None
 ) -> Command[Any]:
-    """A request's command as LangGraph's; a gate's answer is checked against the gate."""
+    """A request's command as LangGraph's; an answer to `gate` is checked against it.
+
+    `gate`: the gate pending at `config`'s checkpoint, read by the caller.
+    """
     assert body.command is not None
     cmd = body.command
-    if cmd.resume is not None:
-        gate = gate_of(await graph.aget_state(config))
-        if gate is not None:  # checked against the gate
-            return gate_command(graph, config, cmd.resume, spec.tools(), request=gate)
+    if cmd.resume is not None and gate is not None:
+        return gate_command(graph, config, cmd.resume, spec.tools(), request=gate)
     fields: dict[str, Any] = {
         k: v for k, v in (("resume", cmd.resume), ("goto", cmd.goto)) if v is not None
     }
